@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file.c - lpc_file_open / lpc_file_close.
+ *
+ * One cached copy per file: opening a file that this cache already holds
+ * (same st_dev and st_ino) returns the same lpc_file with its open count
+ * raised, so two opens never see two different copies of a page.  The last
+ * close removes the file's pages from the cache.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "filemap/filemap.h"
+
+#define LPC_OPEN_REFUSED (O_APPEND | O_PATH | O_DIRECTORY)
+
+/* Opens with O_DIRECT, or buffered where the file system refuses it. */
+static int open_direct(const char *path, int oflags, mode_t mode, int *direct)
+{
+	int fd = open(path, oflags | O_DIRECT | O_CLOEXEC, mode);
+
+	*direct = 1;
+	if (fd < 0 && errno == EINVAL) {
+		fd = open(path, oflags | O_CLOEXEC, mode);
+		*direct = 0;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static struct lpc_file *file_find(struct lpc_cache *c, dev_t dev, ino_t ino)
+{
+	for (struct lpc_file *f = c->files; f; f = f->next)
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	return NULL;
+}
+
+static void file_free(struct lpc_file *f)
+{
+	lpc_filemap_remove_all(f);
+	close(f->io.fd);
+	pthread_mutex_destroy(&f->tree_lock);
+	pthread_rwlock_destroy(&f->tree_rwlock);
+	free(f);
+}
+
+LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
+			     struct lpc_file **out)
+{
+	struct lpc_tcache *t;
+	struct lpc_file *f;
+	struct stat st;
+	int fd, direct, accmode;
+
+	if (!c || !path || !out || (oflags & LPC_OPEN_REFUSED))
+		return -EINVAL;
+	t = lpc_tcache(c);
+	if (!t)
+		return -ENOMEM;
+	/* lpc reads what it caches (a partial write reads the page first), so
+	 * write-only opens read-write. */
+	accmode = oflags & O_ACCMODE;
+	if (accmode == O_WRONLY)
+		accmode = O_RDWR;
+	oflags = (oflags & ~O_ACCMODE) | accmode;
+
+	pthread_mutex_lock(&c->files_lock);
+	if ((oflags & O_TRUNC) && stat(path, &st) == 0 && file_find(c, st.st_dev, st.st_ino)) {
+		/* Truncating would leave this cache's copy stale. */
+		fd = -EBUSY;
+		goto out_unlock;
+	}
+	fd = open_direct(path, oflags, mode, &direct);
+	if (fd < 0)
+		goto out_unlock;
+	if (fstat(fd, &st) != 0) {
+		fd = -errno;
+		goto out_unlock;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		fd = -EINVAL;
+		goto out_unlock;
+	}
+	if (!direct)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+
+	f = file_find(c, st.st_dev, st.st_ino);
+	if (f) {
+		if (accmode == O_RDWR && f->accmode == O_RDONLY) {
+			/* Upgrade in place: dup3 swaps the description under the
+			 * same number atomically for concurrent readers. */
+			if (dup3(fd, f->io.fd, O_CLOEXEC) < 0) {
+				int err = -errno;
+
+				close(fd);
+				fd = err;
+				goto out_unlock;
+			}
+			f->accmode = O_RDWR;
+			atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
+		}
+		close(fd);
+		f->opens++;
+		goto out_found;
+	}
+
+	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));
+	if (!f) {
+		close(fd);
+		fd = -ENOMEM;
+		goto out_unlock;
+	}
+	memset(f, 0, sizeof(*f));
+	f->cache = c;
+	lpc_radix_init(&f->tree);
+	f->locked_lookup = c->locked_lookup;
+	f->page_shift = c->page_shift;
+	f->io.fd = fd;
+	f->io.id = (uint64_t)st.st_ino;
+	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
+	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
+	pthread_mutex_init(&f->tree_lock, NULL);
+	pthread_rwlock_init(&f->tree_rwlock, NULL);
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->accmode = accmode;
+	f->opens = 1;
+	f->next = c->files;
+	c->files = f;
+out_found:
+	pthread_mutex_unlock(&c->files_lock);
+	*out = f;
+	return 0;
+out_unlock:
+	pthread_mutex_unlock(&c->files_lock);
+	return fd;
+}
+
+LPC_EXPORT int lpc_file_close(struct lpc_file *f)
+{
+	struct lpc_cache *c;
+	struct lpc_file **pp;
+
+	if (!f)
+		return -EINVAL;
+	c = f->cache;
+	if (!lpc_tcache(c))
+		return -ENOMEM;
+	pthread_mutex_lock(&c->files_lock);
+	if (--f->opens > 0) {
+		pthread_mutex_unlock(&c->files_lock);
+		return 0;
+	}
+	for (pp = &c->files; *pp != f; pp = &(*pp)->next)
+		;
+	*pp = f->next;
+	pthread_mutex_unlock(&c->files_lock);
+	file_free(f);
+	return 0;
+}
+
+/* Closes every file whatever its open count (cache destroy). */
+int lpc_file_close_all(struct lpc_cache *c)
+{
+	struct lpc_file *f;
+
+	pthread_mutex_lock(&c->files_lock);
+	f = c->files;
+	c->files = NULL;
+	pthread_mutex_unlock(&c->files_lock);
+	while (f) {
+		struct lpc_file *next = f->next;
+
+		file_free(f);
+		f = next;
+	}
+	return 0;
+}
+
+/* Pages held by every file's index.  Context: files_lock. */
+uint64_t lpc_files_nrpages(struct lpc_cache *c)
+{
+	uint64_t n = 0;
+
+	for (struct lpc_file *f = c->files; f; f = f->next) {
+		lpc_file_index_lock(f);
+		n += f->nrpages;
+		lpc_file_index_unlock(f);
+	}
+	return n;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.c - per-thread state: lazy RCU registration, and one block per
+ * (thread, cache) holding the thread's counters and private free frames.
+ *
+ * Why blocks per thread: a hit must write no shared cache line but the page's
+ * reference count, so counters live in memory only their thread writes, and
+ * lpc_stats sums them.  The fast path (lpc_tcache in cache.h) is one TLS load
+ * and one compare with the cache's id; ids are never reused, so a block of a
+ * destroyed cache can never be mistaken for one of a new cache at the same
+ * address.
+ *
+ * Lifetimes: a block is linked into its cache's list and its thread's list
+ * under lpc_threads_lock.  At thread exit (a pthread key destructor) the
+ * thread folds its counters into the cache's `retired` sums, returns its free
+ * frames, unlinks and frees its blocks, then unregisters from RCU.  When a
+ * cache is destroyed first, its blocks are orphaned (cache = NULL) under the
+ * same lock; their threads free them later.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cache.h"
+
+__thread struct lpc_thread lpc_self;
+struct lpc_tcache lpc_tcache_sink;
+
+static pthread_mutex_t lpc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t lpc_thread_key;
+static pthread_once_t lpc_thread_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t lpc_next_cache_id = 1;
+
+uint64_t lpc_cache_new_id(void)
+{
+	return atomic_fetch_add_explicit(&lpc_next_cache_id, 1, memory_order_relaxed);
+}
+
+/* Returns the block's free frames to its cache.  Context: lpc_threads_lock. */
+static void tcache_drain(struct lpc_tcache *t)
+{
+	struct lpc_cache *c = t->cache;
+	struct lpc_page *p, *last = NULL;
+	uint32_t n = 0;
+
+	if (!c || !t->free)
+		return;
+	for (p = t->free; p; p = p->next) {
+		last = p;
+		n++;
+	}
+	pthread_mutex_lock(&c->free_lock);
+	last->next = c->free;
+	c->free = t->free;
+	c->nfree += n;
+	pthread_mutex_unlock(&c->free_lock);
+	t->free = NULL;
+	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
+}
+
+/* Unlinks t from its cache, folding its counters in.  Context: lpc_threads_lock. */
+static void tcache_retire(struct lpc_tcache *t)
+{
+	struct lpc_cache *c = t->cache;
+
+	if (!c)
+		return;
+	tcache_drain(t);
+	for (int i = 0; i < LPC_NR_COUNTERS; i++)
+		c->retired[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
+	if (t->cache_prev)
+		t->cache_prev->cache_next = t->cache_next;
+	else
+		c->tcaches = t->cache_next;
+	if (t->cache_next)
+		t->cache_next->cache_prev = t->cache_prev;
+	t->cache = NULL;
+}
+
+static void lpc_thread_exit(void *arg)
+{
+	struct lpc_thread *self = arg;
+	struct lpc_tcache *t, *next;
+
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (t = self->blocks; t; t = next) {
+		next = t->thread_next;
+		tcache_retire(t);
+		free(t);
+	}
+	pthread_mutex_unlock(&lpc_threads_lock);
+	self->blocks = NULL;
+	self->cur = NULL;
+	self->cur_id = 0;
+	if (self->registered) {
+		urcu_memb_unregister_thread();
+		self->registered = false;
+	}
+}
+
+static void lpc_thread_key_init(void)
+{
+	(void)pthread_key_create(&lpc_thread_key, lpc_thread_exit);
+}
+
+struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c)
+{
+	struct lpc_thread *self = &lpc_self;
+	struct lpc_tcache *t, **pp;
+
+	if (!self->registered) {
+		pthread_once(&lpc_thread_once, lpc_thread_key_init);
+		if (pthread_setspecific(lpc_thread_key, self) != 0)
+			return NULL;
+		urcu_memb_register_thread();
+		self->registered = true;
+	}
+
+	pthread_mutex_lock(&lpc_threads_lock);
+	/* Find this cache's block; free blocks of destroyed caches on the way. */
+	for (pp = &self->blocks; (t = *pp) != NULL;) {
+		if (!t->cache) {
+			*pp = t->thread_next;
+			free(t);
+			continue;
+		}
+		if (t->cache_id == c->id)
+			break;
+		pp = &t->thread_next;
+	}
+	if (!t) {
+		t = aligned_alloc(LPC_CACHELINE, sizeof(*t));
+		if (!t) {
+			pthread_mutex_unlock(&lpc_threads_lock);
+			return NULL;
+		}
+		memset(t, 0, sizeof(*t));
+		t->cache = c;
+		t->cache_id = c->id;
+		t->cache_next = c->tcaches;
+		if (c->tcaches)
+			c->tcaches->cache_prev = t;
+		c->tcaches = t;
+		t->thread_next = self->blocks;
+		self->blocks = t;
+	}
+	pthread_mutex_unlock(&lpc_threads_lock);
+	self->cur = t;
+	self->cur_id = c->id;
+	return t;
+}
+
+void lpc_cache_orphan_tcaches(struct lpc_cache *c)
+{
+	struct lpc_tcache *t, *next;
+
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (t = c->tcaches; t; t = next) {
+		next = t->cache_next;
+		/* Its frames die with the arena; its owner frees the block. */
+		t->free = NULL;
+		t->cache = NULL;
+	}
+	c->tcaches = NULL;
+	pthread_mutex_unlock(&lpc_threads_lock);
+	if (lpc_self.cur_id == c->id) {
+		lpc_self.cur = NULL;
+		lpc_self.cur_id = 0;
+	}
+}
+
+void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
+			    uint64_t *tfree)
+{
+	struct lpc_tcache *t;
+
+	*tfree = 0;
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (int i = 0; i < LPC_NR_COUNTERS; i++)
+		out[i] = c->retired[i];
+	for (t = c->tcaches; t; t = t->cache_next) {
+		for (int i = 0; i < LPC_NR_COUNTERS; i++)
+			out[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
+		*tfree += atomic_load_explicit(&t->nfree, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&lpc_threads_lock);
+}

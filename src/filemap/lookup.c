@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lookup.c - finding a page: the lockless lookup with speculative references
+ * (the heart of lpc), and the LOCKED mode beside it.
+ *
+ * Lockless lookup (reader), modelled in tests/model/spec_get.pml:
+ *   R1 rcu_read_lock()
+ *   R2 walk the radix tree from the root to the leaf slot of `index`; an
+ *      empty slot is a miss
+ *   R3 increment page->ref unless it is 0 (CAS, acquire).  0 means the page is
+ *      frozen by a remover or free: retry from R2
+ *   R4 reload the same slot.  If it no longer holds this page, the page was
+ *      removed (and may be reused for another identity once we let go): drop
+ *      the reference with the normal put and retry from R2 - from the root,
+ *      because the leaf we hold may have been detached
+ *   R5 rcu_read_unlock(); the page is ours: it cannot be freed or reused
+ *      while we hold the reference.  Its identity was (f, index) at R4; to
+ *      rely on it later (say, to write it back), lock it and re-check.
+ *
+ * Removers (remove.c, under the file's index lock):
+ *   A freeze: CAS ref from exactly the index's count (1) to 0.  Fails if any
+ *     user, or a speculative getter past R3, holds a reference
+ *   B delete the slot (release store of NULL)
+ *   C free the page only after an RCU grace period (page/alloc.c)
+ *   Truncate-like removal (close, failed read) skips A: B, then drop the
+ *   index's reference; holders keep a valid page that is no longer cached.
+ *
+ * The two interleavings that matter:
+ *  - R2 loads the page, A freezes it, R3 fails (ref 0): retry; by then B has
+ *    run or will run under the lock, and R2 sees the slot empty or a new page.
+ *    Had R3 come first, A fails and the page stays (a user holds it).
+ *  - R2 loads the page, truncate-like removal runs B and drops the index's
+ *    reference, R3 succeeds (a user still held it, ref > 0): R4 sees the slot
+ *    changed, drops the reference and retries.  Without R4 we would return a
+ *    page that is no longer in the cache - and once its last holder frees it
+ *    and it is reused, a page of another identity.  C's grace period makes the
+ *    reuse wait until R1..R5 of every reader that could have loaded it ended,
+ *    so R3 never increments a page that was reused within our read section.
+ *
+ * Ordering: slot and root pointers are published with release stores and
+ * loaded with acquire (radix.c), so a page found at R2 has its descriptor
+ * fields initialised.  R3's acquire orders R4 and every later read after the
+ * reference.  UPTODATE is read with acquire (pairs with the release in
+ * lpc_page_unlock_set) before the frame's data.
+ *
+ * A hit writes nothing shared but ref: counters go to the thread's block,
+ * REFERENCED is set only when clear.
+ */
+#include <errno.h>
+
+#include "filemap/filemap.h"
+
+static inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
+					       struct lpc_tcache *t)
+{
+	void *_Atomic const *slot;
+	struct lpc_page *p;
+
+repeat:
+	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
+	if (!p)
+		return NULL;
+	if (unlikely(!lpc_page_get_unless_zero(p))) {			/* R3 */
+		lpc_count(t, LPC_C_RETRIES);
+		goto repeat;
+	}
+	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
+		lpc_count(t, LPC_C_RETRIES);
+		lpc_page_release(p);
+		goto repeat;
+	}
+	return p;
+}
+
+static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+
+	pthread_rwlock_rdlock(&f->tree_rwlock);
+	p = lpc_radix_lookup(&f->tree, index, NULL);
+	/* Removers hold the lock for writing, so a page in the tree has the
+	 * index's reference: a plain increment cannot resurrect a frozen page. */
+	if (p)
+		atomic_fetch_add_explicit(&p->ref, 1, memory_order_acquire);
+	pthread_rwlock_unlock(&f->tree_rwlock);
+	return p;
+}
+
+struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
+{
+	struct lpc_page *p;
+
+	if (unlikely(f->locked_lookup))
+		return filemap_get_locked(f, index);
+	urcu_memb_read_lock();						/* R1 */
+	p = filemap_get_rcu(f, index, t);
+	urcu_memb_read_unlock();					/* R5 */
+	return p;
+}
+
+LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
+{
+	struct lpc_tcache *t;
+	struct lpc_page *p;
+	uint32_t flags;
+
+	if (unlikely(!f || !out))
+		return -EINVAL;
+	t = lpc_tcache(f->cache);
+	if (unlikely(!t))
+		return -ENOMEM;
+	p = lpc_filemap_get(f, index, t);
+	if (unlikely(!p)) {
+		lpc_count(t, LPC_C_MISSES);
+		return -ENOENT;
+	}
+	flags = lpc_page_flags(p);
+	if (unlikely(!(flags & LPC_PG_UPTODATE))) {
+		/* Its read is in flight (or just failed and it is being removed). */
+		lpc_page_release(p);
+		lpc_count(t, LPC_C_MISSES);
+		return -EAGAIN;
+	}
+	lpc_page_mark_referenced(p, flags);
+	lpc_count(t, LPC_C_HITS);
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * miss.c - getting a page, reading it on a miss: the speculative fault.
+ *
+ * A miss takes no lock that other misses or hits share, except the file's
+ * index lock for the insert itself; nothing is held across the read but the
+ * new page's own lock:
+ *   M1 allocate a private frame (page/alloc.c)
+ *   M2 give it its identity, LOCKED and PUBLISHED, and two references (ours
+ *      and the index's), all with plain stores: nobody can see it yet
+ *   M3 insert it under the index lock (the radix tree publishes it with a
+ *      release store).  -EEXIST: another thread inserted first; our page was
+ *      never visible, so it is freed privately, and we wait on theirs (M6)
+ *   M4 read into the frame (O_DIRECT), zero what lies past end of file
+ *   M5 success: set UPTODATE and unlock in one release (waiters wake);
+ *      failure: delete the page from the index, set ERROR and unlock, return
+ *      the error: nothing is cached, the next get reads again
+ *   M6 a thread that finds a page not UPTODATE waits for its lock to be
+ *      released (lpc_page_wait_unlocked), then re-checks: UPTODATE -> hit;
+ *      ERROR -> -EIO (it shared the failed read); neither (removed for
+ *      another reason) -> look up again
+ * Exactly one read per page is issued however many threads miss on it at
+ * once: only the thread whose insert succeeded reads.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "filemap/filemap.h"
+
+uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
+{
+	struct stat st;
+
+	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0)
+		atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
+	return atomic_load_explicit(&f->io.size, memory_order_relaxed);
+}
+
+/* True if page `index` lies wholly past the end of the file. */
+static bool past_eof(struct lpc_file *f, uint64_t index)
+{
+	uint64_t size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+
+	if (index < (size + f->cache->page_size - 1) >> f->page_shift)
+		return false;
+	/* It may have grown behind our back: ask the kernel once. */
+	size = lpc_filemap_refresh_size(f);
+	return index >= (size + f->cache->page_size - 1) >> f->page_shift;
+}
+
+/* M4-M5.  Return: 0 with p UPTODATE, or a negative errno with p removed. */
+static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			     struct lpc_tcache *t)
+{
+	struct lpc_cache *c = f->cache;
+	void *frame = lpc_page_frame(p);
+	int fellback = 0;
+	ssize_t r;
+
+	r = lpc_io_read(c, &f->io, frame, c->page_size, index << f->page_shift, index,
+			&fellback);
+	lpc_count(t, LPC_C_READS);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	if (r == 0)
+		r = past_eof(f, index) ? -ENXIO : -EIO; /* shrank behind our back */
+	if (r < 0) {
+		if (r != -ENXIO)
+			lpc_count(t, LPC_C_READ_ERRORS);
+		lpc_filemap_delete(f, p, index);
+		lpc_page_unlock_set(p, r == -ENXIO ? 0 : LPC_PG_ERROR);
+		return (int)r;
+	}
+	if ((size_t)r < c->page_size)
+		memset((char *)frame + r, 0, c->page_size - (size_t)r);
+	lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)r);
+	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed); /* data changed */
+	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
+	return 0;
+}
+
+/* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
+static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page **out)
+{
+	struct lpc_page *p;
+	int rc;
+
+	rc = lpc_page_alloc_frame(f->cache, &p);			/* M1 */
+	if (rc)
+		return rc;
+	atomic_store_explicit(&p->file, f, memory_order_relaxed);	/* M2 */
+	atomic_store_explicit(&p->index, index, memory_order_relaxed);
+	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
+
+	lpc_file_index_lock(f);						/* M3 */
+	rc = lpc_radix_insert(&f->tree, index, p);
+	if (!rc)
+		f->nrpages++;
+	lpc_file_index_unlock(f);
+	if (rc) {
+		/* Never visible to anyone: the private free is safe. */
+		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+		lpc_page_free_private(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
+			 struct lpc_page **out)
+{
+	struct lpc_page *p;
+	uint32_t flags;
+	bool counted = false;
+	int rc;
+
+	for (;;) {
+		p = lpc_filemap_get(f, index, t);
+		if (p) {
+			flags = lpc_page_flags(p);
+			if (likely(flags & LPC_PG_UPTODATE)) {
+				lpc_page_mark_referenced(p, flags);
+				if (!counted)
+					lpc_count(t, LPC_C_HITS);
+				*out = p;
+				return 0;
+			}
+			if (!counted) {
+				lpc_count(t, LPC_C_MISSES);
+				counted = true;
+			}
+			lpc_page_wait_unlocked(p);				/* M6 */
+			flags = lpc_page_flags(p);
+			if (flags & LPC_PG_UPTODATE) {
+				*out = p;
+				return 0;
+			}
+			lpc_page_release(p);
+			if (flags & LPC_PG_ERROR)
+				return -EIO;
+			continue;
+		}
+		if (!counted) {
+			lpc_count(t, LPC_C_MISSES);
+			counted = true;
+		}
+		if (past_eof(f, index))
+			return -ENXIO;
+		rc = filemap_add_page(f, index, &p);
+		if (rc == -EEXIST)
+			continue;
+		if (rc)
+			return rc;
+		rc = filemap_read_page(f, p, index, t);
+		if (rc) {
+			lpc_page_release(p); /* ours; the index's went with the delete */
+			return rc;
+		}
+		*out = p;
+		return 0;
+	}
+}
+
+LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
+			    struct lpc_page **out)
+{
+	struct lpc_tcache *t;
+
+	if (unlikely(!f || !out || flags))
+		return -EINVAL;
+	t = lpc_tcache(f->cache);
+	if (unlikely(!t))
+		return -ENOMEM;
+	return lpc_filemap_get_page(f, index, t, out);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * read.c - lpc_pread: any byte range, built on the lookup and miss paths.
+ * Short at end of file and 0 at or past it, as pread(2).  A page that cannot
+ * be cached because every frame is held is read around the cache into a
+ * bounce frame (counted in read_around) rather than failing the read.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filemap/filemap.h"
+
+/* Reads part of page `index` without caching it. Return: 0 or negative errno. */
+static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgoff,
+		       size_t n, struct lpc_tcache *t)
+{
+	struct lpc_cache *c = f->cache;
+	int fellback = 0;
+	void *bounce;
+	ssize_t r;
+
+	if (posix_memalign(&bounce, c->page_size < 4096 ? 4096 : c->page_size, c->page_size))
+		return -ENOMEM;
+	r = lpc_io_read(c, &f->io, bounce, c->page_size, index << f->page_shift, index,
+			&fellback);
+	lpc_count(t, LPC_C_READS);
+	lpc_count(t, LPC_C_READ_AROUND);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	if (r < 0) {
+		lpc_count(t, LPC_C_READ_ERRORS);
+		free(bounce);
+		return (int)r;
+	}
+	lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)r);
+	if ((size_t)r < c->page_size)
+		memset((char *)bounce + r, 0, c->page_size - (size_t)r);
+	memcpy(dst, (char *)bounce + pgoff, n);
+	free(bounce);
+	return 0;
+}
+
+LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off)
+{
+	struct lpc_tcache *t;
+	uint64_t size;
+	size_t done = 0;
+	size_t mask;
+
+	if (unlikely(!f || (!buf && len)))
+		return -EINVAL;
+	if (unlikely(len == 0))
+		return 0;
+	t = lpc_tcache(f->cache);
+	if (unlikely(!t))
+		return -ENOMEM;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	if (unlikely(off >= size)) {
+		size = lpc_filemap_refresh_size(f);
+		if (off >= size)
+			return 0;
+	}
+	if (len > size - off)
+		len = (size_t)(size - off);
+
+	mask = f->cache->page_size - 1;
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t index = pos >> f->page_shift;
+		size_t pgoff = (size_t)pos & mask;
+		size_t n = f->cache->page_size - pgoff;
+		struct lpc_page *p;
+		int rc;
+
+		if (n > len - done)
+			n = len - done;
+		rc = lpc_filemap_get_page(f, index, t, &p);
+		if (likely(rc == 0)) {
+			memcpy((char *)buf + done, (char *)lpc_page_frame(p) + pgoff, n);
+			lpc_page_put(p);
+		} else if (rc == -ENOMEM) {
+			rc = read_around(f, index, (char *)buf + done, pgoff, n, t);
+		}
+		if (unlikely(rc)) {
+			if (rc == -ENXIO) /* the file shrank under us */
+				break;
+			return done ? (ssize_t)done : rc;
+		}
+		done += n;
+	}
+	return (ssize_t)done;
+}

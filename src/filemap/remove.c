@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remove.c - taking pages out of a file's index: a failed read, the last
+ * close, and lpc_invalidate (clean pages nobody holds).  The protocol against
+ * lockless readers is in lookup.c (steps A-C) and tests/model/spec_get.pml.
+ */
+#include <errno.h>
+
+#include "filemap/filemap.h"
+
+#define GANG 16
+
+bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
+{
+	bool removed;
+
+	lpc_file_index_lock(f);
+	removed = lpc_radix_delete_if(&f->tree, index, p);		/* B */
+	if (removed)
+		f->nrpages--;
+	lpc_file_index_unlock(f);
+	if (removed)
+		lpc_page_release(p); /* the index's reference */
+	return removed;
+}
+
+void lpc_filemap_remove_all(struct lpc_file *f)
+{
+	void *pages[GANG];
+	uint64_t idx[GANG];
+	unsigned n;
+
+	lpc_file_index_lock(f);
+	while ((n = lpc_radix_gang(&f->tree, 0, pages, idx, GANG)) > 0) {
+		for (unsigned i = 0; i < n; i++) {
+			lpc_radix_delete(&f->tree, idx[i]);
+			lpc_page_release(pages[i]);
+		}
+	}
+	lpc_radix_destroy(&f->tree);
+	f->nrpages = 0;
+	lpc_file_index_unlock(f);
+}
+
+/*
+ * Freezes and removes p if it is still at index, clean, unlocked and held by
+ * nobody but the index.  Return: true if removed (the caller frees it).
+ */
+static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t index)
+{
+	const uint32_t busy = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
+	bool removed = false;
+
+	lpc_file_index_lock(f);
+	if (lpc_radix_lookup(&f->tree, index, NULL) == p &&
+	    !(lpc_page_flags(p) & busy) && lpc_page_freeze(p, 1)) {	/* A */
+		/* Frozen: nobody can take a reference, so nobody can lock or
+		 * dirty it now; re-check what was set before the freeze. */
+		if (lpc_page_flags(p) & busy) {
+			lpc_page_unfreeze(p, 1);
+		} else {
+			lpc_radix_delete(&f->tree, index);		/* B */
+			f->nrpages--;
+			removed = true;
+		}
+	}
+	lpc_file_index_unlock(f);
+	return removed;
+}
+
+LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
+{
+	struct lpc_tcache *t;
+	uint64_t first, last;
+	void *pages[GANG];
+	uint64_t idx[GANG];
+	unsigned n;
+	int dropped = 0;
+
+	if (unlikely(!f))
+		return -EINVAL;
+	t = lpc_tcache(f->cache);
+	if (unlikely(!t))
+		return -ENOMEM;
+	first = off >> f->page_shift;
+	if (len == 0 || off + len < off)
+		last = UINT64_MAX;
+	else
+		last = (off + len - 1) >> f->page_shift;
+
+	for (;;) {
+		urcu_memb_read_lock();
+		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
+		urcu_memb_read_unlock();
+		for (unsigned i = 0; i < n && idx[i] <= last; i++) {
+			if (invalidate_one(f, pages[i], idx[i])) {
+				lpc_page_free_deferred(pages[i]);	/* C */
+				if (dropped < INT32_MAX)
+					dropped++;
+			}
+		}
+		if (n < GANG || idx[n - 1] >= last)
+			break;
+		first = idx[n - 1] + 1;
+	}
+	lpc_count_add(t, LPC_C_INVALIDATED, (uint64_t)dropped);
+	return dropped;
+}

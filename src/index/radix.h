@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * radix.h - the per-file index: an RCU radix tree of 2^LPC_RADIX_SHIFT-slot
+ * nodes mapping a page index (uint64_t) to an entry (a non-NULL pointer whose
+ * low bit is clear), with three tags per slot kept up the tree.
+ *
+ * Glossary (as lib/xarray.c): `index` is the key; `node` an internal or leaf
+ * node; `offset` a slot number inside a node; `entry` the stored pointer.
+ *
+ * Concurrency contract:
+ *  - Writers (insert, delete, tag set/clear, destroy) are serialised by the
+ *    caller (the file's index lock).  They publish every slot and root pointer
+ *    with a release store, so a reader that loads a pointer (acquire/consume)
+ *    sees the node or entry fully initialised.
+ *  - Readers (lookup_rcu, gang_rcu, tagged_rcu) take no lock.  The caller is
+ *    either inside an RCU read section or holds the index lock (shared or
+ *    exclusive): nodes removed from the tree are freed with call_rcu only, so a
+ *    reader that raced with a delete walks detached nodes safely.  A detached
+ *    node keeps its slots as they were when it was emptied (all NULL), except a
+ *    root left behind by a shrink, whose slot 0 still points at the live child.
+ *  - Tag bitmaps are read by readers with relaxed loads: a tag seen by a
+ *    lockless reader is a hint that the caller re-checks on the page itself.
+ *  - Node allocation uses malloc (posix_memalign) under the writer's lock; it
+ *    may fail with -ENOMEM, leaving the tree unchanged.
+ *
+ * Memory: a tree has no allocation while empty.  The height grows on insert
+ * and shrinks on delete when only slot 0 of the root is used.
+ */
+#ifndef LPC_INDEX_RADIX_H
+#define LPC_INDEX_RADIX_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef LPC_RADIX_SHIFT
+#define LPC_RADIX_SHIFT 6 /* 64 slots; tests build a copy with 2 (4 slots) */
+#endif
+#define LPC_RADIX_SLOTS (1u << LPC_RADIX_SHIFT)
+#define LPC_RADIX_MASK ((uint64_t)LPC_RADIX_SLOTS - 1)
+
+enum lpc_radix_tag {
+	LPC_TAG_DIRTY = 0,
+	LPC_TAG_WRITEBACK = 1,
+	LPC_TAG_TOWRITE = 2,
+	LPC_RADIX_NTAGS = 3,
+};
+
+struct lpc_radix_node; /* private to radix.c */
+
+struct lpc_radix_root {
+	struct lpc_radix_node *_Atomic rnode; /* NULL when empty */
+};
+
+/* Context: any; the tree is empty and allocates nothing. */
+void lpc_radix_init(struct lpc_radix_root *root);
+
+/*
+ * Frees every node (with call_rcu) and empties the tree.  Entries are not
+ * touched: the caller removes or releases them first (or walks them with
+ * gang_rcu before).  Context: writer.
+ */
+void lpc_radix_destroy(struct lpc_radix_root *root);
+
+/*
+ * Returns the entry at index, or NULL.  If slotp is not NULL it receives the
+ * address of the leaf slot that held the entry (valid while the caller stays
+ * in its read section), so the caller can re-load that one slot to re-check.
+ * Context: RCU read section or index lock.
+ */
+void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,
+		       void *_Atomic const **slotp);
+
+/*
+ * Stores entry at index, growing the tree as needed.  entry must be non-NULL
+ * with its low bit clear.
+ * Return: 0; -EEXIST if index holds an entry already (tree unchanged);
+ * -ENOMEM (tree unchanged).  Context: writer.
+ */
+int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry);
+
+/*
+ * Removes and returns the entry at index (NULL if none), clearing its tags,
+ * freeing emptied nodes with call_rcu and shrinking the height.
+ * Context: writer.
+ */
+void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index);
+
+/*
+ * Removes the entry at index only if it currently is `old` (as delete does).
+ * Return: true if removed.  Context: writer.  (Used by removal paths that
+ * must not delete an entry that was replaced behind them.)
+ */
+bool lpc_radix_delete_if(struct lpc_radix_root *root, uint64_t index, void *old);
+
+/* Tags: set/clear on a present entry; get reads one slot's tag. Context: writer
+ * for set/clear; reader for get.  Setting a tag on an absent index is a no-op. */
+void lpc_radix_tag_set(struct lpc_radix_root *root, uint64_t index, unsigned tag);
+void lpc_radix_tag_clear(struct lpc_radix_root *root, uint64_t index, unsigned tag);
+bool lpc_radix_tag_get(const struct lpc_radix_root *root, uint64_t index, unsigned tag);
+/* True if any entry in the tree carries tag (the root's summary bit). */
+bool lpc_radix_tagged(const struct lpc_radix_root *root, unsigned tag);
+
+/*
+ * Gang lookups: fill entries[] (and indices[] if not NULL) with up to max
+ * present (or tagged) entries at index >= first, in index order.
+ * Return: the number found.  Context: RCU read section or index lock; a
+ * lockless caller may see an entry inserted or removed during the walk or not.
+ */
+unsigned lpc_radix_gang(const struct lpc_radix_root *root, uint64_t first,
+			void **entries, uint64_t *indices, unsigned max);
+unsigned lpc_radix_gang_tag(const struct lpc_radix_root *root, uint64_t first,
+			    unsigned tag, void **entries, uint64_t *indices,
+			    unsigned max);
+
+#endif /* LPC_INDEX_RADIX_H */

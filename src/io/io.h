@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io.h - the I/O layer: a small backend interface (read, write, sync) chosen
+ * per cache, and one fault-injection hook that every backend call passes
+ * through, so tests can fail the Nth read or write or make it short.
+ *
+ * Backends:
+ *  - sync: pread/pwrite on the file's descriptor (O_DIRECT unless the file
+ *    system refused it), retrying EINTR and partial transfers;
+ *  - null: reads fill lpc_io_null_pattern(file id, index), writes are
+ *    discarded, sync succeeds; like the kernel's null_blk, it lets tests and
+ *    benchmarks measure the cache rather than the disk.
+ *
+ * Context: every call may sleep; none is made on a lookup hit.
+ */
+#ifndef LPC_IO_IO_H
+#define LPC_IO_IO_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct lpc_cache;
+
+enum lpc_io_op { LPC_IO_READ = 1, LPC_IO_WRITE = 2, LPC_IO_SYNCOP = 4 };
+
+/*
+ * A fault: the ops in `ops` (a mask of enum lpc_io_op) pass untouched `skip`
+ * times, then the next `count` of them (0: every one until cleared) fail with
+ * -err, or, if short_bytes > 0, transfer only short_bytes and report that.
+ * Only ops on files whose id equals file_id are counted when file_id != 0.
+ */
+struct lpc_io_fault {
+	unsigned ops;
+	uint64_t file_id;
+	uint64_t skip;
+	uint64_t count;
+	int err;            /* positive errno, e.g. EIO */
+	size_t short_bytes; /* > 0: a short transfer instead of an error */
+};
+
+/* The per-cache state of the hook.  Counted with atomics: I/O paths only. */
+struct lpc_io_faults {
+	_Atomic int armed;
+	struct lpc_io_fault f;
+	_Atomic uint64_t seen;  /* matching ops seen since armed */
+	_Atomic uint64_t fired; /* faults delivered */
+};
+
+/*
+ * The backend's view of one file: descriptor, id (st_ino: stable across opens,
+ * so a null-backend pattern can be checked by anyone), its size in bytes (the
+ * null backend reads short at it, as a disk does at end of file), and whether
+ * the descriptor is still O_DIRECT.
+ */
+struct lpc_io_file {
+	int fd;
+	uint64_t id;
+	_Atomic uint64_t size;
+	_Atomic int direct;
+};
+
+struct lpc_io_backend_ops {
+	const char *name;
+	/* Reads up to len bytes at off into buf (aligned for O_DIRECT).
+	 * Return: bytes read (short only at end of file); negative errno. */
+	ssize_t (*read)(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			uint64_t index);
+	ssize_t (*write)(struct lpc_io_file *f, const void *buf, size_t len,
+			 uint64_t off);
+	int (*sync)(struct lpc_io_file *f);
+};
+
+extern const struct lpc_io_backend_ops lpc_io_sync_ops;
+extern const struct lpc_io_backend_ops lpc_io_null_ops;
+
+/*
+ * Reads one page: picks the cache's backend and passes through the fault
+ * hook.  Moves the file off O_DIRECT (counted by the caller through *fellback)
+ * when the kernel answers EINVAL to a direct read, and retries buffered.
+ * Return: bytes read or negative errno.
+ */
+ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
+		    size_t len, uint64_t off, uint64_t index, int *fellback);
+
+/* Arms (f != NULL) or clears (f == NULL) the cache's fault hook.
+ * Return: 0; -EINVAL for a fault with no ops or no error and no short size. */
+int lpc_io_fault_set(struct lpc_cache *c, const struct lpc_io_fault *f);
+/* Faults delivered since the hook was last armed. */
+uint64_t lpc_io_faults_fired(struct lpc_cache *c);
+
+/*
+ * The null backend's data: fills len bytes of buf for page `index` of file
+ * `id`.  The first 16 bytes are the stamp {id, index} (two uint64_t), the rest
+ * a pattern of both, so a test can check any byte of any page.
+ */
+void lpc_io_null_pattern(uint64_t id, uint64_t index, void *buf, size_t len);
+
+#endif /* LPC_IO_IO_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * null.c - the null backend, after the kernel's null_blk: reads fill a
+ * pattern derived from (file id, index), writes are discarded, sync succeeds.
+ * Tests check every byte they read against lpc_io_null_pattern; benchmarks
+ * measure the cache rather than the disk.  Like a disk, it reads short at the
+ * file's size.
+ */
+#include <string.h>
+
+#include "io/io.h"
+
+/* splitmix64's finaliser: every bit of the input moves every bit of the output. */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+void lpc_io_null_pattern(uint64_t id, uint64_t index, void *buf, size_t len)
+{
+	uint64_t words[2] = { id, index };
+	uint64_t seed = mix64(id * 0x9e3779b97f4a7c15ULL ^ index);
+	unsigned char *b = buf;
+	size_t i = 0;
+
+	if (len >= sizeof(words)) {
+		memcpy(b, words, sizeof(words));
+		i = sizeof(words);
+	}
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = seed + i;
+
+		memcpy(b + i, &w, 8);
+	}
+	for (; i < len; i++)
+		b[i] = (unsigned char)(seed >> (8 * (i & 7)));
+}
+
+static ssize_t null_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			 uint64_t index)
+{
+	uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
+
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	lpc_io_null_pattern(f->id, index, buf, len);
+	return (ssize_t)len;
+}
+
+static ssize_t null_write(struct lpc_io_file *f, const void *buf, size_t len, uint64_t off)
+{
+	return (ssize_t)len;
+}
+
+static int null_sync(struct lpc_io_file *f)
+{
+	return 0;
+}
+
+const struct lpc_io_backend_ops lpc_io_null_ops = {
+	.name = "null",
+	.read = null_read,
+	.write = null_write,
+	.sync = null_sync,
+};

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync.c - the synchronous backend: pread/pwrite on the file's descriptor
+ * (O_DIRECT unless the file system refused it), retrying EINTR and partial
+ * transfers, so a short count means end of file.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "io/io.h"
+
+static ssize_t sync_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			 uint64_t index)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(f->fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t sync_write(struct lpc_io_file *f, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pwrite(f->fd, (const char *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (r == 0)
+			return done ? (ssize_t)done : -EIO;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+static int sync_sync(struct lpc_io_file *f)
+{
+	while (fdatasync(f->fd) != 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+const struct lpc_io_backend_ops lpc_io_sync_ops = {
+	.name = "sync",
+	.read = sync_read,
+	.write = sync_write,
+	.sync = sync_sync,
+};

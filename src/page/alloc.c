@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.c - the frame allocator and the deferred free of published pages.
+ *
+ * Where a frame comes from: this thread's private list (no atomics, no lock),
+ * else a batch from the cache's shared list (free_lock), else, when frames
+ * wait for a grace period, the caller flushes them and waits (rcu_barrier),
+ * else -ENOMEM.  Eviction under memory pressure is the reclaim part's job (a
+ * later step); until then a full cache fails the allocation.
+ *
+ * Where a frame goes:
+ *  - A private page (PUBLISHED clear: never in an index since it was
+ *    allocated) has exactly one user, its owner.  lpc_page_free_private puts
+ *    it on the thread's list with plain stores: the page-free fast path.
+ *  - A published page may still be in the hands of a speculative getter that
+ *    loaded its pointer from a slot before it was removed: such a getter can
+ *    still try to increment ref (it fails, ref is 0) and must never see the
+ *    page reused for another identity within its read section.  So it goes on
+ *    the cache's pending list; every LPC_FREE_BATCH pages the list is handed to
+ *    call_rcu as one batch (one grace period per batch, not per page), whose
+ *    callback moves it to the shared free list.
+ *
+ * The "count is 1, so it is mine" shortcut is never taken on a published page:
+ * a speculative getter may be about to increment that count.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/cache.h"
+
+#define LPC_FREE_BATCH 64
+
+struct lpc_free_batch {
+	struct rcu_head rcu;
+	struct lpc_cache *cache;
+	struct lpc_page *head, *tail;
+	uint32_t n;
+};
+
+static void free_batch_rcu(struct rcu_head *head)
+{
+	struct lpc_free_batch *b = caa_container_of(head, struct lpc_free_batch, rcu);
+	struct lpc_cache *c = b->cache;
+
+	pthread_mutex_lock(&c->free_lock);
+	b->tail->next = c->free;
+	c->free = b->head;
+	c->nfree += b->n;
+	pthread_mutex_unlock(&c->free_lock);
+	/* Release: the barrier's waiter that sees the count drop sees the list. */
+	atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
+	free(b);
+}
+
+/*
+ * Hands the pending list to call_rcu.  Context: free_lock held; drops it.
+ * Return: true if a batch was submitted.
+ */
+static bool pending_submit_unlock(struct lpc_cache *c)
+{
+	struct lpc_free_batch *b;
+	struct lpc_page *head = c->pending, *tail;
+	uint32_t n = c->npending;
+
+	if (!head) {
+		pthread_mutex_unlock(&c->free_lock);
+		return false;
+	}
+	b = malloc(sizeof(*b));
+	if (!b) {
+		/* Keep them pending; the next free or allocation retries. */
+		pthread_mutex_unlock(&c->free_lock);
+		return false;
+	}
+	c->pending = NULL;
+	c->npending = 0;
+	atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+
+	for (tail = head; tail->next; tail = tail->next)
+		;
+	b->cache = c;
+	b->head = head;
+	b->tail = tail;
+	b->n = n;
+	/* call_rcu is legal inside a read section: a put may run in one. */
+	urcu_memb_call_rcu(&b->rcu, free_batch_rcu);
+	return true;
+}
+
+void lpc_page_free_deferred(struct lpc_page *p)
+{
+	struct lpc_cache *c = p->cache;
+
+	pthread_mutex_lock(&c->free_lock);
+	p->next = c->pending;
+	c->pending = p;
+	if (++c->npending < LPC_FREE_BATCH) {
+		pthread_mutex_unlock(&c->free_lock);
+		return;
+	}
+	pending_submit_unlock(c);
+}
+
+void lpc_page_release(struct lpc_page *p)
+{
+	/* Release: our writes to the page happen before whoever frees it. */
+	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_release) == 1) {
+		atomic_thread_fence(memory_order_acquire);
+		lpc_page_free_deferred(p);
+	}
+}
+
+void lpc_page_free_private(struct lpc_page *p)
+{
+	struct lpc_cache *c = p->cache;
+	struct lpc_tcache *t = lpc_tcache(c);
+	unsigned n;
+
+	/* Nobody else can see this page: plain (relaxed) stores, no RMW. */
+	atomic_store_explicit(&p->ref, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
+	if (likely(t != NULL)) {
+		p->next = t->free;
+		t->free = p;
+		n = atomic_load_explicit(&t->nfree, memory_order_relaxed) + 1;
+		if (likely(n <= 2 * c->tbatch)) {
+			atomic_store_explicit(&t->nfree, n, memory_order_relaxed);
+			return;
+		}
+		/* Too many hoarded: give a batch back to the shared list. */
+		struct lpc_page *head = t->free, *tail = head;
+		for (unsigned i = 1; i < c->tbatch; i++)
+			tail = tail->next;
+		t->free = tail->next;
+		atomic_store_explicit(&t->nfree, n - c->tbatch, memory_order_relaxed);
+		pthread_mutex_lock(&c->free_lock);
+		tail->next = c->free;
+		c->free = head;
+		c->nfree += c->tbatch;
+		pthread_mutex_unlock(&c->free_lock);
+		return;
+	}
+	pthread_mutex_lock(&c->free_lock);
+	p->next = c->free;
+	c->free = p;
+	c->nfree++;
+	pthread_mutex_unlock(&c->free_lock);
+}
+
+static void page_init_private(struct lpc_page *p)
+{
+	p->next = NULL;
+	atomic_store_explicit(&p->file, NULL, memory_order_relaxed);
+	atomic_store_explicit(&p->index, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
+	/* Plain store: no reader can reach a page on a free list (a grace
+	 * period separates its last publication from now). */
+	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+}
+
+/* Takes up to `want` frames from the shared list.  Return: the chain. */
+static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned *got)
+{
+	struct lpc_page *head, *tail;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&c->free_lock);
+	head = c->free;
+	if (!head) {
+		pthread_mutex_unlock(&c->free_lock);
+		*got = 0;
+		return NULL;
+	}
+	for (tail = head, n = 1; n < want && tail->next; n++)
+		tail = tail->next;
+	c->free = tail->next;
+	c->nfree -= n;
+	tail->next = NULL;
+	pthread_mutex_unlock(&c->free_lock);
+	*got = n;
+	return head;
+}
+
+int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
+{
+	struct lpc_tcache *t = lpc_tcache(c);
+	struct lpc_page *p;
+	unsigned got;
+
+	for (int attempt = 0;; attempt++) {
+		if (likely(t != NULL) && t->free) {
+			p = t->free;
+			t->free = p->next;
+			atomic_store_explicit(&t->nfree,
+					      atomic_load_explicit(&t->nfree, memory_order_relaxed) - 1,
+					      memory_order_relaxed);
+			break;
+		}
+		p = shared_take(c, t ? c->tbatch : 1, &got);
+		if (p) {
+			if (t && got > 1) {
+				t->free = p->next;
+				atomic_store_explicit(&t->nfree, got - 1, memory_order_relaxed);
+			}
+			break;
+		}
+		/* Frames may be waiting for a grace period: flush and wait once. */
+		if (attempt > 0)
+			goto nomem;
+		pthread_mutex_lock(&c->free_lock);
+		bool submitted = pending_submit_unlock(c);
+		if (!submitted && !atomic_load_explicit(&c->batches_in_flight, memory_order_acquire))
+			goto nomem;
+		urcu_memb_barrier();
+	}
+	page_init_private(p);
+	*out = p;
+	return 0;
+nomem:
+	lpc_count(lpc_tcache_or_sink(c), LPC_C_ALLOC_FAILURES);
+	return -ENOMEM;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lock.c - the page lock: the LOCKED bit of the page's flags word, with
+ * sleepers in futex(2) on that same 32-bit word.  Modelled in
+ * tests/model/page_lock.pml (steps L1-L5, U1-U2, W1-W3 below).
+ *
+ * lock:
+ *   L1 old = fetch_or(LOCKED, acquire); LOCKED was clear -> ours.
+ *   L2 f = load(flags)
+ *   L3 LOCKED clear in f: CAS(f -> f|LOCKED, acquire); ours on success, else L2
+ *   L4 WAITERS clear in f: CAS(f -> f|WAITERS); on failure L2
+ *   L5 futex_wait(&flags, f|WAITERS); then L2
+ * unlock:
+ *   U1 old = fetch_and(~(LOCKED|WAITERS), release)
+ *   U2 WAITERS was set in old: futex_wake(all)
+ * wait for unlock without taking the lock (readers of a page in flight):
+ *   W1 f = load(flags, acquire); LOCKED clear -> done
+ *   W2 WAITERS clear in f: CAS(f -> f|WAITERS); on failure W1
+ *   W3 futex_wait(&flags, f|WAITERS); then W1
+ *
+ * Why no wake-up is lost: a sleeper sleeps only if the word still equals the
+ * value it saw with LOCKED and WAITERS set (the kernel checks that under its
+ * futex hash lock).  An unlock that clears LOCKED changes the word, so either
+ * the sleeper's futex_wait sees the change and returns, or it was already
+ * asleep when U1 ran; then WAITERS was set in `old` (it was set before the
+ * sleeper slept and only U1 clears it) and U2 wakes it.  U2 wakes every
+ * sleeper because U1 cleared WAITERS for all of them: each that still has to
+ * wait sets it again (L4/W2) before it sleeps.
+ *
+ * Other bits of the word (UPTODATE, REFERENCED, ...) change while sleepers
+ * sleep; that only makes futex_wait return early, and the loops re-check.
+ *
+ * Ordering: acquire on taking the lock pairs with the release of unlock, so
+ * what the previous holder wrote (frame data, identity) is visible to the
+ * next.  W1's acquire pairs with U1's release: a reader that saw the read
+ * end also sees UPTODATE or ERROR and the frame data set before U1.
+ */
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <lpc/lpc.h>
+
+#include "page/page.h"
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t val)
+{
+	/* EAGAIN (the word changed), EINTR and spurious wake-ups: the caller
+	 * re-checks the word in every case. */
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+bool lpc_page_trylock(struct lpc_page *p)
+{
+	return !(atomic_fetch_or_explicit(&p->flags, LPC_PG_LOCKED, memory_order_acquire) &
+		 LPC_PG_LOCKED);
+}
+
+void lpc_page_lock_slow(struct lpc_page *p)
+{
+	uint32_t f = atomic_load_explicit(&p->flags, memory_order_relaxed);
+
+	for (;;) {
+		if (!(f & LPC_PG_LOCKED)) {					/* L3 */
+			if (atomic_compare_exchange_weak_explicit(&p->flags, &f,
+								  f | LPC_PG_LOCKED,
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				return;
+			continue;
+		}
+		if (!(f & LPC_PG_WAITERS)) {					/* L4 */
+			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,
+								   f | LPC_PG_WAITERS,
+								   memory_order_relaxed,
+								   memory_order_relaxed))
+				continue;
+			f |= LPC_PG_WAITERS;
+		}
+		futex_wait(&p->flags, f);					/* L5 */
+		f = atomic_load_explicit(&p->flags, memory_order_relaxed);	/* L2 */
+	}
+}
+
+LPC_EXPORT void lpc_page_lock(struct lpc_page *p)
+{
+	if (unlikely(!p))
+		return;
+	if (likely(lpc_page_trylock(p)))					/* L1 */
+		return;
+	lpc_page_lock_slow(p);
+}
+
+void lpc_page_unlock_set(struct lpc_page *p, uint32_t set)
+{
+	uint32_t old = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	uint32_t new;
+
+	/* U1, with `set` folded in so UPTODATE/ERROR and the unlock are one
+	 * release: a waiter never sees the lock free without the outcome. */
+	do {
+		new = (old | set) & ~(LPC_PG_LOCKED | LPC_PG_WAITERS);
+	} while (!atomic_compare_exchange_weak_explicit(&p->flags, &old, new,
+							memory_order_release,
+							memory_order_relaxed));
+	if (old & LPC_PG_WAITERS)						/* U2 */
+		futex_wake_all(&p->flags);
+}
+
+LPC_EXPORT void lpc_page_unlock(struct lpc_page *p)
+{
+	uint32_t old;
+
+	if (unlikely(!p))
+		return;
+	old = atomic_fetch_and_explicit(&p->flags,
+						 ~(uint32_t)(LPC_PG_LOCKED | LPC_PG_WAITERS),
+						 memory_order_release);		/* U1 */
+	if (old & LPC_PG_WAITERS)						/* U2 */
+		futex_wake_all(&p->flags);
+}
+
+void lpc_page_wait_unlocked(struct lpc_page *p)
+{
+	uint32_t f = atomic_load_explicit(&p->flags, memory_order_acquire);	/* W1 */
+
+	while (f & LPC_PG_LOCKED) {
+		if (!(f & LPC_PG_WAITERS)) {					/* W2 */
+			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,
+								   f | LPC_PG_WAITERS,
+								   memory_order_acquire,
+								   memory_order_acquire))
+				continue;
+			f |= LPC_PG_WAITERS;
+		}
+		futex_wait(&p->flags, f);					/* W3 */
+		f = atomic_load_explicit(&p->flags, memory_order_acquire);
+	}
+}

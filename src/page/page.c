@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * page.c - the public page calls: put, data, alloc.
+ *
+ * lpc_page_put is where the page-free fast path lives: a private page (never
+ * published in an index since it was allocated) has one user, so the put that
+ * frees it needs no atomic read-modify-write: plain stores put it on the
+ * thread's free list.  A published page is released with an atomic decrement,
+ * and the last reference frees it only after an RCU grace period.
+ */
+#include <errno.h>
+
+#include "filemap/filemap.h"
+
+LPC_EXPORT void lpc_page_put(struct lpc_page *p)
+{
+	if (unlikely(!p))
+		return;
+	/* Relaxed: PUBLISHED was set by this page's owner before anyone else
+	 * could see it, and is cleared only when it is freed. */
+	if (unlikely(!(atomic_load_explicit(&p->flags, memory_order_relaxed) &
+		       LPC_PG_PUBLISHED))) {
+		lpc_page_free_private(p);
+		return;
+	}
+	lpc_page_release(p);
+}
+
+LPC_EXPORT void *lpc_page_data(const struct lpc_page *p)
+{
+	return p ? lpc_page_frame(p) : NULL;
+}
+
+LPC_EXPORT int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out)
+{
+	if (unlikely(!c || !out))
+		return -EINVAL;
+	return lpc_page_alloc_frame(c, out);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * page.h - page descriptors, reference counts, flags and the page lock.
+ *
+ * Every frame of a cache has one descriptor, in one array created with the
+ * cache and freed only when the cache is destroyed: descriptor memory is
+ * type-stable, so a stale pointer to a descriptor is always safe to read and
+ * to try to take a reference on.  A descriptor's identity (file, index)
+ * changes when its frame is recycled.
+ *
+ * Fields and who writes them:
+ *
+ *   ref     atomic.  0: free, pending free, or frozen.  The index holds one
+ *           reference while the page is in it; each user holds one.  Changed
+ *           by speculative getters (inc-unless-zero), putters (dec), the
+ *           remover (freeze: CAS from exactly the index's count to 0) and the
+ *           allocator (plain store 1 on a page nobody can reach).
+ *   flags   atomic bits, the futex word of the page lock (legend below).
+ *   seq     version (sequence count) bumped while the page lock is held by
+ *           every change of the page's data or identity; reserved for
+ *           reference-free optimistic reads (readers copy, then validate).
+ *   id      the descriptor's number in the array; constant.
+ *   cache   the owning cache; constant.
+ *   file    identity: written by the owner while the page is private, read
+ *   index   by holders of a reference.  Relaxed atomics: a speculative getter
+ *           never trusts them before its re-check of the slot.
+ *   next    chains a free list or a batch waiting for a grace period; only
+ *           touched while ref is 0 (or on a private page), by the list's owner.
+ *
+ * Flags legend (bit: meaning, writer):
+ *   LOCKED     page lock held (lock.c)
+ *   WAITERS    someone sleeps in futex on this word (lock.c)
+ *   UPTODATE   frame holds the file's data; set with release after the data
+ *              is written, read with acquire before the data is read
+ *   ERROR      the last read failed
+ *   DIRTY, WRITEBACK   reserved for the write path
+ *   REFERENCED CLOCK's second chance: set on a hit only if clear (test before
+ *              set), so a hot page's line is not written on every hit
+ *   PUBLISHED  the page has been in an index since it was last allocated: it
+ *              may be reachable by speculative getters, so freeing it waits for
+ *              an RCU grace period.  Clear: the page is private, its owner is
+ *              its only user, and freeing it takes no atomic operation.
+ */
+#ifndef LPC_PAGE_PAGE_H
+#define LPC_PAGE_PAGE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "core/compiler.h"
+
+struct lpc_cache;
+struct lpc_file;
+
+enum lpc_page_flag {
+	LPC_PG_LOCKED = 1u << 0,
+	LPC_PG_WAITERS = 1u << 1,
+	LPC_PG_UPTODATE = 1u << 2,
+	LPC_PG_ERROR = 1u << 3,
+	LPC_PG_DIRTY = 1u << 4,
+	LPC_PG_WRITEBACK = 1u << 5,
+	LPC_PG_REFERENCED = 1u << 6,
+	LPC_PG_PUBLISHED = 1u << 7,
+};
+
+struct lpc_page {
+	_Atomic uint32_t ref;
+	_Atomic uint32_t flags;
+	_Atomic uint32_t seq;
+	uint32_t id;
+	struct lpc_cache *cache;
+	struct lpc_file *_Atomic file;
+	_Atomic uint64_t index;
+	struct lpc_page *next;
+	uint64_t spare[2]; /* pin count and LRU state come with later steps */
+};
+_Static_assert(sizeof(struct lpc_page) == 64, "one descriptor, one cache line");
+
+static inline uint32_t lpc_page_flags(const struct lpc_page *p)
+{
+	return atomic_load_explicit(&((struct lpc_page *)p)->flags, memory_order_acquire);
+}
+
+/*
+ * Speculative reference: increments ref unless it is 0.
+ * Return: true with a reference held; false if the page is free or frozen.
+ * Ordering: acquire on success, so the caller's re-check of the slot and its
+ * reads of flags and data come after the reference is visible (pairs with the
+ * remover's freeze CAS and with the release store that published the page).
+ * Context: any; the caller must be able to name the descriptor (type-stable).
+ */
+static inline bool lpc_page_get_unless_zero(struct lpc_page *p)
+{
+	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
+
+	do {
+		if (unlikely(r == 0))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&p->ref, &r, r + 1,
+							memory_order_acquire,
+							memory_order_relaxed));
+	return true;
+}
+
+/*
+ * Freeze: takes the page out of reach of speculative getters if nobody but
+ * the index (`expected` references) holds it.  Context: the file's index lock.
+ * Return: true if frozen (ref is now 0).
+ */
+static inline bool lpc_page_freeze(struct lpc_page *p, uint32_t expected)
+{
+	return atomic_compare_exchange_strong_explicit(&p->ref, &expected, 0,
+						       memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+/* Undoes a freeze that was not followed by removal. */
+static inline void lpc_page_unfreeze(struct lpc_page *p, uint32_t count)
+{
+	atomic_store_explicit(&p->ref, count, memory_order_release);
+}
+
+/* Sets REFERENCED only when clear: a hit writes no shared line but ref. */
+static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
+{
+	if (!(flags & LPC_PG_REFERENCED))
+		atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED, memory_order_relaxed);
+}
+
+/* Drops a reference on a page that was published (the slow half of
+ * lpc_page_put): the last one frees the page after a grace period. */
+void lpc_page_release(struct lpc_page *p);
+
+/* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */
+bool lpc_page_trylock(struct lpc_page *p);
+void lpc_page_lock_slow(struct lpc_page *p);
+/* Sleeps until LOCKED is clear, without taking the lock. */
+void lpc_page_wait_unlocked(struct lpc_page *p);
+/* Sets `set` and clears LOCKED|WAITERS in one release RMW, waking sleepers. */
+void lpc_page_unlock_set(struct lpc_page *p, uint32_t set);
+
+/*
+ * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1,
+ * flags 0, no identity.  Frees: lpc_page_free_private for a page never
+ * published (plain stores onto this thread's list); lpc_page_free_deferred
+ * for one that was (after a grace period, batched).
+ * Return of alloc: 0 or -ENOMEM.  Context: outside an RCU read section
+ * (it may wait for a grace period).
+ */
+int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out);
+void lpc_page_free_private(struct lpc_page *p);
+void lpc_page_free_deferred(struct lpc_page *p);
+
+#endif /* LPC_PAGE_PAGE_H */
