@@ -103,6 +103,7 @@ struct lpc_cache {
 struct lpc_file {
 	/* Hot, read-mostly line: every lookup reads these. */
 	struct lpc_cache *cache;
+	uint64_t cache_id; /* cache->id, here so a hit reads one line of f */
 	struct lpc_radix_root tree;
 	bool locked_lookup;
 	unsigned page_shift;
@@ -131,6 +132,14 @@ static inline struct lpc_tcache *lpc_tcache(struct lpc_cache *c)
 	if (likely(lpc_self.cur_id == c->id))
 		return lpc_self.cur;
 	return lpc_tcache_slow(c);
+}
+
+/* The same for a file's cache, reading only the file's hot line. */
+static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
+{
+	if (likely(lpc_self.cur_id == f->cache_id))
+		return lpc_self.cur;
+	return lpc_tcache_slow(f->cache);
 }
 
 /* A thread without a block (out of memory) counts into this sink. */

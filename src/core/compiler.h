@@ -13,6 +13,8 @@
 /* Marks a definition as part of the public ABI (see src/lpc.map). */
 #define LPC_EXPORT __attribute__((visibility("default")))
 
+#define lpc_always_inline inline __attribute__((always_inline))
+
 #define LPC_CACHELINE 64
 #define lpc_cacheline_aligned __attribute__((aligned(LPC_CACHELINE)))
 

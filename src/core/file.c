@@ -117,6 +117,7 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 	}
 	memset(f, 0, sizeof(*f));
 	f->cache = c;
+	f->cache_id = c->id;
 	lpc_radix_init(&f->tree);
 	f->locked_lookup = c->locked_lookup;
 	f->page_shift = c->page_shift;

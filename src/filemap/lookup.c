@@ -50,7 +50,7 @@
 
 #include "filemap/filemap.h"
 
-static inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
+static lpc_always_inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
 					       struct lpc_tcache *t)
 {
 	void *_Atomic const *slot;
@@ -86,7 +86,8 @@ static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
 	return p;
 }
 
-struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
+static lpc_always_inline struct lpc_page *filemap_get(struct lpc_file *f, uint64_t index,
+					   struct lpc_tcache *t)
 {
 	struct lpc_page *p;
 
@@ -98,6 +99,11 @@ struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_
 	return p;
 }
 
+struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
+{
+	return filemap_get(f, index, t);
+}
+
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
 {
 	struct lpc_tcache *t;
@@ -106,10 +112,10 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 
 	if (unlikely(!f || !out))
 		return -EINVAL;
-	t = lpc_tcache(f->cache);
+	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
-	p = lpc_filemap_get(f, index, t);
+	p = filemap_get(f, index, t);
 	if (unlikely(!p)) {
 		lpc_count(t, LPC_C_MISSES);
 		return -ENOENT;

@@ -172,7 +172,7 @@ LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
 
 	if (unlikely(!f || !out || flags))
 		return -EINVAL;
-	t = lpc_tcache(f->cache);
+	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
 	return lpc_filemap_get_page(f, index, t, out);

@@ -53,7 +53,7 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 		return -EINVAL;
 	if (unlikely(len == 0))
 		return 0;
-	t = lpc_tcache(f->cache);
+	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
 	if (len > SSIZE_MAX)

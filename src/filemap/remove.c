@@ -79,7 +79,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 
 	if (unlikely(!f))
 		return -EINVAL;
-	t = lpc_tcache(f->cache);
+	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
 	first = off >> f->page_shift;

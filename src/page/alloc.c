@@ -92,6 +92,10 @@ void lpc_page_free_deferred(struct lpc_page *p)
 {
 	struct lpc_cache *c = p->cache;
 
+	/* A thread that only ever puts still needs RCU registration: call_rcu
+	 * below runs read-side code. */
+	(void)lpc_tcache(c);
+
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
 	c->pending = p;
@@ -100,15 +104,6 @@ void lpc_page_free_deferred(struct lpc_page *p)
 		return;
 	}
 	pending_submit_unlock(c);
-}
-
-void lpc_page_release(struct lpc_page *p)
-{
-	/* Release: our writes to the page happen before whoever frees it. */
-	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_release) == 1) {
-		atomic_thread_fence(memory_order_acquire);
-		lpc_page_free_deferred(p);
-	}
 }
 
 void lpc_page_free_private(struct lpc_page *p)

@@ -131,9 +131,22 @@ static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
 		atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED, memory_order_relaxed);
 }
 
-/* Drops a reference on a page that was published (the slow half of
- * lpc_page_put): the last one frees the page after a grace period. */
-void lpc_page_release(struct lpc_page *p);
+void lpc_page_free_deferred(struct lpc_page *p);
+
+/*
+ * Drops a reference on a page that was published (the half of lpc_page_put
+ * that is not the private fast path): the last one frees the page after an
+ * RCU grace period.  Release: this holder's reads and writes of the page
+ * happen before whoever frees it; the acquire fence orders the free after
+ * every other holder's release.  Context: any, RCU read section included.
+ */
+static inline void lpc_page_release(struct lpc_page *p)
+{
+	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_release) == 1) {
+		atomic_thread_fence(memory_order_acquire);
+		lpc_page_free_deferred(p);
+	}
+}
 
 /* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */
 bool lpc_page_trylock(struct lpc_page *p);
@@ -153,6 +166,5 @@ void lpc_page_unlock_set(struct lpc_page *p, uint32_t set);
  */
 int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out);
 void lpc_page_free_private(struct lpc_page *p);
-void lpc_page_free_deferred(struct lpc_page *p);
 
 #endif /* LPC_PAGE_PAGE_H */
