@@ -131,7 +131,9 @@ int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out);
 int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
 		 struct lpc_page **out);
 
-/* Drops one reference.  Context: any; never sleeps.  NULL is ignored. */
+/* Drops one reference.  Context: any; never waits for I/O or a grace period
+ * (the last put of a cached page may take a short internal lock).  NULL is
+ * ignored. */
 void lpc_page_put(struct lpc_page *p);
 
 /* The page's frame: page_size bytes, aligned for O_DIRECT. */

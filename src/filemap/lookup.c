@@ -32,10 +32,20 @@
  *  - R2 loads the page, truncate-like removal runs B and drops the index's
  *    reference, R3 succeeds (a user still held it, ref > 0): R4 sees the slot
  *    changed, drops the reference and retries.  Without R4 we would return a
- *    page that is no longer in the cache - and once its last holder frees it
- *    and it is reused, a page of another identity.  C's grace period makes the
- *    reuse wait until R1..R5 of every reader that could have loaded it ended,
- *    so R3 never increments a page that was reused within our read section.
+ *    page that is no longer in the cache: a write through it would be lost.
+ *    That is R4's job (spin: BUG_NO_RECHECK).
+ *  - R2 loads the page, a remover freezes, deletes and frees it, and the
+ *    allocator hands it out again as a private page (ref 1, PUBLISHED
+ *    clear); R3 then succeeds on the recycled page, R4 fails and R4's put sees
+ *    PUBLISHED clear and frees a page whose owner still holds it.  C's grace
+ *    period forbids this: the page cannot be reused until every read section
+ *    that could have loaded it (R1..R5, retries included) has ended.  That is
+ *    the grace period's job (spin: BUG_NO_GRACE); it also keeps the identity
+ *    of a page found by R2..R4 stable, so R4 needs to check the slot only.
+ * Required by both: R2-R4 and every retry stay in one read section; PUBLISHED
+ * is set before the release store that publishes the page; nothing waits for
+ * a grace period while it holds a frozen page in a slot (readers spin on it
+ * inside their read sections: spin's BUG_GP_WHILE_FROZEN).
  *
  * Ordering: slot and root pointers are published with release stores and
  * loaded with acquire (radix.c), so a page found at R2 has its descriptor
