@@ -138,7 +138,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_cache_orphan_tcaches(c);
 	/* Wait for call_rcu callbacks that still point into this cache: free
 	 * batches (they touch the free list) and index nodes. */
-	urcu_memb_barrier();
+	lpc_rcu_barrier();
 	munmap(c->pages, c->pages_bytes);
 	munmap(c->frames, c->frames_bytes);
 	pthread_mutex_destroy(&c->free_lock);

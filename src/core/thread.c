@@ -26,6 +26,9 @@
 
 __thread struct lpc_thread lpc_self;
 struct lpc_tcache lpc_tcache_sink;
+#ifdef LPC_TSAN
+char lpc_rcu_tsan_token; /* see core/rcu.h */
+#endif
 
 static pthread_mutex_t lpc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t lpc_thread_key;

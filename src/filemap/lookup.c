@@ -103,9 +103,9 @@ static lpc_always_inline struct lpc_page *filemap_get(struct lpc_file *f, uint64
 
 	if (unlikely(f->locked_lookup))
 		return filemap_get_locked(f, index);
-	urcu_memb_read_lock();						/* R1 */
+	lpc_rcu_read_lock();						/* R1 */
 	p = filemap_get_rcu(f, index, t);
-	urcu_memb_read_unlock();					/* R5 */
+	lpc_rcu_read_unlock();						/* R5 */
 	return p;
 }
 

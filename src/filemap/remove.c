@@ -89,9 +89,9 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		last = (off + len - 1) >> f->page_shift;
 
 	for (;;) {
-		urcu_memb_read_lock();
+		lpc_rcu_read_lock();
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
-		urcu_memb_read_unlock();
+		lpc_rcu_read_unlock();
 		for (unsigned i = 0; i < n && idx[i] <= last; i++) {
 			if (invalidate_one(f, pages[i], idx[i])) {
 				lpc_page_free_deferred(pages[i]);	/* C */

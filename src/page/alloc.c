@@ -40,7 +40,10 @@ struct lpc_free_batch {
 static void free_batch_rcu(struct rcu_head *head)
 {
 	struct lpc_free_batch *b = caa_container_of(head, struct lpc_free_batch, rcu);
-	struct lpc_cache *c = b->cache;
+	struct lpc_cache *c;
+
+	lpc_rcu_callback_enter(head);
+	c = b->cache;
 
 	pthread_mutex_lock(&c->free_lock);
 	b->tail->next = c->free;
@@ -84,7 +87,7 @@ static bool pending_submit_unlock(struct lpc_cache *c)
 	b->tail = tail;
 	b->n = n;
 	/* call_rcu is legal inside a read section: a put may run in one. */
-	urcu_memb_call_rcu(&b->rcu, free_batch_rcu);
+	lpc_call_rcu(&b->rcu, free_batch_rcu);
 	return true;
 }
 
@@ -207,7 +210,7 @@ int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 		bool submitted = pending_submit_unlock(c);
 		if (!submitted && !atomic_load_explicit(&c->batches_in_flight, memory_order_acquire))
 			goto nomem;
-		urcu_memb_barrier();
+		lpc_rcu_barrier();
 	}
 	page_init_private(p);
 	*out = p;

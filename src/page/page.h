@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <urcu/urcu-memb.h>
+#include "core/rcu.h"
 
 #include "core/compiler.h"
 
@@ -136,16 +136,15 @@ void lpc_page_free_deferred(struct lpc_page *p);
 /*
  * Drops a reference on a page that was published (the half of lpc_page_put
  * that is not the private fast path): the last one frees the page after an
- * RCU grace period.  Release: this holder's reads and writes of the page
- * happen before whoever frees it; the acquire fence orders the free after
- * every other holder's release.  Context: any, RCU read section included.
+ * RCU grace period.  acq_rel: this holder's reads and writes of the page
+ * happen before whoever frees it (release), and the freer comes after every
+ * other holder's release (acquire; a fence would do, but TSan cannot see
+ * fences, and on x86 both are the same lock xadd).  Context: any, RCU read section included.
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_release) == 1) {
-		atomic_thread_fence(memory_order_acquire);
+	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel) == 1)
 		lpc_page_free_deferred(p);
-	}
 }
 
 /* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */

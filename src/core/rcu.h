@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcu.h - lpc's use of liburcu (the urcu-memb flavour), in one place.
+ *
+ * Why wrappers: ThreadSanitizer cannot see the ordering RCU provides.  A grace
+ * period orders every read section that began before it ahead of the
+ * callbacks that follow it, through membarrier(2) and plain per-thread
+ * counters inside liburcu, and call_rcu hands its callback to a worker thread
+ * through liburcu's own wait-free queue; liburcu is not built with TSan.  In
+ * the TSan build (LPC_TSAN), these wrappers tell TSan what RCU guarantees:
+ *  - every read-section exit releases a global token; every callback, and
+ *    every return from a barrier, acquires it: the callback happens after all
+ *    the read sections that ended before it (an over-approximation of "that
+ *    began before the grace period", so TSan may miss a race, never invent
+ *    one);
+ *  - call_rcu releases the callback's head, and the callback acquires it: the
+ *    caller's writes before call_rcu happen before the callback.
+ * In other builds they compile to the liburcu calls alone (the read side
+ * inlined through _LGPL_SOURCE).
+ */
+#ifndef LPC_CORE_RCU_H
+#define LPC_CORE_RCU_H
+
+#include <urcu/urcu-memb.h>
+
+#ifdef LPC_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+extern char lpc_rcu_tsan_token;
+#define lpc_tsan_acquire(a) __tsan_acquire(a)
+#define lpc_tsan_release(a) __tsan_release(a)
+#else
+#define lpc_tsan_acquire(a) ((void)(a))
+#define lpc_tsan_release(a) ((void)(a))
+#endif
+
+static inline void lpc_rcu_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void lpc_rcu_read_unlock(void)
+{
+#ifdef LPC_TSAN
+	lpc_tsan_release(&lpc_rcu_tsan_token);
+#endif
+	urcu_memb_read_unlock();
+}
+
+/* Queues fn(head) to run after a grace period.  Context: a registered
+ * thread; legal inside a read section. */
+static inline void lpc_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *))
+{
+	lpc_tsan_release(head);
+	urcu_memb_call_rcu(head, fn);
+}
+
+/* First statement of every call_rcu callback. */
+static inline void lpc_rcu_callback_enter(struct rcu_head *head)
+{
+#ifdef LPC_TSAN
+	lpc_tsan_acquire(&lpc_rcu_tsan_token);
+#endif
+	lpc_tsan_acquire(head);
+}
+
+/* Waits for every callback queued so far.  Context: a registered thread,
+ * outside any read section. */
+static inline void lpc_rcu_barrier(void)
+{
+	urcu_memb_barrier();
+#ifdef LPC_TSAN
+	lpc_tsan_acquire(&lpc_rcu_tsan_token);
+#endif
+}
+
+#endif /* LPC_CORE_RCU_H */
