@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench.sh [lpcbench options] - build Release in build-release and run every
+# lpcbench workload: `lpcbench all "$@"`.  lpcbench makes its own data files;
+# `build-release/tools/lpcbench/lpcbench --help` lists the options.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+bash "$here/deps.sh"
+lpc_build release
+echo "+ build-release/tools/lpcbench/lpcbench all $*"
+exec "$LPC_ROOT/build-release/tools/lpcbench/lpcbench" all "$@"

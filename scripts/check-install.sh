@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# check-install.sh [BUILD_DIR] - checks what `cmake --install` gives a user.
+# BUILD_DIR (default build-release) must be built.  Into a temporary prefix:
+#   1. cmake --install BUILD_DIR --prefix TMP, and the expected files are there;
+#   2. the installed liblpc.so exports exactly the API (cmake/check_exports.cmake);
+#   3. lpc.pc validates; lpc.h compiles alone as strict C11 and as C++;
+#   4. a program built with `pkg-config --cflags --libs lpc` runs (shared);
+#   5. the same program linked with liblpc.a and `pkg-config --static` runs;
+#   6. a CMake project with find_package(lpc) and lpc::lpc builds and runs;
+#   7. the installed bin/lpcbench runs (finds liblpc through its RPATH).
+# Ends with "install: N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${1:-build-release}
+[[ $build == /* ]] || build="$root/$build"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix="$tmp/prefix"
+pass=0 fail=0
+
+check() {
+	local name=$1
+	shift
+	echo "--- $name"
+	if "$@"; then
+		echo "ok: $name"
+		pass=$((pass + 1))
+	else
+		echo "FAILED: $name"
+		fail=$((fail + 1))
+	fi
+}
+
+cat >"$tmp/consumer.c" <<'C'
+/* A program that uses the installed lpc. */
+#include <stdio.h>
+#include <lpc/lpc.h>
+
+int main(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+	struct lpc_page *p;
+	struct lpc_stats st;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = 1 << 20;
+	rc = lpc_cache_create(&cfg, &c);
+	if (rc < 0)
+		return fprintf(stderr, "lpc_cache_create: %d\n", rc), 1;
+	rc = lpc_page_alloc(c, &p);
+	if (rc < 0)
+		return fprintf(stderr, "lpc_page_alloc: %d\n", rc), 1;
+	((char *)lpc_page_data(p))[0] = 1;
+	lpc_page_put(p);
+	lpc_stats(c, &st);
+	printf("consumer: lpc %d.%d, %llu frames of %zu bytes\n", LPC_VERSION_MAJOR,
+	       LPC_VERSION_MINOR, (unsigned long long)st.frames, cfg.page_size);
+	rc = lpc_cache_destroy(c);
+	return rc < 0;
+}
+C
+
+# Installed libdir: lib, or lib/<multiarch> under /usr.
+find_libdir() { dirname "$(find "$prefix" -name lpc.pc -path '*/pkgconfig/*' | head -n 1)"; }
+
+step_install() {
+	cmake --install "$build" --prefix "$prefix" || return 1
+	local pcdir
+	pcdir=$(find_libdir)
+	if [[ -z $pcdir || $pcdir == . ]]; then
+		echo "no lpc.pc installed"
+		return 1
+	fi
+	libdir=$(dirname "$pcdir")
+	export PKG_CONFIG_PATH="$pcdir"
+	local f ok=0
+	for f in "$prefix/include/lpc/lpc.h" "$libdir/liblpc.so" "$libdir/liblpc.a" \
+		 "$libdir/cmake/lpc/lpcConfig.cmake"; do
+		[[ -e $f ]] || { echo "missing: $f"; ok=1; }
+	done
+	find "$prefix" \( -type f -o -type l \) | sed "s|^$prefix/|  |" | sort
+	return $ok
+}
+
+step_exports() {
+	cmake -DLIB="$libdir/liblpc.so" -DMAP="$root/src/lpc.map" \
+	      -P "$root/cmake/check_exports.cmake"
+}
+
+step_header() {
+	pkg-config --validate lpc || return 1
+	echo "pkg-config --cflags --libs lpc: $(pkg-config --cflags --libs lpc)"
+	echo '#include <lpc/lpc.h>' >"$tmp/h.c"
+	# shellcheck disable=SC2046 # pkg-config prints a list of words
+	cc -std=c11 -pedantic -Wall -Wextra -Werror $(pkg-config --cflags lpc) \
+	   -fsyntax-only "$tmp/h.c" || return 1
+	# shellcheck disable=SC2046
+	c++ -std=c++11 -Wall -Wextra -Werror $(pkg-config --cflags lpc) \
+	    -fsyntax-only -x c++ "$tmp/h.c"
+}
+
+step_shared() {
+	# shellcheck disable=SC2046 # pkg-config prints a list of words
+	cc -std=c11 -Wall -Wextra -Werror "$tmp/consumer.c" -o "$tmp/consumer" \
+	   $(pkg-config --cflags --libs lpc) || return 1
+	LD_LIBRARY_PATH="$(pkg-config --variable=libdir lpc)" "$tmp/consumer"
+}
+
+step_static() {
+	local libs
+	libs=$(pkg-config --static --libs lpc | sed 's/\(^\| \)-llpc\( \|$\)/ /')
+	# shellcheck disable=SC2046,SC2086
+	cc -std=c11 -Wall -Wextra -Werror "$tmp/consumer.c" -o "$tmp/consumer-static" \
+	   $(pkg-config --cflags lpc) "$libdir/liblpc.a" $libs || return 1
+	if ldd "$tmp/consumer-static" | grep -q liblpc; then
+		echo "consumer-static links liblpc.so"
+		return 1
+	fi
+	"$tmp/consumer-static"
+}
+
+step_cmake() {
+	mkdir -p "$tmp/cm"
+	cp "$tmp/consumer.c" "$tmp/cm/"
+	cat >"$tmp/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(consumer LANGUAGES C)
+find_package(lpc 0.1 REQUIRED)
+add_executable(consumer consumer.c)
+target_link_libraries(consumer PRIVATE lpc::lpc)
+CM
+	if ! cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cm.log" 2>&1 ||
+	   ! cmake --build "$tmp/cm/build" >>"$tmp/cm.log" 2>&1; then
+		cat "$tmp/cm.log"
+		return 1
+	fi
+	"$tmp/cm/build/consumer"
+}
+
+step_lpcbench() {
+	env -u LD_LIBRARY_PATH "$prefix/bin/lpcbench" --help >"$tmp/lpcbench.txt" || return 1
+	head -n 1 "$tmp/lpcbench.txt"
+	! ldd "$prefix/bin/lpcbench" | grep -q 'liblpc.* not found'
+}
+
+if [[ ! -f $build/CMakeCache.txt ]]; then
+	echo "check-install: $build is not a build directory" >&2
+	echo "install: 0 passed, 1 failed"
+	exit 1
+fi
+libdir=""
+check "cmake --install $(basename "$build") --prefix TMP" step_install
+if [[ -n $libdir ]]; then
+	check "installed liblpc.so exports exactly src/lpc.map" step_exports
+	check "lpc.pc valid; lpc.h compiles as C11 and C++" step_header
+	check "pkg-config --cflags --libs lpc: shared program runs" step_shared
+	check "pkg-config --static with liblpc.a: static program runs" step_static
+	check "find_package(lpc) + lpc::lpc: program runs" step_cmake
+	if [[ -e $prefix/bin/lpcbench ]]; then
+		check "installed bin/lpcbench runs" step_lpcbench
+	fi
+fi
+echo "install: $pass passed, $fail failed"
+((fail == 0))

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# deps.sh - install the Debian 12 (bookworm) packages that lpc's build, tests
+# and benchmark need.  Idempotent and non-interactive: when every package is
+# already installed it changes nothing and runs no `apt-get update`.  Runs as
+# root, or through sudo when there is one.
+#
+#   build-essential  gcc 12, make, binutils (nm); gcc-12 brings the sanitizer
+#                    runtimes (libasan8, libubsan1, libtsan2) with libgcc-12-dev
+#   cmake, ninja-build, pkg-config
+#   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
+#   spin             the Promela model checker (tests/model)
+#
+# On a system without dpkg (not Debian) it only checks that the tools and
+# liburcu-memb are there, and says what is missing.
+set -euo pipefail
+
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin)
+
+say() { echo "deps: $*"; }
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	missing=()
+	for t in cc cmake ninja pkg-config spin nm; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	if command -v pkg-config >/dev/null 2>&1 &&
+	   ! pkg-config --exists liburcu-memb; then
+		missing+=(liburcu-memb)
+	fi
+	if ((${#missing[@]})); then
+		say "not a Debian system and missing: ${missing[*]}" >&2
+		exit 1
+	fi
+	say "not a Debian system; every tool is present"
+	exit 0
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	say "all present (${PACKAGES[*]})"
+	exit 0
+fi
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null 2>&1; then
+		as_root=(sudo)
+	else
+		say "need root (or sudo) to install: ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+
+apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y
+     -o DPkg::Lock::Timeout=600)
+say "installing: ${missing[*]}"
+"${apt[@]}" update
+"${apt[@]}" install --no-install-recommends "${missing[@]}"
+say "done"

@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: MIT
+#
+# lib.sh - shared by test.sh and bench.sh (sourced, not run).
+#
+# lpc_build VARIANT: configures and builds VARIANT in build-VARIANT at the
+# repository root.  Variants:
+#   release  -DCMAKE_BUILD_TYPE=Release
+#   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo
+#   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo
+# LPC_JOBS (default: the number of CPUs) sets the build's parallelism.
+
+LPC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LPC_JOBS=${LPC_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+lpc_variant_args() {
+	case $1 in
+	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE=" ;;
+	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address" ;;
+	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread" ;;
+	*) return 1 ;;
+	esac
+}
+
+lpc_build() {
+	local variant=$1 dir="$LPC_ROOT/build-$1" args gen=()
+	args=$(lpc_variant_args "$variant") || {
+		echo "unknown variant: $variant" >&2
+		return 2
+	}
+	# A build directory keeps the generator it was made with; only a new one
+	# gets Ninja (when it is installed).
+	if [[ ! -f $dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; then
+		gen=(-G Ninja)
+	fi
+	echo "+ cmake -S . -B build-$variant ${gen[*]} $args"
+	# shellcheck disable=SC2086 # $args is a list of words
+	cmake -S "$LPC_ROOT" -B "$dir" "${gen[@]}" $args || return 1
+	echo "+ cmake --build build-$variant -j $LPC_JOBS"
+	cmake --build "$dir" -j "$LPC_JOBS" || return 1
+}
