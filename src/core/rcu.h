@@ -64,6 +64,16 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
 	lpc_tsan_acquire(head);
 }
 
+/* Waits for a grace period.  Context: a registered thread, outside any read
+ * section, holding no frozen page in a slot (readers spin on one). */
+static inline void lpc_rcu_synchronize(void)
+{
+	urcu_memb_synchronize_rcu();
+#ifdef LPC_TSAN
+	lpc_tsan_acquire(&lpc_rcu_tsan_token);
+#endif
+}
+
 /* Waits for every callback queued so far.  Context: a registered thread,
  * outside any read section. */
 static inline void lpc_rcu_barrier(void)

@@ -36,6 +36,14 @@ void lpc_filemap_remove_all(struct lpc_file *f);
 /* Re-reads the file's size from the kernel.  Return: the size. */
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
 
+/*
+ * Judges a read of page `index` that returned r bytes: shorter than a page
+ * is the end of the file only where the file ends; short anywhere else is an
+ * I/O error, so zeros are never cached or returned for data the file has.
+ * Return: r, or -EIO.
+ */
+ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
+
 static inline void *lpc_page_frame(const struct lpc_page *p)
 {
 	return p->cache->frames + ((size_t)p->id << p->cache->page_shift);

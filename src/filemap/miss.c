@@ -11,7 +11,8 @@
  *   M3 insert it under the index lock (the radix tree publishes it with a
  *      release store).  -EEXIST: another thread inserted first; our page was
  *      never visible, so it is freed privately, and we wait on theirs (M6)
- *   M4 read into the frame (O_DIRECT), zero what lies past end of file
+ *   M4 read into the frame (O_DIRECT), zero what lies past end of file; a
+ *      read short of a page where the file does not end is an error
  *   M5 success: set UPTODATE and unlock in one release (waiters wake);
  *      failure: delete the page from the index, set ERROR and unlock, return
  *      the error: nothing is cached, the next get reads again
@@ -35,6 +36,15 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0)
 		atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 	return atomic_load_explicit(&f->io.size, memory_order_relaxed);
+}
+
+ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
+{
+	if (r < 0 || (size_t)r >= f->cache->page_size)
+		return r;
+	if ((index << f->page_shift) + (uint64_t)r >= lpc_filemap_refresh_size(f))
+		return r;
+	return -EIO;
 }
 
 /* True if page `index` lies wholly past the end of the file. */
@@ -63,8 +73,9 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	lpc_count(t, LPC_C_READS);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	r = lpc_filemap_check_short(f, index, r);
 	if (r == 0)
-		r = past_eof(f, index) ? -ENXIO : -EIO; /* shrank behind our back */
+		r = -ENXIO; /* the file shrank behind our back */
 	if (r < 0) {
 		if (r != -ENXIO)
 			lpc_count(t, LPC_C_READ_ERRORS);

@@ -29,6 +29,7 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 	lpc_count(t, LPC_C_READ_AROUND);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	r = lpc_filemap_check_short(f, index, r);
 	if (r < 0) {
 		lpc_count(t, LPC_C_READ_ERRORS);
 		free(bounce);

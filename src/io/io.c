@@ -40,8 +40,6 @@ ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
 
 	if (fault < 0)
 		return fault;
-	if (fault > 0 && (size_t)fault < len)
-		len = (size_t)fault;
 	r = c->io->read(f, buf, len, off, index);
 	if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
 		/* The device refuses this direct transfer: go buffered for good.
@@ -54,6 +52,10 @@ ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
 			r = c->io->read(f, buf, len, off, index);
 		}
 	}
+	/* A short transfer shortens the result, not the request: a shortened
+	 * request would be a misaligned O_DIRECT read. */
+	if (fault > 0 && r > fault)
+		r = fault;
 	return r;
 }
 

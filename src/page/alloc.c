@@ -4,8 +4,8 @@
  *
  * Where a frame comes from: this thread's private list (no atomics, no lock),
  * else a batch from the cache's shared list (free_lock), else, when frames
- * wait for a grace period, the caller flushes them and waits (rcu_barrier),
- * else -ENOMEM.  Eviction under memory pressure is the reclaim part's job (a
+ * wait for a grace period, the caller takes them and waits for one itself
+ * (reclaim_pending), else -ENOMEM.  Eviction under memory pressure is the reclaim part's job (a
  * later step); until then a full cache fails the allocation.
  *
  * Where a frame goes:
@@ -128,6 +128,7 @@ void lpc_page_free_private(struct lpc_page *p)
 		}
 		/* Too many hoarded: give a batch back to the shared list. */
 		struct lpc_page *head = t->free, *tail = head;
+
 		for (unsigned i = 1; i < c->tbatch; i++)
 			tail = tail->next;
 		t->free = tail->next;
@@ -155,6 +156,44 @@ static void page_init_private(struct lpc_page *p)
 	/* Plain store: no reader can reach a page on a free list (a grace
 	 * period separates its last publication from now). */
 	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+}
+
+/*
+ * The allocator found no free frame.  Frames on the pending list wait only
+ * for a grace period: take them privately, wait for one ourselves
+ * (synchronize_rcu costs microseconds with no reader to wait for, where
+ * rcu_barrier waits for the call_rcu worker's next pass, about 10 ms), and
+ * put them on the free list.  Batches already handed to call_rcu are waited
+ * for with the barrier.  Context: no RCU read section, no frozen page held.
+ * Return: true if frames may now be free.
+ */
+static bool reclaim_pending(struct lpc_cache *c)
+{
+	struct lpc_page *head, *tail;
+	uint32_t n;
+
+	pthread_mutex_lock(&c->free_lock);
+	head = c->pending;
+	n = c->npending;
+	c->pending = NULL;
+	c->npending = 0;
+	pthread_mutex_unlock(&c->free_lock);
+	if (head) {
+		lpc_rcu_synchronize();
+		for (tail = head; tail->next; tail = tail->next)
+			;
+		pthread_mutex_lock(&c->free_lock);
+		tail->next = c->free;
+		c->free = head;
+		c->nfree += n;
+		pthread_mutex_unlock(&c->free_lock);
+		return true;
+	}
+	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
+		lpc_rcu_barrier();
+		return true;
+	}
+	return false;
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */
@@ -203,14 +242,9 @@ int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 			}
 			break;
 		}
-		/* Frames may be waiting for a grace period: flush and wait once. */
-		if (attempt > 0)
+		/* Frames may be waiting for a grace period: wait once. */
+		if (attempt > 0 || !reclaim_pending(c))
 			goto nomem;
-		pthread_mutex_lock(&c->free_lock);
-		bool submitted = pending_submit_unlock(c);
-		if (!submitted && !atomic_load_explicit(&c->batches_in_flight, memory_order_acquire))
-			goto nomem;
-		lpc_rcu_barrier();
 	}
 	page_init_private(p);
 	*out = p;
