@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lpc_test.h - small helpers shared by lpc's test programs (header only, every
+ * function static inline or static, one translation unit per program).
+ *
+ *  - checks:  CHECK(cond, fmt, ...) counts a pass or a failure (printing
+ *             file:line, the expression and the message) and yields the
+ *             condition, so a test can stop a sub-case early; REQUIRE is a
+ *             CHECK that ends the program (exit 1) when it fails.  Both are
+ *             thread-safe.  tst_finish() prints the final "N passed, N failed"
+ *             line and returns the exit status (0 pass, 1 fail);
+ *             tst_skip() prints it and exits 77.
+ *  - seeds:   tst_init(argc, argv) takes --seed N (else one from the clock),
+ *             prints "seed N" first, and arms a watchdog (alarm) so a hang
+ *             fails with a message rather than only by the CTest timeout.
+ *             tst_rnd() is splitmix64 on a caller's state.
+ *  - time:    tst_now_ns(); tst_stress_seconds(default) honours the
+ *             LPC_STRESS_SECONDS environment variable (a double).
+ *  - files:   tst_tmpdir() makes one mkdtemp directory under $TMPDIR (else
+ *             /var/tmp: /tmp may be tmpfs) removed at exit; tst_make_file()
+ *             writes a file with plain write(2) whose bytes are
+ *             tst_file_byte(salt, offset); tst_make_sparse() sizes an empty
+ *             file (for the null backend, which only reads its size);
+ *             tst_file_id() is the file's st_ino, the id the null backend uses.
+ *  - null backend data: tst_null_expect() builds the bytes a cached page of a
+ *             null-backend file must hold (pattern up to the file's size,
+ *             zeros after), tst_null_check_range() checks any byte range.
+ */
+#ifndef LPC_TESTS_COMMON_LPC_TEST_H
+#define LPC_TESTS_COMMON_LPC_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lpc/lpc.h>
+
+#include "io/io.h"
+
+static _Atomic unsigned long tst_passed, tst_failed;
+static uint64_t tst_seed;
+static char tst_dir[512];
+
+#define CHECK(cond, ...)                                                         \
+	({                                                                       \
+		bool tst_ok_ = (cond);                                           \
+		if (tst_ok_) {                                                   \
+			atomic_fetch_add(&tst_passed, 1);                        \
+		} else {                                                         \
+			atomic_fetch_add(&tst_failed, 1);                        \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__,  \
+				#cond);                                          \
+			fprintf(stderr, " " __VA_ARGS__);                         \
+			fprintf(stderr, " (seed %" PRIu64 ")\n", tst_seed);      \
+		}                                                                \
+		tst_ok_;                                                         \
+	})
+
+/* Check an int/ssize_t result equals an expected value, printing both. */
+#define CHECK_EQ(got, want, ...)                                                 \
+	({                                                                       \
+		long long tst_g_ = (long long)(got), tst_w_ = (long long)(want); \
+		bool tst_ok_ = tst_g_ == tst_w_;                                 \
+		if (tst_ok_) {                                                   \
+			atomic_fetch_add(&tst_passed, 1);                        \
+		} else {                                                         \
+			atomic_fetch_add(&tst_failed, 1);                        \
+			fprintf(stderr, "FAIL %s:%d: %s == %s: got %lld, want %lld: ", \
+				__FILE__, __LINE__, #got, #want, tst_g_, tst_w_); \
+			fprintf(stderr, " " __VA_ARGS__);                         \
+			fprintf(stderr, " (seed %" PRIu64 ")\n", tst_seed);      \
+		}                                                                \
+		tst_ok_;                                                         \
+	})
+
+static inline int tst_finish(void)
+{
+	unsigned long f = atomic_load(&tst_failed);
+
+	printf("%lu passed, %lu failed\n", atomic_load(&tst_passed), f);
+	fflush(stdout);
+	return f ? 1 : 0;
+}
+
+#define REQUIRE(cond, ...)                                                       \
+	do {                                                                     \
+		if (!CHECK(cond, __VA_ARGS__)) {                                 \
+			tst_finish();                                            \
+			exit(1);                                                 \
+		}                                                                \
+	} while (0)
+
+static inline __attribute__((noreturn)) void tst_skip(const char *why)
+{
+	printf("SKIP: %s\n", why);
+	printf("%lu passed, %lu failed\n", atomic_load(&tst_passed),
+	       atomic_load(&tst_failed));
+	fflush(stdout);
+	exit(atomic_load(&tst_failed) ? 1 : 77);
+}
+
+static inline uint64_t tst_rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t tst_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void tst_sleep_us(unsigned us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* LPC_STRESS_SECONDS (a positive number) or def. */
+static inline double tst_stress_seconds(double def)
+{
+	const char *s = getenv("LPC_STRESS_SECONDS");
+	double v;
+
+	if (!s || !*s)
+		return def;
+	v = strtod(s, NULL);
+	return v > 0 ? v : def;
+}
+
+static void tst_watchdog(int sig)
+{
+	static const char msg[] = "FAIL: watchdog: the test hung (lost wake-up or deadlock?)\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(1);
+}
+
+/*
+ * Parses --seed N; prints the seed; arms a watchdog of `watchdog_s` seconds
+ * (0: none).  Unknown arguments are an error (exit 2).
+ */
+static inline void tst_init(int argc, char **argv, unsigned watchdog_s)
+{
+	bool have = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			tst_seed = strtoull(argv[++i], NULL, 0);
+			have = true;
+		} else {
+			fprintf(stderr, "usage: %s [--seed N]\n", argv[0]);
+			exit(2);
+		}
+	}
+	if (!have)
+		tst_seed = tst_now_ns() ^ ((uint64_t)getpid() << 32);
+	printf("seed %" PRIu64 " (replay: %s --seed %" PRIu64 ")\n", tst_seed, argv[0],
+	       tst_seed);
+	fflush(stdout);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (watchdog_s) {
+		signal(SIGALRM, tst_watchdog);
+		alarm(watchdog_s);
+	}
+}
+
+/* --- temporary files --- */
+
+static int tst_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(path); /* best effort: keep walking */
+	return 0;
+}
+
+static void tst_rm_dir(void)
+{
+	if (tst_dir[0])
+		nftw(tst_dir, tst_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A directory for this program's files, under `base` (NULL: $TMPDIR, else
+ * /var/tmp), removed at exit.  Return: its path, or NULL (errno set). */
+static inline const char *tst_mkdtemp(const char *base, char *out, size_t outlen)
+{
+	if (!base) {
+		base = getenv("TMPDIR");
+		if (!base || !*base)
+			base = "/var/tmp";
+	}
+	snprintf(out, outlen, "%s/lpc-test-XXXXXX", base);
+	return mkdtemp(out);
+}
+
+static inline const char *tst_tmpdir(void)
+{
+	if (tst_dir[0])
+		return tst_dir;
+	if (!tst_mkdtemp(NULL, tst_dir, sizeof(tst_dir))) {
+		fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+		tst_dir[0] = 0;
+		return NULL;
+	}
+	atexit(tst_rm_dir);
+	return tst_dir;
+}
+
+/* The byte at `off` of a test file made with `salt`. */
+static inline unsigned char tst_file_byte(uint64_t salt, uint64_t off)
+{
+	uint64_t s = (off >> 3) ^ (salt * 0x9e3779b97f4a7c15ull);
+	uint64_t z = tst_rnd(&s);
+
+	return (unsigned char)(z >> (8 * (off & 7)));
+}
+
+static inline void tst_file_bytes(uint64_t salt, uint64_t off, void *buf, size_t len)
+{
+	unsigned char *b = buf;
+	size_t i = 0;
+
+	/* Byte by byte up to a word boundary, then a word at a time. */
+	for (; i < len && ((off + i) & 7); i++)
+		b[i] = tst_file_byte(salt, off + i);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t s = ((off + i) >> 3) ^ (salt * 0x9e3779b97f4a7c15ull);
+		uint64_t z = tst_rnd(&s);
+
+		memcpy(b + i, &z, 8); /* little-endian: byte k is z >> 8k */
+	}
+	for (; i < len; i++)
+		b[i] = tst_file_byte(salt, off + i);
+}
+
+/*
+ * Creates (truncating) dir/name of `size` bytes written with write(2),
+ * contents tst_file_byte(salt, offset).  Return: 0 or -errno.
+ */
+static inline int tst_make_file_in(const char *dir, const char *name, uint64_t size,
+				   uint64_t salt, char *path, size_t pathlen)
+{
+	unsigned char buf[65536];
+	uint64_t done = 0;
+	int fd;
+
+	snprintf(path, pathlen, "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (done < size) {
+		size_t n = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+
+		tst_file_bytes(salt, done, buf, n);
+		if (write(fd, buf, n) != (ssize_t)n) {
+			int e = errno ? errno : EIO;
+
+			close(fd);
+			return -e;
+		}
+		done += n;
+	}
+	close(fd);
+	return 0;
+}
+
+static inline int tst_make_file(const char *name, uint64_t size, uint64_t salt, char *path,
+				size_t pathlen)
+{
+	const char *dir = tst_tmpdir();
+
+	if (!dir)
+		return -EIO;
+	return tst_make_file_in(dir, name, size, salt, path, pathlen);
+}
+
+/* An empty file of `size` bytes (a hole): enough for the null backend. */
+static inline int tst_make_sparse(const char *name, uint64_t size, char *path, size_t pathlen)
+{
+	const char *dir = tst_tmpdir();
+	int fd;
+
+	if (!dir)
+		return -EIO;
+	snprintf(path, pathlen, "%s/%s", dir, name);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) != 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+static inline uint64_t tst_file_id(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+static inline int64_t tst_file_size(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -1;
+	return (int64_t)st.st_size;
+}
+
+/* --- the null backend's data --- */
+
+/*
+ * What page `index` of a null-backend file of `fsize` bytes (id `id`) holds
+ * once cached: the backend fills only the bytes before the file's size (the
+ * pattern depends on how many: lpc_io_null_pattern(id, index, buf, valid)),
+ * and lpc zeroes the rest of the frame.
+ */
+static inline void tst_null_expect(uint64_t id, uint64_t index, size_t page_size,
+				   uint64_t fsize, void *out)
+{
+	uint64_t off = index * page_size;
+	size_t valid = 0;
+
+	if (off < fsize)
+		valid = fsize - off < page_size ? (size_t)(fsize - off) : page_size;
+	memset(out, 0, page_size);
+	if (valid)
+		lpc_io_null_pattern(id, index, out, valid);
+}
+
+/*
+ * Checks len bytes at byte offset `off` of a null-backend file, as lpc_pread
+ * returns them.  scratch: page_size bytes.  Return: true if all match;
+ * *bad_off receives the first bad offset otherwise.
+ */
+static inline bool tst_null_check_range(uint64_t id, size_t page_size, uint64_t fsize,
+					uint64_t off, const void *buf, size_t len, void *scratch,
+					uint64_t *bad_off)
+{
+	const unsigned char *b = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t pos = off + done;
+		uint64_t index = pos / page_size;
+		size_t pgoff = (size_t)(pos % page_size);
+		size_t n = page_size - pgoff;
+
+		if (n > len - done)
+			n = len - done;
+		tst_null_expect(id, index, page_size, fsize, scratch);
+		if (memcmp(b + done, (unsigned char *)scratch + pgoff, n) != 0) {
+			for (size_t i = 0; i < n; i++) {
+				if (b[done + i] != ((unsigned char *)scratch)[pgoff + i]) {
+					if (bad_off)
+						*bad_off = pos + i;
+					break;
+				}
+			}
+			return false;
+		}
+		done += n;
+	}
+	return true;
+}
+
+/*
+ * Checks a whole cached page of a null-backend file: the 16-byte stamp
+ * {id, index} first (so a page of another identity is reported as such),
+ * then every byte.  scratch: page_size bytes.
+ * Return: 0 if it matches; 1 wrong stamp; 2 right stamp, wrong bytes.
+ */
+static inline int tst_null_check_page(uint64_t id, uint64_t index, size_t page_size,
+				      uint64_t fsize, const void *data, void *scratch)
+{
+	uint64_t w[2];
+
+	memcpy(w, data, sizeof(w));
+	if (index * page_size + 16 <= fsize && (w[0] != id || w[1] != index))
+		return 1;
+	tst_null_expect(id, index, page_size, fsize, scratch);
+	return memcmp(data, scratch, page_size) ? 2 : 0;
+}
+
+#endif /* LPC_TESTS_COMMON_LPC_TEST_H */

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress_same_page_miss.c - concurrent misses on the same page (miss.c M1-M6):
+ * exactly one backend read per page however many threads miss on it at once,
+ * and a failed read reaches every thread that waited for it.
+ *
+ * K threads meet at a barrier each round and then lpc_page_get the same
+ * absent page(s).  Round kinds, in turn:
+ *  a  M pages, each thread in a rotated order: every get returns 0, all K
+ *     threads get the same descriptor per page with the right bytes, and
+ *     stats.reads grows by exactly M;
+ *  b  one page through a gated backend held until all K threads hold the
+ *     page in flight (so all K really overlap): one read, same page;
+ *  c  one page with every read failing (fault EIO, count 0): every thread
+ *     gets -EIO, read_errors == reads, nothing is cached (find: -ENOENT);
+ *     after clearing, one get reads again and returns the right data;
+ *  d  one page whose first read fails (count 1): threads that shared it get
+ *     -EIO, a thread that came after it reads again (reads is then 2) and
+ *     gets the page; with one read, every thread got -EIO;
+ *  e  the gated read of (b) failing: all K waiters get -EIO, one read.
+ * Pages are fresh each round; when the file is used up, lpc_invalidate drops
+ * exactly the pages the rounds cached, and they start over.  Both lookup
+ * modes run, each for half the time.
+ *
+ * Usage: stress_same_page_miss [--seed N]; LPC_STRESS_SECONDS (default 4).
+ * Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include "../common/gate_io.h"
+#include "../common/lpc_test.h"
+#include "filemap/filemap.h"
+
+#define PS 4096u
+#define NP 1024u /* pages in the file */
+#define M 4      /* pages per round of kind a */
+#define KMAX 16
+
+static struct lpc_cache *cache;
+static struct lpc_file *file;
+static uint64_t file_id, file_size;
+static unsigned K;
+static pthread_barrier_t b_start, b_end, b_put, b_done;
+
+/* Set by the main thread before b_start. */
+static _Atomic bool stop;
+static char kind;
+static uint64_t first; /* the round's first page */
+static unsigned npages;
+
+struct res {
+	int rc[M];
+	struct lpc_page *p[M];
+	bool data_ok[M];
+};
+static struct res res[KMAX];
+
+static void *worker(void *arg)
+{
+	unsigned t = (unsigned)(uintptr_t)arg;
+	unsigned char *scratch = malloc(PS);
+
+	for (;;) {
+		pthread_barrier_wait(&b_start);
+		if (atomic_load(&stop))
+			break;
+		for (unsigned j = 0; j < npages; j++) {
+			unsigned k = (j + t) % npages; /* rotated order */
+			struct lpc_page *p = NULL;
+			int rc = lpc_page_get(file, first + k, 0, &p);
+
+			res[t].rc[k] = rc;
+			res[t].p[k] = rc == 0 ? p : NULL;
+			res[t].data_ok[k] = rc == 0 && tst_null_check_page(file_id, first + k, PS,
+									   file_size,
+									   lpc_page_data(p),
+									   scratch) == 0;
+		}
+		pthread_barrier_wait(&b_end);
+		/* The main thread checks the results here. */
+		pthread_barrier_wait(&b_put);
+		for (unsigned j = 0; j < npages; j++)
+			if (res[t].rc[j] == 0)
+				lpc_page_put(res[t].p[j]);
+		pthread_barrier_wait(&b_done);
+	}
+	free(scratch);
+	return NULL;
+}
+
+struct tally {
+	unsigned long rounds[5], pages, reads, shared_fail_all, fail_then_read;
+};
+
+static void arm(int err, uint64_t count)
+{
+	struct lpc_io_fault f = { .ops = LPC_IO_READ, .count = count, .err = err };
+
+	REQUIRE(lpc_io_fault_set(cache, &f) == 0);
+}
+
+/* One round of `k`.  Return: pages it left cached. */
+static unsigned round_run(char k, struct tally *ty, unsigned round)
+{
+	struct lpc_stats s0, s1;
+	struct lpc_page *p;
+	unsigned neio = 0, nok = 0;
+	bool gated = k == 'b' || k == 'e';
+
+	kind = k;
+	npages = k == 'a' ? M : 1;
+	if (k == 'c')
+		arm(EIO, 0);
+	else if (k == 'd')
+		arm(EIO, 1);
+	if (gated)
+		tst_gate_close();
+	for (unsigned t = 0; t < K; t++)
+		memset(&res[t], 0, sizeof(res[t]));
+	lpc_stats(cache, &s0);
+
+	pthread_barrier_wait(&b_start);
+	if (gated) {
+		/* One read at the gate, and every thread has missed: all K are
+		 * on this page (waiting on it or about to). */
+		bool in = tst_gate_wait_entered(1, 10000);
+
+		CHECK(in, "round %u (%c): the read never started", round, k);
+		CHECK(tst_wait_page_holders(file, first, K, 10000),
+		      "round %u (%c): not every thread is on the page in flight", round, k);
+		tst_gate_open(k == 'e' ? EIO : 0);
+	}
+	pthread_barrier_wait(&b_end);
+	lpc_stats(cache, &s1);
+	if (k == 'c' || k == 'd')
+		lpc_io_fault_set(cache, NULL);
+	if (gated) {
+		tst_gate_clear_error();
+		CHECK_EQ(tst_gate_entered(), 1, "round %u (%c): reads at the gate", round, k);
+	}
+
+	for (unsigned j = 0; j < npages; j++) {
+		struct lpc_page *same = NULL;
+
+		neio = nok = 0;
+		for (unsigned t = 0; t < K; t++) {
+			int rc = res[t].rc[j];
+
+			if (rc == 0) {
+				nok++;
+				if (!same)
+					same = res[t].p[j];
+				CHECK(res[t].p[j] == same, "round %u (%c) page %" PRIu64
+				      ": two descriptors for one page", round, k, first + j);
+				CHECK(res[t].data_ok[j], "round %u (%c) page %" PRIu64 ": bad data",
+				      round, k, first + j);
+			} else if (rc == -EIO) {
+				neio++;
+			} else {
+				CHECK(0, "round %u (%c) thread %u: get = %d", round, k, t, rc);
+			}
+		}
+		switch (k) {
+		case 'a':
+		case 'b':
+			CHECK_EQ(nok, K, "round %u (%c): gets that failed", round, k);
+			break;
+		case 'c':
+		case 'e':
+			CHECK_EQ(neio, K, "round %u (%c): every waiter must get -EIO", round, k);
+			break;
+		case 'd':
+			CHECK(neio >= 1 && neio + nok == K, "round %u (d): %u -EIO, %u ok", round,
+			      neio, nok);
+			break;
+		}
+	}
+	switch (k) {
+	case 'a':
+		CHECK_EQ(s1.reads - s0.reads, M, "round %u (a): reads for %d pages", round, M);
+		CHECK_EQ(s1.read_errors - s0.read_errors, 0);
+		break;
+	case 'b':
+		CHECK_EQ(s1.reads - s0.reads, 1, "round %u (b): reads", round);
+		break;
+	case 'c':
+		CHECK(s1.reads - s0.reads >= 1, "round %u (c): no read", round);
+		CHECK_EQ(s1.read_errors - s0.read_errors, s1.reads - s0.reads,
+			 "round %u (c): every read failed", round);
+		break;
+	case 'd':
+		/* The failed read, then at most one more that succeeded. */
+		CHECK(s1.reads - s0.reads == 1 || s1.reads - s0.reads == 2,
+		      "round %u (d): %" PRIu64 " reads", round, s1.reads - s0.reads);
+		CHECK_EQ(s1.read_errors - s0.read_errors, 1, "round %u (d)", round);
+		CHECK_EQ(s1.reads - s0.reads == 1, nok == 0,
+			 "round %u (d): one read, yet %u threads got the page", round, nok);
+		if (nok == 0)
+			ty->shared_fail_all++;
+		else
+			ty->fail_then_read++;
+		break;
+	case 'e':
+		CHECK_EQ(s1.reads - s0.reads, 1, "round %u (e): reads", round);
+		CHECK_EQ(s1.read_errors - s0.read_errors, 1);
+		break;
+	}
+	/* After a failure with nothing cached: find misses, the next get reads. */
+	if (k == 'c' || k == 'e' || (k == 'd' && nok == 0)) {
+		CHECK_EQ(lpc_page_find(file, first, &p), -ENOENT,
+			 "round %u (%c): a failed read left a page", round, k);
+		lpc_stats(cache, &s0);
+		if (CHECK_EQ(lpc_page_get(file, first, 0, &p), 0, "round %u (%c): get after",
+			     round, k)) {
+			unsigned char scratch[PS];
+
+			CHECK_EQ(tst_null_check_page(file_id, first, PS, file_size, lpc_page_data(p),
+						     scratch), 0);
+			lpc_page_put(p);
+		}
+		lpc_stats(cache, &s1);
+		CHECK_EQ(s1.reads - s0.reads, 1, "round %u (%c): the next get read again", round,
+			 k);
+	}
+	pthread_barrier_wait(&b_put);
+	pthread_barrier_wait(&b_done); /* every page put again */
+	ty->rounds[k - 'a']++;
+	ty->pages += npages;
+	return npages;
+}
+
+static void run_mode(int mode, double seconds)
+{
+	struct lpc_config cfg;
+	struct tally ty;
+	struct lpc_stats st;
+	pthread_t th[KMAX];
+	char path[600], name[64];
+	unsigned cached = 0, round = 0;
+	uint64_t t0;
+	static const char kinds[] = "abacadae";
+
+	memset(&ty, 0, sizeof(ty));
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (NP + 64) * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.lookup_mode = mode;
+	REQUIRE(lpc_cache_create(&cfg, &cache) == 0);
+	snprintf(name, sizeof(name), "same-%d", mode);
+	file_size = (uint64_t)NP * PS;
+	REQUIRE(tst_make_sparse(name, file_size, path, sizeof(path)) == 0);
+	file_id = tst_file_id(path);
+	REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &file) == 0);
+	tst_gate_install(cache);
+
+	atomic_store(&stop, false);
+	pthread_barrier_init(&b_start, NULL, K + 1);
+	pthread_barrier_init(&b_end, NULL, K + 1);
+	pthread_barrier_init(&b_put, NULL, K + 1);
+	pthread_barrier_init(&b_done, NULL, K + 1);
+	for (unsigned t = 0; t < K; t++)
+		REQUIRE(pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) == 0);
+
+	first = 0;
+	t0 = tst_now_ns();
+	while (tst_now_ns() - t0 < (uint64_t)(seconds * 1e9) && tst_failed < 20) {
+		char k = kinds[round % (sizeof(kinds) - 1)];
+
+		if (first + M > NP) {
+			int r = lpc_invalidate(file, 0, 0);
+
+			CHECK_EQ(r, (int)cached, "invalidate: pages the rounds cached");
+			cached = 0;
+			first = 0;
+		}
+		cached += round_run(k, &ty, round);
+		first += npages;
+		round++;
+	}
+	atomic_store(&stop, true);
+	pthread_barrier_wait(&b_start);
+	for (unsigned t = 0; t < K; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&b_start);
+	pthread_barrier_destroy(&b_end);
+	pthread_barrier_destroy(&b_put);
+	pthread_barrier_destroy(&b_done);
+
+	lpc_stats(cache, &st);
+	printf("%s: %u threads, %u rounds (a %lu, b %lu, c %lu, d %lu, e %lu), %lu pages; "
+	       "d: all shared the failure %lu, a later thread read again %lu\n",
+	       mode ? "LOCKED" : "LOCKLESS", K, round, ty.rounds[0], ty.rounds[1], ty.rounds[2],
+	       ty.rounds[3], ty.rounds[4], ty.pages, ty.shared_fail_all, ty.fail_then_read);
+	printf("  stats: lookups %" PRIu64 " hits %" PRIu64 " misses %" PRIu64 " reads %" PRIu64
+	       " read_errors %" PRIu64 " retries %" PRIu64 "\n",
+	       st.lookups, st.hits, st.misses, st.reads, st.read_errors, st.retries);
+	CHECK(ty.rounds[0] > 0 && ty.rounds[4] > 0, "too few rounds ran");
+	CHECK_EQ(lpc_file_close(file), 0);
+	CHECK_EQ(lpc_cache_destroy(cache), 0);
+}
+
+int main(int argc, char **argv)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double secs;
+
+	tst_init(argc, argv, 0);
+	secs = tst_stress_seconds(4.0);
+	signal(SIGALRM, tst_watchdog);
+	alarm((unsigned)secs + 90);
+	K = ncpu * 2 < 4 ? 4 : ncpu * 2 > 8 ? 8 : (unsigned)ncpu * 2;
+	if (!tst_tmpdir())
+		tst_skip("no temporary directory");
+	run_mode(LPC_LOOKUP_LOCKLESS, secs / 2);
+	run_mode(LPC_LOOKUP_LOCKED, secs / 2);
+	return tst_finish();
+}
