@@ -21,7 +21,9 @@
  *  - Tag bitmaps are read by readers with relaxed loads: a tag seen by a
  *    lockless reader is a hint that the caller re-checks on the page itself.
  *  - Node allocation uses malloc (posix_memalign) under the writer's lock; it
- *    may fail with -ENOMEM, leaving the tree unchanged.
+ *    may fail with -ENOMEM, leaving the tree unchanged.  Writers free nodes
+ *    with call_rcu, so they run in registered RCU threads; lpc_rcu_barrier()
+ *    waits for those frees.
  *
  * Memory: a tree has no allocation while empty.  The height grows on insert
  * and shrinks on delete when only slot 0 of the root is used.
@@ -65,7 +67,10 @@ void lpc_radix_destroy(struct lpc_radix_root *root);
 /*
  * Returns the entry at index, or NULL.  If slotp is not NULL it receives the
  * address of the leaf slot that held the entry (valid while the caller stays
- * in its read section), so the caller can re-load that one slot to re-check.
+ * in its read section), so the caller can re-load that one slot to re-check;
+ * on a miss it receives NULL.  A re-load that no longer finds the entry
+ * means: look up again from the root (the leaf may have been detached, and
+ * a detached leaf's slots stay NULL even after the index is re-inserted).
  * Context: RCU read section or index lock.
  */
 void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,

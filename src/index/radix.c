@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * radix.c - the per-file index: an RCU radix tree with tags.
+ *
+ * Structure
+ * ---------
+ * A node has 2^LPC_RADIX_SHIFT slots (64 by default).  A node's `shift` is the
+ * number of index bits below its slots: a leaf has shift 0 and its slots hold
+ * entries; a node at shift s > 0 holds child nodes at shift s - LPC_RADIX_SHIFT.
+ * The slot that `index` uses in a node at shift s is (index >> s) & MASK.
+ *
+ * The root is NULL (empty tree, no allocation) or a node; the root's shift
+ * alone fixes the height and the largest index the tree can hold, so there is
+ * no separate height field to keep in step with it.  The height is canonical
+ * after every writer call: a root at shift > 0 never has slot 0 as its only
+ * used slot (insert builds a root just tall enough; delete shrinks it).
+ *
+ *   root->rnode ─► node shift 12  [0][1]...[63]          (height 3: indices
+ *                       │   │                              below 2^18)
+ *                  node shift 6 ... [k] ...
+ *                                    │
+ *                               leaf shift 0  [entry][NULL][entry] ...
+ *
+ * Each node also keeps, for the writer only, its parent, its offset in the
+ * parent and its count of used slots; and for everyone one bitmap per tag:
+ * bit i of a leaf's bitmap says slot i's entry carries the tag; bit i of an
+ * inner node's bitmap is set iff child i's bitmap is not zero.  The root's
+ * bitmap is therefore the tree's summary (lpc_radix_tagged).
+ *
+ * Who writes what
+ * ---------------
+ * Only writers (serialised by the caller's index lock) store to slots, the
+ * root pointer, tag bitmaps and the writer-only fields.  Readers never read
+ * parent, offset or count, so those are plain fields.  `shift` is written once
+ * before a node is published and never again, so it is plain too.
+ *
+ * Memory order of each atomic
+ *  - root->rnode and slots, non-NULL stores: release (writer).  Pairs with the
+ *    acquire load of the same pointer by a reader (lookup, gang, tag_get), so
+ *    a reader that sees a node sees its shift, slots and bitmaps as they were
+ *    initialised, and a reader that sees an entry sees what the caller stored
+ *    in it before the insert.  (consume would do; compilers make it acquire:
+ *    a plain mov on x86, an ldar on arm64.)
+ *  - slots, NULL stores: relaxed.  A NULL publishes nothing.
+ *  - tag bitmaps: relaxed loads and stores.  Only writers store (no
+ *    read-modify-write is needed under the lock); readers take what they see
+ *    as a hint that the caller re-checks on the page itself.
+ *  - writer's own loads: relaxed; the index lock orders writers.
+ *
+ * Reader protocol (lookup; gang and tag_get walk the same way)
+ *  1. Load root->rnode (acquire).  NULL: miss.
+ *  2. Read the node's shift; if index >> shift > MASK the index is above the
+ *     tree: miss.
+ *  3. Load slot (index >> shift) & MASK (acquire).  At a leaf it is the answer;
+ *     above, NULL is a miss and a node is descended into with shift reduced by
+ *     LPC_RADIX_SHIFT (the child's shift is not read).
+ *
+ * Writer steps
+ *  Insert:
+ *   a. Walk down; -EEXIST if the slot is used.  Count the nodes missing (new
+ *      roots to grow the height, the path below the last node present) and
+ *      allocate them all, or return -ENOMEM with nothing touched.
+ *   b. Fill the new nodes privately: the path down to the leaf with the entry
+ *      in it; on a grow, a chain of new roots each with slot 0 pointing at the
+ *      one below (the old root at the bottom) and tag bit 0 copied from the
+ *      summary below, the topmost holding the new path in its slot k != 0.
+ *   c. Publish with ONE release store: the entry into its leaf slot, or the
+ *      new path's top into the last present node's slot, or (empty tree or
+ *      grow) the new top node into root->rnode.
+ *  Delete:
+ *   A. Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
+ *   B. Store NULL in the leaf slot.
+ *   C. While a node's count drops to 0: store NULL in its parent's slot (or
+ *      in root->rnode) and call_rcu its free.  The node's own slots are all
+ *      NULL already and are not touched again.
+ *   D. Shrink: while the root has shift > 0 and slot 0 is its only used slot,
+ *      store that child in root->rnode (release) and call_rcu the old root.
+ *      The old root is left as it was: slot 0 still points at the child.
+ *
+ * The interleavings with a lockless reader, and why each is safe
+ *  - Grow (c) against reader step 1.  A reader that loaded the old root walks
+ *    a node that is still in the tree (slot 0 of the new chain), at its old
+ *    shift: indices in its range resolve as before; indices above it are a
+ *    miss, which is right for a reader ordered before the insert.  A reader
+ *    that loaded the new root sees the whole new chain and path, because they
+ *    were filled before the one release store.
+ *  - Shrink (D) against reader steps 1-3.  A reader holding the old root
+ *    finds slot 0 still pointing at the live child, so every index that can
+ *    hold an entry resolves as in the tree now; the other slots are NULL,
+ *    which is right because no entry exists there (a later grow does not put
+ *    anything into the old root: a reader that still misses through it saw the
+ *    tree before that insert).  The old root is freed only after a grace
+ *    period, so the reader's section keeps it valid.
+ *  - Delete (B, C) against reader step 3.  A reader that loaded a node before
+ *    it was unlinked finds its slots NULL (miss, ordered after the delete) or,
+ *    if it read the leaf slot before B, the entry (ordered before the delete).
+ *    The node is never reused before a grace period, so it is never a node of
+ *    another place in the tree (no ABA on a slot address).  A caller that
+ *    re-loads the slot address returned by lookup on a detached leaf sees NULL
+ *    for ever, even after the index is inserted again (into a new node): that
+ *    miss is ordered between the delete and the re-insert, and a caller that
+ *    wants the current entry retries from the root, never re-reads the slot
+ *    in a loop.
+ *  - Insert into an unlinked node cannot happen: the writer only reaches
+ *    nodes from the root under the lock.
+ *  - Tags: a reader may see a tag bit without the entry (slot already NULL)
+ *    or an entry whose bit it missed; gang_tag skips NULL slots, and a tag is
+ *    only ever a hint to a lockless reader.  Under the index lock the bits
+ *    are exact.
+ *
+ * Node memory: 64-byte aligned (posix_memalign), freed with call_rcu (urcu
+ * memb flavour, through core/rcu.h so the TSan build sees the grace period),
+ * so callers of the writer functions are registered RCU threads.
+ * lpc_radix_destroy frees with call_rcu too; lpc_rcu_barrier() waits for
+ * those frees.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rcu.h"
+#include "index/radix.h"
+
+_Static_assert(LPC_RADIX_SHIFT >= 1 && LPC_RADIX_SHIFT <= 6,
+	       "a tag bitmap is one uint64_t per node");
+
+/* The largest shift a node can have: the top level may use fewer slots. */
+#define RADIX_MAX_SHIFT ((63 / LPC_RADIX_SHIFT) * LPC_RADIX_SHIFT)
+#define RADIX_LEVELS (RADIX_MAX_SHIFT / LPC_RADIX_SHIFT + 1)
+
+struct lpc_radix_node {
+	uint8_t shift;		       /* fixed before publication */
+	uint8_t offset;		       /* slot in parent; writer only */
+	uint16_t count;		       /* used slots; writer only */
+	struct lpc_radix_node *parent; /* NULL at the root; writer only */
+	_Atomic uint64_t tags[LPC_RADIX_NTAGS];
+	struct rcu_head rcu;
+	void *_Atomic slots[LPC_RADIX_SLOTS];
+};
+
+static inline unsigned radix_offset(uint64_t index, unsigned shift)
+{
+	return (index >> shift) & LPC_RADIX_MASK;
+}
+
+/* The index bits that a node at shift covers, as a mask. */
+static inline uint64_t radix_span_mask(unsigned shift)
+{
+	if (shift + LPC_RADIX_SHIFT >= 64)
+		return UINT64_MAX;
+	return ((uint64_t)LPC_RADIX_SLOTS << shift) - 1;
+}
+
+/* The smallest root shift that can hold index. */
+static unsigned radix_shift_for(uint64_t index)
+{
+	unsigned shift = 0;
+
+	while (shift < RADIX_MAX_SHIFT && (index >> shift) > LPC_RADIX_MASK)
+		shift += LPC_RADIX_SHIFT;
+	return shift;
+}
+
+static struct lpc_radix_node *radix_node_alloc(void)
+{
+	void *p;
+
+	if (posix_memalign(&p, 64, sizeof(struct lpc_radix_node)))
+		return NULL;
+	/* All-zero is NULL slots and empty bitmaps; not yet visible to anyone. */
+	memset(p, 0, sizeof(struct lpc_radix_node));
+	return p;
+}
+
+static void radix_node_free_cb(struct rcu_head *head)
+{
+	lpc_rcu_callback_enter(head);
+	free(caa_container_of(head, struct lpc_radix_node, rcu));
+}
+
+/* Context: writer; node is unreachable from the root already. */
+static void radix_node_free(struct lpc_radix_node *node)
+{
+	lpc_call_rcu(&node->rcu, radix_node_free_cb);
+}
+
+void lpc_radix_init(struct lpc_radix_root *root)
+{
+	atomic_init(&root->rnode, NULL);
+}
+
+static void radix_destroy_node(struct lpc_radix_node *node)
+{
+	unsigned i;
+
+	if (node->shift) {
+		for (i = 0; i < LPC_RADIX_SLOTS; i++) {
+			struct lpc_radix_node *child = atomic_load_explicit(
+				&node->slots[i], memory_order_relaxed);
+			if (child)
+				radix_destroy_node(child);
+		}
+	}
+	radix_node_free(node);
+}
+
+void lpc_radix_destroy(struct lpc_radix_root *root)
+{
+	struct lpc_radix_node *node =
+		atomic_load_explicit(&root->rnode, memory_order_relaxed);
+
+	if (!node)
+		return;
+	atomic_store_explicit(&root->rnode, NULL, memory_order_relaxed);
+	/* Readers still in a section walk the old nodes: slots left as they are. */
+	radix_destroy_node(node);
+}
+
+void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,
+		       void *_Atomic const **slotp)
+{
+	struct lpc_radix_node *node;
+	void *_Atomic const *slot;
+	void *entry;
+	unsigned shift;
+
+	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
+	if (!node)
+		goto miss;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		goto miss;
+	while (shift) {
+		node = atomic_load_explicit(
+			&node->slots[radix_offset(index, shift)],
+			memory_order_acquire);
+		if (!node)
+			goto miss;
+		shift -= LPC_RADIX_SHIFT;
+	}
+	slot = &node->slots[radix_offset(index, 0)];
+	entry = atomic_load_explicit(slot, memory_order_acquire);
+	if (!entry)
+		goto miss;
+	if (slotp)
+		*slotp = slot;
+	return entry;
+miss:
+	if (slotp)
+		*slotp = NULL;
+	return NULL;
+}
+
+/*
+ * Finds the leaf slot of index for a writer.
+ * Return: the slot address (which may hold NULL) with *leafp its leaf, or
+ * NULL if no leaf covers index.  Context: writer.
+ */
+static void *_Atomic *radix_slot_locked(const struct lpc_radix_root *root,
+					 uint64_t index,
+					 struct lpc_radix_node **leafp)
+{
+	struct lpc_radix_node *node;
+
+	node = atomic_load_explicit(&root->rnode, memory_order_relaxed);
+	if (!node || (index >> node->shift) > LPC_RADIX_MASK)
+		return NULL;
+	while (node->shift) {
+		node = atomic_load_explicit(
+			&node->slots[radix_offset(index, node->shift)],
+			memory_order_relaxed);
+		if (!node)
+			return NULL;
+	}
+	*leafp = node;
+	return &node->slots[radix_offset(index, 0)];
+}
+
+/* Links a private child into a private (or about to be published) parent. */
+static void radix_link_private(struct lpc_radix_node *parent, unsigned offset,
+			       struct lpc_radix_node *child)
+{
+	atomic_store_explicit(&parent->slots[offset], child,
+			      memory_order_relaxed);
+	parent->count++;
+	child->parent = parent;
+	child->offset = offset;
+}
+
+int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
+{
+	struct lpc_radix_node *spare[2 * RADIX_LEVELS];
+	struct lpc_radix_node *old, *node, *parent, *top, *path, *n;
+	unsigned nr = 0, used = 0, i, off, top_shift = 0, path_shift = 0;
+	bool has_path = true;
+
+	assert(entry && !((uintptr_t)entry & 1));
+
+	/* a. Find the slot or what is missing, and allocate it all. */
+	old = atomic_load_explicit(&root->rnode, memory_order_relaxed);
+	parent = NULL;
+	if (old && (index >> old->shift) <= LPC_RADIX_MASK) {
+		node = old;
+		for (;;) {
+			void *e = atomic_load_explicit(
+				&node->slots[radix_offset(index, node->shift)],
+				memory_order_relaxed);
+			if (!node->shift) {
+				if (e)
+					return -EEXIST;
+				has_path = false;
+				break;
+			}
+			if (!e)
+				break;
+			node = e;
+		}
+		parent = node;
+		if (has_path) {
+			path_shift = node->shift - LPC_RADIX_SHIFT;
+			nr = path_shift / LPC_RADIX_SHIFT + 1;
+		}
+	} else {
+		top_shift = radix_shift_for(index);
+		if (old) {
+			/* Grow: roots at old->shift + SHIFT .. top_shift. */
+			nr = (top_shift - old->shift) / LPC_RADIX_SHIFT;
+			path_shift = top_shift - LPC_RADIX_SHIFT;
+			nr += path_shift / LPC_RADIX_SHIFT + 1;
+		} else {
+			path_shift = top_shift;
+			nr = top_shift / LPC_RADIX_SHIFT + 1;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		spare[i] = radix_node_alloc();
+		if (!spare[i]) {
+			while (i--)
+				free(spare[i]);
+			return -ENOMEM;
+		}
+	}
+
+	/* b. Fill the new nodes; nothing is visible to readers yet. */
+	top = NULL;
+	if (old && !parent) {
+		node = old;
+		for (;;) {
+			n = spare[used++];
+			n->shift = node->shift + LPC_RADIX_SHIFT;
+			radix_link_private(n, 0, node);
+			for (i = 0; i < LPC_RADIX_NTAGS; i++)
+				if (atomic_load_explicit(&node->tags[i],
+							 memory_order_relaxed))
+					atomic_store_explicit(&n->tags[i], 1,
+							      memory_order_relaxed);
+			node = n;
+			if (n->shift == top_shift)
+				break;
+		}
+		top = node;
+		parent = node;
+	}
+	path = NULL;
+	node = NULL;
+	if (has_path) {
+		unsigned shift = path_shift;
+
+		for (;;) {
+			n = spare[used++];
+			n->shift = shift;
+			if (node)
+				radix_link_private(node, radix_offset(index, node->shift), n);
+			else
+				path = n;
+			node = n;
+			if (!shift)
+				break;
+			shift -= LPC_RADIX_SHIFT;
+		}
+		/* node is the new leaf. */
+		atomic_store_explicit(&node->slots[radix_offset(index, 0)], entry,
+				      memory_order_relaxed);
+		node->count = 1;
+	}
+	assert(used == nr);
+
+	/* c. Publish: one release store makes the insert visible. */
+	if (!has_path) {
+		off = radix_offset(index, 0);
+		parent->count++;
+		atomic_store_explicit(&parent->slots[off], entry,
+				      memory_order_release);
+	} else if (parent) {
+		off = radix_offset(index, parent->shift);
+		parent->count++;
+		path->parent = parent;
+		path->offset = off;
+		atomic_store_explicit(&parent->slots[off], path,
+				      memory_order_release);
+	} else {
+		top = path; /* empty tree: the path is the whole tree */
+	}
+	if (top)
+		atomic_store_explicit(&root->rnode, top, memory_order_release);
+	return 0;
+}
+
+/* Sets tag on slot offset of node and up the tree.  Context: writer. */
+static void radix_tag_set_node(struct lpc_radix_node *node, unsigned offset,
+			       unsigned tag)
+{
+	while (node) {
+		uint64_t bits = atomic_load_explicit(&node->tags[tag],
+						     memory_order_relaxed);
+		uint64_t bit = (uint64_t)1 << offset;
+
+		if (bits & bit)
+			return; /* set here, so set all the way up */
+		atomic_store_explicit(&node->tags[tag], bits | bit,
+				      memory_order_relaxed);
+		offset = node->offset;
+		node = node->parent;
+	}
+}
+
+/* Clears tag on slot offset of node, and up while a bitmap becomes zero. */
+static void radix_tag_clear_node(struct lpc_radix_node *node, unsigned offset,
+				 unsigned tag)
+{
+	while (node) {
+		uint64_t bits = atomic_load_explicit(&node->tags[tag],
+						     memory_order_relaxed);
+		uint64_t bit = (uint64_t)1 << offset;
+
+		if (!(bits & bit))
+			return;
+		bits &= ~bit;
+		atomic_store_explicit(&node->tags[tag], bits,
+				      memory_order_relaxed);
+		if (bits)
+			return;
+		offset = node->offset;
+		node = node->parent;
+	}
+}
+
+/* Step D: lower the height while the root uses only slot 0. */
+static void radix_shrink(struct lpc_radix_root *root)
+{
+	struct lpc_radix_node *node, *child;
+
+	node = atomic_load_explicit(&root->rnode, memory_order_relaxed);
+	while (node && node->shift && node->count == 1) {
+		child = atomic_load_explicit(&node->slots[0],
+					     memory_order_relaxed);
+		if (!child)
+			break;
+		child->parent = NULL;
+		child->offset = 0;
+		/* Release: the child was filled by earlier writers under the
+		 * lock; a reader acquiring it from the root must see that. */
+		atomic_store_explicit(&root->rnode, child, memory_order_release);
+		/* The old root keeps slot 0 (readers may be on it). */
+		radix_node_free(node);
+		node = child;
+	}
+}
+
+/* Steps A-D for the entry in slot offset of leaf.  Context: writer. */
+static void radix_delete_slot(struct lpc_radix_root *root,
+			      struct lpc_radix_node *leaf, unsigned offset)
+{
+	struct lpc_radix_node *node, *parent;
+	unsigned i;
+
+	for (i = 0; i < LPC_RADIX_NTAGS; i++)
+		radix_tag_clear_node(leaf, offset, i);
+	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed);
+	leaf->count--;
+	node = leaf;
+	while (!node->count) {
+		parent = node->parent;
+		if (!parent) {
+			atomic_store_explicit(&root->rnode, NULL,
+					      memory_order_relaxed);
+			radix_node_free(node);
+			return;
+		}
+		atomic_store_explicit(&parent->slots[node->offset], NULL,
+				      memory_order_relaxed);
+		parent->count--;
+		radix_node_free(node);
+		node = parent;
+	}
+	radix_shrink(root);
+}
+
+void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index)
+{
+	struct lpc_radix_node *leaf;
+	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
+	void *entry;
+
+	if (!slot)
+		return NULL;
+	entry = atomic_load_explicit(slot, memory_order_relaxed);
+	if (entry)
+		radix_delete_slot(root, leaf, radix_offset(index, 0));
+	return entry;
+}
+
+bool lpc_radix_delete_if(struct lpc_radix_root *root, uint64_t index, void *old)
+{
+	struct lpc_radix_node *leaf;
+	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
+	void *entry;
+
+	if (!slot || !old)
+		return false;
+	entry = atomic_load_explicit(slot, memory_order_relaxed);
+	if (entry != old)
+		return false;
+	radix_delete_slot(root, leaf, radix_offset(index, 0));
+	return true;
+}
+
+void lpc_radix_tag_set(struct lpc_radix_root *root, uint64_t index, unsigned tag)
+{
+	struct lpc_radix_node *leaf;
+	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
+
+	assert(tag < LPC_RADIX_NTAGS);
+	if (slot && atomic_load_explicit(slot, memory_order_relaxed))
+		radix_tag_set_node(leaf, radix_offset(index, 0), tag);
+}
+
+void lpc_radix_tag_clear(struct lpc_radix_root *root, uint64_t index,
+			 unsigned tag)
+{
+	struct lpc_radix_node *leaf;
+	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
+
+	assert(tag < LPC_RADIX_NTAGS);
+	if (slot)
+		radix_tag_clear_node(leaf, radix_offset(index, 0), tag);
+}
+
+bool lpc_radix_tag_get(const struct lpc_radix_root *root, uint64_t index,
+		       unsigned tag)
+{
+	struct lpc_radix_node *node;
+	unsigned shift;
+
+	assert(tag < LPC_RADIX_NTAGS);
+	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
+	if (!node)
+		return false;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		return false;
+	for (;;) {
+		unsigned off = radix_offset(index, shift);
+
+		if (!(atomic_load_explicit(&node->tags[tag],
+					   memory_order_relaxed) >> off & 1))
+			return false;
+		if (!shift)
+			return true;
+		node = atomic_load_explicit(&node->slots[off],
+					    memory_order_acquire);
+		if (!node)
+			return false;
+		shift -= LPC_RADIX_SHIFT;
+	}
+}
+
+bool lpc_radix_tagged(const struct lpc_radix_root *root, unsigned tag)
+{
+	struct lpc_radix_node *node;
+
+	assert(tag < LPC_RADIX_NTAGS);
+	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
+	return node &&
+	       atomic_load_explicit(&node->tags[tag], memory_order_relaxed);
+}
+
+/*
+ * The gang walk: descends from the root to the first used (tag < 0) or tagged
+ * slot at or after index, collects a leaf's entries in order, and starts again
+ * from the root just past each node it exhausts.  index only grows, so the
+ * walk ends even if writers change the tree under a lockless caller.  Reader
+ * steps as lookup, plus the relaxed tag loads of gang_tag.
+ * Return: the number of entries stored.  Context: as lpc_radix_gang.
+ */
+static unsigned radix_gang(const struct lpc_radix_root *root, uint64_t index,
+			   int tag, void **entries, uint64_t *indices,
+			   unsigned max)
+{
+	struct lpc_radix_node *node;
+	unsigned n = 0, shift, off, o;
+	uint64_t next;
+	void *e;
+
+	if (!max)
+		return 0;
+restart:
+	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
+	if (!node)
+		return n;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		return n;
+	for (;;) {
+		off = radix_offset(index, shift);
+		e = NULL;
+		o = off;
+		if (tag >= 0) {
+			uint64_t bits = atomic_load_explicit(
+				&node->tags[tag], memory_order_relaxed) >> off;
+
+			while (bits) {
+				o = off + __builtin_ctzll(bits);
+				e = atomic_load_explicit(&node->slots[o],
+							 memory_order_acquire);
+				if (e)
+					break;
+				bits &= bits - 1;
+			}
+		} else {
+			for (; o < LPC_RADIX_SLOTS; o++) {
+				e = atomic_load_explicit(&node->slots[o],
+							 memory_order_acquire);
+				if (e)
+					break;
+			}
+		}
+		if (!e) {
+			/* Nothing more in this node: go past its range. */
+			next = (index | radix_span_mask(shift)) + 1;
+			if (!next)
+				return n; /* past UINT64_MAX */
+			index = next;
+			goto restart;
+		}
+		if (o != off)
+			index = (index & ~radix_span_mask(shift)) |
+				((uint64_t)o << shift);
+		if (shift) {
+			node = e;
+			shift -= LPC_RADIX_SHIFT;
+			continue;
+		}
+		entries[n] = e;
+		if (indices)
+			indices[n] = index;
+		if (++n == max)
+			return n;
+		if (o == LPC_RADIX_MASK) {
+			next = index + 1;
+			if (!next)
+				return n;
+			index = next;
+			goto restart;
+		}
+		index++; /* the next slot of the same leaf */
+	}
+}
+
+unsigned lpc_radix_gang(const struct lpc_radix_root *root, uint64_t first,
+			void **entries, uint64_t *indices, unsigned max)
+{
+	return radix_gang(root, first, -1, entries, indices, max);
+}
+
+unsigned lpc_radix_gang_tag(const struct lpc_radix_root *root, uint64_t first,
+			    unsigned tag, void **entries, uint64_t *indices,
+			    unsigned max)
+{
+	assert(tag < LPC_RADIX_NTAGS);
+	return radix_gang(root, first, (int)tag, entries, indices, max);
+}
