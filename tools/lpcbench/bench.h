@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what main.c hands every benchmark: the options of the run and what
+ * was measured or opened once for all of them.
+ */
+#ifndef LPCBENCH_BENCH_H
+#define LPCBENCH_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "csv.h"
+#include "tsc.h"
+
+#define BENCH_MAX_TCONF 16     /* thread counts in one --threads list */
+#define BENCH_MAX_THREADS 1024 /* threads in one slice */
+
+struct bench_opts {
+	unsigned threads[BENCH_MAX_TCONF]; /* thread counts, in run order */
+	unsigned nr_tconf;
+	unsigned rounds;   /* measured rounds */
+	unsigned warmup;   /* rounds run first and not recorded */
+	unsigned slice_ms; /* one variant at one thread count */
+	unsigned file_mb;
+	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
+	const char *csv; /* NULL: no CSV */
+	const char *variants; /* lookup's variants to run; NULL: all */
+	uint64_t seed;
+	bool pin;
+};
+
+struct bench_env {
+	const struct bench_opts *opts;
+	struct tsc tsc;
+	struct csv *csv; /* NULL without --csv */
+	unsigned nr_cpus; /* CPUs this process may use */
+};
+
+/* A benchmark: prints its own configuration, measures, reports. */
+struct bench {
+	const char *name;
+	const char *help; /* one line */
+	void (*run)(const struct bench_env *env);
+	/* Dies with a message if the options make no sense for it; called
+	 * before anything is printed or created. */
+	void (*check_opts)(const struct bench_opts *opts);
+	/* Seconds of measurement the options ask for (the config echo's
+	 * estimate; setup comes on top). */
+	double (*estimate_s)(const struct bench_opts *opts);
+};
+
+extern const struct bench bench_lookup;
+
+#endif /* LPCBENCH_BENCH_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lookup.h - what the lookup benchmark's measuring half (lookup.c) hands its
+ * reporting half (lookup_report.c).
+ */
+#ifndef LPCBENCH_LOOKUP_H
+#define LPCBENCH_LOOKUP_H
+
+#include <lpc/lpc.h>
+
+#include "bench.h"
+#include "pool.h"
+
+/* The variants, in the order each round runs them. */
+enum lookup_variant {
+	LV_FLOOR,     /* refcount on a plain descriptor array: no index */
+	LV_LOCKLESS,  /* lpc_page_find + lpc_page_put, LPC_LOOKUP_LOCKLESS */
+	LV_LOCKED,    /* the same, LPC_LOOKUP_LOCKED */
+	LV_KERNEL,    /* pread(2) of one page, buffered, page cache warm */
+	LV_LPC_PREAD, /* lpc_pread of one page, lockless cache */
+	LV_NR,
+};
+
+extern const char *const lookup_variant_name[LV_NR];
+
+/* The two lpc caches, indexed by enum lpc_lookup_mode. */
+#define LOOKUP_NR_CACHES 2
+
+struct lookup_results {
+	unsigned rounds;
+	unsigned nr_tconf;
+	const unsigned *threads; /* [nr_tconf] */
+	unsigned variants;       /* bit v: variant v was run */
+	struct pool_slice *slice; /* [rounds][nr_tconf][LV_NR] */
+	struct lpc_stats stats[LOOKUP_NR_CACHES];
+};
+
+static inline const struct pool_slice *
+lookup_slice(const struct lookup_results *res, unsigned round, unsigned tc,
+	     unsigned v)
+{
+	return &res->slice[((size_t)round * res->nr_tconf + tc) * LV_NR + v];
+}
+
+/* Prints the table, the ratios, the checks and the counters; writes the
+ * derived per-round values and the summaries to the CSV. */
+void lookup_report(const struct bench_env *env, const struct lookup_results *res);
+
+#endif /* LPCBENCH_LOOKUP_H */
