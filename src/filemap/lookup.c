@@ -114,24 +114,24 @@ struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_
 	return filemap_get(f, index, t);
 }
 
-LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
+/* lpc_page_find for a thread's first call on a cache, and for LOCKED mode:
+ * out of line, so that the lockless path saves fewer registers. */
+static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t index,
+					       struct lpc_page **out)
 {
-	struct lpc_tcache *t;
+	struct lpc_tcache *t = lpc_file_tcache(f);
 	struct lpc_page *p;
 	uint32_t flags;
 
-	if (unlikely(!f || !out))
-		return -EINVAL;
-	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
 	p = filemap_get(f, index, t);
-	if (unlikely(!p)) {
+	if (!p) {
 		lpc_count(t, LPC_C_MISSES);
 		return -ENOENT;
 	}
 	flags = lpc_page_flags(p);
-	if (unlikely(!(flags & LPC_PG_UPTODATE))) {
+	if (!(flags & LPC_PG_UPTODATE)) {
 		/* Its read is in flight (or just failed and it is being removed). */
 		lpc_page_release(p);
 		lpc_count(t, LPC_C_MISSES);
@@ -139,6 +139,36 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 	}
 	lpc_page_mark_referenced(p, flags);
 	lpc_count(t, LPC_C_HITS);
+	*out = p;
+	return 0;
+}
+
+LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
+{
+	struct lpc_page *p;
+	uint32_t flags;
+
+	if (unlikely(!f || !out))
+		return -EINVAL;
+	/* The lockless path, for a thread that already has its block for f's
+	 * cache: first calls and LOCKED mode are find_slow's. */
+	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
+		return find_slow(f, index, out);
+	lpc_rcu_read_lock();						/* R1 */
+	p = filemap_get_rcu(f, index, lpc_self.cur);
+	lpc_rcu_read_unlock();						/* R5 */
+	if (unlikely(!p)) {
+		lpc_count(lpc_self.cur, LPC_C_MISSES);
+		return -ENOENT;
+	}
+	flags = lpc_page_flags(p);
+	if (unlikely(!(flags & LPC_PG_UPTODATE))) {
+		lpc_page_release(p);
+		lpc_count(lpc_self.cur, LPC_C_MISSES);
+		return -EAGAIN;
+	}
+	lpc_page_mark_referenced(p, flags);
+	lpc_count(lpc_self.cur, LPC_C_HITS);
 	*out = p;
 	return 0;
 }

@@ -130,16 +130,6 @@ _Static_assert(LPC_RADIX_SHIFT >= 1 && LPC_RADIX_SHIFT <= 6,
 #define RADIX_MAX_SHIFT ((63 / LPC_RADIX_SHIFT) * LPC_RADIX_SHIFT)
 #define RADIX_LEVELS (RADIX_MAX_SHIFT / LPC_RADIX_SHIFT + 1)
 
-struct lpc_radix_node {
-	uint8_t shift;		       /* fixed before publication */
-	uint8_t offset;		       /* slot in parent; writer only */
-	uint16_t count;		       /* used slots; writer only */
-	struct lpc_radix_node *parent; /* NULL at the root; writer only */
-	_Atomic uint64_t tags[LPC_RADIX_NTAGS];
-	struct rcu_head rcu;
-	void *_Atomic slots[LPC_RADIX_SLOTS];
-};
-
 static inline unsigned radix_offset(uint64_t index, unsigned shift)
 {
 	return (index >> shift) & LPC_RADIX_MASK;
@@ -216,41 +206,6 @@ void lpc_radix_destroy(struct lpc_radix_root *root)
 	atomic_store_explicit(&root->rnode, NULL, memory_order_relaxed);
 	/* Readers still in a section walk the old nodes: slots left as they are. */
 	radix_destroy_node(node);
-}
-
-void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,
-		       void *_Atomic const **slotp)
-{
-	struct lpc_radix_node *node;
-	void *_Atomic const *slot;
-	void *entry;
-	unsigned shift;
-
-	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
-	if (!node)
-		goto miss;
-	shift = node->shift;
-	if ((index >> shift) > LPC_RADIX_MASK)
-		goto miss;
-	while (shift) {
-		node = atomic_load_explicit(
-			&node->slots[radix_offset(index, shift)],
-			memory_order_acquire);
-		if (!node)
-			goto miss;
-		shift -= LPC_RADIX_SHIFT;
-	}
-	slot = &node->slots[radix_offset(index, 0)];
-	entry = atomic_load_explicit(slot, memory_order_acquire);
-	if (!entry)
-		goto miss;
-	if (slotp)
-		*slotp = slot;
-	return entry;
-miss:
-	if (slotp)
-		*slotp = NULL;
-	return NULL;
 }
 
 /*

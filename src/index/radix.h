@@ -35,6 +35,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/rcu.h"
+
 #ifndef LPC_RADIX_SHIFT
 #define LPC_RADIX_SHIFT 6 /* 64 slots; tests build a copy with 2 (4 slots) */
 #endif
@@ -48,7 +50,20 @@ enum lpc_radix_tag {
 	LPC_RADIX_NTAGS = 3,
 };
 
-struct lpc_radix_node; /* private to radix.c */
+/*
+ * A node.  In this header, not radix.c, only so that lookup can be inlined
+ * into the hit path (the kernel's xa_node is public for the same reason);
+ * only radix.c writes it.  Readers use shift and slots alone.
+ */
+struct lpc_radix_node {
+	uint8_t shift;		       /* fixed before publication */
+	uint8_t offset;		       /* slot in parent; writer only */
+	uint16_t count;		       /* used slots; writer only */
+	struct lpc_radix_node *parent; /* NULL at the root; writer only */
+	_Atomic uint64_t tags[LPC_RADIX_NTAGS];
+	struct rcu_head rcu;
+	void *_Atomic slots[LPC_RADIX_SLOTS];
+};
 
 struct lpc_radix_root {
 	struct lpc_radix_node *_Atomic rnode; /* NULL when empty */
@@ -73,8 +88,40 @@ void lpc_radix_destroy(struct lpc_radix_root *root);
  * a detached leaf's slots stay NULL even after the index is re-inserted).
  * Context: RCU read section or index lock.
  */
-void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,
-		       void *_Atomic const **slotp);
+static inline void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t index,
+				     void *_Atomic const **slotp)
+{
+	struct lpc_radix_node *node;
+	void *_Atomic const *slot;
+	void *entry;
+	unsigned shift;
+
+	node = atomic_load_explicit(&((struct lpc_radix_root *)root)->rnode,
+				    memory_order_acquire);
+	if (!node)
+		goto miss;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		goto miss;
+	while (shift) {
+		node = atomic_load_explicit(&node->slots[(index >> shift) & LPC_RADIX_MASK],
+					    memory_order_acquire);
+		if (!node)
+			goto miss;
+		shift -= LPC_RADIX_SHIFT;
+	}
+	slot = &node->slots[index & LPC_RADIX_MASK];
+	entry = atomic_load_explicit((void *_Atomic *)slot, memory_order_acquire);
+	if (!entry)
+		goto miss;
+	if (slotp)
+		*slotp = slot;
+	return entry;
+miss:
+	if (slotp)
+		*slotp = NULL;
+	return NULL;
+}
 
 /*
  * Stores entry at index, growing the tree as needed.  entry must be non-NULL

@@ -95,14 +95,18 @@ static inline uint32_t lpc_page_flags(const struct lpc_page *p)
  */
 static inline bool lpc_page_get_unless_zero(struct lpc_page *p)
 {
-	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
+	/* Guess the count of a cached page nobody holds (the index's 1) rather
+	 * than load it first: the CAS then fetches the line for writing at once
+	 * instead of shared and then again for ownership, which costs a second
+	 * transfer when another CPU has it.  A wrong guess returns the count. */
+	uint32_t r = 1;
 
-	do {
+	while (!atomic_compare_exchange_weak_explicit(&p->ref, &r, r + 1,
+						      memory_order_acquire,
+						      memory_order_relaxed)) {
 		if (unlikely(r == 0))
 			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&p->ref, &r, r + 1,
-							memory_order_acquire,
-							memory_order_relaxed));
+	}
 	return true;
 }
 

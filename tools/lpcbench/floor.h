@@ -12,7 +12,8 @@
  * price of the index.
  *
  * This is lpcbench's own code, inlined into the timed loop, on purpose: the
- * floor must not move when the library changes.
+ * floor must not move when the library's layout changes.  It follows lpc's
+ * reference-count algorithm (see floor_get), and only that.
  */
 #ifndef LPCBENCH_FLOOR_H
 #define LPCBENCH_FLOOR_H
@@ -42,22 +43,26 @@ void floor_create(struct floor *fl, uint64_t nr_pages);
 void floor_destroy(struct floor *fl);
 
 /*
- * Increment unless zero.  acq_rel on success: acquire so that what the caller
- * reads of the page comes after its reference is visible, as a speculative
- * getter's must; release costs nothing more on x86 and keeps the floor no
- * weaker than any order lpc may choose.
+ * Increment unless zero, exactly as lpc's speculative get does it
+ * (lpc_page_get_unless_zero): a CAS that first guesses the count of a page
+ * only the index holds (1), so it fetches the line for writing at once, and
+ * retries with the count a wrong guess returns.  The floor must use the same
+ * algorithm as lpc, so that the ratio prices the index and its bookkeeping,
+ * not a different way of counting.  acq_rel on success: acquire so that what
+ * the caller reads of the page comes after its reference is visible;
+ * release costs nothing more on x86.
  * Return: true with a reference; false if the count was 0.
  */
 static inline bool floor_get(struct floor_desc *d)
 {
-	uint32_t ref = atomic_load_explicit(&d->ref, memory_order_relaxed);
+	uint32_t ref = 1;
 
-	do {
+	while (!atomic_compare_exchange_weak_explicit(&d->ref, &ref, ref + 1,
+						      memory_order_acq_rel,
+						      memory_order_relaxed)) {
 		if (unlikely(ref == 0))
 			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&d->ref, &ref, ref + 1,
-							memory_order_acq_rel,
-							memory_order_relaxed));
+	}
 	return true;
 }
 
