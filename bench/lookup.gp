@@ -10,7 +10,8 @@
 # [min - max] as an error bar.  The y axis is logarithmic: lpc's lookups sit
 # near 1, the kernel's pread tens of times above.  The variants and thread
 # counts are read from the CSV (summary rows of metric ratio_floor), in the
-# order the run used, so the script follows any --threads list.
+# order the run used, so the script follows any --threads and --variants list
+# (kernel_hot and lpc_pread_hot included).
 
 if (!exists("csv")) csv = "lookup.csv"
 if (!exists("png")) png = "lookup.png"

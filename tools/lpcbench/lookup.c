@@ -16,9 +16,15 @@
  * within a round, between slices less than a round (1.5 s by default) apart,
  * and lookup_report.c reports their median and range over the rounds.
  *
- * Every operation is on a uniformly random page of the file.  The page
- * numbers are drawn before measuring, 64 Ki per thread: drawing them in the
- * loop would time the generator too.
+ * Every operation of floor, lockless, locked, kernel and lpc_pread is on a
+ * uniformly random page of the file.  The page numbers are drawn before
+ * measuring, 64 Ki per thread: drawing them in the loop would time the
+ * generator too.  A random page of a 256 MiB file is rarely in the CPU's
+ * caches, so the two pread variants mostly time copying 4 KiB out of DRAM.
+ * kernel_hot and lpc_pread_hot read one page again and again instead: each
+ * thread its own page, drawn once at setup, the same page for both, so that
+ * its bytes stay in the L1/L2 and what is timed is the read path itself
+ * (syscall, lookup, a copy from cache).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +57,8 @@ const char *const lookup_variant_name[LV_NR] = {
 	[LV_LOCKED] = "locked",
 	[LV_KERNEL] = "kernel",
 	[LV_LPC_PREAD] = "lpc_pread",
+	[LV_KERNEL_HOT] = "kernel_hot",
+	[LV_LPC_PREAD_HOT] = "lpc_pread_hot",
 };
 
 static const char *const lookup_variant_desc[LV_NR] = {
@@ -59,6 +67,8 @@ static const char *const lookup_variant_desc[LV_NR] = {
 	[LV_LOCKED] = "lpc_page_find + lpc_page_put, LPC_LOOKUP_LOCKED cache (per-file rwlock)",
 	[LV_KERNEL] = "pread(2) of one page on a buffered fd, page cache warm",
 	[LV_LPC_PREAD] = "lpc_pread of one page, LPC_LOOKUP_LOCKLESS cache",
+	[LV_KERNEL_HOT] = "as kernel, but of one page again and again (the thread's hot page)",
+	[LV_LPC_PREAD_HOT] = "as lpc_pread, but of that same hot page again and again",
 };
 
 static const char *const cache_name[LOOKUP_NR_CACHES] = {
@@ -70,6 +80,7 @@ static const char *const cache_name[LOOKUP_NR_CACHES] = {
 struct lookup_thread {
 	alignas(BENCH_CACHELINE) uint32_t *idx; /* LOOKUP_IDX_ENTRIES page numbers */
 	void *buf;    /* one page, for the pread variants */
+	uint32_t hot; /* the page of the _hot variants, drawn once at setup */
 	int err;      /* positive errno of the failed operation, or 0 */
 	uint32_t err_page;
 };
@@ -195,6 +206,47 @@ loop_lpc_pread(struct lookup_thread *t, struct lpc_file *f, size_t len,
 	return ops;
 }
 
+/* The _hot loops: the same operation as above on one page, again and again. */
+static __attribute__((noinline)) uint64_t
+loop_kernel_hot(struct lookup_thread *t, int fd, size_t len, unsigned shift,
+		const _Atomic unsigned *stop)
+{
+	const off_t off = (off_t)t->hot << shift;
+	void *buf = t->buf;
+	uint64_t ops = 0;
+
+	do {
+		for (unsigned i = 0; i < LOOKUP_BATCH; i++) {
+			ssize_t n = pread(fd, buf, len, off);
+
+			if (unlikely(n != (ssize_t)len))
+				return lookup_fail(t, n < 0 ? errno : EIO, t->hot, ops);
+		}
+		ops += LOOKUP_BATCH;
+	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+	return ops;
+}
+
+static __attribute__((noinline)) uint64_t
+loop_lpc_pread_hot(struct lookup_thread *t, struct lpc_file *f, size_t len,
+		   unsigned shift, const _Atomic unsigned *stop)
+{
+	const uint64_t off = (uint64_t)t->hot << shift;
+	void *buf = t->buf;
+	uint64_t ops = 0;
+
+	do {
+		for (unsigned i = 0; i < LOOKUP_BATCH; i++) {
+			ssize_t n = lpc_pread(f, buf, len, off);
+
+			if (unlikely(n != (ssize_t)len))
+				return lookup_fail(t, n < 0 ? (int)-n : EIO, t->hot, ops);
+		}
+		ops += LOOKUP_BATCH;
+	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+	return ops;
+}
+
 /* pool_fn: runs the current variant's loop on worker id's page numbers. */
 static uint64_t lookup_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop)
 {
@@ -213,6 +265,11 @@ static uint64_t lookup_slice_fn(unsigned id, void *arg, const _Atomic unsigned *
 	case LV_LPC_PREAD:
 		return loop_lpc_pread(t, lk->file[LPC_LOOKUP_LOCKLESS],
 				      lk->page_size, lk->page_shift, stop);
+	case LV_KERNEL_HOT:
+		return loop_kernel_hot(t, lk->kfd, lk->page_size, lk->page_shift, stop);
+	case LV_LPC_PREAD_HOT:
+		return loop_lpc_pread_hot(t, lk->file[LPC_LOOKUP_LOCKLESS],
+					  lk->page_size, lk->page_shift, stop);
 	case LV_NR:
 		break;
 	}
@@ -241,14 +298,28 @@ static uint64_t splitmix64(uint64_t x)
 	return x ? x : 1;
 }
 
+/* The high 32 bits, scaled by a multiply (Lemire): no modulo bias worth the
+ * name for nr_pages far below 2^32, and no division. */
+static uint32_t draw_page(uint64_t *s, uint32_t nr_pages)
+{
+	return (uint32_t)(((xorshift64s(s) >> 32) * nr_pages) >> 32);
+}
+
 static void fill_indices(uint32_t *idx, uint32_t nr_pages, uint64_t seed)
 {
 	uint64_t s = splitmix64(seed);
 
-	/* The high 32 bits, scaled by a multiply (Lemire): no modulo bias
-	 * worth the name for nr_pages far below 2^32, and no division. */
 	for (unsigned i = 0; i < LOOKUP_IDX_ENTRIES; i++)
-		idx[i] = (uint32_t)(((xorshift64s(&s) >> 32) * nr_pages) >> 32);
+		idx[i] = draw_page(&s, nr_pages);
+}
+
+/* The hot page of the thread whose random pages come from seed: drawn from a
+ * stream of its own, so that it is no particular one of those pages. */
+static uint32_t hot_page(uint32_t nr_pages, uint64_t seed)
+{
+	uint64_t s = splitmix64(~seed);
+
+	return draw_page(&s, nr_pages);
 }
 
 /* The --variants list as a mask (bit v: run variant v); dies on a bad name. */
@@ -268,7 +339,7 @@ static unsigned lookup_variants(const struct bench_opts *o)
 			    !strncmp(s, lookup_variant_name[v], len))
 				break;
 		if (v == LV_NR)
-			die("--variants: unknown variant '%.*s' (floor, lockless, locked, kernel, lpc_pread)",
+			die("--variants: unknown variant '%.*s' (floor, lockless, locked, kernel, lpc_pread, kernel_hot, lpc_pread_hot)",
 			    (int)len, s);
 		mask |= 1u << v;
 		s += len + (s[len] == ',');
@@ -309,7 +380,7 @@ static void lookup_echo(const struct lookup *lk, const struct lpc_config *cfg)
 {
 	const struct bench_opts *o = lk->env->opts;
 
-	printf("lookup: one hot-page hit per operation, on a uniformly random page\n");
+	printf("lookup: one hit on a cached page per operation: a uniformly random page, or (_hot) the thread's one page\n");
 	printf("  file       %" PRIu64 " MiB = %" PRIu32 " pages of %zu B, in %s/ (%s)\n",
 	       lk->file_bytes >> 20, lk->nr_pages, lk->page_size, lk->df.dir,
 	       lk->df.fstype);
@@ -321,7 +392,7 @@ static void lookup_echo(const struct lookup *lk, const struct lpc_config *cfg)
 	printf("  variants   (run in this order in every round)\n");
 	for (unsigned v = 0; v < LV_NR; v++)
 		if (lk->variants & (1u << v))
-			printf("    %-10s %s\n", lookup_variant_name[v],
+			printf("    %-13s %s\n", lookup_variant_name[v],
 			       lookup_variant_desc[v]);
 	printf("  pages      %u random page numbers per thread (xorshift64*, seed %" PRIu64 ")\n",
 	       LOOKUP_IDX_ENTRIES, o->seed);
@@ -476,11 +547,19 @@ static void lookup_setup(struct lookup *lk)
 	for (unsigned i = 0; i < lk->nr_threads; i++) {
 		lk->t[i].idx = xmalloc(LOOKUP_IDX_ENTRIES * sizeof(uint32_t));
 		fill_indices(lk->t[i].idx, lk->nr_pages, o->seed + i);
+		lk->t[i].hot = hot_page(lk->nr_pages, o->seed + i);
 		lk->t[i].buf = xaligned_alloc(4096, lk->page_size);
 		memset(lk->t[i].buf, 0, lk->page_size);
 	}
 	lk->pool = pool_create(lk->nr_threads, o->pin);
 	progress_done();
+	if (lk->variants & (1u << LV_KERNEL_HOT | 1u << LV_LPC_PREAD_HOT)) {
+		printf("  hot pages  one per worker, drawn once, the same for kernel_hot and lpc_pread_hot; workers 0..%u:",
+		       lk->nr_threads - 1);
+		for (unsigned i = 0; i < lk->nr_threads; i++)
+			printf(" %" PRIu32, lk->t[i].hot);
+		printf("\n");
+	}
 	printf("  workers    %u, %u pinned (%s); slices ended by a %s coordinator\n",
 	       lk->nr_threads, pool_pinned(lk->pool),
 	       o->pin ? "worker i on allowed CPU i mod CPUs" : "--no-pin",
@@ -521,6 +600,8 @@ static void lookup_check_slice(const struct lookup *lk, unsigned active)
 		[LV_LOCKED] = "lpc_page_find (locked cache)",
 		[LV_KERNEL] = "pread",
 		[LV_LPC_PREAD] = "lpc_pread",
+		[LV_KERNEL_HOT] = "pread (hot page)",
+		[LV_LPC_PREAD_HOT] = "lpc_pread (hot page)",
 	};
 
 	for (unsigned i = 0; i < active; i++) {
@@ -620,7 +701,8 @@ static void lookup_run(const struct bench_env *env)
 
 const struct bench bench_lookup = {
 	.name = "lookup",
-	.help = "hot-page hit: refcount floor, lpc lockless and locked find+put, kernel pread, lpc_pread",
+	.help = "cached-page hit: refcount floor, lpc lockless and locked find+put,\n"
+		"           kernel pread, lpc_pread (random pages), kernel_hot, lpc_pread_hot (one page)",
 	.run = lookup_run,
 	.check_opts = lookup_check_opts,
 	.estimate_s = lookup_estimate_s,

@@ -11,13 +11,18 @@
 #include "bench.h"
 #include "pool.h"
 
-/* The variants, in the order each round runs them. */
+/* The variants, in the order each round runs them.  All but the _HOT ones
+ * take a uniformly random page per operation; the _HOT ones read one page,
+ * fixed per thread at setup, so that its bytes stay in the CPU's caches and
+ * the read path itself is measured rather than a copy out of DRAM. */
 enum lookup_variant {
 	LV_FLOOR,     /* refcount on a plain descriptor array: no index */
 	LV_LOCKLESS,  /* lpc_page_find + lpc_page_put, LPC_LOOKUP_LOCKLESS */
 	LV_LOCKED,    /* the same, LPC_LOOKUP_LOCKED */
 	LV_KERNEL,    /* pread(2) of one page, buffered, page cache warm */
 	LV_LPC_PREAD, /* lpc_pread of one page, lockless cache */
+	LV_KERNEL_HOT,    /* pread(2) of the thread's one fixed page, again and again */
+	LV_LPC_PREAD_HOT, /* lpc_pread of that same page, lockless cache */
 	LV_NR,
 };
 

@@ -24,9 +24,9 @@
 #include "util.h"
 
 /*
- * Defaults.  A round of the lookup benchmark is 3 thread counts x 5 variants
- * x 100 ms = 1.5 s, so 21 rounds and a warm-up take about 33 s, plus a few
- * seconds of setup: `lpcbench all` takes about 35 s on two idle CPUs, and the
+ * Defaults.  A round of the lookup benchmark is 3 thread counts x 7 variants
+ * x 100 ms = 2.1 s, so 21 rounds and a warm-up take about 46 s, plus a few
+ * seconds of setup: `lpcbench all` takes about 50 s on two idle CPUs, and the
  * 21 within-round ratios give medians whose range is a few per cent.
  */
 #define DEF_THREADS "1,2,8"
@@ -87,10 +87,10 @@ static void usage(FILE *out)
 		"  --file-mb MB     size of the data file (real bytes, removed at exit) [%u]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
-		"  --seed N         seed of the random page numbers [%u]\n"
+		"  --seed N         seed of the random page numbers and the hot pages [%u]\n"
 		"  --no-pin         leave threads unpinned [worker i pinned to allowed CPU i mod CPUs]\n"
 		"  --variants LIST  lookup: the variants to run, e.g. lockless to profile one\n"
-		"                   [floor,lockless,locked,kernel,lpc_pread]\n"
+		"                   [floor,lockless,locked,kernel,lpc_pread,kernel_hot,lpc_pread_hot]\n"
 		"  -h, --help       this text\n"
 		"\nThe run prints its configuration first, a progress line on stderr, then the\n"
 		"results: median [min - max] over the rounds, ratios, checks against targets\n"
