@@ -18,9 +18,6 @@
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
 
-int lpc_file_close_all(struct lpc_cache *c); /* file.c */
-uint64_t lpc_files_nrpages(struct lpc_cache *c); /* file.c */
-
 LPC_EXPORT void lpc_config_init(struct lpc_config *cfg)
 {
 	if (!cfg)

@@ -171,6 +171,11 @@ void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
 			    uint64_t *tfree);
 uint64_t lpc_cache_new_id(void);
 
+/* file.c: closes every file whatever its open count (cache destroy); counts
+ * the pages all indexes hold (context: files_lock). */
+int lpc_file_close_all(struct lpc_cache *c);
+uint64_t lpc_files_nrpages(struct lpc_cache *c);
+
 /* Index lock of a file (writers). */
 static inline void lpc_file_index_lock(struct lpc_file *f)
 {

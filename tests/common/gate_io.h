@@ -195,4 +195,20 @@ static inline bool tst_wait_page_holders(struct lpc_file *f, uint64_t index, uin
 	}
 }
 
+/* A thread that calls lpc_page_get once: the other side of a gated read. */
+struct tst_getter {
+	struct lpc_file *f;
+	uint64_t index;
+	int rc;
+	struct lpc_page *p;
+};
+
+static inline void *tst_getter_main(void *arg)
+{
+	struct tst_getter *g = arg;
+
+	g->rc = lpc_page_get(g->f, g->index, 0, &g->p);
+	return NULL;
+}
+
 #endif /* LPC_TESTS_COMMON_GATE_IO_H */

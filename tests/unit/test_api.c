@@ -822,20 +822,6 @@ static void t_invalidate(int mode)
 }
 
 /* --- lpc_page_find on a read in flight (gated backend) --- */
-struct getter {
-	struct lpc_file *f;
-	uint64_t index;
-	int rc;
-	struct lpc_page *p;
-};
-
-static void *getter_main(void *arg)
-{
-	struct getter *g = arg;
-
-	g->rc = lpc_page_get(g->f, g->index, 0, &g->p);
-	return NULL;
-}
 
 static void t_find_in_flight(int mode)
 {
@@ -845,7 +831,7 @@ static void t_find_in_flight(int mode)
 	struct lpc_file *f;
 	struct lpc_page *p = NULL;
 	struct lpc_stats s0, s1;
-	struct getter a, b;
+	struct tst_getter a, b;
 	pthread_t ta, tb;
 	char path[600];
 
@@ -856,9 +842,9 @@ static void t_find_in_flight(int mode)
 	tst_gate_install(c);
 	tst_gate_close();
 	lpc_stats(c, &s0);
-	a = (struct getter){ .f = f, .index = 5 };
-	b = (struct getter){ .f = f, .index = 5 };
-	REQUIRE(pthread_create(&ta, NULL, getter_main, &a) == 0);
+	a = (struct tst_getter){ .f = f, .index = 5 };
+	b = (struct tst_getter){ .f = f, .index = 5 };
+	REQUIRE(pthread_create(&ta, NULL, tst_getter_main, &a) == 0);
 	if (!CHECK(tst_gate_wait_entered(1, 5000), "the read never reached the backend")) {
 		tst_gate_open(0);
 		pthread_join(ta, NULL);
@@ -871,7 +857,7 @@ static void t_find_in_flight(int mode)
 	CHECK_EQ(lpc_invalidate(f, 0, 0), 0, "invalidate dropped a page in flight");
 	/* A second getter waits for it (its miss is counted before it sleeps). */
 	lpc_stats(c, &s1);
-	REQUIRE(pthread_create(&tb, NULL, getter_main, &b) == 0);
+	REQUIRE(pthread_create(&tb, NULL, tst_getter_main, &b) == 0);
 	CHECK(tst_wait_misses(c, s1.misses + 1, 5000), "second getter never missed");
 	tst_sleep_us(20000);
 	CHECK_EQ(tst_gate_entered(), 1, "second getter issued its own read");

@@ -392,26 +392,12 @@ static void t_filters(int backend, int mode)
 }
 
 /* Threads waiting on a read in flight that fails: all get -EIO. */
-struct getter {
-	struct lpc_file *f;
-	uint64_t index;
-	int rc;
-	struct lpc_page *p;
-};
-
-static void *getter_main(void *arg)
-{
-	struct getter *g = arg;
-
-	g->rc = lpc_page_get(g->f, g->index, 0, &g->p);
-	return NULL;
-}
 
 static void t_waiters_fail(int backend, int mode)
 {
 	enum { W = 4 };
 	struct lpc_cache *c = mk_cache(32, backend, mode);
-	struct getter g[W];
+	struct tst_getter g[W];
 	pthread_t th[W];
 	struct lpc_stats s0, s1;
 	struct lpc_page *p;
@@ -424,8 +410,8 @@ static void t_waiters_fail(int backend, int mode)
 
 		tst_gate_close();
 		lpc_stats(c, &s0);
-		g[0] = (struct getter){ .f = t.f, .index = index };
-		REQUIRE(pthread_create(&th[0], NULL, getter_main, &g[0]) == 0);
+		g[0] = (struct tst_getter){ .f = t.f, .index = index };
+		REQUIRE(pthread_create(&th[0], NULL, tst_getter_main, &g[0]) == 0);
 		if (!CHECK(tst_gate_wait_entered(1, 5000), "read never started")) {
 			tst_gate_open(0);
 			pthread_join(th[0], NULL);
@@ -433,8 +419,8 @@ static void t_waiters_fail(int backend, int mode)
 		}
 		/* The page is in the index, locked: the others wait on it. */
 		for (int i = 1; i < W; i++) {
-			g[i] = (struct getter){ .f = t.f, .index = index };
-			REQUIRE(pthread_create(&th[i], NULL, getter_main, &g[i]) == 0);
+			g[i] = (struct tst_getter){ .f = t.f, .index = index };
+			REQUIRE(pthread_create(&th[i], NULL, tst_getter_main, &g[i]) == 0);
 		}
 		/* All W hold the page in flight: each will see how its read ends. */
 		CHECK(tst_wait_page_holders(t.f, index, W, 5000), "waiters never came");
