@@ -21,7 +21,9 @@
  *    callback moves it to the shared free list.
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
- * a speculative getter may be about to increment that count.
+ * a speculative getter may be about to increment that count.  Both rules are
+ * checked, with broken variants that spin must catch, in
+ * tests/model/spec_get.pml (BUG_NO_GRACE, BUG_COUNT_ONE_IS_MINE).
  */
 #include <errno.h>
 #include <stdlib.h>
