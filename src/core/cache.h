@@ -142,16 +142,6 @@ static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
 	return lpc_tcache_slow(f->cache);
 }
 
-/* A thread without a block (out of memory) counts into this sink. */
-extern struct lpc_tcache lpc_tcache_sink;
-
-static inline struct lpc_tcache *lpc_tcache_or_sink(struct lpc_cache *c)
-{
-	struct lpc_tcache *t = lpc_tcache(c);
-
-	return likely(t != NULL) ? t : &lpc_tcache_sink;
-}
-
 static inline void lpc_count_add(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
 {
 	/* Only this thread writes: a relaxed load and store, no RMW. */

@@ -25,7 +25,6 @@
 #include "core/cache.h"
 
 __thread struct lpc_thread lpc_self;
-struct lpc_tcache lpc_tcache_sink;
 #ifdef LPC_TSAN
 char lpc_rcu_tsan_token; /* see core/rcu.h */
 #endif

@@ -252,6 +252,7 @@ int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 	*out = p;
 	return 0;
 nomem:
-	lpc_count(lpc_tcache_or_sink(c), LPC_C_ALLOC_FAILURES);
+	if (t) /* a thread without a block (out of memory) goes uncounted */
+		lpc_count(t, LPC_C_ALLOC_FAILURES);
 	return -ENOMEM;
 }

@@ -62,7 +62,7 @@ bool lpc_page_trylock(struct lpc_page *p)
 		 LPC_PG_LOCKED);
 }
 
-void lpc_page_lock_slow(struct lpc_page *p)
+static void lpc_page_lock_slow(struct lpc_page *p)
 {
 	uint32_t f = atomic_load_explicit(&p->flags, memory_order_relaxed);
 

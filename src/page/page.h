@@ -153,7 +153,6 @@ static inline void lpc_page_release(struct lpc_page *p)
 
 /* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */
 bool lpc_page_trylock(struct lpc_page *p);
-void lpc_page_lock_slow(struct lpc_page *p);
 /* Sleeps until LOCKED is clear, without taking the lock. */
 void lpc_page_wait_unlocked(struct lpc_page *p);
 /* Sets `set` and clears LOCKED|WAITERS in one release RMW, waking sleepers. */
