@@ -413,4 +413,23 @@ static inline int tst_null_check_page(uint64_t id, uint64_t index, size_t page_s
 	return memcmp(data, scratch, page_size) ? 2 : 0;
 }
 
+/* A cache of `bytes` in pages of `ps`, with the given backend and lookup
+ * mode; the test stops if it cannot be created. */
+static inline struct lpc_cache *tst_cache_create(size_t bytes, size_t ps, int backend, int mode)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = bytes;
+	cfg.page_size = ps;
+	cfg.io_backend = backend;
+	cfg.lookup_mode = mode;
+	rc = lpc_cache_create(&cfg, &c);
+	REQUIRE(rc == 0 && c, "lpc_cache_create(%zu, %zu, %d, %d) = %d", bytes, ps, backend,
+		mode, rc);
+	return c;
+}
+
 #endif /* LPC_TESTS_COMMON_LPC_TEST_H */

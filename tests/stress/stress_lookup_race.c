@@ -223,7 +223,6 @@ static void *worker_main(void *arg)
 
 static void run_mode(int mode, double seconds, uint64_t seed)
 {
-	struct lpc_config cfg;
 	struct lpc_stats st;
 	struct counts tot = { 0 };
 	struct worker *ws;
@@ -233,12 +232,7 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 		 nchurn = ncpu >= 8 ? 2 : 1, nw = nread + nremove + nchurn;
 	uint64_t t0;
 
-	lpc_config_init(&cfg);
-	cfg.cache_bytes = NFRAMES * PS;
-	cfg.page_size = PS;
-	cfg.io_backend = LPC_IO_NULL;
-	cfg.lookup_mode = mode;
-	REQUIRE(lpc_cache_create(&cfg, &cache) == 0);
+	cache = tst_cache_create(NFRAMES * PS, PS, LPC_IO_NULL, mode);
 	for (int i = 0; i < NFILES; i++) {
 		/* The last file ends inside a page: its tail must read as zeros. */
 		sizes[i] = file_pages[i] * PS - (i == NFILES - 1 ? 1000 : 0);

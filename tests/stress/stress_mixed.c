@@ -215,7 +215,6 @@ static void *worker_main(void *arg)
 
 static void run_mode(int mode, double seconds, uint64_t seed)
 {
-	struct lpc_config cfg;
 	struct lpc_stats st;
 	struct worker *ws;
 	struct lpc_page **priv;
@@ -226,12 +225,7 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	uint64_t nbad = 0, bytes = 0, dropped = 0, t0;
 	unsigned n;
 
-	lpc_config_init(&cfg);
-	cfg.cache_bytes = NFRAMES * PS;
-	cfg.page_size = PS;
-	cfg.io_backend = LPC_IO_NULL;
-	cfg.lookup_mode = mode;
-	REQUIRE(lpc_cache_create(&cfg, &cache) == 0);
+	cache = tst_cache_create(NFRAMES * PS, PS, LPC_IO_NULL, mode);
 	for (int i = 0; i < NFILES; i++) {
 		snprintf(name, sizeof(name), "mixed-%d-%d", mode, i);
 		REQUIRE(tst_make_sparse(name, fsizes[i], path, sizeof(path)) == 0);

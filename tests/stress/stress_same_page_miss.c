@@ -233,7 +233,6 @@ static unsigned round_run(char k, struct tally *ty, unsigned round)
 
 static void run_mode(int mode, double seconds)
 {
-	struct lpc_config cfg;
 	struct tally ty;
 	struct lpc_stats st;
 	pthread_t th[KMAX];
@@ -243,12 +242,7 @@ static void run_mode(int mode, double seconds)
 	static const char kinds[] = "abacadae";
 
 	memset(&ty, 0, sizeof(ty));
-	lpc_config_init(&cfg);
-	cfg.cache_bytes = (NP + 64) * PS;
-	cfg.page_size = PS;
-	cfg.io_backend = LPC_IO_NULL;
-	cfg.lookup_mode = mode;
-	REQUIRE(lpc_cache_create(&cfg, &cache) == 0);
+	cache = tst_cache_create((NP + 64) * PS, PS, LPC_IO_NULL, mode);
 	snprintf(name, sizeof(name), "same-%d", mode);
 	file_size = (uint64_t)NP * PS;
 	REQUIRE(tst_make_sparse(name, file_size, path, sizeof(path)) == 0);

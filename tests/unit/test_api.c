@@ -29,19 +29,7 @@
 
 static struct lpc_cache *mk_cache(size_t bytes, size_t ps, int backend, int mode)
 {
-	struct lpc_config cfg;
-	struct lpc_cache *c = NULL;
-	int rc;
-
-	lpc_config_init(&cfg);
-	cfg.cache_bytes = bytes;
-	cfg.page_size = ps;
-	cfg.io_backend = backend;
-	cfg.lookup_mode = mode;
-	rc = lpc_cache_create(&cfg, &c);
-	REQUIRE(rc == 0 && c, "lpc_cache_create(%zu, %zu, %d, %d) = %d", bytes, ps, backend,
-		mode, rc);
-	return c;
+	return tst_cache_create(bytes, ps, backend, mode);
 }
 
 static void destroy(struct lpc_cache *c)

@@ -42,16 +42,7 @@ struct tfile {
 
 static struct lpc_cache *mk_cache(size_t frames, int backend, int mode)
 {
-	struct lpc_config cfg;
-	struct lpc_cache *c = NULL;
-
-	lpc_config_init(&cfg);
-	cfg.cache_bytes = frames * PS;
-	cfg.page_size = PS;
-	cfg.io_backend = backend;
-	cfg.lookup_mode = mode;
-	REQUIRE(lpc_cache_create(&cfg, &c) == 0);
-	return c;
+	return tst_cache_create(frames * PS, PS, backend, mode);
 }
 
 static void mk_file(struct lpc_cache *c, struct tfile *t, int backend, uint64_t size)
