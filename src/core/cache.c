@@ -82,6 +82,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
 	c->io = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
 	c->tbatch = n / 64 < 1 ? 1 : n / 64 > 32 ? 32 : n / 64;
+	c->low_free = 4 * c->tbatch;
 	c->pages = map_region(c->pages_bytes);
 	c->frames = map_region(c->frames_bytes);
 	if (!c->pages || !c->frames) {

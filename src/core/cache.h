@@ -80,12 +80,13 @@ struct lpc_cache {
 	bool locked_lookup;
 	const struct lpc_io_backend_ops *io;
 	unsigned tbatch; /* frames moved between a thread list and the shared one */
+	uint32_t low_free; /* below this many shared free frames, threads hoard none */
 
 	/* Shared free list and the batch of published pages awaiting a grace
 	 * period.  Leaf lock; never held across I/O or a grace period. */
 	pthread_mutex_t free_lock lpc_cacheline_aligned;
 	struct lpc_page *free;
-	uint32_t nfree;
+	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	uint32_t npending;
 	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */

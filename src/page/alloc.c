@@ -5,8 +5,16 @@
  * Where a frame comes from: this thread's private list (no atomics, no lock),
  * else a batch from the cache's shared list (free_lock), else, when frames
  * wait for a grace period, the caller takes them and waits for one itself
- * (reclaim_pending), else -ENOMEM.  Eviction under memory pressure is the reclaim part's job (a
- * later step); until then a full cache fails the allocation.
+ * (reclaim_pending), else -ENOMEM.  Eviction under memory pressure is the
+ * reclaim part's job (a later step); until then a full cache fails the
+ * allocation.
+ *
+ * Frames on a thread's list are out of other threads' reach, so hoarding is
+ * bounded where it could starve them: a refill takes at most an eighth of
+ * the shared free frames, and once fewer than low_free remain, private frees
+ * go back to the shared list instead of the thread's.  A thread that stops
+ * calling lpc still holds what its list had then (at most 2 * tbatch) until
+ * it exits.
  *
  * Where a frame goes:
  *  - A private page (PUBLISHED clear: never in an index since it was
@@ -120,7 +128,10 @@ void lpc_page_free_private(struct lpc_page *p)
 	/* Nobody else can see this page: plain (relaxed) stores, no RMW. */
 	atomic_store_explicit(&p->ref, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	if (likely(t != NULL)) {
+	/* Keep it for this thread's next allocation, unless the shared list
+	 * runs low: then a frame hoarded here could starve another thread. */
+	if (likely(t != NULL) &&
+	    atomic_load_explicit(&c->nfree, memory_order_relaxed) >= c->low_free) {
 		p->next = t->free;
 		t->free = p;
 		n = atomic_load_explicit(&t->nfree, memory_order_relaxed) + 1;
@@ -167,7 +178,7 @@ static void page_init_private(struct lpc_page *p)
  * rcu_barrier waits for the call_rcu worker's next pass, about 10 ms), and
  * put them on the free list.  Batches already handed to call_rcu are waited
  * for with the barrier.  Context: no RCU read section, no frozen page held.
- * Return: true if frames may now be free.
+ * Return: true if frames may now be free (worth another look).
  */
 static bool reclaim_pending(struct lpc_cache *c)
 {
@@ -195,7 +206,8 @@ static bool reclaim_pending(struct lpc_cache *c)
 		lpc_rcu_barrier();
 		return true;
 	}
-	return false;
+	/* A batch may have landed since the caller found the list empty. */
+	return atomic_load_explicit(&c->nfree, memory_order_relaxed) > 0;
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */
@@ -211,6 +223,10 @@ static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned
 		*got = 0;
 		return NULL;
 	}
+	/* Take a batch for this thread's list only while frames are plenty:
+	 * a thread's hoard is then at most an eighth of what was free. */
+	if (want > c->nfree / 8)
+		want = c->nfree / 8 ? c->nfree / 8 : 1;
 	for (tail = head, n = 1; n < want && tail->next; n++)
 		tail = tail->next;
 	c->free = tail->next;
@@ -244,8 +260,9 @@ int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 			}
 			break;
 		}
-		/* Frames may be waiting for a grace period: wait once. */
-		if (attempt > 0 || !reclaim_pending(c))
+		/* Frames may be waiting for a grace period: wait, a bounded
+		 * number of times (others may take what one wait frees). */
+		if (attempt >= 3 || !reclaim_pending(c))
 			goto nomem;
 	}
 	page_init_private(p);
