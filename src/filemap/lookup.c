@@ -114,24 +114,18 @@ struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_
 	return filemap_get(f, index, t);
 }
 
-/* lpc_page_find for a thread's first call on a cache, and for LOCKED mode:
- * out of line, so that the lockless path saves fewer registers. */
-static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t index,
-					       struct lpc_page **out)
+/* What lpc_page_find returns for the page a lookup found (or NULL). */
+static lpc_always_inline int find_finish(struct lpc_page *p, struct lpc_tcache *t,
+					 struct lpc_page **out)
 {
-	struct lpc_tcache *t = lpc_file_tcache(f);
-	struct lpc_page *p;
 	uint32_t flags;
 
-	if (unlikely(!t))
-		return -ENOMEM;
-	p = filemap_get(f, index, t);
-	if (!p) {
+	if (unlikely(!p)) {
 		lpc_count(t, LPC_C_MISSES);
 		return -ENOENT;
 	}
 	flags = lpc_page_flags(p);
-	if (!(flags & LPC_PG_UPTODATE)) {
+	if (unlikely(!(flags & LPC_PG_UPTODATE))) {
 		/* Its read is in flight (or just failed and it is being removed). */
 		lpc_page_release(p);
 		lpc_count(t, LPC_C_MISSES);
@@ -143,10 +137,21 @@ static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t inde
 	return 0;
 }
 
+/* lpc_page_find for a thread's first call on a cache, and for LOCKED mode:
+ * out of line, so that the lockless path saves fewer registers. */
+static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t index,
+					       struct lpc_page **out)
+{
+	struct lpc_tcache *t = lpc_file_tcache(f);
+
+	if (unlikely(!t))
+		return -ENOMEM;
+	return find_finish(filemap_get(f, index, t), t, out);
+}
+
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
 {
-	struct lpc_page *p;
-	uint32_t flags;
+	struct lpc_tcache *t;
 
 	if (unlikely(!f || !out))
 		return -EINVAL;
@@ -154,21 +159,6 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 	 * cache: first calls and LOCKED mode are find_slow's. */
 	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
 		return find_slow(f, index, out);
-	lpc_rcu_read_lock();						/* R1 */
-	p = filemap_get_rcu(f, index, lpc_self.cur);
-	lpc_rcu_read_unlock();						/* R5 */
-	if (unlikely(!p)) {
-		lpc_count(lpc_self.cur, LPC_C_MISSES);
-		return -ENOENT;
-	}
-	flags = lpc_page_flags(p);
-	if (unlikely(!(flags & LPC_PG_UPTODATE))) {
-		lpc_page_release(p);
-		lpc_count(lpc_self.cur, LPC_C_MISSES);
-		return -EAGAIN;
-	}
-	lpc_page_mark_referenced(p, flags);
-	lpc_count(lpc_self.cur, LPC_C_HITS);
-	*out = p;
-	return 0;
+	t = lpc_self.cur;
+	return find_finish(filemap_get(f, index, t), t, out);
 }
