@@ -52,11 +52,7 @@ static void tcache_drain(struct lpc_tcache *t)
 		last = p;
 		n++;
 	}
-	pthread_mutex_lock(&c->free_lock);
-	last->next = c->free;
-	c->free = t->free;
-	c->nfree += n;
-	pthread_mutex_unlock(&c->free_lock);
+	lpc_page_free_chain(c, t->free, last, n);
 	t->free = NULL;
 	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
 }

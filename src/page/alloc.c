@@ -40,6 +40,16 @@
 
 #define LPC_FREE_BATCH 64
 
+void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_page *tail,
+			 uint32_t n)
+{
+	pthread_mutex_lock(&c->free_lock);
+	tail->next = c->free;
+	c->free = head;
+	c->nfree += n;
+	pthread_mutex_unlock(&c->free_lock);
+}
+
 struct lpc_free_batch {
 	struct rcu_head rcu;
 	struct lpc_cache *cache;
@@ -55,11 +65,7 @@ static void free_batch_rcu(struct rcu_head *head)
 	lpc_rcu_callback_enter(head);
 	c = b->cache;
 
-	pthread_mutex_lock(&c->free_lock);
-	b->tail->next = c->free;
-	c->free = b->head;
-	c->nfree += b->n;
-	pthread_mutex_unlock(&c->free_lock);
+	lpc_page_free_chain(c, b->head, b->tail, b->n);
 	/* Release: the barrier's waiter that sees the count drop sees the list. */
 	atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
 	free(b);
@@ -146,18 +152,10 @@ void lpc_page_free_private(struct lpc_page *p)
 			tail = tail->next;
 		t->free = tail->next;
 		atomic_store_explicit(&t->nfree, n - c->tbatch, memory_order_relaxed);
-		pthread_mutex_lock(&c->free_lock);
-		tail->next = c->free;
-		c->free = head;
-		c->nfree += c->tbatch;
-		pthread_mutex_unlock(&c->free_lock);
+		lpc_page_free_chain(c, head, tail, c->tbatch);
 		return;
 	}
-	pthread_mutex_lock(&c->free_lock);
-	p->next = c->free;
-	c->free = p;
-	c->nfree++;
-	pthread_mutex_unlock(&c->free_lock);
+	lpc_page_free_chain(c, p, p, 1);
 }
 
 static void page_init_private(struct lpc_page *p)
@@ -195,11 +193,7 @@ static bool reclaim_pending(struct lpc_cache *c)
 		lpc_rcu_synchronize();
 		for (tail = head; tail->next; tail = tail->next)
 			;
-		pthread_mutex_lock(&c->free_lock);
-		tail->next = c->free;
-		c->free = head;
-		c->nfree += n;
-		pthread_mutex_unlock(&c->free_lock);
+		lpc_page_free_chain(c, head, tail, n);
 		return true;
 	}
 	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {

@@ -168,5 +168,9 @@ void lpc_page_unlock_set(struct lpc_page *p, uint32_t set);
  */
 int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out);
 void lpc_page_free_private(struct lpc_page *p);
+/* Puts the free frames head..tail (n of them, chained by next) on the
+ * cache's shared list.  Context: free_lock not held. */
+void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_page *tail,
+			 uint32_t n);
 
 #endif /* LPC_PAGE_PAGE_H */
