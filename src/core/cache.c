@@ -103,6 +103,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	c->free = &c->pages[0];
 	c->nfree = n;
 	pthread_mutex_init(&c->free_lock, NULL);
+	pthread_mutex_init(&c->reclaim_lock, NULL);
 	pthread_mutex_init(&c->files_lock, NULL);
 	c->id = lpc_cache_new_id();
 	*out = c;
@@ -140,6 +141,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	munmap(c->pages, c->pages_bytes);
 	munmap(c->frames, c->frames_bytes);
 	pthread_mutex_destroy(&c->free_lock);
+	pthread_mutex_destroy(&c->reclaim_lock);
 	pthread_mutex_destroy(&c->files_lock);
 	free(c);
 	return 0;

@@ -4,6 +4,8 @@
  * counters and frame lists off shared cache lines.
  *
  * Lock order (outer to inner):
+ *   cache->reclaim_lock (alloc.c: one thread reclaims at a time; held across
+ *                        a grace period, so never taken in a read section)
  *   lpc_threads_lock (thread.c: the registry of per-thread blocks)
  *     cache->files_lock (open/close)
  *       file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
@@ -53,8 +55,9 @@ struct lpc_tcache {
 	_Atomic uint64_t cnt[LPC_NR_COUNTERS];
 	uint64_t cache_id;
 	struct lpc_cache *cache;
-	struct lpc_page *free; /* private free frames: no atomics */
+	struct lpc_page *free; /* private free frames: no atomics (alloc.c) */
 	_Atomic unsigned nfree;
+	_Atomic bool steal;    /* a reclaimer is taking `free`: keep off it */
 	struct lpc_tcache *cache_next, *cache_prev;
 	struct lpc_tcache *thread_next;
 } lpc_cacheline_aligned;
@@ -90,6 +93,8 @@ struct lpc_cache {
 	struct lpc_page *pending;
 	uint32_t npending;
 	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
+
+	pthread_mutex_t reclaim_lock; /* see the lock order above */
 
 	pthread_mutex_t files_lock lpc_cacheline_aligned;
 	struct lpc_file *files;
@@ -158,6 +163,8 @@ static inline void lpc_count(struct lpc_tcache *t, enum lpc_counter i)
 
 /* thread.c */
 void lpc_cache_orphan_tcaches(struct lpc_cache *c);
+void lpc_tcaches_steal_begin(struct lpc_cache *c);
+uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head);
 void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
 			    uint64_t *tfree);
 uint64_t lpc_cache_new_id(void);

@@ -39,22 +39,83 @@ uint64_t lpc_cache_new_id(void)
 	return atomic_fetch_add_explicit(&lpc_next_cache_id, 1, memory_order_relaxed);
 }
 
+/* Takes the block's free frames.  Return: how many; the chain in *head..*tail.
+ * Context: lpc_threads_lock, and t's owner off its list (its own thread, or
+ * alloc.c's S1-S3 made sure). */
+static uint32_t tcache_take(struct lpc_tcache *t, struct lpc_page **head, struct lpc_page **tail)
+{
+	struct lpc_page *p;
+	uint32_t n = 0;
+
+	*head = t->free;
+	*tail = NULL;
+	for (p = t->free; p; p = p->next) {
+		*tail = p;
+		n++;
+	}
+	t->free = NULL;
+	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
+	return n;
+}
+
 /* Returns the block's free frames to its cache.  Context: lpc_threads_lock. */
 static void tcache_drain(struct lpc_tcache *t)
 {
-	struct lpc_cache *c = t->cache;
-	struct lpc_page *p, *last = NULL;
+	struct lpc_page *head, *tail;
+	uint32_t n;
+
+	if (!t->cache)
+		return;
+	n = tcache_take(t, &head, &tail);
+	if (n)
+		lpc_page_free_chain(t->cache, head, tail, n);
+}
+
+/*
+ * Taking other threads' free frames, for an allocator that found none
+ * anywhere else (the kernel's drain_all_pages): flag every block, wait for a
+ * grace period, take the lists.  The owner touches its list only inside an
+ * RCU read section that first checks the flag (alloc.c, S1-S3 there), so
+ * after the grace period no owner is on its list and none will be until the
+ * flag clears.  Context: c->reclaim_lock (one taker at a time), outside any
+ * read section; the grace period goes between the two calls.
+ */
+void lpc_tcaches_steal_begin(struct lpc_cache *c)
+{
+	struct lpc_tcache *t;
+
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (t = c->tcaches; t; t = t->cache_next)
+		atomic_store_explicit(&t->steal, true, memory_order_relaxed); /* T1 */
+	pthread_mutex_unlock(&lpc_threads_lock);
+}
+
+/* Return: the number of frames taken from flagged blocks, chained from *head
+ * (NULL if none); the caller owns them. */
+uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head)
+{
+	struct lpc_tcache *t;
+	struct lpc_page *h, *tail;
 	uint32_t n = 0;
 
-	if (!c || !t->free)
-		return;
-	for (p = t->free; p; p = p->next) {
-		last = p;
-		n++;
+	*head = NULL;
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (t = c->tcaches; t; t = t->cache_next) {
+		/* Blocks made since steal_begin are not flagged: their owners
+		 * may be on their lists. */
+		if (!atomic_load_explicit(&t->steal, memory_order_relaxed))
+			continue;
+		if (t->free) {						/* T3 */
+			n += tcache_take(t, &h, &tail);
+			tail->next = *head;
+			*head = h;
+		}
+		/* Release: the owner that sees the flag clear sees the list
+		 * empty (S1's acquire). */
+		atomic_store_explicit(&t->steal, false, memory_order_release); /* T4 */
 	}
-	lpc_page_free_chain(c, t->free, last, n);
-	t->free = NULL;
-	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&lpc_threads_lock);
+	return n;
 }
 
 /* Unlinks t from its cache, folding its counters in.  Context: lpc_threads_lock. */

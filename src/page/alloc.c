@@ -2,19 +2,41 @@
 /*
  * alloc.c - the frame allocator and the deferred free of published pages.
  *
- * Where a frame comes from: this thread's private list (no atomics, no lock),
- * else a batch from the cache's shared list (free_lock), else, when frames
- * wait for a grace period, the caller takes them and waits for one itself
- * (reclaim_pending), else -ENOMEM.  Eviction under memory pressure is the
- * reclaim part's job (a later step); until then a full cache fails the
- * allocation.
+ * Where a frame comes from: this thread's private list (no atomic RMW, no
+ * lock), else a batch from the cache's shared list (free_lock), else
+ * reclaim(): one thread at a time takes the frames that wait only for a grace
+ * period (the pending list) and the frames on other threads' private lists,
+ * waits for one grace period, and puts them on the shared list.  Only when
+ * that finds nothing is the result -ENOMEM: a frame free anywhere is found.
+ * Eviction under memory pressure is the reclaim part's job (a later step);
+ * until then a full cache fails the allocation.
  *
- * Frames on a thread's list are out of other threads' reach, so hoarding is
- * bounded where it could starve them: a refill takes at most an eighth of
- * the shared free frames, and once fewer than low_free remain, private frees
- * go back to the shared list instead of the thread's.  A thread that stops
- * calling lpc still holds what its list had then (at most 2 * tbatch) until
- * it exits.
+ * Private lists, and how another thread takes one.  The owner pushes and
+ * pops its list with plain loads and stores.  A taker (lpc_tcaches_steal_* in
+ * thread.c) must therefore know the owner is off the list, for as long as it
+ * works on it.  Steps, the owner's (S) and the taker's (T):
+ *   S1 rcu_read_lock, then load t->steal (acquire); if set, leave the list
+ *      alone and use the shared list;
+ *   S2 else push or pop the list;
+ *   S3 rcu_read_unlock.
+ *   T1 set t->steal on every block (relaxed: T2 orders it);
+ *   T2 synchronize_rcu;
+ *   T3 move each flagged list to the shared list;
+ *   T4 clear t->steal (release: S1 of the owner's next section then sees
+ *      the list empty).
+ * Why it holds: a section that began before T1's store became visible ends
+ * before T2 returns (the grace period waits for it); one that began after
+ * reads the flag set (the grace period's membarrier orders T1's store before
+ * every later section's load: the store-buffering pattern that RCU forbids).
+ * So between T2 and T4 no owner touches its list.  The owner pays an inlined
+ * read lock and one load of its own line: no atomic RMW, the page-free fast
+ * path is kept.  Checked, with broken variants spin must catch (no T2:
+ * BUG_NO_GRACE_STEAL; no flag check in S1: BUG_OWNER_IGNORES_FLAG), in
+ * tests/model/steal.pml; tests/stress/stress_alloc.c runs it.
+ *
+ * Hoarding is still bounded so that reclaim (a grace period) stays rare: a
+ * refill takes at most an eighth of the shared free frames, and once fewer
+ * than low_free remain, private frees go to the shared list.
  *
  * Where a frame goes:
  *  - A private page (PUBLISHED clear: never in an index since it was
@@ -125,37 +147,67 @@ void lpc_page_free_deferred(struct lpc_page *p)
 	pending_submit_unlock(c);
 }
 
+/*
+ * S1: enters the owner's side of the private-list protocol.  Return: true if
+ * t's list may be used, until tlist_exit; false if t is NULL or being taken.
+ */
+static bool tlist_enter(const struct lpc_tcache *t)
+{
+	if (unlikely(t == NULL))
+		return false;
+	lpc_rcu_read_lock();
+	if (likely(!atomic_load_explicit(&t->steal, memory_order_acquire)))
+		return true;
+	lpc_rcu_read_unlock();
+	return false;
+}
+
+/* S3 */
+static void tlist_exit(void)
+{
+	lpc_rcu_read_unlock();
+}
+
 void lpc_page_free_private(struct lpc_page *p)
 {
 	struct lpc_cache *c = p->cache;
 	struct lpc_tcache *t = lpc_tcache(c);
-	unsigned n;
+	struct lpc_page *head = p, *tail = p;
+	unsigned n = 1;
 
 	/* Nobody else can see this page: plain (relaxed) stores, no RMW. */
 	atomic_store_explicit(&p->ref, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	/* Keep it for this thread's next allocation, unless the shared list
-	 * runs low: then a frame hoarded here could starve another thread. */
-	if (likely(t != NULL) &&
-	    atomic_load_explicit(&c->nfree, memory_order_relaxed) >= c->low_free) {
-		p->next = t->free;
+	 * runs low: then a frame kept here would cost another thread a grace
+	 * period to take. */
+	if (tlist_enter(t)) {
+		if (atomic_load_explicit(&c->nfree, memory_order_relaxed) < c->low_free) {
+			tlist_exit();
+			goto shared;
+		}
+		p->next = t->free;					/* S2 */
 		t->free = p;
 		n = atomic_load_explicit(&t->nfree, memory_order_relaxed) + 1;
 		if (likely(n <= 2 * c->tbatch)) {
 			atomic_store_explicit(&t->nfree, n, memory_order_relaxed);
+			tlist_exit();
 			return;
 		}
-		/* Too many hoarded: give a batch back to the shared list. */
-		struct lpc_page *head = t->free, *tail = head;
-
+		/* Too many kept: give a batch back to the shared list. */
+		head = tail = t->free;
 		for (unsigned i = 1; i < c->tbatch; i++)
 			tail = tail->next;
 		t->free = tail->next;
 		atomic_store_explicit(&t->nfree, n - c->tbatch, memory_order_relaxed);
+		/* Still inside S1-S3: a reclaimer that found nothing anywhere
+		 * must not have missed frames in our hands. */
 		lpc_page_free_chain(c, head, tail, c->tbatch);
+		tlist_exit();
 		return;
 	}
-	lpc_page_free_chain(c, p, p, 1);
+shared:
+	lpc_page_free_chain(c, head, tail, n);
 }
 
 static void page_init_private(struct lpc_page *p)
@@ -167,41 +219,6 @@ static void page_init_private(struct lpc_page *p)
 	/* Plain store: no reader can reach a page on a free list (a grace
 	 * period separates its last publication from now). */
 	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
-}
-
-/*
- * The allocator found no free frame.  Frames on the pending list wait only
- * for a grace period: take them privately, wait for one ourselves
- * (synchronize_rcu costs microseconds with no reader to wait for, where
- * rcu_barrier waits for the call_rcu worker's next pass, about 10 ms), and
- * put them on the free list.  Batches already handed to call_rcu are waited
- * for with the barrier.  Context: no RCU read section, no frozen page held.
- * Return: true if frames may now be free (worth another look).
- */
-static bool reclaim_pending(struct lpc_cache *c)
-{
-	struct lpc_page *head, *tail;
-	uint32_t n;
-
-	pthread_mutex_lock(&c->free_lock);
-	head = c->pending;
-	n = c->npending;
-	c->pending = NULL;
-	c->npending = 0;
-	pthread_mutex_unlock(&c->free_lock);
-	if (head) {
-		lpc_rcu_synchronize();
-		for (tail = head; tail->next; tail = tail->next)
-			;
-		lpc_page_free_chain(c, head, tail, n);
-		return true;
-	}
-	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
-		lpc_rcu_barrier();
-		return true;
-	}
-	/* A batch may have landed since the caller found the list empty. */
-	return atomic_load_explicit(&c->nfree, memory_order_relaxed) > 0;
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */
@@ -231,39 +248,117 @@ static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned
 	return head;
 }
 
+/*
+ * The allocator found no free frame: collect every frame that is free but
+ * out of reach (the module comment) and keep one for the caller.  One thread
+ * at a time; the others wait here and then take what it left.  Context: no
+ * RCU read section, no frozen page held (the grace period would wait for us).
+ * Return: 0 with *out; -EAGAIN if frames were found but others took them
+ * first (worth another try); -ENOMEM if no frame was free anywhere.
+ */
+static int reclaim(struct lpc_cache *c, struct lpc_page **out)
+{
+	struct lpc_page *head, *stolen, *tail;
+	uint32_t n, nstolen;
+	unsigned got;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->reclaim_lock);
+	*out = shared_take(c, 1, &got); /* another thread reclaimed meanwhile */
+	if (*out)
+		goto unlock;
+	lpc_tcaches_steal_begin(c);					/* T1 */
+	pthread_mutex_lock(&c->free_lock);
+	head = c->pending;
+	n = c->npending;
+	c->pending = NULL;
+	c->npending = 0;
+	pthread_mutex_unlock(&c->free_lock);
+	/* One grace period for both: the pending pages' readers are gone, and
+	 * no owner is on a flagged list. */
+	lpc_rcu_synchronize();						/* T2 */
+	nstolen = lpc_tcaches_steal_end(c, &stolen);			/* T3, T4 */
+	if (stolen) {
+		for (tail = stolen; tail->next; tail = tail->next)
+			;
+		tail->next = head;
+		head = stolen;
+		n += nstolen;
+	}
+	if (head) {
+		/* Keep one: others cannot take it before we return. */
+		*out = head;
+		head = head->next;
+		if (head) {
+			for (tail = head; tail->next; tail = tail->next)
+				;
+			lpc_page_free_chain(c, head, tail, n - 1);
+		}
+		goto unlock;
+	}
+	/* Batches already handed to call_rcu: wait for them to land. */
+	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
+		lpc_rcu_barrier();
+		*out = shared_take(c, 1, &got);
+		rc = *out ? 0 : -EAGAIN;
+		goto unlock;
+	}
+	/* Frames freed while we looked landed on the shared list. */
+	*out = shared_take(c, 1, &got);
+	rc = *out ? 0 : -ENOMEM;
+unlock:
+	pthread_mutex_unlock(&c->reclaim_lock);
+	return rc;
+}
+
 int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 {
 	struct lpc_tcache *t = lpc_tcache(c);
 	struct lpc_page *p;
 	unsigned got;
+	int rc;
 
 	for (int attempt = 0;; attempt++) {
-		if (likely(t != NULL) && t->free) {
-			p = t->free;
-			t->free = p->next;
-			atomic_store_explicit(&t->nfree,
-					      atomic_load_explicit(&t->nfree, memory_order_relaxed) - 1,
-					      memory_order_relaxed);
-			break;
-		}
-		p = shared_take(c, t ? c->tbatch : 1, &got);
-		if (p) {
-			if (t && got > 1) {
+		if (tlist_enter(t)) {
+			p = t->free;					/* S2 */
+			if (p) {
 				t->free = p->next;
-				atomic_store_explicit(&t->nfree, got - 1, memory_order_relaxed);
+				atomic_store_explicit(&t->nfree,
+						      atomic_load_explicit(&t->nfree,
+									   memory_order_relaxed) - 1,
+						      memory_order_relaxed);
+			} else {
+				p = shared_take(c, c->tbatch, &got);
+				if (p && got > 1) { /* keep the rest */
+					t->free = p->next;
+					atomic_store_explicit(&t->nfree, got - 1,
+							      memory_order_relaxed);
+				}
 			}
-			break;
+			tlist_exit();
+		} else {
+			p = shared_take(c, 1, &got);
 		}
-		/* Frames may be waiting for a grace period: wait, a bounded
-		 * number of times (others may take what one wait frees). */
-		if (attempt >= 3 || !reclaim_pending(c))
+		if (p)
+			break;
+		/* A thread without a block is not registered with RCU (and is
+		 * out of memory anyway). */
+		if (!t)
+			goto nomem;
+		rc = reclaim(c, &p);
+		if (!rc)
+			break;
+		/* -EAGAIN: frames landed but others took them; they are in
+		 * use or on lists the next reclaim reaches.  Bounded, in case
+		 * others keep winning. */
+		if (rc == -ENOMEM || attempt >= 64)
 			goto nomem;
 	}
 	page_init_private(p);
 	*out = p;
 	return 0;
 nomem:
-	if (t) /* a thread without a block (out of memory) goes uncounted */
+	if (t) /* a thread without a block goes uncounted */
 		lpc_count(t, LPC_C_ALLOC_FAILURES);
 	return -ENOMEM;
 }

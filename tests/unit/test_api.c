@@ -650,6 +650,71 @@ static void t_alloc(size_t ps)
 	destroy(c);
 }
 
+/* --- frames on other threads' private lists are not lost to -ENOMEM --- */
+struct hoarder {
+	struct lpc_cache *c;
+	pthread_barrier_t *parked, *release;
+	int got;
+};
+
+/* Allocates a few frames and frees them again, which leaves them on this
+ * thread's private list, then parks until released. */
+static void *hoard(void *arg)
+{
+	struct hoarder *h = arg;
+	struct lpc_page *pg[16];
+
+	h->got = 0;
+	while (h->got < 16 && lpc_page_alloc(h->c, &pg[h->got]) == 0)
+		h->got++;
+	for (int i = 0; i < h->got; i++)
+		lpc_page_put(pg[i]);
+	pthread_barrier_wait(h->parked);
+	pthread_barrier_wait(h->release);
+	return NULL;
+}
+
+static void t_hoarded_frames(void)
+{
+	enum { N = 256, H = 3 };
+	struct lpc_cache *c = mk_cache(N * 4096, 4096, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
+	struct lpc_page **pg = calloc(N + 1, sizeof(*pg));
+	struct hoarder h[H];
+	pthread_t th[H];
+	pthread_barrier_t parked, release;
+	struct lpc_stats st;
+	int n = 0;
+
+	REQUIRE(pg);
+	pthread_barrier_init(&parked, NULL, H + 1);
+	pthread_barrier_init(&release, NULL, H + 1);
+	for (int i = 0; i < H; i++) {
+		h[i] = (struct hoarder){ .c = c, .parked = &parked, .release = &release };
+		REQUIRE(pthread_create(&th[i], NULL, hoard, &h[i]) == 0);
+	}
+	pthread_barrier_wait(&parked);
+	lpc_stats(c, &st);
+	CHECK_EQ(st.frames_free, N, "every frame free while the hoarders park");
+	/* Every frame, the hoarded ones included, before -ENOMEM. */
+	while (n <= N && lpc_page_alloc(c, &pg[n]) == 0)
+		n++;
+	CHECK_EQ(n, N, "frames allocated before -ENOMEM (hoarders got %d %d %d)", h[0].got,
+		 h[1].got, h[2].got);
+	lpc_stats(c, &st);
+	CHECK_EQ(st.frames_free, 0);
+	for (int i = 0; i < n; i++)
+		lpc_page_put(pg[i]);
+	pthread_barrier_wait(&release);
+	for (int i = 0; i < H; i++)
+		pthread_join(th[i], NULL);
+	lpc_stats(c, &st);
+	CHECK_EQ(st.frames_free, N, "every frame free again");
+	pthread_barrier_destroy(&parked);
+	pthread_barrier_destroy(&release);
+	free(pg);
+	destroy(c);
+}
+
 /* --- a full cache: -ENOMEM from get, read-around from pread --- */
 static void t_enomem(int backend, int mode)
 {
@@ -1043,6 +1108,7 @@ int main(int argc, char **argv)
 	RUN(t_foreign_put());
 	RUN(t_alloc(4096));
 	RUN(t_alloc(512));
+	RUN(t_hoarded_frames());
 	RUN(t_enomem(LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS));
 	RUN(t_enomem(LPC_IO_NULL, LPC_LOOKUP_LOCKED));
 	RUN(t_invalidate(LPC_LOOKUP_LOCKLESS));
