@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hitcost.c - where the ticks of a lockless hit go: the lookup benchmark's
+ * find+put taken apart into steps, each timed on its own, interleaved.
+ *
+ * lpcbench lookup compares lpc_page_find + lpc_page_put with the floor (a
+ * reference count on a plain descriptor array).  This program adds the steps
+ * in between, cumulatively, on the same random page numbers of a 256 MiB
+ * file, single thread, so that the ratio to the floor of each step says what
+ * the step costs:
+ *
+ *   floor      increment-unless-zero + release decrement on desc[page]
+ *   flat       the same reached through one dependent pointer load
+ *              (slots[page] -> descriptor): a one-level index
+ *   walk       lpc's radix tree (lpc_radix_lookup, 64-slot nodes, height 3
+ *              for 65536 pages), the speculative get, the slot re-check and
+ *              the release, on lpc's own descriptors; no read section
+ *   walk+rcu   the same inside lpc's RCU read section (inlined liburcu-memb)
+ *   calls      walk+rcu split into two out-of-line calls shaped like
+ *              lpc_page_find and lpc_page_put
+ *   api        lpc_page_find + lpc_page_put on a filled cache, through the
+ *              public calls (static library: no PLT), with everything they
+ *              do besides: the thread's block, the flags tests, the counter,
+ *              the PUBLISHED test in the put
+ *
+ * It uses lpc's internal headers and the static library; it is a measuring
+ * tool for lpc's developers, not installed.  One round runs every step once
+ * for --ops operations; ratios are taken within a round; the median and the
+ * range over rounds are printed.  Each step first runs --warm untimed
+ * operations: the steps use different data (the floor's array, lpc's tree
+ * and descriptors), and a step that started with the previous step's data
+ * in the CPU caches would pay for refilling them, a cost of interleaving
+ * that a hit in steady state does not have (about 0.4 of the floor at 1 M
+ * operations per step, measured).
+ *
+ * Usage: hitcost [--rounds N] [--ops N] [--warm N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/cache.h"
+#include "filemap/filemap.h"
+#include "floor.h"
+#include "stats.h"
+#include "tsc.h"
+
+#define NPAGES 65536u /* 256 MiB of 4 KiB pages, as lpcbench lookup */
+#define NIDX (1u << 20)
+
+enum step { S_FLOOR, S_FLAT, S_WALK, S_WALK_RCU, S_CALLS, S_API, S_NR };
+static const char *const step_name[S_NR] = { "floor", "flat", "walk", "walk+rcu", "calls",
+					      "api" };
+
+static uint32_t *idx;               /* random page numbers */
+static struct floor fl;             /* S_FLOOR */
+static struct lpc_page **flat;      /* S_FLAT: page -> descriptor */
+static struct lpc_page *descs;      /* S_FLAT, S_WALK...S_CALLS: lpc descriptors */
+static struct lpc_radix_root tree;  /* S_WALK...S_CALLS: page -> descriptor */
+static struct lpc_file *file;       /* S_API */
+
+static void *map_huge(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die_err(errno, "mapping %zu bytes", bytes);
+	madvise(p, bytes, MADV_HUGEPAGE); /* as lpc maps its descriptors */
+	return p;
+}
+
+static __attribute__((noinline)) void run_floor(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct floor_desc *d = &fl.desc[idx[i & (NIDX - 1)]];
+
+		if (unlikely(!floor_get(d)))
+			die("floor: count 0");
+		floor_put(d);
+	}
+}
+
+static __attribute__((noinline)) void run_flat(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p = flat[idx[i & (NIDX - 1)]];
+
+		if (unlikely(!lpc_page_get_unless_zero(p)))
+			die("flat: count 0");
+		lpc_page_release(p);
+	}
+}
+
+/* R2-R4 of lookup.c, without the retries (nothing is removed here). */
+static lpc_always_inline void walk_get(uint32_t page, struct lpc_page **out)
+{
+	void *_Atomic const *slot;
+	struct lpc_page *p = lpc_radix_lookup(&tree, page, &slot);
+
+	if (unlikely(!p || !lpc_page_get_unless_zero(p)))
+		die("walk: page %u missing", page);
+	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p))
+		die("walk: page %u moved", page);
+	*out = p;
+}
+
+static __attribute__((noinline)) void run_walk(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p;
+
+		walk_get(idx[i & (NIDX - 1)], &p);
+		lpc_page_release(p);
+	}
+}
+
+static __attribute__((noinline)) void run_walk_rcu(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p;
+
+		lpc_rcu_read_lock();
+		walk_get(idx[i & (NIDX - 1)], &p);
+		lpc_rcu_read_unlock();
+		lpc_page_release(p);
+	}
+}
+
+static __attribute__((noinline)) int calls_find(uint32_t page, struct lpc_page **out)
+{
+	lpc_rcu_read_lock();
+	walk_get(page, out);
+	lpc_rcu_read_unlock();
+	return 0;
+}
+
+static __attribute__((noinline)) void calls_put(struct lpc_page *p)
+{
+	lpc_page_release(p);
+}
+
+static __attribute__((noinline)) void run_calls(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p;
+
+		if (unlikely(calls_find(idx[i & (NIDX - 1)], &p)))
+			die("calls: find failed");
+		calls_put(p);
+	}
+}
+
+static __attribute__((noinline)) void run_api(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p;
+		int rc = lpc_page_find(file, idx[i & (NIDX - 1)], &p);
+
+		if (unlikely(rc))
+			die("api: find %u = %d", idx[i & (NIDX - 1)], rc);
+		lpc_page_put(p);
+	}
+}
+
+static void (*const step_run[S_NR])(unsigned) = { run_floor,    run_flat,  run_walk,
+						  run_walk_rcu, run_calls, run_api };
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void setup(struct lpc_cache **cache, char *path, size_t pathlen)
+{
+	uint64_t rng = 88172645463325252ull;
+	uint32_t *perm = xmalloc(NPAGES * sizeof(*perm));
+	struct lpc_config cfg;
+	int fd;
+
+	/* lpc's descriptors for the walk steps, in a random order. */
+	for (uint32_t i = 0; i < NPAGES; i++)
+		perm[i] = i;
+	for (uint32_t i = NPAGES - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(xorshift(&rng) % (i + 1)), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	idx = xmalloc(NIDX * sizeof(*idx));
+	for (uint32_t i = 0; i < NIDX; i++)
+		idx[i] = (uint32_t)(xorshift(&rng) % NPAGES);
+
+	floor_create(&fl, NPAGES);
+	descs = map_huge(NPAGES * sizeof(*descs));
+	flat = map_huge(NPAGES * sizeof(*flat));
+	lpc_radix_init(&tree);
+	for (uint32_t i = 0; i < NPAGES; i++) {
+		struct lpc_page *p = &descs[perm[i]];
+
+		atomic_init(&p->ref, 1);
+		atomic_init(&p->flags, LPC_PG_UPTODATE | LPC_PG_PUBLISHED);
+		flat[i] = p;
+		if (lpc_radix_insert(&tree, i, p))
+			die("radix insert: out of memory");
+	}
+	free(perm);
+
+	/* A cache holding every page of the file, for the api step.  Its
+	 * first calls also register this thread with RCU, which the walk
+	 * steps' read sections need. */
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (size_t)(NPAGES + NPAGES / 16) * cfg.page_size;
+	cfg.io_backend = LPC_IO_NULL;
+	if (lpc_cache_create(&cfg, cache))
+		die("lpc_cache_create failed");
+	snprintf(path, pathlen, "%s/lpc-hitcost-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, (off_t)NPAGES * cfg.page_size))
+		die_err(errno, "creating %s", path);
+	close(fd);
+	if (lpc_file_open(*cache, path, O_RDONLY, 0, &file))
+		die("lpc_file_open %s failed", path);
+	for (uint32_t i = 0; i < NPAGES; i++) {
+		struct lpc_page *p;
+
+		if (lpc_page_get(file, i, 0, &p))
+			die("filling page %u failed", i);
+		lpc_page_put(p);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned rounds = 21, ops = 1000000, warm = 200000;
+	struct lpc_cache *cache;
+	struct tsc tsc;
+	char path[512];
+	double *ticks[S_NR], *ratio[S_NR], prev;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			ops = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
+			warm = (unsigned)atoi(argv[++i]);
+		else
+			die("usage: hitcost [--rounds N] [--ops N] [--warm N]");
+	}
+	if (rounds < 1 || ops < 1)
+		die("--rounds and --ops must be at least 1");
+	tsc_calibrate(&tsc);
+	setup(&cache, path, sizeof(path));
+	for (int s = 0; s < S_NR; s++) {
+		ticks[s] = xcalloc(rounds, sizeof(double));
+		ratio[s] = xcalloc(rounds, sizeof(double));
+	}
+	printf("hitcost: %u pages (4 KiB) of a %u MiB file, 1 thread, %u rounds; per step "
+	       "%u untimed then %u timed ops; %s/op\n",
+	       NPAGES, NPAGES / 256, rounds, warm, ops, tsc.unit);
+	for (unsigned r = 0; r < rounds; r++) {
+		for (int s = 0; s < S_NR; s++) {
+			uint64_t t0;
+
+			if (warm)
+				step_run[s](warm);
+			t0 = tsc_begin();
+			step_run[s](ops);
+			ticks[s][r] = (double)(tsc_end() - t0) / ops;
+		}
+		for (int s = 0; s < S_NR; s++)
+			ratio[s][r] = ticks[s][r] / ticks[S_FLOOR][r];
+		progress("hitcost: round %u/%u", r + 1, rounds);
+	}
+	progress_done();
+	printf("%-10s %8s   %-19s %s\n", "step", tsc.unit, "x floor [min-max]",
+	       "added to the step above");
+	prev = 1.0;
+	for (int s = 0; s < S_NR; s++) {
+		struct summary t = summarize(ticks[s], rounds), q = summarize(ratio[s], rounds);
+
+		/* flat is a side branch: walk builds on the floor. */
+		if (s == S_WALK)
+			prev = 1.0;
+		printf("%-10s %8.1f   %5.2f [%4.2f-%4.2f]   %+5.2f\n", step_name[s], t.med, q.med,
+		       q.min, q.max, q.med - prev);
+		prev = q.med;
+	}
+	lpc_file_close(file);
+	lpc_cache_destroy(cache);
+	unlink(path);
+	return 0;
+}
