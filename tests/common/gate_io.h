@@ -167,7 +167,10 @@ static inline bool tst_wait_misses(struct lpc_cache *c, uint64_t want, unsigned 
  * gate, holders = the reader + the threads waiting on the page: a thread
  * counted in it holds a reference on the in-flight page and will see how
  * that read ends (miss.c M6), unlike one that has only counted its miss and
- * may still be on its way to an insert of its own.  Uses the internal lookup
+ * may still be on its way to an insert of its own - with one exception: a
+ * lockless lookup that has incremented the count but not yet re-checked its
+ * slot (lookup.c R3-R4) is counted too, and if the page is deleted before
+ * its re-check, it looks up again instead of waiting.  Uses the internal lookup
  * (lpc_filemap_get), which returns a page whatever its state; our own
  * reference is not counted.
  * Return: true if reached.
