@@ -21,7 +21,8 @@
  *   S3 rcu_read_unlock.
  *   T1 set t->steal on every block (relaxed: T2 orders it);
  *   T2 synchronize_rcu;
- *   T3 move each flagged list to the shared list;
+ *   T3 take each flagged list (reclaim keeps one frame for its caller and
+ *      puts the rest on the shared list);
  *   T4 clear t->steal (release: S1 of the owner's next section then sees
  *      the list empty).
  * Why it holds: a section that began before T1's store became visible ends
