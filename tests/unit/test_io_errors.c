@@ -413,8 +413,14 @@ static void t_waiters_fail(int backend, int mode)
 			g[i] = (struct tst_getter){ .f = t.f, .index = index };
 			REQUIRE(pthread_create(&th[i], NULL, tst_getter_main, &g[i]) == 0);
 		}
-		/* All W hold the page in flight: each will see how its read ends. */
+		/* All W hold the page in flight: each will see how its read ends.
+		 * A holder may still be between its speculative increment and
+		 * its re-check (lookup.c R3-R4), and would look up again if the
+		 * page went first; a waiter counts its miss after the re-check
+		 * (these found the page in the index: no -EEXIST path), so W
+		 * misses mean every waiter is past it. */
 		CHECK(tst_wait_page_holders(t.f, index, W, 5000), "waiters never came");
+		CHECK(tst_wait_misses(c, s0.misses + W, 5000), "waiters never re-checked");
 		if (round == 1)
 			tst_sleep_us(10000); /* once, let them sleep in futex_wait */
 		tst_gate_open(EIO);
