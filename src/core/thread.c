@@ -90,15 +90,14 @@ void lpc_tcaches_steal_begin(struct lpc_cache *c)
 	pthread_mutex_unlock(&lpc_threads_lock);
 }
 
-/* Return: the number of frames taken from flagged blocks, chained from *head
- * (NULL if none); the caller owns them. */
+/* Takes the free frames of flagged blocks, putting them in front of the
+ * chain *head (which may be NULL); the caller owns them.  Return: how many. */
 uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head)
 {
 	struct lpc_tcache *t;
 	struct lpc_page *h, *tail;
 	uint32_t n = 0;
 
-	*head = NULL;
 	pthread_mutex_lock(&lpc_threads_lock);
 	for (t = c->tcaches; t; t = t->cache_next) {
 		/* Blocks made since steal_begin are not flagged: their owners

@@ -259,8 +259,8 @@ static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned
  */
 static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 {
-	struct lpc_page *head, *stolen, *tail;
-	uint32_t n, nstolen;
+	struct lpc_page *head, *tail;
+	uint32_t n;
 	unsigned got;
 	int rc = 0;
 
@@ -278,14 +278,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
 	lpc_rcu_synchronize();						/* T2 */
-	nstolen = lpc_tcaches_steal_end(c, &stolen);			/* T3, T4 */
-	if (stolen) {
-		for (tail = stolen; tail->next; tail = tail->next)
-			;
-		tail->next = head;
-		head = stolen;
-		n += nstolen;
-	}
+	n += lpc_tcaches_steal_end(c, &head);				/* T3, T4 */
 	if (head) {
 		/* Keep one: others cannot take it before we return. */
 		*out = head;
