@@ -25,6 +25,12 @@
  *  - null backend data: tst_null_expect() builds the bytes a cached page of a
  *             null-backend file must hold (pattern up to the file's size,
  *             zeros after), tst_null_check_range() checks any byte range.
+ *  - API cases: tst_cache_create(), tst_file_open() and tst_cache_destroy()
+ *             stop or count a failure themselves; struct tst_expect says what
+ *             a file holds (either backend), tst_check_bytes() and
+ *             tst_check_page() compare what lpc returned with it.
+ *  - running: tst_require_tmpdir() skips without a temporary directory;
+ *             TST_RUN(case(args)) runs one case and prints its time.
  */
 #ifndef LPC_TESTS_COMMON_LPC_TEST_H
 #define LPC_TESTS_COMMON_LPC_TEST_H
@@ -431,5 +437,95 @@ static inline struct lpc_cache *tst_cache_create(size_t bytes, size_t ps, int ba
 		mode, rc);
 	return c;
 }
+
+/* A file of cache `c` opened with `oflags`; the test stops if it cannot be. */
+static inline struct lpc_file *tst_file_open(struct lpc_cache *c, const char *path, int oflags)
+{
+	struct lpc_file *f = NULL;
+	int rc = lpc_file_open(c, path, oflags, 0644, &f);
+
+	REQUIRE(rc == 0 && f, "lpc_file_open(%s) = %d", path, rc);
+	return f;
+}
+
+/* lpc_cache_destroy(c), checked to return 0. */
+static inline void tst_cache_destroy(struct lpc_cache *c)
+{
+	CHECK_EQ(lpc_cache_destroy(c), 0, "destroy");
+}
+
+/* --- expected file bytes: sync backend (salt) or null (id) --- */
+
+/* What a test file holds: made by tst_make_file(salt) and read through the
+ * sync backend, or any file read through the null backend (id). */
+struct tst_expect {
+	int backend;
+	uint64_t salt, id, size;
+	size_t ps;
+};
+
+/*
+ * Checks bytes [off, off+len) of the file `e` as lpc returned them in buf.
+ * Return: true if all match; *bad receives the first bad offset otherwise.
+ */
+static inline bool tst_check_bytes(const struct tst_expect *e, uint64_t off, const void *buf,
+				   size_t len, uint64_t *bad)
+{
+	if (e->backend == LPC_IO_SYNC) {
+		const unsigned char *b = buf;
+		unsigned char *want = malloc(len ? len : 1);
+		bool ok = true;
+
+		REQUIRE(want);
+		tst_file_bytes(e->salt, off, want, len);
+		if (memcmp(b, want, len) != 0) {
+			ok = false;
+			for (size_t i = 0; i < len; i++)
+				if (b[i] != want[i]) {
+					*bad = off + i;
+					break;
+				}
+		}
+		free(want);
+		return ok;
+	}
+	void *scratch = malloc(e->ps);
+	bool ok = tst_null_check_range(e->id, e->ps, e->size, off, buf, len, scratch, bad);
+
+	free(scratch);
+	return ok;
+}
+
+/* A whole cached page: file bytes up to the size, zeros after. */
+static inline bool tst_check_page(const struct tst_expect *e, uint64_t index, const void *data)
+{
+	const unsigned char *d = data;
+	uint64_t off = index * e->ps, bad = 0;
+	size_t valid = off >= e->size ? 0 : e->size - off < e->ps ? e->size - off : e->ps;
+
+	if (!tst_check_bytes(e, off, d, valid, &bad))
+		return false;
+	for (size_t i = valid; i < e->ps; i++)
+		if (d[i])
+			return false;
+	return true;
+}
+
+/* --- running cases --- */
+
+/* The program's files need a temporary directory: skip (77) without one. */
+static inline void tst_require_tmpdir(void)
+{
+	if (!tst_tmpdir())
+		tst_skip("no temporary directory");
+}
+
+/* Runs one case and prints how long it took. */
+#define TST_RUN(call)                                                              \
+	do {                                                                       \
+		uint64_t t0_ = tst_now_ns();                                       \
+		call;                                                              \
+		printf("  %-45s %7.1f ms\n", #call, (tst_now_ns() - t0_) / 1e6);  \
+	} while (0)
 
 #endif /* LPC_TESTS_COMMON_LPC_TEST_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_file_open.c - lpc_file_open and lpc_file_close: refused flags and file kinds,
+ * one lpc_file per (dev, ino) however it is opened (twice, through a hard
+ * link, read-write), O_TRUNC refused with -EBUSY while open and honoured
+ * after the last close, O_CREAT and O_CREAT|O_EXCL, and the last close
+ * dropping the file's pages.
+ *
+ * Files live in a mkdtemp directory under $TMPDIR (else /var/tmp), made and
+ * removed by tests/common/lpc_test.h.
+ *
+ * Usage: test_file_open [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include <fcntl.h>
+
+#include "../common/lpc_test.h"
+
+static bool link_path_ok(const char *from, const char *to)
+{
+	unlink(to);
+	return link(from, to) == 0;
+}
+
+/* --- lpc_file_open / lpc_file_close --- */
+static void t_open(void)
+{
+	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
+	struct lpc_file *f = NULL, *g = NULL, *h = NULL;
+	struct lpc_page *p;
+	struct tst_expect e = { .backend = LPC_IO_SYNC, .salt = 7, .ps = 4096 };
+	char path[600], link[600], missing[600], newp[600];
+	const uint64_t size = 5 * 4096 + 17;
+
+	REQUIRE(tst_make_file("open", size, 7, path, sizeof(path)) == 0);
+	e.size = size;
+
+	CHECK_EQ(lpc_file_open(c, path, O_RDONLY | O_APPEND, 0, &f), -EINVAL, "O_APPEND");
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_APPEND, 0, &f), -EINVAL, "O_APPEND rw");
+	CHECK_EQ(lpc_file_open(c, path, O_PATH, 0, &f), -EINVAL, "O_PATH");
+	CHECK_EQ(lpc_file_open(c, tst_tmpdir(), O_RDONLY | O_DIRECTORY, 0, &f), -EINVAL,
+		 "O_DIRECTORY");
+	CHECK_EQ(lpc_file_open(c, tst_tmpdir(), O_RDONLY, 0, &f), -EINVAL, "a directory");
+	CHECK_EQ(lpc_file_open(c, "/dev/null", O_RDONLY, 0, &f), -EINVAL, "a char device");
+	snprintf(missing, sizeof(missing), "%s/no-such-file", tst_tmpdir());
+	CHECK_EQ(lpc_file_open(c, missing, O_RDONLY, 0, &f), -ENOENT, "nonexistent");
+	CHECK_EQ(lpc_file_open(c, missing, O_RDWR, 0, &f), -ENOENT, "nonexistent rw");
+	CHECK(f == NULL, "failed opens wrote *out");
+
+	/* Twice: the same lpc_file, counted. */
+	f = tst_file_open(c, path, O_RDONLY);
+	g = tst_file_open(c, path, O_RDONLY);
+	CHECK(f == g, "second open of the same file: %p != %p", (void *)f, (void *)g);
+	/* Through a hard link (same dev, ino): still the same. */
+	snprintf(link, sizeof(link), "%s/open.link", tst_tmpdir());
+	if (CHECK(link_path_ok(path, link), "link(2)")) {
+		h = tst_file_open(c, link, O_RDONLY);
+		CHECK(h == f, "open through a hard link: %p != %p", (void *)h, (void *)f);
+		CHECK_EQ(lpc_file_close(h), 0);
+	}
+	/* Upgrade to read-write: still the same. */
+	h = tst_file_open(c, path, O_RDWR);
+	CHECK(h == f, "O_RDWR after O_RDONLY: %p != %p", (void *)h, (void *)f);
+	CHECK_EQ(lpc_file_close(h), 0);
+	h = tst_file_open(c, path, O_WRONLY);
+	CHECK(h == f, "O_WRONLY: %p != %p", (void *)h, (void *)f);
+	CHECK_EQ(lpc_file_close(h), 0);
+
+	if (CHECK_EQ(lpc_page_get(f, 1, 0, &p), 0)) {
+		CHECK(tst_check_page(&e, 1, lpc_page_data(p)), "page 1 data");
+		lpc_page_put(p);
+	}
+	/* O_TRUNC while open: -EBUSY and the file keeps its size and data. */
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_TRUNC, 0, &h), -EBUSY, "O_TRUNC while open");
+	CHECK_EQ(lpc_file_open(c, link, O_RDWR | O_TRUNC, 0, &h), -EBUSY,
+		 "O_TRUNC through a link while open");
+	CHECK_EQ(tst_file_size(path), (long long)size, "O_TRUNC -EBUSY truncated the file");
+	{
+		unsigned char b[64];
+		uint64_t bad = 0;
+		int fd = open(path, O_RDONLY);
+
+		CHECK(fd >= 0 && pread(fd, b, sizeof(b), 4096) == sizeof(b) &&
+			      tst_check_bytes(&e, 4096, b, sizeof(b), &bad),
+		      "file contents changed after a refused O_TRUNC");
+		if (fd >= 0)
+			close(fd);
+	}
+
+	/* First close: f stays usable (a second open holds it). */
+	CHECK_EQ(lpc_file_close(f), 0, "first close");
+	if (CHECK_EQ(lpc_page_find(f, 1, &p), 0, "page still cached after the first close")) {
+		CHECK(tst_check_page(&e, 1, lpc_page_data(p)));
+		lpc_page_put(p);
+	}
+	if (CHECK_EQ(lpc_page_get(f, 2, 0, &p), 0)) {
+		CHECK(tst_check_page(&e, 2, lpc_page_data(p)));
+		lpc_page_put(p);
+	}
+	CHECK_EQ(lpc_file_close(g), 0, "second close");
+	/* The second close was the last: a new open starts with nothing cached. */
+	h = tst_file_open(c, path, O_RDONLY);
+	CHECK_EQ(lpc_page_find(h, 1, &p), -ENOENT, "pages survived the last close");
+	CHECK_EQ(lpc_page_find(h, 2, &p), -ENOENT, "pages survived the last close");
+	CHECK_EQ(lpc_file_close(h), 0);
+
+	/* Not open any more: O_TRUNC now truncates. */
+	f = NULL;
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_TRUNC, 0, &f), 0, "O_TRUNC, not open");
+	CHECK_EQ(tst_file_size(path), 0, "O_TRUNC did not truncate");
+	if (f) {
+		char b[8];
+
+		CHECK_EQ(lpc_page_get(f, 0, 0, &p), -ENXIO, "page 0 of an empty file");
+		CHECK_EQ(lpc_pread(f, b, sizeof(b), 0), 0, "pread of an empty file");
+		CHECK_EQ(lpc_file_close(f), 0);
+	}
+	/* O_CREAT of a new file, then O_CREAT|O_EXCL of it. */
+	snprintf(newp, sizeof(newp), "%s/created", tst_tmpdir());
+	f = NULL;
+	CHECK_EQ(lpc_file_open(c, newp, O_RDWR | O_CREAT, 0600, &f), 0, "O_CREAT");
+	CHECK_EQ(tst_file_size(newp), 0);
+	CHECK_EQ(lpc_file_open(c, newp, O_RDWR | O_CREAT | O_EXCL, 0600, &h), -EEXIST,
+		 "O_CREAT|O_EXCL of an existing file");
+	if (f)
+		CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
+int main(int argc, char **argv)
+{
+	tst_init(argc, argv, 100);
+	tst_require_tmpdir();
+
+	TST_RUN(t_open());
+	return tst_finish();
+}
