@@ -21,11 +21,9 @@
  * Usage: stress_alloc [--seed N]; LPC_STRESS_SECONDS (default 4).
  * Exit: 0 pass, 1 fail, 77 skip.
  */
-#include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 
-#include "../common/lpc_test.h"
+#include "../common/stress.h"
 
 #define N 256u   /* frames in the cache */
 #define T 4u     /* allocating threads */
@@ -34,7 +32,6 @@
 
 static struct lpc_cache *cache;
 static struct lpc_file *file;
-static _Atomic bool stop;
 static _Atomic unsigned long allocs, enomems, bad_stamps, cycled;
 
 struct stamp {
@@ -58,7 +55,7 @@ static void *allocator(void *arg)
 	uint64_t rng = tst_seed ^ (0x9e3779b97f4a7c15ull * (me + 1));
 	struct lpc_page *held[Q];
 
-	for (uint64_t round = 0; !atomic_load_explicit(&stop, memory_order_relaxed); round++) {
+	for (uint64_t round = 0; !tst_stopping(); round++) {
 		unsigned k = 1 + (unsigned)(tst_rnd(&rng) % Q), n = 0;
 
 		for (; n < k; n++) {
@@ -108,7 +105,7 @@ static void *cycler(void *arg)
 	struct lpc_page *p;
 
 	(void)arg;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed) && tst_failed < 20) {
+	while (!tst_stopping() && tst_failed < 20) {
 		int rc = lpc_page_get(file, index, 0, &p);
 
 		/* Checks count only failures here: a passing CHECK is an atomic
@@ -129,29 +126,19 @@ static void *cycler(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t th[T + 1];
+	struct tst_threads th = { 0 };
 	struct lpc_stats st;
-	char path[600];
 	double secs;
 
-	tst_init(argc, argv, 0);
-	secs = tst_stress_seconds(4.0);
-	signal(SIGALRM, tst_watchdog);
-	alarm((unsigned)secs + 90);
-	if (!tst_tmpdir())
-		tst_skip("no temporary directory");
+	secs = tst_stress_init(argc, argv, 4.0);
 	_Static_assert(T * Q + 1 < N, "demand must fit the cache");
 	cache = tst_cache_create((size_t)N * PS, PS, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
-	REQUIRE(tst_make_sparse("alloc", 64 * PS, path, sizeof(path)) == 0);
-	REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &file) == 0);
+	file = tst_stress_file(cache, 64 * PS, NULL, "alloc");
 
-	for (unsigned i = 0; i < T; i++)
-		REQUIRE(pthread_create(&th[i], NULL, allocator, (void *)(uintptr_t)i) == 0);
-	REQUIRE(pthread_create(&th[T], NULL, cycler, NULL) == 0);
-	tst_sleep_us((unsigned)(secs * 1e6));
-	atomic_store(&stop, true);
-	for (unsigned i = 0; i <= T; i++)
-		pthread_join(th[i], NULL);
+	tst_threads_start(&th, T, allocator, NULL, 0);
+	tst_threads_start(&th, 1, cycler, NULL, 0);
+	tst_stress_wait(secs);
+	tst_threads_join(&th);
 
 	lpc_stats(cache, &st);
 	printf("%u threads x %u frames of %u: %lu allocations, %lu -ENOMEM, %lu bad stamps; "
@@ -162,18 +149,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(st.alloc_failures, 0);
 	CHECK_EQ(lpc_file_close(file), 0);
 	/* Every frame is free again, wherever it waits: all N can be had. */
-	{
-		struct lpc_page **all = calloc(N + 1, sizeof(*all));
-		unsigned n = 0;
-
-		REQUIRE(all);
-		while (n <= N && lpc_page_alloc(cache, &all[n]) == 0)
-			n++;
-		CHECK_EQ(n, N, "frames allocated at the end");
-		for (unsigned i = 0; i < n; i++)
-			lpc_page_put(all[i]);
-		free(all);
-	}
+	CHECK_EQ(tst_frames_allocatable(cache, N), N, "frames allocated at the end");
 	CHECK_EQ(lpc_cache_destroy(cache), 0);
 	return tst_finish();
 }

@@ -34,11 +34,9 @@
  * Usage: stress_lookup_race [--seed N]; LPC_STRESS_SECONDS (default 4) is the
  * total run time.  Exit: 0 pass, 1 fail, 77 skip.
  */
-#include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 
-#include "../common/lpc_test.h"
+#include "../common/stress.h"
 #include "core/cache.h"
 #include "filemap/filemap.h"
 
@@ -51,7 +49,6 @@ static const uint64_t file_pages[NFILES] = { 512, 700, 300, 1000 };
 static struct lpc_cache *cache;
 static struct lpc_file *files[NFILES];
 static uint64_t ids[NFILES], sizes[NFILES];
-static _Atomic bool stop;
 
 struct counts {
 	uint64_t finds, find_hits, find_again, gets, get_ok, enomem, checks;
@@ -60,7 +57,6 @@ struct counts {
 };
 
 struct worker {
-	pthread_t th;
 	int kind; /* 0 reader, 1 remover, 2 churner */
 	uint64_t rng;
 	struct counts n;
@@ -139,7 +135,7 @@ static void *worker_main(void *arg)
 	struct lpc_page *p;
 	int rc;
 
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!tst_stopping()) {
 		uint64_t r = tst_rnd(&w->rng);
 		int fi = (int)(r % NFILES);
 		bool hot = w->kind != 2 && (r >> 4) % 10 != 0;
@@ -226,39 +222,31 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	struct lpc_stats st;
 	struct counts tot = { 0 };
 	struct worker *ws;
-	char path[600], name[64];
+	struct tst_threads th = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nread = ncpu >= 8 ? 4 : 2, nremove = ncpu >= 8 ? 2 : 1,
 		 nchurn = ncpu >= 8 ? 2 : 1, nw = nread + nremove + nchurn;
-	uint64_t t0;
 
 	cache = tst_cache_create(NFRAMES * PS, PS, LPC_IO_NULL, mode);
 	for (int i = 0; i < NFILES; i++) {
 		/* The last file ends inside a page: its tail must read as zeros. */
 		sizes[i] = file_pages[i] * PS - (i == NFILES - 1 ? 1000 : 0);
-		snprintf(name, sizeof(name), "race-%d-%d", mode, i);
-		REQUIRE(tst_make_sparse(name, sizes[i], path, sizeof(path)) == 0);
-		ids[i] = tst_file_id(path);
-		REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &files[i]) == 0);
+		files[i] = tst_stress_file(cache, sizes[i], &ids[i], "race-%d-%d", mode, i);
 	}
 
 	ws = calloc(nw, sizeof(*ws));
 	REQUIRE(ws);
-	atomic_store(&stop, false);
 	for (unsigned i = 0; i < nw; i++) {
 		ws[i].kind = i < nread ? 0 : i < nread + nremove ? 1 : 2;
 		ws[i].rng = seed + 0x1000 * (i + 1) + (uint64_t)mode;
 		ws[i].scratch = malloc(PS);
 		ws[i].seen = ws[i].kind == 0 ? calloc(NFRAMES, sizeof(uint64_t)) : NULL;
 		REQUIRE(ws[i].scratch);
-		REQUIRE(pthread_create(&ws[i].th, NULL, worker_main, &ws[i]) == 0);
 	}
-	t0 = tst_now_ns();
-	while (tst_now_ns() - t0 < (uint64_t)(seconds * 1e9))
-		tst_sleep_us(10000);
-	atomic_store(&stop, true);
+	tst_threads_start(&th, nw, worker_main, ws, sizeof(*ws));
+	tst_stress_wait(seconds);
+	tst_threads_join(&th);
 	for (unsigned i = 0; i < nw; i++) {
-		pthread_join(ws[i].th, NULL);
 		tot.finds += ws[i].n.finds;
 		tot.find_hits += ws[i].n.find_hits;
 		tot.find_again += ws[i].n.find_again;
@@ -323,12 +311,7 @@ int main(int argc, char **argv)
 {
 	double secs;
 
-	tst_init(argc, argv, 0);
-	secs = tst_stress_seconds(4.0);
-	alarm((unsigned)secs + 90);
-	signal(SIGALRM, tst_watchdog);
-	if (!tst_tmpdir())
-		tst_skip("no temporary directory");
+	secs = tst_stress_init(argc, argv, 4.0);
 	run_mode(LPC_LOOKUP_LOCKLESS, secs / 2, tst_seed);
 	run_mode(LPC_LOOKUP_LOCKED, secs / 2, tst_seed ^ 0x5555);
 	return tst_finish();

@@ -21,11 +21,9 @@
  * Usage: stress_mixed [--seed N]; LPC_STRESS_SECONDS (default 4).
  * Exit: 0 pass, 1 fail, 77 skip.
  */
-#include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 
-#include "../common/lpc_test.h"
+#include "../common/stress.h"
 #include "core/cache.h"
 #include "filemap/filemap.h"
 
@@ -38,7 +36,6 @@ static const uint64_t fsizes[NFILES] = { 300 * PS + 123, 200 * PS, 500 * PS - 7 
 static struct lpc_cache *cache;
 static struct lpc_file *files[NFILES];
 static uint64_t ids[NFILES];
-static _Atomic bool stop;
 
 enum op { OP_GET, OP_PUT, OP_FIND, OP_PREAD, OP_INVAL, OP_ALLOC, OP_LOCK, OP_N };
 static const char *const op_names[OP_N] = { "get", "put", "find", "pread",
@@ -53,7 +50,6 @@ struct held {
 };
 
 struct worker {
-	pthread_t th;
 	uint64_t rng;
 	struct held held[HOLD];
 	unsigned nheld;
@@ -95,7 +91,7 @@ static void *worker_main(void *arg)
 	struct lpc_page *p;
 	int rc;
 
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!tst_stopping()) {
 		uint64_t r = tst_rnd(&w->rng), r2 = tst_rnd(&w->rng);
 		int fi = (int)(r % NFILES);
 		uint64_t npages = (fsizes[fi] + PS - 1) / PS;
@@ -217,37 +213,27 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 {
 	struct lpc_stats st;
 	struct worker *ws;
-	struct lpc_page **priv;
-	char path[600], name[64];
+	struct tst_threads th = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nw = ncpu < 2 ? 2 : ncpu > 4 ? 8 : (unsigned)ncpu * 2;
 	uint64_t tot[OP_N] = { 0 }, enomem_get = 0, enomem_alloc = 0, find_miss = 0;
-	uint64_t nbad = 0, bytes = 0, dropped = 0, t0;
-	unsigned n;
+	uint64_t nbad = 0, bytes = 0, dropped = 0;
 
 	cache = tst_cache_create(NFRAMES * PS, PS, LPC_IO_NULL, mode);
-	for (int i = 0; i < NFILES; i++) {
-		snprintf(name, sizeof(name), "mixed-%d-%d", mode, i);
-		REQUIRE(tst_make_sparse(name, fsizes[i], path, sizeof(path)) == 0);
-		ids[i] = tst_file_id(path);
-		REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &files[i]) == 0);
-	}
+	for (int i = 0; i < NFILES; i++)
+		files[i] = tst_stress_file(cache, fsizes[i], &ids[i], "mixed-%d-%d", mode, i);
 	ws = calloc(nw, sizeof(*ws));
 	REQUIRE(ws);
-	atomic_store(&stop, false);
 	for (unsigned i = 0; i < nw; i++) {
 		ws[i].rng = seed * 31 + i + 1;
 		ws[i].scratch = malloc(PS);
 		ws[i].buf = malloc(3 * PS + 1);
 		REQUIRE(ws[i].scratch && ws[i].buf);
-		REQUIRE(pthread_create(&ws[i].th, NULL, worker_main, &ws[i]) == 0);
 	}
-	t0 = tst_now_ns();
-	while (tst_now_ns() - t0 < (uint64_t)(seconds * 1e9))
-		tst_sleep_us(10000);
-	atomic_store(&stop, true);
+	tst_threads_start(&th, nw, worker_main, ws, sizeof(*ws));
+	tst_stress_wait(seconds);
+	tst_threads_join(&th);
 	for (unsigned i = 0; i < nw; i++) {
-		pthread_join(ws[i].th, NULL);
 		for (int o = 0; o < OP_N; o++)
 			tot[o] += ws[i].ops[o];
 		enomem_get += ws[i].enomem_get;
@@ -296,15 +282,8 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	CHECK_EQ(st.frames_free + pending, NFRAMES, "free %" PRIu64 " + pending %u != frames",
 		 st.frames_free, pending);
 	/* Every frame can be had again, and not one more. */
-	priv = calloc(NFRAMES + 1, sizeof(*priv));
-	REQUIRE(priv);
-	for (n = 0; n <= NFRAMES; n++)
-		if (lpc_page_alloc(cache, &priv[n]) != 0)
-			break;
-	CHECK_EQ(n, NFRAMES, "private pages allocated from an idle cache");
-	for (unsigned i = 0; i < n; i++)
-		lpc_page_put(priv[i]);
-	free(priv);
+	CHECK_EQ(tst_frames_allocatable(cache, NFRAMES), NFRAMES,
+		 "private pages allocated from an idle cache");
 	lpc_stats(cache, &st);
 	CHECK_EQ(st.frames_free, NFRAMES, "frames_free after every put");
 	for (int i = 0; i < NFILES; i++)
@@ -317,15 +296,10 @@ int main(int argc, char **argv)
 	double secs;
 	unsigned sum = 0;
 
-	tst_init(argc, argv, 0);
+	secs = tst_stress_init(argc, argv, 4.0);
 	for (int o = 0; o < OP_N; o++)
 		sum += op_weight[o];
 	REQUIRE(sum == 100, "op weights add up to %u", sum);
-	secs = tst_stress_seconds(4.0);
-	signal(SIGALRM, tst_watchdog);
-	alarm((unsigned)secs + 90);
-	if (!tst_tmpdir())
-		tst_skip("no temporary directory");
 	run_mode(LPC_LOOKUP_LOCKLESS, secs / 2, tst_seed);
 	run_mode(LPC_LOOKUP_LOCKED, secs / 2, tst_seed ^ 0xabcdef);
 	return tst_finish();

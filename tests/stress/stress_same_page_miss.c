@@ -33,12 +33,10 @@
  * Usage: stress_same_page_miss [--seed N]; LPC_STRESS_SECONDS (default 4).
  * Exit: 0 pass, 1 fail, 77 skip.
  */
-#include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 
 #include "../common/gate_io.h"
-#include "../common/lpc_test.h"
+#include "../common/stress.h"
 #include "filemap/filemap.h"
 
 #define PS 4096u
@@ -52,8 +50,7 @@ static uint64_t file_id, file_size;
 static unsigned K;
 static pthread_barrier_t b_start, b_end, b_put, b_done;
 
-/* Set by the main thread before b_start. */
-static _Atomic bool stop;
+/* Set by the main thread before b_start (and tst_stop, at the end). */
 static char kind;
 static uint64_t first; /* the round's first page */
 static unsigned npages;
@@ -72,7 +69,7 @@ static void *worker(void *arg)
 
 	for (;;) {
 		pthread_barrier_wait(&b_start);
-		if (atomic_load(&stop))
+		if (tst_stopping())
 			break;
 		for (unsigned j = 0; j < npages; j++) {
 			unsigned k = (j + t) % npages; /* rotated order */
@@ -248,28 +245,22 @@ static void run_mode(int mode, double seconds)
 {
 	struct tally ty;
 	struct lpc_stats st;
-	pthread_t th[KMAX];
-	char path[600], name[64];
+	struct tst_threads th = { 0 };
 	unsigned cached = 0, round = 0;
 	uint64_t t0;
 	static const char kinds[] = "abacadae";
 
 	memset(&ty, 0, sizeof(ty));
 	cache = tst_cache_create((NP + 64) * PS, PS, LPC_IO_NULL, mode);
-	snprintf(name, sizeof(name), "same-%d", mode);
 	file_size = (uint64_t)NP * PS;
-	REQUIRE(tst_make_sparse(name, file_size, path, sizeof(path)) == 0);
-	file_id = tst_file_id(path);
-	REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &file) == 0);
+	file = tst_stress_file(cache, file_size, &file_id, "same-%d", mode);
 	tst_gate_install(cache);
 
-	atomic_store(&stop, false);
 	pthread_barrier_init(&b_start, NULL, K + 1);
 	pthread_barrier_init(&b_end, NULL, K + 1);
 	pthread_barrier_init(&b_put, NULL, K + 1);
 	pthread_barrier_init(&b_done, NULL, K + 1);
-	for (unsigned t = 0; t < K; t++)
-		REQUIRE(pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t) == 0);
+	tst_threads_start(&th, K, worker, NULL, 0);
 
 	first = 0;
 	t0 = tst_now_ns();
@@ -287,10 +278,9 @@ static void run_mode(int mode, double seconds)
 		first += npages;
 		round++;
 	}
-	atomic_store(&stop, true);
+	atomic_store(&tst_stop, true);
 	pthread_barrier_wait(&b_start);
-	for (unsigned t = 0; t < K; t++)
-		pthread_join(th[t], NULL);
+	tst_threads_join(&th);
 	pthread_barrier_destroy(&b_start);
 	pthread_barrier_destroy(&b_end);
 	pthread_barrier_destroy(&b_put);
@@ -321,13 +311,8 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	double secs;
 
-	tst_init(argc, argv, 0);
-	secs = tst_stress_seconds(4.0);
-	signal(SIGALRM, tst_watchdog);
-	alarm((unsigned)secs + 90);
+	secs = tst_stress_init(argc, argv, 4.0);
 	K = ncpu * 2 < 4 ? 4 : ncpu * 2 > 8 ? 8 : (unsigned)ncpu * 2;
-	if (!tst_tmpdir())
-		tst_skip("no temporary directory");
 	run_mode(LPC_LOOKUP_LOCKLESS, secs / 2);
 	run_mode(LPC_LOOKUP_LOCKED, secs / 2);
 	return tst_finish();
