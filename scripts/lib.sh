@@ -8,6 +8,8 @@
 #   release  -DCMAKE_BUILD_TYPE=Release
 #   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo
 #   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo
+# All three with -DLPC_WERROR=ON: a warning fails the build (CMake's default
+# is off, so a user's build with a newer compiler still succeeds).
 # LPC_JOBS (default: the number of CPUs) sets the build's parallelism.
 
 LPC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,9 +17,9 @@ LPC_JOBS=${LPC_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 lpc_variant_args() {
 	case $1 in
-	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE=" ;;
-	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address" ;;
-	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread" ;;
+	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE= -DLPC_WERROR=ON" ;;
+	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address -DLPC_WERROR=ON" ;;
+	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread -DLPC_WERROR=ON" ;;
 	*) return 1 ;;
 	esac
 }
