@@ -3,7 +3,8 @@
 # LpcPackaging.cmake - `cmake --install` rules for lpc, included at the end of
 # the top-level CMakeLists.txt:
 #   lib/liblpc.so* (shared, only the API of src/lpc.map exported), lib/liblpc.a,
-#   include/lpc/*.h, lib/pkgconfig/lpc.pc, lib/cmake/lpc/ (find_package(lpc):
+#   include/lpc/*.h, share/man/man3 and man7, lib/pkgconfig/lpc.pc,
+#   lib/cmake/lpc/ (find_package(lpc):
 #   targets lpc::lpc and lpc::lpc_static);
 # and the test `packaging.exports`: liblpc.so defines exactly the symbols that
 # src/lpc.map makes global, all of them named lpc_*.
@@ -51,3 +52,13 @@ add_test(NAME packaging.exports
 	COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:lpc> -DMAP=${PROJECT_SOURCE_DIR}/src/lpc.map
 		-DNM=${CMAKE_NM} -P ${PROJECT_SOURCE_DIR}/cmake/check_exports.cmake)
 set_tests_properties(packaging.exports PROPERTIES TIMEOUT 60 LABELS packaging)
+
+# Man pages: one man3 page per exported function (or a .so link to the page
+# that covers it) and lpc(7).  `docs.man` renders each without a warning and
+# checks that every symbol of src/lpc.map has its page (scripts/check-man.sh).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/man/man3 ${PROJECT_SOURCE_DIR}/man/man7
+	DESTINATION ${CMAKE_INSTALL_MANDIR})
+add_test(NAME docs.man
+	COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/check-man.sh ${PROJECT_SOURCE_DIR}/man
+		${PROJECT_SOURCE_DIR}/src/lpc.map)
+set_tests_properties(docs.man PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS "docs;packaging")

@@ -9,7 +9,9 @@
 #   4. a program built with `pkg-config --cflags --libs lpc` runs (shared);
 #   5. the same program linked with liblpc.a and `pkg-config --static` runs;
 #   6. a CMake project with find_package(lpc) and lpc::lpc builds and runs;
-#   7. the installed bin/lpcbench runs (finds liblpc through its RPATH).
+#   7. the installed bin/lpcbench runs (finds liblpc through its RPATH);
+#   8. with MANPATH=<prefix>/share/man, `man -w` finds a page for every
+#      exported function of src/lpc.map, and lpc(7).
 # Ends with "install: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
@@ -59,8 +61,8 @@ int main(void)
 	((char *)lpc_page_data(p))[0] = 1;
 	lpc_page_put(p);
 	lpc_stats(c, &st);
-	printf("consumer: lpc %d.%d, %llu frames of %zu bytes\n", LPC_VERSION_MAJOR,
-	       LPC_VERSION_MINOR, (unsigned long long)st.frames, cfg.page_size);
+	printf("consumer: lpc %s (built with %s), %llu frames of %zu bytes\n", lpc_version(),
+	       LPC_VERSION_STRING, (unsigned long long)st.frames, cfg.page_size);
 	rc = lpc_cache_destroy(c);
 	return rc < 0;
 }
@@ -149,6 +151,28 @@ step_lpcbench() {
 	! ldd "$prefix/bin/lpcbench" | grep -q 'liblpc.* not found'
 }
 
+step_man() {
+	local mandir s ok=0 n=0
+	mandir=$(dirname "$(find "$prefix" -name lpc.7 -path '*/man7/*' | head -n 1)")
+	mandir=$(dirname "$mandir")
+	if [[ ! -f $mandir/man7/lpc.7 ]]; then
+		echo "no man7/lpc.7 installed"
+		return 1
+	fi
+	for s in lpc $(sed -e 's|/\*.*\*/||' "$root/src/lpc.map" |
+		       awk '/^[[:space:]]*local:/ { l = 1; next } /\{/ { l = 0 }
+			    !l && /^[[:space:]]*lpc_[A-Za-z0-9_]*;/ { gsub(/[;[:space:]]/, ""); print }'); do
+		n=$((n + 1))
+		if ! MANPATH="$mandir" man -w "$s" >/dev/null 2>&1; then
+			echo "MANPATH=$mandir man -w $s: no page"
+			ok=1
+		fi
+	done
+	echo "man -w: $n names looked up under $mandir"
+	MANPATH="$mandir" MANWIDTH=80 man lpc_page_get 2>/dev/null | head -n 4
+	return $ok
+}
+
 if [[ ! -f $build/CMakeCache.txt ]]; then
 	echo "check-install: $build is not a build directory" >&2
 	echo "install: 0 passed, 1 failed"
@@ -162,6 +186,9 @@ if [[ -n $libdir ]]; then
 	check "pkg-config --cflags --libs lpc: shared program runs" step_shared
 	check "pkg-config --static with liblpc.a: static program runs" step_static
 	check "find_package(lpc) + lpc::lpc: program runs" step_cmake
+	if command -v man >/dev/null 2>&1; then
+		check "MANPATH=PREFIX/share/man man -w: every exported function" step_man
+	fi
 	if [[ -e $prefix/bin/lpcbench ]]; then
 		check "installed bin/lpcbench runs" step_lpcbench
 	fi

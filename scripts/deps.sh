@@ -11,12 +11,13 @@
 #   cmake, ninja-build, pkg-config
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
 #   spin             the Promela model checker (tests/model)
+#   man-db, groff-base  render the man pages in the docs.man test
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin)
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base)
 
 say() { echo "deps: $*"; }
 
