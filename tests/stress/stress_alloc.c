@@ -124,6 +124,7 @@ static void *cycler(void *arg)
 	return NULL;
 }
 
+/* Checks guarantee E.1 of include/lpc/lpc.h. */
 int main(int argc, char **argv)
 {
 	struct tst_threads th = { 0 };

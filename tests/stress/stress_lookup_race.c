@@ -79,6 +79,7 @@ static void report_bad(struct worker *w, const char *what, int fi, uint64_t inde
 }
 
 /* Checks a page got for (fi, index); holds it a little when `hold`. */
+/* Checks guarantee A.1 of include/lpc/lpc.h. */
 static void check_page(struct worker *w, int fi, uint64_t index, struct lpc_page *p, bool hold)
 {
 	int r = tst_null_check_page(ids[fi], index, PS, sizes[fi], lpc_page_data(p), w->scratch);

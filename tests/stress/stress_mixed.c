@@ -67,6 +67,7 @@ static void bad(struct worker *w, const char *fmt, int fi, uint64_t a, uint64_t 
 	}
 }
 
+/* Checks guarantees A.1, A.3 of include/lpc/lpc.h. */
 static void check_page(struct worker *w, int fi, uint64_t index, struct lpc_page *p)
 {
 	int r = tst_null_check_page(ids[fi], index, PS, fsizes[fi], lpc_page_data(p), w->scratch);

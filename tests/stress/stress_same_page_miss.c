@@ -306,6 +306,7 @@ static void run_mode(int mode, double seconds)
 	CHECK_EQ(lpc_cache_destroy(cache), 0);
 }
 
+/* Checks guarantees C.1, C.2 of include/lpc/lpc.h. */
 int main(int argc, char **argv)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

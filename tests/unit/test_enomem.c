@@ -15,6 +15,7 @@
 #include "../common/lpc_test.h"
 
 /* --- a full cache: -ENOMEM from get, read-around from pread --- */
+/* Checks guarantees C.4, E.1 of include/lpc/lpc.h. */
 static void t_enomem(int backend, int mode)
 {
 	enum { N = 8 };

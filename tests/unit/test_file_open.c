@@ -22,6 +22,7 @@ static bool link_path_ok(const char *from, const char *to)
 }
 
 /* --- lpc_file_open / lpc_file_close --- */
+/* Checks guarantee A.5 of include/lpc/lpc.h. */
 static void t_open(void)
 {
 	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);

@@ -35,6 +35,7 @@ static void *putter_main(void *arg)
  * call_rcu from that thread, which must be registered with RCU for it), then
  * it exits.  Every frame must come back.
  */
+/* Checks guarantee B.3 of include/lpc/lpc.h. */
 static void t_foreign_put(void)
 {
 	enum { N = 64, NP = 8 };

@@ -15,6 +15,7 @@
 #include "../common/lpc_test.h"
 
 /* --- closing a file whose pages users still hold; destroy with held pages --- */
+/* Checks guarantees B.2, B.4, D.2 of include/lpc/lpc.h. */
 static void t_held(int backend)
 {
 	struct lpc_cache *c = tst_cache_create(16 * 4096, 4096, backend, LPC_LOOKUP_LOCKLESS);

@@ -15,6 +15,7 @@
 #include "../common/lpc_test.h"
 
 /* --- lpc_invalidate --- */
+/* Checks guarantees A.3, B.1, D.1 of include/lpc/lpc.h. */
 static void t_invalidate(int mode)
 {
 	const size_t ps = 4096;

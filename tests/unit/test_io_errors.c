@@ -125,6 +125,7 @@ static void t_fault_set(void)
 }
 
 /* A failed read caches nothing; clearing the fault, the same get works. */
+/* Checks guarantee C.2 of include/lpc/lpc.h. */
 static void t_eio(int backend, int mode)
 {
 	struct lpc_cache *c = mk_cache(32, backend, mode);
@@ -218,6 +219,7 @@ static void t_nth(int backend, int mode)
  * else is -EIO and nothing is cached, so zeros never stand in for data the
  * file has.  The null backend reads short at the file's size like a disk.
  */
+/* Checks guarantee C.3 of include/lpc/lpc.h. */
 static void t_short(int backend, int mode)
 {
 	struct lpc_cache *c = mk_cache(32, backend, mode);
@@ -313,6 +315,7 @@ static void t_pread_fail(int backend, int mode)
 }
 
 /* A full cache: pread reads around, and a failure there is reported too. */
+/* Checks guarantee C.4 of include/lpc/lpc.h. */
 static void t_read_around_fail(int backend, int mode)
 {
 	enum { N = 4 };
@@ -384,6 +387,7 @@ static void t_filters(int backend, int mode)
 
 /* Threads waiting on a read in flight that fails: all get -EIO. */
 
+/* Checks guarantees C.1, C.2 of include/lpc/lpc.h. */
 static void t_waiters_fail(int backend, int mode)
 {
 	enum { W = 4 };

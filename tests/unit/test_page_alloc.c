@@ -90,6 +90,7 @@ static void *hoard(void *arg)
 	return NULL;
 }
 
+/* Checks guarantees E.1, E.2 of include/lpc/lpc.h. */
 static void t_hoarded_frames(void)
 {
 	enum { N = 256, H = 3 };

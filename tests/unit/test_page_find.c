@@ -18,6 +18,7 @@
 
 /* --- lpc_page_find on a read in flight (gated backend) --- */
 
+/* Checks guarantee A.2 of include/lpc/lpc.h. */
 static void t_find_in_flight(int mode)
 {
 	const size_t ps = 4096;

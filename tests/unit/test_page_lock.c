@@ -69,6 +69,7 @@ static void *lock_worker(void *arg)
 	return NULL;
 }
 
+/* Checks guarantee G.1 of include/lpc/lpc.h. */
 static void run_exclusion(struct lpc_page *p, unsigned nthreads, unsigned n, const char *what)
 {
 	pthread_t th[16];
@@ -119,6 +120,7 @@ static void *wait_worker(void *arg)
 	return NULL;
 }
 
+/* Checks guarantee G.2 of include/lpc/lpc.h. */
 static void run_wait_unlocked(struct lpc_page *p, unsigned nthreads, unsigned rounds)
 {
 	pthread_t th[16];

@@ -18,6 +18,7 @@
 #define MiB (1024ull * 1024ull)
 
 /* --- pread with one page size and backend --- */
+/* Checks guarantee A.1 of include/lpc/lpc.h. */
 static void t_pread(size_t ps, int backend, int mode, uint64_t *rng)
 {
 	const uint64_t size = 5 * ps + ps / 2 + 3;

@@ -16,6 +16,7 @@
 #include "core/cache.h"
 
 /* --- exact counters, single-threaded --- */
+/* Checks guarantee F.1 of include/lpc/lpc.h. */
 static void t_stats(int backend, int mode)
 {
 	const size_t ps = 4096;
