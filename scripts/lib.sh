@@ -6,8 +6,9 @@
 # lpc_build VARIANT: configures and builds VARIANT in build-VARIANT at the
 # repository root.  Variants:
 #   release  -DCMAKE_BUILD_TYPE=Release
-#   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo
-#   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo
+#   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo, LPC_DEBUG
+#   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo, LPC_DEBUG
+# (LPC_DEBUG: protocol checks, yield injection, tests/debug and tests/regress.)
 # LPC_JOBS (default: the number of CPUs) sets the build's parallelism.
 
 LPC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,9 +16,9 @@ LPC_JOBS=${LPC_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 lpc_variant_args() {
 	case $1 in
-	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE=" ;;
-	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address" ;;
-	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread" ;;
+	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE= -DLPC_DEBUG=OFF" ;;
+	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address -DLPC_DEBUG=ON" ;;
+	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread -DLPC_DEBUG=ON" ;;
 	*) return 1 ;;
 	esac
 }
