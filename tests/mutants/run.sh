@@ -89,8 +89,10 @@ for m in "${mutants[@]}"; do
 	rc=$?
 	rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
 	took=$((SECONDS - start))
+	by=$(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception)' "$log" |
+		head -n 1 | awk '{print $3}')
 	if [[ -n $rule ]]; then
-		results+=("$name: KILLED by rule $rule (${took} s)")
+		results+=("$name: KILLED by rule $rule in ${by:-?} (${took} s)")
 		killed=$((killed + 1))
 	elif ((rc == 124 || rc == 137)); then
 		results+=("$name: SURVIVED (timeout after ${took} s; a timeout does not count)")
