@@ -206,9 +206,9 @@ static void break_file_after_close(void)
 {
 	struct lpc_page *q;
 
-#ifdef __SANITIZE_ADDRESS__
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 	/* lpc_file_close frees the struct at once until the "defects" slice
-	 * defers it by a grace period; ASan would report the use first. */
+	 * defers it by a grace period; ASan and TSan report the use first. */
 	exit(77);
 #endif
 	lpc_rcu_read_lock(); /* the struct stays valid across a deferred free */
