@@ -6,8 +6,9 @@
 # lpc_build VARIANT: configures and builds VARIANT in build-VARIANT at the
 # repository root.  Variants:
 #   release  -DCMAKE_BUILD_TYPE=Release
-#   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo
-#   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo
+#   asan     -DLPC_SANITIZE=address (ASan + UBSan), RelWithDebInfo, LPC_DEBUG
+#   tsan     -DLPC_SANITIZE=thread, RelWithDebInfo, LPC_DEBUG
+# (LPC_DEBUG: protocol checks, yield injection, tests/debug and tests/regress.)
 # All three with -DLPC_WERROR=ON: a warning fails the build (CMake's default
 # is off, so a user's build with a newer compiler still succeeds).
 # LPC_JOBS (default: the number of CPUs) sets the build's parallelism.
@@ -17,9 +18,9 @@ LPC_JOBS=${LPC_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 lpc_variant_args() {
 	case $1 in
-	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE= -DLPC_WERROR=ON" ;;
-	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address -DLPC_WERROR=ON" ;;
-	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread -DLPC_WERROR=ON" ;;
+	release) echo "-DCMAKE_BUILD_TYPE=Release -DLPC_SANITIZE= -DLPC_DEBUG=OFF -DLPC_WERROR=ON" ;;
+	asan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=address -DLPC_DEBUG=ON -DLPC_WERROR=ON" ;;
+	tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLPC_SANITIZE=thread -DLPC_DEBUG=ON -DLPC_WERROR=ON" ;;
 	*) return 1 ;;
 	esac
 }

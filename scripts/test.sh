@@ -10,9 +10,11 @@
 # if anything failed (a build, a test, or a variant that ran no test).
 #
 #   release  every test, including the spin models (label `model`)
-#   asan     ASan + UBSan; ASAN_OPTIONS=detect_leaks=1,
+#   asan     ASan + UBSan + LPC_DEBUG (stress tests twice: plain and with
+#            yield injection, label yield); ASAN_OPTIONS=detect_leaks=1,
 #            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; no models
-#   tsan     TSAN_OPTIONS=halt_on_error=1 with tests/tsan.supp; no models
+#   tsan     TSan + LPC_DEBUG (stress twice, as asan); TSAN_OPTIONS=
+#            halt_on_error=1 with tests/tsan.supp; no models
 #
 # The spin models check Promela, not the compiled code, so they run once (in
 # release) rather than three times.  Options already in ASAN_OPTIONS,

@@ -99,6 +99,9 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		p->id = i;
 		p->cache = c;
 		p->next = i + 1 < n ? &c->pages[i + 1] : NULL;
+#if LPC_DEBUG
+		atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+#endif
 	}
 	c->free = &c->pages[0];
 	c->nfree = n;

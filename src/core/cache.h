@@ -127,7 +127,23 @@ struct lpc_file {
 	int accmode;
 	unsigned opens;
 	struct lpc_file *next;
+#if LPC_DEBUG
+	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
+#endif
 };
+
+#define LPC_FILE_MAGIC 0x6c706366u /* "lpcf" */
+#define LPC_FILE_POISON 0xdeadf11eu
+
+/* Rule FILE-USE-AFTER-CLOSE: the entry check of the calls that take a file. */
+#if LPC_DEBUG
+#define lpc_debug_file_check(f)                                                        \
+	lpc_debug_check((f)->dbg_magic == LPC_FILE_MAGIC, "FILE-USE-AFTER-CLOSE", NULL, \
+			"lpc_file %p used after its last close (magic 0x%x)", (void *)(f),      \
+			(f)->dbg_magic)
+#else
+#define lpc_debug_file_check(f) ((void)0)
+#endif
 
 /* Returns this thread's block for c, registering the thread on first use.
  * Return: NULL only if the block cannot be allocated. */

@@ -41,6 +41,9 @@ static struct lpc_file *file_find(struct lpc_cache *c, dev_t dev, ino_t ino)
 
 static void file_free(struct lpc_file *f)
 {
+#if LPC_DEBUG
+	f->dbg_magic = LPC_FILE_POISON;
+#endif
 	lpc_filemap_remove_all(f);
 	close(f->io.fd);
 	pthread_mutex_destroy(&f->tree_lock);
@@ -131,6 +134,9 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 	f->ino = st.st_ino;
 	f->accmode = accmode;
 	f->opens = 1;
+#if LPC_DEBUG
+	f->dbg_magic = LPC_FILE_MAGIC;
+#endif
 	f->next = c->files;
 	c->files = f;
 out_found:
@@ -149,6 +155,7 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 
 	if (!f)
 		return -EINVAL;
+	lpc_debug_file_check(f);
 	c = f->cache;
 	if (!lpc_tcache(c))
 		return -ENOMEM;

@@ -23,6 +23,8 @@
 
 #include <urcu/urcu-memb.h>
 
+#include "core/debug.h"
+
 #ifdef LPC_TSAN
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
@@ -68,6 +70,11 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
  * section, holding no frozen page in a slot (readers spin on one). */
 static inline void lpc_rcu_synchronize(void)
 {
+#if LPC_DEBUG
+	lpc_debug_check(lpc_debug_frozen == 0, "GP-WHILE-FROZEN", NULL,
+			"synchronize_rcu while this thread holds %d frozen page(s) in a slot",
+			lpc_debug_frozen);
+#endif
 	urcu_memb_synchronize_rcu();
 #ifdef LPC_TSAN
 	lpc_tsan_acquire(&lpc_rcu_tsan_token);
@@ -78,6 +85,11 @@ static inline void lpc_rcu_synchronize(void)
  * outside any read section. */
 static inline void lpc_rcu_barrier(void)
 {
+#if LPC_DEBUG
+	lpc_debug_check(lpc_debug_frozen == 0, "GP-WHILE-FROZEN", NULL,
+			"rcu_barrier while this thread holds %d frozen page(s) in a slot",
+			lpc_debug_frozen);
+#endif
 	urcu_memb_barrier();
 #ifdef LPC_TSAN
 	lpc_tsan_acquire(&lpc_rcu_tsan_token);

@@ -104,6 +104,7 @@ uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head)
 		 * may be on their lists. */
 		if (!atomic_load_explicit(&t->steal, memory_order_relaxed))
 			continue;
+		lpc_yield_point(LPC_YP_T3);
 		if (t->free) {						/* T3 */
 			n += tcache_take(t, &h, &tail);
 			tail->next = *head;
@@ -111,6 +112,7 @@ uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head)
 		}
 		/* Release: the owner that sees the flag clear sees the list
 		 * empty (S1's acquire). */
+		lpc_yield_point(LPC_YP_T4);
 		atomic_store_explicit(&t->steal, false, memory_order_release); /* T4 */
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);

@@ -24,6 +24,12 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 			 struct lpc_page **out);
 
 /*
+ * M3: inserts p, a page with PUBLISHED set (rule PUBLISH-UNPUBLISHED), at
+ * `index` under the index lock.  Return: 0, -EEXIST, -ENOMEM.
+ */
+int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p);
+
+/*
  * Removes p from f's index if it is still there at `index`, and drops the
  * index's reference; holders keep a valid page.  Return: true if removed.
  * Context: no index lock held.

@@ -60,25 +60,87 @@
 
 #include "filemap/filemap.h"
 
+#if LPC_DEBUG
+/*
+ * Debug checks of a reference R3 just took on p, loaded from the slot of
+ * (f, index) in this read section.  Rule RESURRECT: R3 never succeeds on a
+ * frozen or free page (increment-unless-zero refuses ref 0).  Rule
+ * GRACE-PERIOD: p's identity and PUBLISHED are what they were when p was
+ * in the slot (a grace period separates a removal from the frame's reuse).
+ * Return: p's removal count, loaded after R3 and before R4.
+ */
+static uint32_t debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p)
+{
+	uint32_t st = atomic_load_explicit(&p->dbg_state, memory_order_relaxed);
+
+	lpc_debug_check(st == LPC_DBG_LIVE, "RESURRECT", p,
+			"R3 took a reference on a %s page", st == LPC_DBG_FREE ? "free" : "frozen");
+	lpc_debug_check(atomic_load_explicit(&p->file, memory_order_relaxed) == f &&
+				atomic_load_explicit(&p->index, memory_order_relaxed) == index &&
+				(atomic_load_explicit(&p->flags, memory_order_relaxed) &
+				 LPC_PG_PUBLISHED),
+			"GRACE-PERIOD", p,
+			"page found at index %llu was reused within the lookup's read section",
+			(unsigned long long)index);
+	return atomic_load_explicit(&p->dbg_removals, memory_order_acquire);
+}
+
+/*
+ * Rule LOOKUP-NOT-IN-INDEX: a page a lookup returns was in the index at its
+ * re-check (R4).  Removers count a removal (dbg_removals, release) after B,
+ * under the index lock; `removals` was loaded (acquire) after R3, before R4.
+ * If R4 saw p in the slot, any removal of p came after that load (had the
+ * load seen its count, B would be visible to R4), so the count has moved
+ * once the remover is done: take the index lock to wait for it.  If R4 was
+ * skipped (a broken protocol), a page removed before R3 has its count in
+ * `removals` and the slot no longer holds it: the check fires.
+ */
+static void debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
+				 void *_Atomic const *slot, uint32_t removals)
+{
+	uint32_t now;
+
+	if (atomic_load_explicit(slot, memory_order_acquire) == p)
+		return;
+	lpc_file_index_lock(f);
+	now = atomic_load_explicit(&p->dbg_removals, memory_order_relaxed);
+	lpc_file_index_unlock(f);
+	lpc_debug_check(now != removals, "LOOKUP-NOT-IN-INDEX", p,
+			"lookup returns a page removed from the index before its re-check (R4)");
+}
+#endif
+
 static lpc_always_inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
 					       struct lpc_tcache *t)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
+#if LPC_DEBUG
+	uint32_t removals;
+#endif
 
 repeat:
+	lpc_yield_point(LPC_YP_R2);
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
 	if (!p)
 		return NULL;
+	lpc_yield_point(LPC_YP_R3);
 	if (unlikely(!lpc_page_get_unless_zero(p))) {			/* R3 */
 		lpc_count(t, LPC_C_RETRIES);
 		goto repeat;
 	}
+#if LPC_DEBUG
+	removals = debug_after_r3(f, index, p);
+#endif
+	lpc_yield_point(LPC_YP_R4);
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
 		lpc_count(t, LPC_C_RETRIES);
 		lpc_page_release(p);
 		goto repeat;
 	}
+#if LPC_DEBUG
+	debug_check_in_index(f, p, slot, removals);
+#endif
 	return p;
 }
 
@@ -144,6 +206,7 @@ static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t inde
 {
 	struct lpc_tcache *t = lpc_file_tcache(f);
 
+	lpc_debug_file_check(f);
 	if (unlikely(!t))
 		return -ENOMEM;
 	return find_finish(filemap_get(f, index, t), t, out);
@@ -157,6 +220,7 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 		return -EINVAL;
 	/* The lockless path, for a thread that already has its block for f's
 	 * cache: first calls and LOCKED mode are find_slow's. */
+	lpc_debug_file_check(f);
 	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
 		return find_slow(f, index, out);
 	t = lpc_self.cur;

@@ -68,6 +68,7 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	int fellback = 0;
 	ssize_t r;
 
+	lpc_yield_point(LPC_YP_M4);
 	r = lpc_io_read(c, &f->io, frame, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count(t, LPC_C_READS);
@@ -79,6 +80,7 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	if (r < 0) {
 		if (r != -ENXIO)
 			lpc_count(t, LPC_C_READ_ERRORS);
+		lpc_yield_point(LPC_YP_M5);
 		lpc_filemap_delete(f, p, index);
 		lpc_page_unlock_set(p, r == -ENXIO ? 0 : LPC_PG_ERROR);
 		return (int)r;
@@ -87,8 +89,24 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 		memset((char *)frame + r, 0, c->page_size - (size_t)r);
 	lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)r);
 	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed); /* data changed */
+	lpc_yield_point(LPC_YP_M5);
 	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
 	return 0;
+}
+
+int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
+{
+	int rc;
+
+	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
+			"PUBLISH-UNPUBLISHED", p,
+			"page inserted in an index without PUBLISHED (its free would skip the grace period)");
+	lpc_file_index_lock(f);
+	rc = lpc_radix_insert(&f->tree, index, p);
+	if (!rc)
+		f->nrpages++;
+	lpc_file_index_unlock(f);
+	return rc;
 }
 
 /* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
@@ -97,20 +115,24 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page 
 	struct lpc_page *p;
 	int rc;
 
+	lpc_yield_point(LPC_YP_M1);
 	rc = lpc_page_alloc_frame(f->cache, &p);			/* M1 */
 	if (rc)
 		return rc;
-	atomic_store_explicit(&p->file, f, memory_order_relaxed);	/* M2 */
-	atomic_store_explicit(&p->index, index, memory_order_relaxed);
+	lpc_yield_point(LPC_YP_M2);
+	/* M2: locked (by this thread: lpc_page_unlock_set at M5 is ours), then
+	 * the identity, then PUBLISHED; plain stores, nobody can see it yet. */
+	atomic_store_explicit(&p->flags, LPC_PG_LOCKED, memory_order_relaxed);
+#if LPC_DEBUG
+	atomic_store_explicit(&p->dbg_owner, lpc_debug_tid(), memory_order_relaxed);
+#endif
+	lpc_page_set_identity(p, f, index);
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
 
-	lpc_file_index_lock(f);						/* M3 */
-	rc = lpc_radix_insert(&f->tree, index, p);
-	if (!rc)
-		f->nrpages++;
-	lpc_file_index_unlock(f);
+	lpc_yield_point(LPC_YP_M3);
+	rc = lpc_filemap_insert(f, index, p);				/* M3 */
 	if (rc) {
 		/* Never visible to anyone: the private free is safe. */
 		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
@@ -144,8 +166,20 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 				lpc_count(t, LPC_C_MISSES);
 				counted = true;
 			}
+			lpc_yield_point(LPC_YP_M6);
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
+#if LPC_DEBUG
+			if (flags & LPC_PG_ERROR) {
+				struct lpc_page *q;
+
+				lpc_rcu_read_lock();
+				q = lpc_radix_lookup(&f->tree, index, NULL);
+				lpc_rcu_read_unlock();
+				lpc_debug_check(q != p, "FAILED-PAGE-IN-INDEX", p,
+						"a page whose read failed is still in the index");
+			}
+#endif
 			if (flags & LPC_PG_UPTODATE) {
 				*out = p;
 				return 0;
@@ -183,6 +217,7 @@ LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
 
 	if (unlikely(!f || !out || flags))
 		return -EINVAL;
+	lpc_debug_file_check(f);
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;

@@ -52,6 +52,7 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 
 	if (unlikely(!f || (!buf && len)))
 		return -EINVAL;
+	lpc_debug_file_check(f);
 	if (unlikely(len == 0))
 		return 0;
 	t = lpc_file_tcache(f);

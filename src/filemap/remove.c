@@ -15,9 +15,12 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 	bool removed;
 
 	lpc_file_index_lock(f);
+	lpc_yield_point(LPC_YP_B);
 	removed = lpc_radix_delete_if(&f->tree, index, p);		/* B */
-	if (removed)
+	if (removed) {
+		lpc_page_debug_removed(p);
 		f->nrpages--;
+	}
 	lpc_file_index_unlock(f);
 	if (removed)
 		lpc_page_release(p); /* the index's reference */
@@ -34,6 +37,7 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 	while ((n = lpc_radix_gang(&f->tree, 0, pages, idx, GANG)) > 0) {
 		for (unsigned i = 0; i < n; i++) {
 			lpc_radix_delete(&f->tree, idx[i]);
+			lpc_page_debug_removed(pages[i]);
 			lpc_page_release(pages[i]);
 		}
 	}
@@ -52,6 +56,7 @@ static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 	bool removed = false;
 
 	lpc_file_index_lock(f);
+	lpc_yield_point(LPC_YP_A);
 	if (lpc_radix_lookup(&f->tree, index, NULL) == p &&
 	    !(lpc_page_flags(p) & busy) && lpc_page_freeze(p, 1)) {	/* A */
 		/* Frozen: nobody can take a reference, so nobody can lock or
@@ -59,7 +64,12 @@ static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 		if (lpc_page_flags(p) & busy) {
 			lpc_page_unfreeze(p, 1);
 		} else {
+			lpc_yield_point(LPC_YP_B);
 			lpc_radix_delete(&f->tree, index);		/* B */
+			lpc_page_debug_removed(p);
+#if LPC_DEBUG
+			lpc_debug_frozen--; /* out of its slot */
+#endif
 			f->nrpages--;
 			removed = true;
 		}
@@ -79,6 +89,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 
 	if (unlikely(!f))
 		return -EINVAL;
+	lpc_debug_file_check(f);
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;

@@ -67,13 +67,13 @@
  *   c. Publish with ONE release store: the entry into its leaf slot, or the
  *      new path's top into the last present node's slot, or (empty tree or
  *      grow) the new top node into root->rnode.
- *  Delete:
- *   A. Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
- *   B. Store NULL in the leaf slot.
- *   C. While a node's count drops to 0: store NULL in its parent's slot (or
+ *  Delete (steps N1-N4; yield points LPC_YP_N1..N4 in debug builds):
+ *   N1. Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
+ *   N2. Store NULL in the leaf slot.
+ *   N3. While a node's count drops to 0: store NULL in its parent's slot (or
  *      in root->rnode) and call_rcu its free.  The node's own slots are all
  *      NULL already and are not touched again.
- *   D. Shrink: while the root has shift > 0 and slot 0 is its only used slot,
+ *   N4. Shrink: while the root has shift > 0 and slot 0 is its only used slot,
  *      store that child in root->rnode (release) and call_rcu the old root.
  *      The old root is left as it was: slot 0 still points at the child.
  *
@@ -84,14 +84,14 @@
  *    miss, which is right for a reader ordered before the insert.  A reader
  *    that loaded the new root sees the whole new chain and path, because they
  *    were filled before the one release store.
- *  - Shrink (D) against reader steps 1-3.  A reader holding the old root
+ *  - Shrink (N4) against reader steps 1-3.  A reader holding the old root
  *    finds slot 0 still pointing at the live child, so every index that can
  *    hold an entry resolves as in the tree now; the other slots are NULL,
  *    which is right because no entry exists there (a later grow does not put
  *    anything into the old root: a reader that still misses through it saw the
  *    tree before that insert).  The old root is freed only after a grace
  *    period, so the reader's section keeps it valid.
- *  - Delete (B, C) against reader step 3.  A reader that loaded a node before
+ *  - Delete (N2, N3) against reader step 3.  A reader that loaded a node before
  *    it was unlinked finds its slots NULL (miss, ordered after the delete) or,
  *    if it read the leaf slot before B, the entry (ordered before the delete).
  *    The node is never reused before a grace period, so it is never a node of
@@ -114,7 +114,6 @@
  * lpc_radix_destroy frees with call_rcu too; lpc_rcu_barrier() waits for
  * those frees.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -251,7 +250,8 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 	unsigned nr = 0, used = 0, i, off, top_shift = 0, path_shift = 0;
 	bool has_path = true;
 
-	assert(entry && !((uintptr_t)entry & 1));
+	lpc_debug_check(entry && !((uintptr_t)entry & 1), "RADIX-ENTRY", NULL,
+			"insert of entry %p: NULL or low bit set", entry);
 
 	/* a. Find the slot or what is missing, and allocate it all. */
 	old = atomic_load_explicit(&root->rnode, memory_order_relaxed);
@@ -340,7 +340,8 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 				      memory_order_relaxed);
 		node->count = 1;
 	}
-	assert(used == nr);
+	lpc_debug_check(used == nr, "RADIX-NODES-USED", NULL,
+			"insert allocated %u nodes and used %u", nr, used);
 
 	/* c. Publish: one release store makes the insert visible. */
 	if (!has_path) {
@@ -402,7 +403,7 @@ static void radix_tag_clear_node(struct lpc_radix_node *node, unsigned offset,
 	}
 }
 
-/* Step D: lower the height while the root uses only slot 0. */
+/* N4: lower the height while the root uses only slot 0. */
 static void radix_shrink(struct lpc_radix_root *root)
 {
 	struct lpc_radix_node *node, *child;
@@ -424,19 +425,22 @@ static void radix_shrink(struct lpc_radix_root *root)
 	}
 }
 
-/* Steps A-D for the entry in slot offset of leaf.  Context: writer. */
+/* Steps N1-N4 for the entry in slot offset of leaf.  Context: writer. */
 static void radix_delete_slot(struct lpc_radix_root *root,
 			      struct lpc_radix_node *leaf, unsigned offset)
 {
 	struct lpc_radix_node *node, *parent;
 	unsigned i;
 
+	lpc_yield_point(LPC_YP_N1);
 	for (i = 0; i < LPC_RADIX_NTAGS; i++)
-		radix_tag_clear_node(leaf, offset, i);
-	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed);
+		radix_tag_clear_node(leaf, offset, i);			/* N1 */
+	lpc_yield_point(LPC_YP_N2);
+	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed); /* N2 */
 	leaf->count--;
 	node = leaf;
-	while (!node->count) {
+	while (!node->count) {						/* N3 */
+		lpc_yield_point(LPC_YP_N3);
 		parent = node->parent;
 		if (!parent) {
 			atomic_store_explicit(&root->rnode, NULL,
@@ -450,7 +454,8 @@ static void radix_delete_slot(struct lpc_radix_root *root,
 		radix_node_free(node);
 		node = parent;
 	}
-	radix_shrink(root);
+	lpc_yield_point(LPC_YP_N4);
+	radix_shrink(root);						/* N4 */
 }
 
 void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index)
@@ -487,7 +492,7 @@ void lpc_radix_tag_set(struct lpc_radix_root *root, uint64_t index, unsigned tag
 	struct lpc_radix_node *leaf;
 	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
 
-	assert(tag < LPC_RADIX_NTAGS);
+	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
 	if (slot && atomic_load_explicit(slot, memory_order_relaxed))
 		radix_tag_set_node(leaf, radix_offset(index, 0), tag);
 }
@@ -498,7 +503,7 @@ void lpc_radix_tag_clear(struct lpc_radix_root *root, uint64_t index,
 	struct lpc_radix_node *leaf;
 	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
 
-	assert(tag < LPC_RADIX_NTAGS);
+	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
 	if (slot)
 		radix_tag_clear_node(leaf, radix_offset(index, 0), tag);
 }
@@ -509,7 +514,7 @@ bool lpc_radix_tag_get(const struct lpc_radix_root *root, uint64_t index,
 	struct lpc_radix_node *node;
 	unsigned shift;
 
-	assert(tag < LPC_RADIX_NTAGS);
+	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
 	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
 	if (!node)
 		return false;
@@ -536,7 +541,7 @@ bool lpc_radix_tagged(const struct lpc_radix_root *root, unsigned tag)
 {
 	struct lpc_radix_node *node;
 
-	assert(tag < LPC_RADIX_NTAGS);
+	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
 	node = atomic_load_explicit(&root->rnode, memory_order_acquire);
 	return node &&
 	       atomic_load_explicit(&node->tags[tag], memory_order_relaxed);
@@ -634,6 +639,6 @@ unsigned lpc_radix_gang_tag(const struct lpc_radix_root *root, uint64_t first,
 			    unsigned tag, void **entries, uint64_t *indices,
 			    unsigned max)
 {
-	assert(tag < LPC_RADIX_NTAGS);
+	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
 	return radix_gang(root, first, (int)tag, entries, indices, max);
 }

@@ -66,6 +66,14 @@
 void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
+#if LPC_DEBUG
+	for (struct lpc_page *q = head;; q = q->next) {
+		lpc_debug_check(atomic_load_explicit(&q->ref, memory_order_relaxed) == 0,
+				"FREE-FRAME-REF", q, "frame put on the free list with ref != 0");
+		if (q == tail)
+			break;
+	}
+#endif
 	pthread_mutex_lock(&c->free_lock);
 	tail->next = c->free;
 	c->free = head;
@@ -134,6 +142,14 @@ void lpc_page_free_deferred(struct lpc_page *p)
 {
 	struct lpc_cache *c = p->cache;
 
+	lpc_yield_point(LPC_YP_C);
+#if LPC_DEBUG
+	lpc_debug_check(atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
+			"FREE-FRAME-REF", p, "deferred free of a page with ref != 0");
+	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
+			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
+	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+#endif
 	/* A thread that only ever puts still needs RCU registration: call_rcu
 	 * below runs read-side code. */
 	(void)lpc_tcache(c);
@@ -157,8 +173,10 @@ static bool tlist_enter(const struct lpc_tcache *t)
 	if (unlikely(t == NULL))
 		return false;
 	lpc_rcu_read_lock();
-	if (likely(!atomic_load_explicit(&t->steal, memory_order_acquire)))
+	if (likely(!atomic_load_explicit(&t->steal, memory_order_acquire))) {
+		lpc_yield_point(LPC_YP_S1);
 		return true;
+	}
 	lpc_rcu_read_unlock();
 	return false;
 }
@@ -166,6 +184,7 @@ static bool tlist_enter(const struct lpc_tcache *t)
 /* S3 */
 static void tlist_exit(void)
 {
+	lpc_yield_point(LPC_YP_S3);
 	lpc_rcu_read_unlock();
 }
 
@@ -176,6 +195,13 @@ void lpc_page_free_private(struct lpc_page *p)
 	struct lpc_page *head = p, *tail = p;
 	unsigned n = 1;
 
+#if LPC_DEBUG
+	lpc_debug_check(atomic_load_explicit(&p->ref, memory_order_relaxed) == 1,
+			"FREE-FRAME-REF", p, "private free of a page with ref != 1 (someone else holds it)");
+	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
+			"FRAME-FREED-TWICE", p, "private free of a frame already free");
+	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+#endif
 	/* Nobody else can see this page: plain (relaxed) stores, no RMW. */
 	atomic_store_explicit(&p->ref, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
@@ -187,6 +213,7 @@ void lpc_page_free_private(struct lpc_page *p)
 			tlist_exit();
 			goto shared;
 		}
+		lpc_yield_point(LPC_YP_S2);
 		p->next = t->free;					/* S2 */
 		t->free = p;
 		n = atomic_load_explicit(&t->nfree, memory_order_relaxed) + 1;
@@ -213,9 +240,18 @@ shared:
 
 static void page_init_private(struct lpc_page *p)
 {
+#if LPC_DEBUG
+	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) == LPC_DBG_FREE &&
+				atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
+			"FRAME-HANDED-OUT-TWICE", p,
+			"allocator handed out a frame that is not free (another owner has it)");
+#endif
 	p->next = NULL;
-	atomic_store_explicit(&p->file, NULL, memory_order_relaxed);
-	atomic_store_explicit(&p->index, 0, memory_order_relaxed);
+	lpc_page_set_identity(p, NULL, 0);
+#if LPC_DEBUG
+	atomic_store_explicit(&p->dbg_state, LPC_DBG_LIVE, memory_order_relaxed);
+	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+#endif
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
 	/* Plain store: no reader can reach a page on a free list (a grace
 	 * period separates its last publication from now). */
@@ -268,6 +304,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	*out = shared_take(c, 1, &got); /* another thread reclaimed meanwhile */
 	if (*out)
 		goto unlock;
+	lpc_yield_point(LPC_YP_T1);
 	lpc_tcaches_steal_begin(c);					/* T1 */
 	pthread_mutex_lock(&c->free_lock);
 	head = c->pending;
@@ -277,6 +314,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	pthread_mutex_unlock(&c->free_lock);
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
+	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* T2 */
 	n += lpc_tcaches_steal_end(c, &head);				/* T3, T4 */
 	if (head) {
@@ -314,6 +352,7 @@ int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
 
 	for (int attempt = 0;; attempt++) {
 		if (tlist_enter(t)) {
+			lpc_yield_point(LPC_YP_S2);
 			p = t->free;					/* S2 */
 			if (p) {
 				t->free = p->next;

@@ -35,7 +35,9 @@
  * next.  W1's acquire pairs with U1's release: a reader that saw the read
  * end also sees UPTODATE or ERROR and the frame data set before U1.
  */
+#include <errno.h>
 #include <limits.h>
+#include <time.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,10 +48,52 @@
 
 static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 {
+#if LPC_DEBUG
+	/* Rule LOST-WAKEUP: a sleeper set WAITERS in the word it sleeps on, and
+	 * only U1 clears WAITERS, after which U2 wakes every sleeper.  So a
+	 * sleep that times out and finds WAITERS clear was not woken by the
+	 * unlock that cleared it (an unlock with no U2).  The timeout (2 s)
+	 * only bounds how long such a bug takes to show. */
+	struct timespec ts = { 2, 0 };
+
+	if (syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0) < 0 &&
+	    errno == ETIMEDOUT) {
+		struct lpc_page *p = caa_container_of(word, struct lpc_page, flags);
+
+		lpc_debug_check(atomic_load_explicit(word, memory_order_relaxed) & LPC_PG_WAITERS,
+				"LOST-WAKEUP", p,
+				"an unlock cleared WAITERS but did not wake this sleeper");
+	}
+#else
 	/* EAGAIN (the word changed), EINTR and spurious wake-ups: the caller
 	 * re-checks the word in every case. */
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+#endif
 }
+
+#if LPC_DEBUG
+/* Rules UNLOCK-NOT-LOCKED and UNLOCK-NOT-OWNER, then forgets the owner. */
+static void debug_unlock_check(struct lpc_page *p)
+{
+	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_LOCKED,
+			"UNLOCK-NOT-LOCKED", p, "unlock of a page that is not locked");
+	lpc_debug_check(atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
+				lpc_debug_tid(),
+			"UNLOCK-NOT-OWNER", p, "unlock by thread %llu of a lock thread %llu holds",
+			(unsigned long long)lpc_debug_tid(),
+			(unsigned long long)atomic_load_explicit(&p->dbg_owner,
+								 memory_order_relaxed));
+	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+}
+
+static void debug_locked(struct lpc_page *p)
+{
+	atomic_store_explicit(&p->dbg_owner, lpc_debug_tid(), memory_order_relaxed);
+}
+#else
+#define debug_unlock_check(p) ((void)(p))
+#define debug_locked(p) ((void)(p))
+#endif
 
 static void futex_wake_all(_Atomic uint32_t *word)
 {
@@ -58,8 +102,12 @@ static void futex_wake_all(_Atomic uint32_t *word)
 
 bool lpc_page_trylock(struct lpc_page *p)
 {
-	return !(atomic_fetch_or_explicit(&p->flags, LPC_PG_LOCKED, memory_order_acquire) &
-		 LPC_PG_LOCKED);
+	bool locked = !(atomic_fetch_or_explicit(&p->flags, LPC_PG_LOCKED, memory_order_acquire) &
+			LPC_PG_LOCKED);
+
+	if (locked)
+		debug_locked(p);
+	return locked;
 }
 
 static void lpc_page_lock_slow(struct lpc_page *p)
@@ -68,13 +116,17 @@ static void lpc_page_lock_slow(struct lpc_page *p)
 
 	for (;;) {
 		if (!(f & LPC_PG_LOCKED)) {					/* L3 */
+			lpc_yield_point(LPC_YP_L3);
 			if (atomic_compare_exchange_weak_explicit(&p->flags, &f,
 								  f | LPC_PG_LOCKED,
 								  memory_order_acquire,
-								  memory_order_relaxed))
+								  memory_order_relaxed)) {
+				debug_locked(p);
 				return;
+			}
 			continue;
 		}
+		lpc_yield_point(LPC_YP_L4);
 		if (!(f & LPC_PG_WAITERS)) {					/* L4 */
 			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,
 								   f | LPC_PG_WAITERS,
@@ -83,7 +135,9 @@ static void lpc_page_lock_slow(struct lpc_page *p)
 				continue;
 			f |= LPC_PG_WAITERS;
 		}
+		lpc_yield_point(LPC_YP_L5);
 		futex_wait(&p->flags, f);					/* L5 */
+		lpc_yield_point(LPC_YP_L2);
 		f = atomic_load_explicit(&p->flags, memory_order_relaxed);	/* L2 */
 	}
 }
@@ -92,6 +146,7 @@ LPC_EXPORT void lpc_page_lock(struct lpc_page *p)
 {
 	if (unlikely(!p))
 		return;
+	lpc_yield_point(LPC_YP_L1);
 	if (likely(lpc_page_trylock(p)))					/* L1 */
 		return;
 	lpc_page_lock_slow(p);
@@ -99,9 +154,12 @@ LPC_EXPORT void lpc_page_lock(struct lpc_page *p)
 
 void lpc_page_unlock_set(struct lpc_page *p, uint32_t set)
 {
-	uint32_t old = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	uint32_t old;
 	uint32_t new;
 
+	debug_unlock_check(p);
+	lpc_yield_point(LPC_YP_U1);
+	old = atomic_load_explicit(&p->flags, memory_order_relaxed);
 	/* U1, with `set` folded in so UPTODATE/ERROR and the unlock are one
 	 * release: a waiter never sees the lock free without the outcome. */
 	do {
@@ -109,6 +167,7 @@ void lpc_page_unlock_set(struct lpc_page *p, uint32_t set)
 	} while (!atomic_compare_exchange_weak_explicit(&p->flags, &old, new,
 							memory_order_release,
 							memory_order_relaxed));
+	lpc_yield_point(LPC_YP_U2);
 	if (old & LPC_PG_WAITERS)						/* U2 */
 		futex_wake_all(&p->flags);
 }
@@ -119,18 +178,25 @@ LPC_EXPORT void lpc_page_unlock(struct lpc_page *p)
 
 	if (unlikely(!p))
 		return;
+	debug_unlock_check(p);
+	lpc_yield_point(LPC_YP_U1);
 	old = atomic_fetch_and_explicit(&p->flags,
 						 ~(uint32_t)(LPC_PG_LOCKED | LPC_PG_WAITERS),
 						 memory_order_release);		/* U1 */
+	lpc_yield_point(LPC_YP_U2);
 	if (old & LPC_PG_WAITERS)						/* U2 */
 		futex_wake_all(&p->flags);
 }
 
 void lpc_page_wait_unlocked(struct lpc_page *p)
 {
-	uint32_t f = atomic_load_explicit(&p->flags, memory_order_acquire);	/* W1 */
+	uint32_t f;
+
+	lpc_yield_point(LPC_YP_W1);
+	f = atomic_load_explicit(&p->flags, memory_order_acquire);		/* W1 */
 
 	while (f & LPC_PG_LOCKED) {
+		lpc_yield_point(LPC_YP_W2);
 		if (!(f & LPC_PG_WAITERS)) {					/* W2 */
 			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,
 								   f | LPC_PG_WAITERS,
@@ -139,7 +205,9 @@ void lpc_page_wait_unlocked(struct lpc_page *p)
 				continue;
 			f |= LPC_PG_WAITERS;
 		}
+		lpc_yield_point(LPC_YP_W3);
 		futex_wait(&p->flags, f);					/* W3 */
+		lpc_yield_point(LPC_YP_W1);
 		f = atomic_load_explicit(&p->flags, memory_order_acquire);
 	}
 }

@@ -16,6 +16,8 @@ LPC_EXPORT void lpc_page_put(struct lpc_page *p)
 {
 	if (unlikely(!p))
 		return;
+	lpc_debug_check(atomic_load_explicit(&p->ref, memory_order_relaxed) != 0, "PUT-FREE-PAGE",
+			p, "lpc_page_put on a page with ref 0");
 	/* Relaxed: PUBLISHED was set by this page's owner before anyone else
 	 * could see it, and is cleared only when it is freed. */
 	if (unlikely(!(atomic_load_explicit(&p->flags, memory_order_relaxed) &

@@ -52,6 +52,7 @@
 #include "core/rcu.h"
 
 #include "core/compiler.h"
+#include "core/debug.h"
 
 struct lpc_cache;
 struct lpc_file;
@@ -77,8 +78,19 @@ struct lpc_page {
 	_Atomic uint64_t index;
 	struct lpc_page *next;
 	uint64_t spare[2]; /* pin count and LRU state come with later steps */
+#if LPC_DEBUG
+	/* Debug builds only (core/debug.h); a second cache line. */
+	_Atomic uint32_t dbg_state;    /* enum lpc_debug_state */
+	_Atomic uint32_t dbg_removals; /* removals from an index (lookup.c) */
+	_Atomic uint64_t dbg_owner;    /* page lock holder's thread id, 0: none */
+	uint64_t dbg_pad[6];
+#endif
 };
+#if LPC_DEBUG
+_Static_assert(sizeof(struct lpc_page) == 128, "debug: two cache lines");
+#else
 _Static_assert(sizeof(struct lpc_page) == 64, "one descriptor, one cache line");
+#endif
 
 static inline uint32_t lpc_page_flags(const struct lpc_page *p)
 {
@@ -117,15 +129,56 @@ static inline bool lpc_page_get_unless_zero(struct lpc_page *p)
  */
 static inline bool lpc_page_freeze(struct lpc_page *p, uint32_t expected)
 {
-	return atomic_compare_exchange_strong_explicit(&p->ref, &expected, 0,
-						       memory_order_acq_rel,
-						       memory_order_relaxed);
+	bool frozen = atomic_compare_exchange_strong_explicit(&p->ref, &expected, 0,
+							      memory_order_acq_rel,
+							      memory_order_relaxed);
+#if LPC_DEBUG
+	if (frozen) {
+		lpc_debug_frozen++;
+		atomic_store_explicit(&p->dbg_state, LPC_DBG_FROZEN, memory_order_relaxed);
+	}
+#endif
+	return frozen;
 }
 
 /* Undoes a freeze that was not followed by removal. */
 static inline void lpc_page_unfreeze(struct lpc_page *p, uint32_t count)
 {
+#if LPC_DEBUG
+	lpc_debug_frozen--;
+	atomic_store_explicit(&p->dbg_state, LPC_DBG_LIVE, memory_order_relaxed);
+#endif
 	atomic_store_explicit(&p->ref, count, memory_order_release);
+}
+
+/*
+ * Sets a page's identity.  Rule IDENTITY-CHANGE: only while the page is
+ * locked and unpublished (PUBLISHED clear: M2), or free (the allocator
+ * clearing it before it hands the frame out).  Context: the page's only user.
+ */
+static inline void lpc_page_set_identity(struct lpc_page *p, struct lpc_file *f, uint64_t index)
+{
+#if LPC_DEBUG
+	uint32_t fl = atomic_load_explicit(&p->flags, memory_order_relaxed);
+
+	lpc_debug_check((!(fl & LPC_PG_PUBLISHED) && (fl & LPC_PG_LOCKED)) ||
+				atomic_load_explicit(&p->dbg_state, memory_order_relaxed) ==
+					LPC_DBG_FREE,
+			"IDENTITY-CHANGE", p, "identity set on a published or unlocked page");
+#endif
+	atomic_store_explicit(&p->file, f, memory_order_relaxed);
+	atomic_store_explicit(&p->index, index, memory_order_relaxed);
+}
+
+/* Debug: counts a removal of p from an index, after its slot was cleared (B).
+ * Context: the file's index lock.  See the R4 check in lookup.c. */
+static inline void lpc_page_debug_removed(struct lpc_page *p)
+{
+#if LPC_DEBUG
+	atomic_fetch_add_explicit(&p->dbg_removals, 1, memory_order_release);
+#else
+	(void)p;
+#endif
 }
 
 /* Sets REFERENCED only when clear: a hit writes no shared line but ref. */
@@ -147,7 +200,14 @@ void lpc_page_free_deferred(struct lpc_page *p);
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel) == 1)
+	uint32_t old;
+
+	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
+			"RELEASE-PRIVATE", p,
+			"published-page release of a private page (reused under a reader?)");
+	old = atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel);
+	lpc_debug_check(old != 0, "REF-UNDERFLOW", p, "reference count went below 0");
+	if (old == 1)
 		lpc_page_free_deferred(p);
 }
 

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * debug.h - the LPC_DEBUG build: run-time checks of the protocols' rules, and
+ * yield points at every numbered protocol step.
+ *
+ * -DLPC_DEBUG=ON (CMake) defines LPC_DEBUG=1 for the library, the tests and
+ * the tools alike (the descriptor's layout depends on it); it is independent
+ * of NDEBUG.  Release builds never define it, and everything here then
+ * compiles to nothing: no load, no call, no evaluation of a check's operands.
+ *
+ * lpc_debug_check(cond, "RULE-NAME", page_or_NULL, fmt, ...)
+ *   When cond is false: prints to stderr
+ *     lpc debug: rule RULE-NAME violated: <msg> (page id N ref R flags 0x..
+ *     file F index I) at src/x.c:123
+ *   and abort()s.  Rule names are listed (with their tests) in
+ *   tests/debug/README.md; a death test for each breaks it on purpose.
+ *
+ * lpc_yield_point(LPC_YP_xx)
+ *   A named point at a protocol step.  Unarmed (the default) it costs one
+ *   relaxed load and a branch.  Armed from the environment, read once when
+ *   the library is loaded:
+ *     LPC_YIELD       "all", or a comma list of step names (R3,A,M4,...)
+ *     LPC_YIELD_PROB  probability that an armed point yields (default 0.05)
+ *     LPC_YIELD_SEED  seed of the per-thread generators (default: time)
+ *   A yield is sched_yield() or a nanosleep of 1-50 us, chosen at random.
+ *   Tests arm points themselves with lpc_yield_arm and may install a hook
+ *   that runs instead of the random yield (tests/regress/ use it to stop a
+ *   thread at a step until another has done something).
+ */
+#ifndef LPC_CORE_DEBUG_H
+#define LPC_CORE_DEBUG_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/compiler.h"
+
+#ifndef LPC_DEBUG
+#define LPC_DEBUG 0
+#endif
+
+struct lpc_page;
+
+/* Every numbered protocol step (the labels of the comments in the tree). */
+#define LPC_YIELD_POINTS(X)                                                   \
+	X(R2) X(R3) X(R4)                    /* lookup.c: speculative get */     \
+	X(A) X(B) X(C)                       /* remove.c: remover */             \
+	X(M1) X(M2) X(M3) X(M4) X(M5) X(M6)  /* miss.c */                        \
+	X(S1) X(S2) X(S3)                    /* alloc.c: private-list owner */   \
+	X(T1) X(T2) X(T3) X(T4)              /* alloc.c/thread.c: taker */       \
+	X(L1) X(L2) X(L3) X(L4) X(L5)        /* lock.c: lock */                  \
+	X(U1) X(U2)                          /* lock.c: unlock */                \
+	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
+	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */
+
+enum lpc_yield_point {
+#define LPC_YP_ENUM(name) LPC_YP_##name,
+	LPC_YIELD_POINTS(LPC_YP_ENUM)
+#undef LPC_YP_ENUM
+	LPC_YP_NR
+};
+_Static_assert(LPC_YP_NR <= 64, "the armed set is one 64-bit mask");
+
+#if LPC_DEBUG
+
+/* Prints the rule, the message and the page, then abort()s. */
+void lpc_debug_fail(const char *rule, const struct lpc_page *p, const char *file, int line,
+		    const char *fmt, ...)
+	__attribute__((noreturn, cold, format(printf, 5, 6)));
+
+#define lpc_debug_check(cond, rule, page, ...)                                \
+	do {                                                                  \
+		if (unlikely(!(cond)))                                        \
+			lpc_debug_fail(rule, page, __FILE__, __LINE__,        \
+				       __VA_ARGS__);                          \
+	} while (0)
+
+/* Armed yield points (bit LPC_YP_xx); 0 when yield injection is off. */
+extern _Atomic uint64_t lpc_yield_mask;
+void lpc_yield_slow(enum lpc_yield_point yp);
+
+#define lpc_yield_point(yp)                                                   \
+	do {                                                                  \
+		if (unlikely(atomic_load_explicit(&lpc_yield_mask,            \
+						  memory_order_relaxed) &     \
+			     (UINT64_C(1) << (yp))))                          \
+			lpc_yield_slow(yp);                                   \
+	} while (0)
+
+/*
+ * Test interface.  lpc_yield_arm: arms the points in `mask` (0 disarms all)
+ * with probability prob and generators seeded from seed.  lpc_yield_set_hook:
+ * while set, an armed point calls hook(yp) instead of yielding at random
+ * (NULL restores the random yield).  lpc_yield_parse: the mask a
+ * comma list names ("all" is every point); -1 on an unknown name.
+ * lpc_yield_name: "R3" for LPC_YP_R3.
+ */
+void lpc_yield_arm(uint64_t mask, double prob, uint64_t seed);
+void lpc_yield_set_hook(void (*hook)(enum lpc_yield_point yp));
+int64_t lpc_yield_parse(const char *list);
+const char *lpc_yield_name(enum lpc_yield_point yp);
+
+/*
+ * Frozen pages this thread holds in a slot (A done, B or unfreeze not yet):
+ * a grace-period wait with one would wait for readers that spin on it.
+ */
+extern __thread int lpc_debug_frozen;
+
+/* dbg_state of a descriptor (page.h): who owns the frame. */
+enum lpc_debug_state {
+	LPC_DBG_LIVE = 0,   /* allocated: a private page or a cached one */
+	LPC_DBG_FROZEN = 1, /* frozen by a remover (A), still in its slot */
+	LPC_DBG_FREE = 2,   /* the allocator's: pending a grace period or free */
+};
+
+/* This thread's id for the lock-owner check (never 0). */
+uint64_t lpc_debug_tid(void);
+
+#else /* !LPC_DEBUG */
+
+/* sizeof: the operands type-check and count as used, and are not evaluated. */
+#define lpc_debug_check(cond, rule, page, ...) ((void)sizeof(!(cond)))
+#define lpc_yield_point(yp) ((void)0)
+
+#endif /* LPC_DEBUG */
+
+#endif /* LPC_CORE_DEBUG_H */

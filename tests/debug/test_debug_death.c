@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_debug_death.c - every rule the LPC_DEBUG build checks can fire.
+ *
+ * `test_debug_death RULE` forks a child that breaks RULE on purpose and
+ * expects the child to die of SIGABRT with "rule RULE violated" in its
+ * stderr; CTest runs it once per rule (debug.death.RULE).  Without an
+ * argument it runs every rule.  Built only with -DLPC_DEBUG=ON.
+ *
+ * Rules with no death test here, and where they are shown firing instead:
+ *  - RADIX-NODES-USED (an internal count of radix.c's insert; no caller can
+ *    break it), LOOKUP-NOT-IN-INDEX (needs the R4 re-check skipped):
+ *    tests/mutants/run.sh (mutant no-r4) and tests/regress/regress_r4_failed_read.c.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "core/cache.h"
+#include "filemap/filemap.h"
+#include "../common/lpc_test.h"
+
+static struct lpc_cache *cache;
+static struct lpc_file *file;
+
+/* A cache of 64 pages with the null backend, and a file of 16 pages. */
+static void setup(void)
+{
+	char path[512];
+
+	cache = tst_cache_create(64 * 4096, 4096, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
+	REQUIRE(tst_make_file("death", 16 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &file) == 0, "open");
+}
+
+/* Page 0, cached, with only the index's reference left. */
+static struct lpc_page *cached_page(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(file, 0, 0, &p) == 0, "get page 0");
+	lpc_page_put(p);
+	return p;
+}
+
+static struct lpc_page *private_page(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_alloc(cache, &p) == 0, "alloc");
+	return p;
+}
+
+static void break_radix_entry(void)
+{
+	struct lpc_radix_root root;
+
+	lpc_radix_init(&root);
+	lpc_radix_insert(&root, 3, (void *)(uintptr_t)1);
+}
+
+static void break_radix_tag(void)
+{
+	struct lpc_radix_root root;
+
+	lpc_radix_init(&root);
+	lpc_radix_tag_set(&root, 0, LPC_RADIX_NTAGS);
+}
+
+static void break_publish(void)
+{
+	lpc_filemap_insert(file, 20, private_page());
+}
+
+static void break_free_ref(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_free_chain(cache, p, p, 1); /* ref is 1: still ours */
+}
+
+static void break_handed_twice(void)
+{
+	struct lpc_page *p = private_page(), *q;
+
+	/* On the free list without going through a free: still "ours". */
+	atomic_store(&p->ref, 0);
+	lpc_page_free_chain(cache, p, p, 1);
+	for (int i = 0; i < 1000; i++)
+		if (lpc_page_alloc(cache, &q) == 0 && q == p)
+			return;
+}
+
+static void break_freed_twice(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_put(p);
+	atomic_store(&p->ref, 1);
+	lpc_page_put(p);
+}
+
+static void break_gp_frozen(void)
+{
+	struct lpc_page *p = cached_page();
+
+	REQUIRE(lpc_page_freeze(p, 1), "freeze");
+	lpc_rcu_synchronize();
+}
+
+static void break_identity(void)
+{
+	lpc_page_set_identity(cached_page(), file, 9);
+}
+
+static void break_unlock_not_locked(void)
+{
+	lpc_page_unlock(private_page());
+}
+
+static void *unlock_thread(void *arg)
+{
+	lpc_page_unlock(arg);
+	return NULL;
+}
+
+static void break_unlock_owner(void)
+{
+	struct lpc_page *p = private_page();
+	pthread_t th;
+
+	lpc_page_lock(p);
+	pthread_create(&th, NULL, unlock_thread, p);
+	pthread_join(th, NULL);
+}
+
+static void break_underflow(void)
+{
+	struct lpc_page *p = cached_page();
+
+	lpc_page_release(p); /* the index's: ref 0, freed */
+	lpc_page_release(p);
+}
+
+static void break_put_free(void)
+{
+	struct lpc_page *p = cached_page();
+
+	lpc_page_release(p);
+	lpc_page_put(p);
+}
+
+static void break_release_private(void)
+{
+	lpc_page_release(private_page());
+}
+
+static void break_resurrect(void)
+{
+	struct lpc_page *p = cached_page(), *q;
+
+	REQUIRE(lpc_page_freeze(p, 1), "freeze");
+	atomic_store(&p->ref, 1); /* what a plain increment at R3 does */
+	lpc_page_find(file, 0, &q);
+}
+
+static void break_grace(void)
+{
+	struct lpc_page *p = cached_page(), *q;
+
+	atomic_store(&p->index, 7); /* "reused" while in its slot */
+	lpc_page_find(file, 0, &q);
+}
+
+static void *lock_thread(void *arg)
+{
+	lpc_page_lock(arg);
+	return NULL;
+}
+
+static void break_lost_wakeup(void)
+{
+	struct lpc_page *p = private_page();
+	pthread_t th;
+
+	lpc_page_lock(p);
+	pthread_create(&th, NULL, lock_thread, p);
+	while (!(lpc_page_flags(p) & LPC_PG_WAITERS))
+		tst_sleep_us(1000);
+	tst_sleep_us(100000); /* let it reach futex_wait */
+	/* An unlock without its wake (U1 without U2). */
+	atomic_fetch_and(&p->flags, ~(uint32_t)(LPC_PG_LOCKED | LPC_PG_WAITERS));
+	pthread_join(th, NULL);
+}
+
+static void break_failed_in_index(void)
+{
+	struct lpc_page *p = cached_page(), *q;
+
+	atomic_fetch_and(&p->flags, ~(uint32_t)LPC_PG_UPTODATE);
+	atomic_fetch_or(&p->flags, LPC_PG_ERROR);
+	lpc_page_get(file, 0, 0, &q);
+}
+
+static void break_file_after_close(void)
+{
+	struct lpc_page *q;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* lpc_file_close frees the struct at once until the "defects" slice
+	 * defers it by a grace period; ASan and TSan report the use first. */
+	exit(77);
+#endif
+	lpc_rcu_read_lock(); /* the struct stays valid across a deferred free */
+	lpc_file_close(file);
+	lpc_page_find(file, 0, &q);
+}
+
+static const struct {
+	const char *rule;
+	void (*fn)(void);
+} rules[] = {
+	{ "RADIX-ENTRY", break_radix_entry },
+	{ "RADIX-TAG", break_radix_tag },
+	{ "PUBLISH-UNPUBLISHED", break_publish },
+	{ "FREE-FRAME-REF", break_free_ref },
+	{ "FRAME-HANDED-OUT-TWICE", break_handed_twice },
+	{ "FRAME-FREED-TWICE", break_freed_twice },
+	{ "GP-WHILE-FROZEN", break_gp_frozen },
+	{ "IDENTITY-CHANGE", break_identity },
+	{ "UNLOCK-NOT-LOCKED", break_unlock_not_locked },
+	{ "UNLOCK-NOT-OWNER", break_unlock_owner },
+	{ "REF-UNDERFLOW", break_underflow },
+	{ "PUT-FREE-PAGE", break_put_free },
+	{ "RELEASE-PRIVATE", break_release_private },
+	{ "RESURRECT", break_resurrect },
+	{ "GRACE-PERIOD", break_grace },
+	{ "LOST-WAKEUP", break_lost_wakeup },
+	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
+	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
+};
+
+/* Return: 0 fired as expected, 1 did not, 77 skipped. */
+static int death(unsigned i)
+{
+	char out[8192];
+	size_t len = 0;
+	ssize_t r;
+	int fds[2], status;
+	pid_t pid;
+
+	REQUIRE(pipe(fds) == 0, "pipe");
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		setup();
+		rules[i].fn();
+		fprintf(stderr, "the rule did not fire\n");
+		_exit(0);
+	}
+	close(fds[1]);
+	while (len < sizeof(out) - 1 && (r = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)r;
+	out[len] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("SKIP %s: %s\n", rules[i].rule, "not checkable in this build yet");
+		return 77;
+	}
+	char want[128];
+
+	snprintf(want, sizeof(want), "rule %s violated", rules[i].rule);
+	bool ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(out, want);
+
+	CHECK(ok, "%s: child %s %d, stderr:\n%s", rules[i].rule,
+	      WIFSIGNALED(status) ? "died of signal" : "exited", WIFSIGNALED(status) ?
+	      WTERMSIG(status) : WEXITSTATUS(status), out);
+	if (ok)
+		printf("ok %s: %s", rules[i].rule, strstr(out, "lpc debug:"));
+	return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = sizeof(rules) / sizeof(rules[0]), ran = 0, skipped = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (unsigned i = 0; i < n; i++) {
+		if (argc > 1 && strcmp(argv[1], rules[i].rule))
+			continue;
+		ran++;
+		if (death(i) == 77)
+			skipped++;
+	}
+	if (argc > 1 && !ran) {
+		fprintf(stderr, "unknown rule %s\n", argv[1]);
+		return 2;
+	}
+	tst_rm_dir();
+	if (ran == skipped)
+		return 77;
+	return tst_finish();
+}

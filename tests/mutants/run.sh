@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run.sh [--quick] [MUTANT ...] - the protocol mutants the C tests must kill.
+#
+# Copies the working tree to a temporary directory, builds it once with
+# -DLPC_DEBUG=ON (no sanitizer), then for each mutant: applies it (a sed on
+# one file), rebuilds, runs the C suite (spin models and packaging excluded)
+# with yield injection at every step, restores the file.  A mutant is KILLED
+# only when an LPC_DEBUG check or a test names the broken rule ("rule X
+# violated") within the time limit; a plain failure, a hang or a timeout
+# counts as SURVIVED.  Exit: 0 if every mutant was killed, 1 otherwise.
+#
+#   --quick        shorter stress runs (CI: the mutants.quick CTest test)
+#   MUTANT         run only these (names below)
+#   LPC_MUTANT_TIMEOUT  seconds per mutant (default 120)
+#   LPC_JOBS       build and ctest parallelism (default 2)
+#
+# Mutants (one per protocol step; add one for each step you add):
+#   no-r4          lookup.c: skip the R4 re-check of the slot
+#   no-grace       alloc.c: free a removed page's frame at once (no C)
+#   plain-inc      lookup.c: R3 increments without "unless zero"
+#   no-wake        lock.c: unlock never wakes sleepers (no U2)
+#   keep-failed    miss.c: a failed read leaves its page in the index (M5)
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+jobs=${LPC_JOBS:-2}
+limit=${LPC_MUTANT_TIMEOUT:-120}
+stress_s=3
+quick=0
+want=()
+for a in "$@"; do
+	case $a in
+	--quick) quick=1 ;;
+	-h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+	*) want+=("$a") ;;
+	esac
+done
+((quick)) && stress_s=2
+
+# name|file|sed expression (must change the file)
+mutants=(
+	'no-r4|src/filemap/lookup.c|s@if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /\* R4 \*/@if (0) { /* MUTANT: no R4 */@'
+	'no-grace|src/page/alloc.c|s@^\t/\* A thread that only ever puts still needs@\tlpc_page_free_chain(c, p, p, 1); return; /* MUTANT: no grace period */\n&@'
+	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_get_unless_zero(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
+	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
+	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
+)
+
+work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "mutants: copying the tree to $work"
+(cd "$root" && git ls-files -co --exclude-standard -z | grep -zv '^build' |
+	tar --null -cf - -T - 2>/dev/null) | tar -xf - -C "$work" || exit 2
+mkdir -p "$work/src-orig"
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+cmake -S "$work" -B "$work/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DLPC_DEBUG=ON \
+	-DLPC_SANITIZE= >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 2; }
+cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 2; }
+
+killed=0 survived=0 results=()
+for m in "${mutants[@]}"; do
+	IFS='|' read -r name file expr <<<"$m"
+	if ((${#want[@]})) && [[ " ${want[*]} " != *" $name "* ]]; then
+		continue
+	fi
+	cp "$work/$file" "$work/src-orig/cur"
+	sed -i "$expr" "$work/$file"
+	if cmp -s "$work/$file" "$work/src-orig/cur"; then
+		results+=("$name: ERROR (the sed no longer matches $file)")
+		survived=$((survived + 1))
+		continue
+	fi
+	start=$SECONDS
+	log="$work/$name.log"
+	if ! cmake --build "$work/build" -j "$jobs" >"$log" 2>&1; then
+		results+=("$name: ERROR (does not build)")
+		survived=$((survived + 1))
+		cp "$work/src-orig/cur" "$work/$file"
+		continue
+	fi
+	# Unit, debug and regression tests first (they kill fast), then stress.
+	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
+		timeout -k 5 "$limit" ctest -j "$jobs" -LE 'model|packaging|examples|yield' \
+		--stop-on-failure --output-on-failure) >>"$log" 2>&1
+	rc=$?
+	rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
+	took=$((SECONDS - start))
+	by=$(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception)' "$log" |
+		head -n 1 | awk '{print $3}')
+	if [[ -n $rule ]]; then
+		results+=("$name: KILLED by rule $rule in ${by:-?} (${took} s)")
+		killed=$((killed + 1))
+	elif ((rc == 124 || rc == 137)); then
+		results+=("$name: SURVIVED (timeout after ${took} s; a timeout does not count)")
+		survived=$((survived + 1))
+	else
+		results+=("$name: SURVIVED (ctest exit $rc, no rule named; log: $log)")
+		survived=$((survived + 1))
+		grep -E 'FAIL|Failed|\*\*\*' "$log" | head -n 5
+	fi
+	cp "$work/src-orig/cur" "$work/$file"
+done
+# Leave the copy's build as the unmutated tree (not needed: removed on exit).
+echo
+echo "=== mutants"
+printf '%s\n' "${results[@]}"
+echo "killed $killed, survived $survived"
+((survived == 0))
