@@ -1,19 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cache.c - configuration, cache create/destroy, and lpc_stats.
- *
- * Memory: one descriptor array and one frame arena per cache, both mapped
- * with mmap (frames are page-aligned, hence aligned for O_DIRECT) and advised
- * to use transparent huge pages: a random lookup touches a descriptor and a
- * frame anywhere in a large cache, and TLB misses showed up in the lookup
- * cost.  Frames are not locked (no mlock, so RLIMIT_MEMLOCK does not apply).
+ * cache.c - configuration, cache create/destroy, lpc_stats, and the public
+ * calls that take a cache (lpc_file_open, lpc_page_alloc): the top part,
+ * which puts a pool (page/pool.c: memory), an I/O backend and a file table
+ * together.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
@@ -27,17 +23,6 @@ LPC_EXPORT void lpc_config_init(struct lpc_config *cfg)
 	cfg->page_size = 4096;
 	cfg->io_backend = LPC_IO_SYNC;
 	cfg->lookup_mode = LPC_LOOKUP_LOCKLESS;
-}
-
-static void *map_region(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint; fine if refused */
-	return p;
 }
 
 static int config_check(const struct lpc_config *cfg)
@@ -61,7 +46,6 @@ static int config_check(const struct lpc_config *cfg)
 LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache **out)
 {
 	struct lpc_cache *c;
-	uint32_t n;
 	int rc;
 
 	if (!cfg || !out)
@@ -73,39 +57,15 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	if (!c)
 		return -ENOMEM;
 	memset(c, 0, sizeof(*c));
-	n = (uint32_t)(cfg->cache_bytes / cfg->page_size);
-	c->nframes = n;
-	c->page_size = cfg->page_size;
-	c->page_shift = (unsigned)__builtin_ctzl(cfg->page_size);
-	c->pages_bytes = (size_t)n * sizeof(struct lpc_page);
-	c->frames_bytes = (size_t)n * cfg->page_size;
-	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
-	c->io = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
-	c->tbatch = n / 64 < 1 ? 1 : n / 64 > 32 ? 32 : n / 64;
-	c->low_free = 4 * c->tbatch;
-	c->pages = map_region(c->pages_bytes);
-	c->frames = map_region(c->frames_bytes);
-	if (!c->pages || !c->frames) {
-		if (c->pages)
-			munmap(c->pages, c->pages_bytes);
-		if (c->frames)
-			munmap(c->frames, c->frames_bytes);
+	rc = lpc_pool_init(&c->pool, (uint32_t)(cfg->cache_bytes / cfg->page_size),
+			   cfg->page_size);
+	if (rc) {
 		free(c);
-		return -ENOMEM;
+		return rc;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct lpc_page *p = &c->pages[i];
-
-		p->id = i;
-		p->cache = c;
-		p->next = i + 1 < n ? &c->pages[i + 1] : NULL;
-	}
-	c->free = &c->pages[0];
-	c->nfree = n;
-	pthread_mutex_init(&c->free_lock, NULL);
-	pthread_mutex_init(&c->reclaim_lock, NULL);
-	pthread_mutex_init(&c->files_lock, NULL);
-	c->id = lpc_cache_new_id();
+	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
+	c->io.ops = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
+	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	*out = c;
 	return 0;
 }
@@ -116,9 +76,9 @@ static bool cache_busy(struct lpc_cache *c)
 {
 	uint64_t refs = 0;
 
-	for (uint32_t i = 0; i < c->nframes; i++)
-		refs += atomic_load_explicit(&c->pages[i].ref, memory_order_relaxed);
-	return refs > lpc_files_nrpages(c);
+	for (uint32_t i = 0; i < c->pool.nframes; i++)
+		refs += atomic_load_explicit(&c->pool.pages[i].ref, memory_order_relaxed);
+	return refs > lpc_files_nrpages(&c->files);
 }
 
 LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
@@ -126,23 +86,20 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	if (!c)
 		return -EINVAL;
 	/* Register this thread with RCU: the barrier below needs it. */
-	if (!lpc_tcache(c))
+	if (!lpc_tcache(&c->pool.owner))
 		return -ENOMEM;
-	pthread_mutex_lock(&c->files_lock);
+	pthread_mutex_lock(&c->files.lock);
 	bool busy = cache_busy(c);
-	pthread_mutex_unlock(&c->files_lock);
+	pthread_mutex_unlock(&c->files.lock);
 	if (busy)
 		return -EBUSY;
-	lpc_file_close_all(c);
-	lpc_cache_orphan_tcaches(c);
+	lpc_files_close_all(&c->files);
+	lpc_towner_orphan(&c->pool.owner);
 	/* Wait for call_rcu callbacks that still point into this cache: free
 	 * batches (they touch the free list) and index nodes. */
 	lpc_rcu_barrier();
-	munmap(c->pages, c->pages_bytes);
-	munmap(c->frames, c->frames_bytes);
-	pthread_mutex_destroy(&c->free_lock);
-	pthread_mutex_destroy(&c->reclaim_lock);
-	pthread_mutex_destroy(&c->files_lock);
+	lpc_pool_destroy(&c->pool);
+	lpc_files_destroy(&c->files);
 	free(c);
 	return 0;
 }
@@ -153,7 +110,7 @@ LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 
 	if (!c || !out)
 		return;
-	lpc_cache_sum_counters(c, cnt, &tfree);
+	lpc_towner_sum(&c->pool.owner, cnt, &tfree);
 	memset(out, 0, sizeof(*out));
 	out->hits = cnt[LPC_C_HITS];
 	out->misses = cnt[LPC_C_MISSES];
@@ -166,8 +123,23 @@ LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];
 	out->invalidated = cnt[LPC_C_INVALIDATED];
-	out->frames = c->nframes;
-	pthread_mutex_lock(&c->free_lock);
-	out->frames_free = c->nfree + tfree;
-	pthread_mutex_unlock(&c->free_lock);
+	out->frames = c->pool.nframes;
+	pthread_mutex_lock(&c->pool.free_lock);
+	out->frames_free = c->pool.nfree + tfree;
+	pthread_mutex_unlock(&c->pool.free_lock);
+}
+
+LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
+			     struct lpc_file **out)
+{
+	if (!c)
+		return -EINVAL;
+	return lpc_files_open(&c->files, path, oflags, mode, out);
+}
+
+LPC_EXPORT int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out)
+{
+	if (unlikely(!c || !out))
+		return -EINVAL;
+	return lpc_page_alloc_frame(&c->pool, out);
 }

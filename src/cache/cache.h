@@ -1,194 +1,82 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cache.h - the cache and file objects, and the per-thread state that keeps
- * counters and frame lists off shared cache lines.
+ * cache.h - the cache object: the top of the parts, and the only one that
+ * includes every other.  A cache is a descriptor pool (page/pool.h, which
+ * also owns the per-thread blocks), the cache's I/O (io/io.h) and its file
+ * table (filemap/filemap.h).
  *
  * Lock order (outer to inner):
- *   cache->reclaim_lock (alloc.c: one thread reclaims at a time; held across
- *                        a grace period, so never taken in a read section)
- *   lpc_threads_lock (thread.c: the registry of per-thread blocks)
- *     cache->files_lock (open/close)
- *       file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
- *         page lock (LOCKED bit; never waited for while an index lock is held)
- *           cache->free_lock (free and pending-free lists; leaf)
+ *
+ *   pool->reclaim_lock
+ *     lpc_threads_lock
+ *       pool->free_lock
+ *   files->lock
+ *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
+ *   page lock (the LOCKED bit: a sleeping lock)
+ *     file index lock
+ *       lpc_threads_lock
+ *         pool->free_lock (leaf)
+ *
+ * Each edge, with the call path that takes it:
+ *   reclaim_lock -> lpc_threads_lock   page/alloc.c reclaim -> steal_begin,
+ *                                      steal_end -> lpc_towner_for_each (T1, T3-T4)
+ *   reclaim_lock -> free_lock          reclaim -> shared_take, the pending
+ *                                      list, lpc_page_free_chain
+ *   lpc_threads_lock -> free_lock      thread exit: lpc_thread_exit ->
+ *                                      tcache_retire -> lpc_pool_thread_exit ->
+ *                                      lpc_page_free_chain
+ *   files->lock -> index lock          lpc_cache_destroy -> cache_busy ->
+ *                                      lpc_files_nrpages (close and close_all
+ *                                      drop files->lock before removing pages)
+ *   page lock -> index lock            miss.c filemap_read_page (M5, a failed
+ *                                      read) -> lpc_filemap_delete
+ *   index lock -> free_lock            filemap/remove.c lpc_filemap_remove_all
+ *                                      -> lpc_page_release -> lpc_page_free_deferred
+ *                                      (the last reference of a page)
+ *   index lock -> lpc_threads_lock     the same path's lpc_tcache(), only for
+ *                                      a thread without its block (close and
+ *                                      destroy take theirs before)
+ * Rules: the page lock is never waited for while any lock is held (miss.c M6
+ * waits with nothing held; invalidate_one only tests LOCKED), but a user may
+ * hold page locks across any call.  free_lock is never held across I/O or a
+ * grace period.  reclaim_lock is held across one (T2, and rcu_barrier), so it
+ * is never taken in a read section, under an index lock, or with a frozen
+ * page.
+ *
+ * Grace periods and frozen pages.  Never wait for a grace period
+ * (lpc_rcu_synchronize, lpc_rcu_barrier, or anything that calls them:
+ * lpc_page_alloc_frame -> reclaim) while this thread holds a frozen page in
+ * a slot (remover step A done, step B not yet): a lockless reader that loaded
+ * the slot spins R2 -> R3 -> R2 inside its read section until B, so the grace
+ * period would never end.  Relied on by: remove.c's invalidate_one (A and B
+ * under the index lock, nothing between them but flag checks, C after the
+ * lock is dropped); page/alloc.c's reclaim (T2 and its barrier run with no
+ * index lock and no page frozen: callers of lpc_page_alloc_frame hold
+ * neither); core/rcu.h's lpc_rcu_synchronize context.  Modelled by spin's
+ * BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml).
  */
-#ifndef LPC_CORE_CACHE_H
-#define LPC_CORE_CACHE_H
+#ifndef LPC_CACHE_CACHE_H
+#define LPC_CACHE_CACHE_H
 
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <sys/types.h>
 
 #include <lpc/lpc.h>
 
 #include "core/compiler.h"
+#include "core/rcu.h"
+#include "core/thread.h"
+#include "filemap/filemap.h"
 #include "index/radix.h"
 #include "io/io.h"
 #include "page/page.h"
-
-/* Per-thread counters; summed by lpc_stats. */
-enum lpc_counter {
-	LPC_C_LOOKUPS,
-	LPC_C_HITS,
-	LPC_C_MISSES,
-	LPC_C_RETRIES,
-	LPC_C_READS,
-	LPC_C_READ_BYTES,
-	LPC_C_READ_ERRORS,
-	LPC_C_DIRECT_FALLBACKS,
-	LPC_C_READ_AROUND,
-	LPC_C_ALLOC_FAILURES,
-	LPC_C_INVALIDATED,
-	LPC_NR_COUNTERS,
-};
-
-/*
- * One thread's state for one cache.  Written only by its thread (counters
- * with relaxed load+store, so a concurrent lpc_stats reads whole values), read
- * by lpc_stats.  Linked into the cache's list and the thread's list under
- * lpc_threads_lock.  `cache` becomes NULL when the cache is destroyed first;
- * the thread frees the block at exit or on its next slow path.
- */
-struct lpc_tcache {
-	_Atomic uint64_t cnt[LPC_NR_COUNTERS];
-	uint64_t cache_id;
-	struct lpc_cache *cache;
-	struct lpc_page *free; /* private free frames: no atomics (alloc.c) */
-	_Atomic unsigned nfree;
-	_Atomic bool steal;    /* a reclaimer is taking `free`: keep off it */
-	struct lpc_tcache *cache_next, *cache_prev;
-	struct lpc_tcache *thread_next;
-} lpc_cacheline_aligned;
-
-struct lpc_thread {
-	uint64_t cur_id;         /* id of the cache cur belongs to; 0: none */
-	struct lpc_tcache *cur;
-	struct lpc_tcache *blocks;
-	bool registered;         /* with RCU */
-};
-
-extern __thread struct lpc_thread lpc_self;
+#include "page/pool.h"
 
 struct lpc_cache {
-	/* Read-mostly: set at create. */
-	uint64_t id; /* unique, never reused: tcache lookups compare it */
-	struct lpc_page *pages;
-	unsigned char *frames;
-	uint32_t nframes;
-	unsigned page_shift;
-	size_t page_size;
-	size_t pages_bytes, frames_bytes;
+	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
+	struct lpc_pool pool;
 	bool locked_lookup;
-	const struct lpc_io_backend_ops *io;
-	unsigned tbatch; /* frames moved between a thread list and the shared one */
-	uint32_t low_free; /* below this many shared free frames, threads hoard none */
-
-	/* Shared free list and the batch of published pages awaiting a grace
-	 * period.  Leaf lock; never held across I/O or a grace period. */
-	pthread_mutex_t free_lock lpc_cacheline_aligned;
-	struct lpc_page *free;
-	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
-	struct lpc_page *pending;
-	uint32_t npending;
-	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
-
-	pthread_mutex_t reclaim_lock; /* see the lock order above */
-
-	pthread_mutex_t files_lock lpc_cacheline_aligned;
-	struct lpc_file *files;
-
-	/* Under lpc_threads_lock: per-thread blocks and counts of dead ones. */
-	struct lpc_tcache *tcaches;
-	uint64_t retired[LPC_NR_COUNTERS];
-
-	struct lpc_io_faults faults;
+	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
+	struct lpc_files files lpc_cacheline_aligned;
 };
 
-struct lpc_file {
-	/* Hot, read-mostly line: every lookup reads these. */
-	struct lpc_cache *cache;
-	uint64_t cache_id; /* cache->id, here so a hit reads one line of f */
-	struct lpc_radix_root tree;
-	bool locked_lookup;
-	unsigned page_shift;
-	struct lpc_io_file io; /* io.size: bytes, refreshed from fstat on a miss past it */
-
-	/* Writers of the index: tree_lock (lockless mode) or tree_rwlock held
-	 * for writing (LOCKED mode, where lookups hold it for reading). */
-	pthread_mutex_t tree_lock lpc_cacheline_aligned;
-	pthread_rwlock_t tree_rwlock;
-	uint64_t nrpages; /* pages in the index; under the index lock */
-
-	/* Under cache->files_lock. */
-	dev_t dev;
-	ino_t ino;
-	int accmode;
-	unsigned opens;
-	struct lpc_file *next;
-};
-
-/* Returns this thread's block for c, registering the thread on first use.
- * Return: NULL only if the block cannot be allocated. */
-struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c);
-
-static inline struct lpc_tcache *lpc_tcache(struct lpc_cache *c)
-{
-	if (likely(lpc_self.cur_id == c->id))
-		return lpc_self.cur;
-	return lpc_tcache_slow(c);
-}
-
-/* The same for a file's cache, reading only the file's hot line. */
-static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
-{
-	if (likely(lpc_self.cur_id == f->cache_id))
-		return lpc_self.cur;
-	return lpc_tcache_slow(f->cache);
-}
-
-static inline void lpc_count_add(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
-{
-	/* Only this thread writes: a relaxed load and store, no RMW. */
-	atomic_store_explicit(&t->cnt[i],
-			      atomic_load_explicit(&t->cnt[i], memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-static inline void lpc_count(struct lpc_tcache *t, enum lpc_counter i)
-{
-	lpc_count_add(t, i, 1);
-}
-
-/* thread.c */
-void lpc_cache_orphan_tcaches(struct lpc_cache *c);
-void lpc_tcaches_steal_begin(struct lpc_cache *c);
-uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head);
-void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
-			    uint64_t *tfree);
-uint64_t lpc_cache_new_id(void);
-
-/* file.c: closes every file whatever its open count (cache destroy); counts
- * the pages all indexes hold (context: files_lock). */
-int lpc_file_close_all(struct lpc_cache *c);
-uint64_t lpc_files_nrpages(struct lpc_cache *c);
-
-/* Index lock of a file (writers). */
-static inline void lpc_file_index_lock(struct lpc_file *f)
-{
-	if (f->locked_lookup)
-		pthread_rwlock_wrlock(&f->tree_rwlock);
-	else
-		pthread_mutex_lock(&f->tree_lock);
-}
-
-static inline void lpc_file_index_unlock(struct lpc_file *f)
-{
-	if (f->locked_lookup)
-		pthread_rwlock_unlock(&f->tree_rwlock);
-	else
-		pthread_mutex_unlock(&f->tree_lock);
-}
-
-#endif /* LPC_CORE_CACHE_H */
+#endif /* LPC_CACHE_CACHE_H */

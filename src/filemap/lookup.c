@@ -7,8 +7,8 @@
  *   R1 rcu_read_lock()
  *   R2 walk the radix tree from the root to the leaf slot of `index`; an
  *      empty slot is a miss
- *   R3 increment page->ref unless it is 0 (CAS, acquire).  0 means the page is
- *      frozen by a remover or free: retry from R2
+ *   R3 increment page->ref unless it is 0 (lpc_page_try_get: CAS, acquire).
+ *      0 means the page is frozen by a remover or free: retry from R2
  *   R4 reload the same slot.  If it no longer holds this page, the page was
  *      removed (and may be reused for another identity once we let go): drop
  *      the reference with the normal put and retry from R2 - from the root,
@@ -25,7 +25,7 @@
  *   Truncate-like removal (close, failed read) skips A: B, then drop the
  *   index's reference; holders keep a valid page that is no longer cached.
  *
- * The two interleavings that matter:
+ * The three interleavings that matter:
  *  - R2 loads the page, A freezes it, R3 fails (ref 0): retry; by then B has
  *    run or will run under the lock, and R2 sees the slot empty or a new page.
  *    Had R3 come first, A fails and the page stays (a user holds it).
@@ -42,7 +42,7 @@
  *    that could have loaded it (R1..R5, retries included) has ended.  That is
  *    the grace period's job (spin: BUG_NO_GRACE); it also keeps the identity
  *    of a page found by R2..R4 stable, so R4 needs to check the slot only.
- * Required by both: R2-R4 and every retry stay in one read section; PUBLISHED
+ * Required by all three: R2-R4 and every retry stay in one read section; PUBLISHED
  * is set before the release store that publishes the page; nothing waits for
  * a grace period while it holds a frozen page in a slot (readers spin on it
  * inside their read sections: spin's BUG_GP_WHILE_FROZEN).
@@ -60,8 +60,8 @@
 
 #include "filemap/filemap.h"
 
-static lpc_always_inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
-					       struct lpc_tcache *t)
+static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f, uint64_t index,
+							   struct lpc_tcache *t)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
@@ -70,7 +70,7 @@ repeat:
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
 	if (!p)
 		return NULL;
-	if (unlikely(!lpc_page_get_unless_zero(p))) {			/* R3 */
+	if (unlikely(!lpc_page_try_get(p))) {			/* R3 */
 		lpc_count(t, LPC_C_RETRIES);
 		goto repeat;
 	}
@@ -82,7 +82,7 @@ repeat:
 	return p;
 }
 
-static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
+static struct lpc_page *filemap_lookup_locked(struct lpc_file *f, uint64_t index)
 {
 	struct lpc_page *p;
 
@@ -96,22 +96,22 @@ static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
 	return p;
 }
 
-static lpc_always_inline struct lpc_page *filemap_get(struct lpc_file *f, uint64_t index,
-					   struct lpc_tcache *t)
+static lpc_always_inline struct lpc_page *filemap_lookup(struct lpc_file *f, uint64_t index,
+						       struct lpc_tcache *t)
 {
 	struct lpc_page *p;
 
 	if (unlikely(f->locked_lookup))
-		return filemap_get_locked(f, index);
+		return filemap_lookup_locked(f, index);
 	lpc_rcu_read_lock();						/* R1 */
-	p = filemap_get_rcu(f, index, t);
+	p = filemap_lookup_rcu(f, index, t);
 	lpc_rcu_read_unlock();						/* R5 */
 	return p;
 }
 
-struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
+struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 {
-	return filemap_get(f, index, t);
+	return filemap_lookup(f, index, t);
 }
 
 /* What lpc_page_find returns for the page a lookup found (or NULL). */
@@ -146,7 +146,7 @@ static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t inde
 
 	if (unlikely(!t))
 		return -ENOMEM;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(filemap_lookup(f, index, t), t, out);
 }
 
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
@@ -157,8 +157,8 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 		return -EINVAL;
 	/* The lockless path, for a thread that already has its block for f's
 	 * cache: first calls and LOCKED mode are find_slow's. */
-	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
+	if (unlikely(lpc_self.cur_id != f->owner_id || f->locked_lookup))
 		return find_slow(f, index, out);
 	t = lpc_self.cur;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(filemap_lookup(f, index, t), t, out);
 }

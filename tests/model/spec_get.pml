@@ -192,7 +192,7 @@ R2:	p = slot[k];				/* load the slot */
 	:: p == NONE -> goto miss
 	:: else
 	fi;
-R3:	atomic {				/* lpc_page_get_unless_zero */
+R3:	atomic {				/* lpc_page_try_get */
 		if
 		:: ref[p] > 0 ->
 			ref[p]++;

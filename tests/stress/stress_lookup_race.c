@@ -39,8 +39,7 @@
 #include <sched.h>
 
 #include "../common/lpc_test.h"
-#include "core/cache.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define NFRAMES 256
 #define NFILES 4

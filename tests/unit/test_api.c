@@ -22,7 +22,7 @@
 
 #include "../common/gate_io.h"
 #include "../common/lpc_test.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)
@@ -1001,9 +1001,9 @@ static void t_stats(int backend, int mode)
 	 * for a grace period (a batch is handed to call_rcu every 64). */
 	lpc_stats(c, &s);
 	CHECK_EQ(s.frames, 32);
-	pthread_mutex_lock(&c->free_lock);
-	uint32_t pending = c->npending;
-	pthread_mutex_unlock(&c->free_lock);
+	pthread_mutex_lock(&c->pool.free_lock);
+	uint32_t pending = c->pool.npending;
+	pthread_mutex_unlock(&c->pool.free_lock);
 	CHECK_EQ(pending, 3, "pending frees");
 	CHECK_EQ(s.frames_free + pending, 31, "free + pending frames, one page cached");
 #undef EXPECT
