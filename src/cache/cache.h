@@ -26,8 +26,9 @@
  *                                      tcache_retire -> lpc_pool_thread_exit ->
  *                                      lpc_page_free_chain
  *   files->lock -> index lock          lpc_cache_destroy -> cache_busy ->
- *                                      lpc_files_nrpages (close and close_all
- *                                      drop files->lock before removing pages)
+ *                                      lpc_files_nrpages (lpc_file_close and
+ *                                      lpc_files_close_all drop files->lock
+ *                                      before removing pages)
  *   page lock -> index lock            miss.c filemap_read_page (M5, a failed
  *                                      read) -> lpc_filemap_delete
  *   index lock -> free_lock            filemap/remove.c lpc_filemap_remove_all

@@ -45,7 +45,8 @@
  * Required by all three: R2-R4 and every retry stay in one read section; PUBLISHED
  * is set before the release store that publishes the page; nothing waits for
  * a grace period while it holds a frozen page in a slot (readers spin on it
- * inside their read sections: spin's BUG_GP_WHILE_FROZEN).
+ * inside their read sections: spin's BUG_GP_WHILE_FROZEN; the rule and where
+ * it is relied on are in cache/cache.h).
  *
  * Ordering: slot and root pointers are published with release stores and
  * loaded with acquire (radix.c), so a page found at R2 has its descriptor

@@ -55,45 +55,46 @@
  *     above, NULL is a miss and a node is descended into with shift reduced by
  *     LPC_RADIX_SHIFT (the child's shift is not read).
  *
- * Writer steps
+ * Writer steps (labels unique in the tree: I for insert, N for delete; the
+ * file map's own removal steps are A-C, filemap/lookup.c)
  *  Insert:
- *   a. Walk down; -EEXIST if the slot is used.  Count the nodes missing (new
+ *   I1 Walk down; -EEXIST if the slot is used.  Count the nodes missing (new
  *      roots to grow the height, the path below the last node present) and
  *      allocate them all, or return -ENOMEM with nothing touched.
- *   b. Fill the new nodes privately: the path down to the leaf with the entry
+ *   I2 Fill the new nodes privately: the path down to the leaf with the entry
  *      in it; on a grow, a chain of new roots each with slot 0 pointing at the
  *      one below (the old root at the bottom) and tag bit 0 copied from the
  *      summary below, the topmost holding the new path in its slot k != 0.
- *   c. Publish with ONE release store: the entry into its leaf slot, or the
+ *   I3 Publish with ONE release store: the entry into its leaf slot, or the
  *      new path's top into the last present node's slot, or (empty tree or
  *      grow) the new top node into root->rnode.
  *  Delete:
- *   A. Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
- *   B. Store NULL in the leaf slot.
- *   C. While a node's count drops to 0: store NULL in its parent's slot (or
+ *   N1 Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
+ *   N2 Store NULL in the leaf slot.
+ *   N3 While a node's count drops to 0: store NULL in its parent's slot (or
  *      in root->rnode) and call_rcu its free.  The node's own slots are all
  *      NULL already and are not touched again.
- *   D. Shrink: while the root has shift > 0 and slot 0 is its only used slot,
+ *   N4 Shrink: while the root has shift > 0 and slot 0 is its only used slot,
  *      store that child in root->rnode (release) and call_rcu the old root.
  *      The old root is left as it was: slot 0 still points at the child.
  *
  * The interleavings with a lockless reader, and why each is safe
- *  - Grow (c) against reader step 1.  A reader that loaded the old root walks
+ *  - Grow (I3) against reader step 1.  A reader that loaded the old root walks
  *    a node that is still in the tree (slot 0 of the new chain), at its old
  *    shift: indices in its range resolve as before; indices above it are a
  *    miss, which is right for a reader ordered before the insert.  A reader
  *    that loaded the new root sees the whole new chain and path, because they
  *    were filled before the one release store.
- *  - Shrink (D) against reader steps 1-3.  A reader holding the old root
+ *  - Shrink (N4) against reader steps 1-3.  A reader holding the old root
  *    finds slot 0 still pointing at the live child, so every index that can
  *    hold an entry resolves as in the tree now; the other slots are NULL,
  *    which is right because no entry exists there (a later grow does not put
  *    anything into the old root: a reader that still misses through it saw the
  *    tree before that insert).  The old root is freed only after a grace
  *    period, so the reader's section keeps it valid.
- *  - Delete (B, C) against reader step 3.  A reader that loaded a node before
+ *  - Delete (N2, N3) against reader step 3.  A reader that loaded a node before
  *    it was unlinked finds its slots NULL (miss, ordered after the delete) or,
- *    if it read the leaf slot before B, the entry (ordered before the delete).
+ *    if it read the leaf slot before N2, the entry (ordered before the delete).
  *    The node is never reused before a grace period, so it is never a node of
  *    another place in the tree (no ABA on a slot address).  A caller that
  *    re-loads the slot address returned by lookup on a detached leaf sees NULL
@@ -104,8 +105,8 @@
  *  - Insert into an unlinked node cannot happen: the writer only reaches
  *    nodes from the root under the lock.
  *  - Tags: a reader may see a tag bit without the entry (slot already NULL)
- *    or an entry whose bit it missed; gang_tag skips NULL slots, and a tag is
- *    only ever a hint to a lockless reader.  Under the index lock the bits
+ *    or an entry whose bit it missed; lpc_radix_gang_tag skips NULL slots,
+ *    and a tag is only ever a hint to a lockless reader.  Under the index lock the bits
  *    are exact.
  *
  * Node memory: 64-byte aligned (posix_memalign), freed with call_rcu (urcu
@@ -253,7 +254,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 
 	assert(entry && !((uintptr_t)entry & 1));
 
-	/* a. Find the slot or what is missing, and allocate it all. */
+	/* I1: find the slot or what is missing, and allocate it all. */
 	old = atomic_load_explicit(&root->rnode, memory_order_relaxed);
 	parent = NULL;
 	if (old && (index >> old->shift) <= LPC_RADIX_MASK) {
@@ -298,7 +299,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 		}
 	}
 
-	/* b. Fill the new nodes; nothing is visible to readers yet. */
+	/* I2: fill the new nodes; nothing is visible to readers yet. */
 	top = NULL;
 	if (old && !parent) {
 		node = old;
@@ -342,7 +343,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 	}
 	assert(used == nr);
 
-	/* c. Publish: one release store makes the insert visible. */
+	/* I3: publish: one release store makes the insert visible. */
 	if (!has_path) {
 		off = radix_offset(index, 0);
 		parent->count++;
@@ -402,7 +403,7 @@ static void radix_tag_clear_node(struct lpc_radix_node *node, unsigned offset,
 	}
 }
 
-/* Step D: lower the height while the root uses only slot 0. */
+/* N4: lower the height while the root uses only slot 0. */
 static void radix_shrink(struct lpc_radix_root *root)
 {
 	struct lpc_radix_node *node, *child;
@@ -424,19 +425,19 @@ static void radix_shrink(struct lpc_radix_root *root)
 	}
 }
 
-/* Steps A-D for the entry in slot offset of leaf.  Context: writer. */
+/* N1-N4 for the entry in slot offset of leaf.  Context: writer. */
 static void radix_delete_slot(struct lpc_radix_root *root,
 			      struct lpc_radix_node *leaf, unsigned offset)
 {
 	struct lpc_radix_node *node, *parent;
 	unsigned i;
 
-	for (i = 0; i < LPC_RADIX_NTAGS; i++)
+	for (i = 0; i < LPC_RADIX_NTAGS; i++)				/* N1 */
 		radix_tag_clear_node(leaf, offset, i);
-	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed);
+	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed); /* N2 */
 	leaf->count--;
 	node = leaf;
-	while (!node->count) {
+	while (!node->count) {						/* N3 */
 		parent = node->parent;
 		if (!parent) {
 			atomic_store_explicit(&root->rnode, NULL,
@@ -450,7 +451,7 @@ static void radix_delete_slot(struct lpc_radix_root *root,
 		radix_node_free(node);
 		node = parent;
 	}
-	radix_shrink(root);
+	radix_shrink(root);						/* N4 */
 }
 
 void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index)
@@ -547,7 +548,7 @@ bool lpc_radix_tagged(const struct lpc_radix_root *root, unsigned tag)
  * slot at or after index, collects a leaf's entries in order, and starts again
  * from the root just past each node it exhausts.  index only grows, so the
  * walk ends even if writers change the tree under a lockless caller.  Reader
- * steps as lookup, plus the relaxed tag loads of gang_tag.
+ * steps as lookup, plus the relaxed tag loads of lpc_radix_gang_tag.
  * Return: the number of entries stored.  Context: as lpc_radix_gang.
  */
 static unsigned radix_gang(const struct lpc_radix_root *root, uint64_t index,
