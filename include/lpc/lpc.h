@@ -14,7 +14,7 @@
  * Every function below says in a `Context:` line whether it may sleep (block
  * in the kernel: a mutex, a futex, a system call), do I/O, or wait for an RCU
  * grace period, and which internal lock it may take (the lock order is in
- * src/core/cache.h).  Rules that hold for every function:
+ * src/cache/cache.h).  Rules that hold for every function:
  *  - Threads: any thread may call any function.  A thread is registered with
  *    RCU on its first call into a cache, which allocates its per-thread block
  *    (this is the -ENOMEM that calls on a file or cache can return) and takes

@@ -67,7 +67,8 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
 }
 
 /* Waits for a grace period.  Context: a registered thread, outside any read
- * section, holding no frozen page in a slot (readers spin on one). */
+ * section, holding no frozen page in a slot (readers spin on one: the rule in
+ * cache/cache.h). */
 static inline void lpc_rcu_synchronize(void)
 {
 #if LPC_DEBUG

@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * thread.c - per-thread state: lazy RCU registration, and one block per
- * (thread, cache) holding the thread's counters and private free frames.
+ * (thread, owner) holding the thread's counters and the owner layer's private
+ * list (core/thread.h).
  *
  * Why blocks per thread: a hit must write no shared cache line but the page's
  * reference count, so counters live in memory only their thread writes, and
- * lpc_stats sums them.  The fast path (lpc_tcache in cache.h) is one TLS load
- * and one compare with the cache's id; ids are never reused, so a block of a
- * destroyed cache can never be mistaken for one of a new cache at the same
+ * lpc_stats sums them.  The fast path (lpc_tcache in thread.h) is one TLS load
+ * and one compare with the owner's id; ids are never reused, so a block of a
+ * destroyed owner can never be mistaken for one of a new owner at the same
  * address.
  *
- * Lifetimes: a block is linked into its cache's list and its thread's list
+ * Lifetimes: a block is linked into its owner's list and its thread's list
  * under lpc_threads_lock.  At thread exit (a pthread key destructor) the
- * thread folds its counters into the cache's `retired` sums, returns its free
- * frames, unlinks and frees its blocks, then unregisters from RCU.  When a
- * cache is destroyed first, its blocks are orphaned (cache = NULL) under the
+ * thread runs each owner's thread_exit callback on its block (page/alloc.c
+ * returns the free frames), folds its counters into the owner's `retired`
+ * sums, unlinks and frees its blocks, then unregisters from RCU.  When an
+ * owner is destroyed first, its blocks are orphaned (owner = NULL) under the
  * same lock; their threads free them later.
  */
 #include <errno.h>
@@ -22,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cache.h"
+#include "core/rcu.h"
+#include "core/thread.h"
 
 __thread struct lpc_thread lpc_self;
 #ifdef LPC_TSAN
@@ -32,110 +35,34 @@ char lpc_rcu_tsan_token; /* see core/rcu.h */
 static pthread_mutex_t lpc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t lpc_thread_key;
 static pthread_once_t lpc_thread_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t lpc_next_cache_id = 1;
+static _Atomic uint64_t lpc_next_owner_id = 1;
 
-uint64_t lpc_cache_new_id(void)
+void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache *t))
 {
-	return atomic_fetch_add_explicit(&lpc_next_cache_id, 1, memory_order_relaxed);
+	memset(o, 0, sizeof(*o));
+	o->id = atomic_fetch_add_explicit(&lpc_next_owner_id, 1, memory_order_relaxed);
+	o->thread_exit = thread_exit;
 }
 
-/* Takes the block's free frames.  Return: how many; the chain in *head..*tail.
- * Context: lpc_threads_lock, and t's owner off its list (its own thread, or
- * alloc.c's S1-S3 made sure). */
-static uint32_t tcache_take(struct lpc_tcache *t, struct lpc_page **head, struct lpc_page **tail)
-{
-	struct lpc_page *p;
-	uint32_t n = 0;
-
-	*head = t->free;
-	*tail = NULL;
-	for (p = t->free; p; p = p->next) {
-		*tail = p;
-		n++;
-	}
-	t->free = NULL;
-	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
-	return n;
-}
-
-/* Returns the block's free frames to its cache.  Context: lpc_threads_lock. */
-static void tcache_drain(struct lpc_tcache *t)
-{
-	struct lpc_page *head, *tail;
-	uint32_t n;
-
-	if (!t->cache)
-		return;
-	n = tcache_take(t, &head, &tail);
-	if (n)
-		lpc_page_free_chain(t->cache, head, tail, n);
-}
-
-/*
- * Taking other threads' free frames, for an allocator that found none
- * anywhere else (the kernel's drain_all_pages): flag every block, wait for a
- * grace period, take the lists.  The owner touches its list only inside an
- * RCU read section that first checks the flag (alloc.c, S1-S3 there), so
- * after the grace period no owner is on its list and none will be until the
- * flag clears.  Context: c->reclaim_lock (one taker at a time), outside any
- * read section; the grace period goes between the two calls.
- */
-void lpc_tcaches_steal_begin(struct lpc_cache *c)
-{
-	struct lpc_tcache *t;
-
-	pthread_mutex_lock(&lpc_threads_lock);
-	for (t = c->tcaches; t; t = t->cache_next)
-		atomic_store_explicit(&t->steal, true, memory_order_relaxed); /* T1 */
-	pthread_mutex_unlock(&lpc_threads_lock);
-}
-
-/* Takes the free frames of flagged blocks, putting them in front of the
- * chain *head (which may be NULL); the caller owns them.  Return: how many. */
-uint32_t lpc_tcaches_steal_end(struct lpc_cache *c, struct lpc_page **head)
-{
-	struct lpc_tcache *t;
-	struct lpc_page *h, *tail;
-	uint32_t n = 0;
-
-	pthread_mutex_lock(&lpc_threads_lock);
-	for (t = c->tcaches; t; t = t->cache_next) {
-		/* Blocks made since steal_begin are not flagged: their owners
-		 * may be on their lists. */
-		if (!atomic_load_explicit(&t->steal, memory_order_relaxed))
-			continue;
-		lpc_yield_point(LPC_YP_T3);
-		if (t->free) {						/* T3 */
-			n += tcache_take(t, &h, &tail);
-			tail->next = *head;
-			*head = h;
-		}
-		/* Release: the owner that sees the flag clear sees the list
-		 * empty (S1's acquire). */
-		lpc_yield_point(LPC_YP_T4);
-		atomic_store_explicit(&t->steal, false, memory_order_release); /* T4 */
-	}
-	pthread_mutex_unlock(&lpc_threads_lock);
-	return n;
-}
-
-/* Unlinks t from its cache, folding its counters in.  Context: lpc_threads_lock. */
+/* Unlinks t from its owner, after the owner's thread_exit, folding its
+ * counters in.  Context: lpc_threads_lock. */
 static void tcache_retire(struct lpc_tcache *t)
 {
-	struct lpc_cache *c = t->cache;
+	struct lpc_towner *o = t->owner;
 
-	if (!c)
+	if (!o)
 		return;
-	tcache_drain(t);
+	if (o->thread_exit)
+		o->thread_exit(t);
 	for (int i = 0; i < LPC_NR_COUNTERS; i++)
-		c->retired[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
-	if (t->cache_prev)
-		t->cache_prev->cache_next = t->cache_next;
+		o->retired[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
+	if (t->owner_prev)
+		t->owner_prev->owner_next = t->owner_next;
 	else
-		c->tcaches = t->cache_next;
-	if (t->cache_next)
-		t->cache_next->cache_prev = t->cache_prev;
-	t->cache = NULL;
+		o->blocks = t->owner_next;
+	if (t->owner_next)
+		t->owner_next->owner_prev = t->owner_prev;
+	t->owner = NULL;
 }
 
 static void lpc_thread_exit(void *arg)
@@ -164,7 +91,7 @@ static void lpc_thread_key_init(void)
 	(void)pthread_key_create(&lpc_thread_key, lpc_thread_exit);
 }
 
-struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c)
+struct lpc_tcache *lpc_tcache_slow(struct lpc_towner *o)
 {
 	struct lpc_thread *self = &lpc_self;
 	struct lpc_tcache *t, **pp;
@@ -178,14 +105,14 @@ struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c)
 	}
 
 	pthread_mutex_lock(&lpc_threads_lock);
-	/* Find this cache's block; free blocks of destroyed caches on the way. */
+	/* Find this owner's block; free blocks of destroyed owners on the way. */
 	for (pp = &self->blocks; (t = *pp) != NULL;) {
-		if (!t->cache) {
+		if (!t->owner) {
 			*pp = t->thread_next;
 			free(t);
 			continue;
 		}
-		if (t->cache_id == c->id)
+		if (t->owner_id == o->id)
 			break;
 		pp = &t->thread_next;
 	}
@@ -196,50 +123,60 @@ struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c)
 			return NULL;
 		}
 		memset(t, 0, sizeof(*t));
-		t->cache = c;
-		t->cache_id = c->id;
-		t->cache_next = c->tcaches;
-		if (c->tcaches)
-			c->tcaches->cache_prev = t;
-		c->tcaches = t;
+		t->owner = o;
+		t->owner_id = o->id;
+		t->owner_next = o->blocks;
+		if (o->blocks)
+			o->blocks->owner_prev = t;
+		o->blocks = t;
 		t->thread_next = self->blocks;
 		self->blocks = t;
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);
 	self->cur = t;
-	self->cur_id = c->id;
+	self->cur_id = o->id;
 	return t;
 }
 
-void lpc_cache_orphan_tcaches(struct lpc_cache *c)
+void lpc_towner_for_each(struct lpc_towner *o, void (*fn)(struct lpc_tcache *t, void *arg),
+			 void *arg)
+{
+	struct lpc_tcache *t;
+
+	pthread_mutex_lock(&lpc_threads_lock);
+	for (t = o->blocks; t; t = t->owner_next)
+		fn(t, arg);
+	pthread_mutex_unlock(&lpc_threads_lock);
+}
+
+void lpc_towner_orphan(struct lpc_towner *o)
 {
 	struct lpc_tcache *t, *next;
 
 	pthread_mutex_lock(&lpc_threads_lock);
-	for (t = c->tcaches; t; t = next) {
-		next = t->cache_next;
-		/* Its frames die with the arena; its owner frees the block. */
+	for (t = o->blocks; t; t = next) {
+		next = t->owner_next;
+		/* Its private list dies with the owner; its thread frees the block. */
 		t->free = NULL;
-		t->cache = NULL;
+		t->owner = NULL;
 	}
-	c->tcaches = NULL;
+	o->blocks = NULL;
 	pthread_mutex_unlock(&lpc_threads_lock);
-	if (lpc_self.cur_id == c->id) {
+	if (lpc_self.cur_id == o->id) {
 		lpc_self.cur = NULL;
 		lpc_self.cur_id = 0;
 	}
 }
 
-void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
-			    uint64_t *tfree)
+void lpc_towner_sum(struct lpc_towner *o, uint64_t out[LPC_NR_COUNTERS], uint64_t *tfree)
 {
 	struct lpc_tcache *t;
 
 	*tfree = 0;
 	pthread_mutex_lock(&lpc_threads_lock);
 	for (int i = 0; i < LPC_NR_COUNTERS; i++)
-		out[i] = c->retired[i];
-	for (t = c->tcaches; t; t = t->cache_next) {
+		out[i] = o->retired[i];
+	for (t = o->blocks; t; t = t->owner_next) {
 		for (int i = 0; i < LPC_NR_COUNTERS; i++)
 			out[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
 		*tfree += atomic_load_explicit(&t->nfree, memory_order_relaxed);

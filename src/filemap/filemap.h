@@ -1,24 +1,147 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * filemap.h - the file's page cache: lookup (lookup.c), miss handling
- * (miss.c), pread (read.c), removal (remove.c).  Internal API.
+ * filemap.h - the file object and its page cache: open/close (file.c),
+ * lookup (lookup.c), miss handling (miss.c), pread (read.c), removal
+ * (remove.c).  Internal API.
+ *
+ * Below it: page/ (descriptors, page lock, the pool and its allocator),
+ * index/ (the radix tree), io/ (backends), core/ (RCU, per-thread blocks).
+ * It never sees the cache object: a cache hands its file table (struct
+ * lpc_files) the pool and the I/O it needs, and every file keeps pointers to
+ * them.
+ *
+ * Verbs: "lookup" finds a page in the index and returns it referenced in any
+ * state (lpc_filemap_lookup); "get" returns a referenced UPTODATE page,
+ * reading it on a miss (lpc_page_get, lpc_filemap_get_page); "try_get" is the
+ * speculative increment-unless-zero (lpc_page_try_get, page/page.h).
  */
 #ifndef LPC_FILEMAP_FILEMAP_H
 #define LPC_FILEMAP_FILEMAP_H
 
-#include "core/cache.h"
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <lpc/lpc.h>
+
+#include "core/compiler.h"
+#include "core/debug.h"
+#include "core/rcu.h"
+#include "core/thread.h"
+#include "index/radix.h"
+#include "io/io.h"
+#include "page/page.h"
+#include "page/pool.h"
+
+struct lpc_files;
+
+struct lpc_file {
+	/* Hot, read-mostly line: every lookup reads these. */
+	struct lpc_pool *pool;
+	uint64_t owner_id; /* pool->owner.id, here so a hit reads one line of f */
+	struct lpc_radix_root tree;
+	bool locked_lookup;
+	unsigned page_shift;
+	struct lpc_io_file io; /* io.size: bytes, refreshed from fstat on a miss past it */
+
+	/* Writers of the index: tree_lock (lockless mode) or tree_rwlock held
+	 * for writing (LOCKED mode, where lookups hold it for reading). */
+	pthread_mutex_t tree_lock lpc_cacheline_aligned;
+	pthread_rwlock_t tree_rwlock;
+	uint64_t nrpages; /* pages in the index; under the index lock */
+
+	/* Constant after open. */
+	struct lpc_files *files; /* the cache's file table */
+	struct lpc_io *iodev;    /* the cache's backend and fault hook */
+
+	/* Under files->lock. */
+	dev_t dev;
+	ino_t ino;
+	int accmode;
+	unsigned opens;
+	struct lpc_file *next;
+#if LPC_DEBUG
+	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
+#endif
+};
+
+#define LPC_FILE_MAGIC 0x6c706366u /* "lpcf" */
+#define LPC_FILE_POISON 0xdeadf11eu
+
+/* Rule FILE-USE-AFTER-CLOSE: the entry check of the calls that take a file. */
+#if LPC_DEBUG
+#define lpc_debug_file_check(f)                                                        \
+	lpc_debug_check((f)->dbg_magic == LPC_FILE_MAGIC, "FILE-USE-AFTER-CLOSE", NULL, \
+			"lpc_file %p used after its last close (magic 0x%x)", (void *)(f),      \
+			(f)->dbg_magic)
+#else
+#define lpc_debug_file_check(f) ((void)0)
+#endif
+
+/*
+ * A cache's open files, and what a new file needs from the cache.  The cache
+ * embeds one (cache/cache.h) and fills pool, io and locked_lookup before the
+ * first open.
+ */
+struct lpc_files {
+	pthread_mutex_t lock; /* open/close: the list, opens, accmode */
+	struct lpc_file *head;
+	struct lpc_pool *pool;
+	struct lpc_io *io;
+	bool locked_lookup;
+};
+
+/* file.c.  Context of all: no lock held. */
+void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *io,
+		    bool locked_lookup);
+void lpc_files_destroy(struct lpc_files *fs);
+/* lpc_file_open for the cache that owns fs (arguments as lpc_file_open). */
+int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mode,
+		   struct lpc_file **out);
+/* Closes every file whatever its open count (cache destroy). */
+int lpc_files_close_all(struct lpc_files *fs);
+/* Pages held by every file's index.  Context: fs->lock. */
+uint64_t lpc_files_nrpages(struct lpc_files *fs);
+
+/* This thread's block for f's pool, reading only f's hot line. */
+static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
+{
+	if (likely(lpc_self.cur_id == f->owner_id))
+		return lpc_self.cur;
+	return lpc_tcache_slow(&f->pool->owner);
+}
+
+/* Index lock of a file (writers). */
+static inline void lpc_file_index_lock(struct lpc_file *f)
+{
+	if (f->locked_lookup)
+		pthread_rwlock_wrlock(&f->tree_rwlock);
+	else
+		pthread_mutex_lock(&f->tree_lock);
+}
+
+static inline void lpc_file_index_unlock(struct lpc_file *f)
+{
+	if (f->locked_lookup)
+		pthread_rwlock_unlock(&f->tree_rwlock);
+	else
+		pthread_mutex_unlock(&f->tree_lock);
+}
 
 /*
  * Returns page `index` of f with a reference taken, whatever its state
  * (UPTODATE or in flight), or NULL if absent.  Lockless mode: RCU walk and
- * speculative reference (lookup.c); LOCKED mode: under the file's rwlock.
- * Context: outside an RCU read section (it takes its own).
+ * speculative reference, R1-R5 (lookup.c); LOCKED mode: under the file's
+ * rwlock.  Context: outside an RCU read section (it takes its own).
  */
-struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
+struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
 
 /*
  * lpc_page_get without argument checks: a referenced UPTODATE page, reading
- * it on a miss.  Return: 0, -ENXIO, -ENOMEM, or the read's negative errno.
+ * it on a miss (M1-M6, miss.c).  Return: 0, -ENXIO, -ENOMEM, or the read's
+ * negative errno.
  */
 int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
 			 struct lpc_page **out);
@@ -49,10 +172,5 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
  * Return: r, or -EIO.
  */
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
-
-static inline void *lpc_page_frame(const struct lpc_page *p)
-{
-	return p->cache->frames + ((size_t)p->id << p->cache->page_shift);
-}
 
 #endif /* LPC_FILEMAP_FILEMAP_H */

@@ -7,8 +7,8 @@
  *   R1 rcu_read_lock()
  *   R2 walk the radix tree from the root to the leaf slot of `index`; an
  *      empty slot is a miss
- *   R3 increment page->ref unless it is 0 (CAS, acquire).  0 means the page is
- *      frozen by a remover or free: retry from R2
+ *   R3 increment page->ref unless it is 0 (lpc_page_try_get: CAS, acquire).
+ *      0 means the page is frozen by a remover or free: retry from R2
  *   R4 reload the same slot.  If it no longer holds this page, the page was
  *      removed (and may be reused for another identity once we let go): drop
  *      the reference with the normal put and retry from R2 - from the root,
@@ -25,7 +25,7 @@
  *   Truncate-like removal (close, failed read) skips A: B, then drop the
  *   index's reference; holders keep a valid page that is no longer cached.
  *
- * The two interleavings that matter:
+ * The three interleavings that matter:
  *  - R2 loads the page, A freezes it, R3 fails (ref 0): retry; by then B has
  *    run or will run under the lock, and R2 sees the slot empty or a new page.
  *    Had R3 come first, A fails and the page stays (a user holds it).
@@ -42,10 +42,11 @@
  *    that could have loaded it (R1..R5, retries included) has ended.  That is
  *    the grace period's job (spin: BUG_NO_GRACE); it also keeps the identity
  *    of a page found by R2..R4 stable, so R4 needs to check the slot only.
- * Required by both: R2-R4 and every retry stay in one read section; PUBLISHED
+ * Required by all three: R2-R4 and every retry stay in one read section; PUBLISHED
  * is set before the release store that publishes the page; nothing waits for
  * a grace period while it holds a frozen page in a slot (readers spin on it
- * inside their read sections: spin's BUG_GP_WHILE_FROZEN).
+ * inside their read sections: spin's BUG_GP_WHILE_FROZEN; the rule and where
+ * it is relied on are in cache/cache.h).
  *
  * Ordering: slot and root pointers are published with release stores and
  * loaded with acquire (radix.c), so a page found at R2 has its descriptor
@@ -110,8 +111,8 @@ static void debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
 }
 #endif
 
-static lpc_always_inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, uint64_t index,
-					       struct lpc_tcache *t)
+static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f, uint64_t index,
+							   struct lpc_tcache *t)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
@@ -125,7 +126,7 @@ repeat:
 	if (!p)
 		return NULL;
 	lpc_yield_point(LPC_YP_R3);
-	if (unlikely(!lpc_page_get_unless_zero(p))) {			/* R3 */
+	if (unlikely(!lpc_page_try_get(p))) {				/* R3 */
 		lpc_count(t, LPC_C_RETRIES);
 		goto repeat;
 	}
@@ -144,7 +145,7 @@ repeat:
 	return p;
 }
 
-static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
+static struct lpc_page *filemap_lookup_locked(struct lpc_file *f, uint64_t index)
 {
 	struct lpc_page *p;
 
@@ -158,22 +159,22 @@ static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
 	return p;
 }
 
-static lpc_always_inline struct lpc_page *filemap_get(struct lpc_file *f, uint64_t index,
-					   struct lpc_tcache *t)
+static lpc_always_inline struct lpc_page *filemap_lookup(struct lpc_file *f, uint64_t index,
+						       struct lpc_tcache *t)
 {
 	struct lpc_page *p;
 
 	if (unlikely(f->locked_lookup))
-		return filemap_get_locked(f, index);
+		return filemap_lookup_locked(f, index);
 	lpc_rcu_read_lock();						/* R1 */
-	p = filemap_get_rcu(f, index, t);
+	p = filemap_lookup_rcu(f, index, t);
 	lpc_rcu_read_unlock();						/* R5 */
 	return p;
 }
 
-struct lpc_page *lpc_filemap_get(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
+struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 {
-	return filemap_get(f, index, t);
+	return filemap_lookup(f, index, t);
 }
 
 /* What lpc_page_find returns for the page a lookup found (or NULL). */
@@ -209,7 +210,7 @@ static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t inde
 	lpc_debug_file_check(f);
 	if (unlikely(!t))
 		return -ENOMEM;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(filemap_lookup(f, index, t), t, out);
 }
 
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
@@ -221,8 +222,8 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 	/* The lockless path, for a thread that already has its block for f's
 	 * cache: first calls and LOCKED mode are find_slow's. */
 	lpc_debug_file_check(f);
-	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
+	if (unlikely(lpc_self.cur_id != f->owner_id || f->locked_lookup))
 		return find_slow(f, index, out);
 	t = lpc_self.cur;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(filemap_lookup(f, index, t), t, out);
 }

@@ -40,7 +40,7 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 {
-	if (r < 0 || (size_t)r >= f->cache->page_size)
+	if (r < 0 || (size_t)r >= f->pool->page_size)
 		return r;
 	if ((index << f->page_shift) + (uint64_t)r >= lpc_filemap_refresh_size(f))
 		return r;
@@ -52,24 +52,24 @@ static bool past_eof(struct lpc_file *f, uint64_t index)
 {
 	uint64_t size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 
-	if (index < (size + f->cache->page_size - 1) >> f->page_shift)
+	if (index < (size + f->pool->page_size - 1) >> f->page_shift)
 		return false;
 	/* It may have grown behind our back: ask the kernel once. */
 	size = lpc_filemap_refresh_size(f);
-	return index >= (size + f->cache->page_size - 1) >> f->page_shift;
+	return index >= (size + f->pool->page_size - 1) >> f->page_shift;
 }
 
 /* M4-M5.  Return: 0 with p UPTODATE, or a negative errno with p removed. */
 static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 			     struct lpc_tcache *t)
 {
-	struct lpc_cache *c = f->cache;
+	struct lpc_pool *c = f->pool;
 	void *frame = lpc_page_frame(p);
 	int fellback = 0;
 	ssize_t r;
 
 	lpc_yield_point(LPC_YP_M4);
-	r = lpc_io_read(c, &f->io, frame, c->page_size, index << f->page_shift, index,
+	r = lpc_io_read(f->iodev, &f->io, frame, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count(t, LPC_C_READS);
 	if (fellback)
@@ -116,7 +116,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page 
 	int rc;
 
 	lpc_yield_point(LPC_YP_M1);
-	rc = lpc_page_alloc_frame(f->cache, &p);			/* M1 */
+	rc = lpc_page_alloc_frame(f->pool, &p);			/* M1 */
 	if (rc)
 		return rc;
 	lpc_yield_point(LPC_YP_M2);
@@ -152,7 +152,7 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 	int rc;
 
 	for (;;) {
-		p = lpc_filemap_get(f, index, t);
+		p = lpc_filemap_lookup(f, index, t);
 		if (p) {
 			flags = lpc_page_flags(p);
 			if (likely(flags & LPC_PG_UPTODATE)) {

@@ -16,14 +16,14 @@
 static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgoff,
 		       size_t n, struct lpc_tcache *t)
 {
-	struct lpc_cache *c = f->cache;
+	struct lpc_pool *c = f->pool;
 	int fellback = 0;
 	void *bounce;
 	ssize_t r;
 
 	if (posix_memalign(&bounce, c->page_size < 4096 ? 4096 : c->page_size, c->page_size))
 		return -ENOMEM;
-	r = lpc_io_read(c, &f->io, bounce, c->page_size, index << f->page_shift, index,
+	r = lpc_io_read(f->iodev, &f->io, bounce, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count(t, LPC_C_READS);
 	lpc_count(t, LPC_C_READ_AROUND);
@@ -69,12 +69,12 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 	if (len > size - off)
 		len = (size_t)(size - off);
 
-	mask = f->cache->page_size - 1;
+	mask = f->pool->page_size - 1;
 	while (done < len) {
 		uint64_t pos = off + done;
 		uint64_t index = pos >> f->page_shift;
 		size_t pgoff = (size_t)pos & mask;
-		size_t n = f->cache->page_size - pgoff;
+		size_t n = f->pool->page_size - pgoff;
 		struct lpc_page *p;
 		int rc;
 

@@ -2,7 +2,8 @@
 /*
  * remove.c - taking pages out of a file's index: a failed read, the last
  * close, and lpc_invalidate (clean pages nobody holds).  The protocol against
- * lockless readers is in lookup.c (steps A-C) and tests/model/spec_get.pml.
+ * lockless readers is in lookup.c (remover steps A-C; the radix tree's own
+ * delete steps inside B are N1-N4, index/radix.c) and tests/model/spec_get.pml.
  */
 #include <errno.h>
 

@@ -55,16 +55,17 @@
  *     above, NULL is a miss and a node is descended into with shift reduced by
  *     LPC_RADIX_SHIFT (the child's shift is not read).
  *
- * Writer steps
+ * Writer steps (labels unique in the tree: I for insert, N for delete; the
+ * file map's own removal steps are A-C, filemap/lookup.c)
  *  Insert:
- *   a. Walk down; -EEXIST if the slot is used.  Count the nodes missing (new
+ *   I1 Walk down; -EEXIST if the slot is used.  Count the nodes missing (new
  *      roots to grow the height, the path below the last node present) and
  *      allocate them all, or return -ENOMEM with nothing touched.
- *   b. Fill the new nodes privately: the path down to the leaf with the entry
+ *   I2 Fill the new nodes privately: the path down to the leaf with the entry
  *      in it; on a grow, a chain of new roots each with slot 0 pointing at the
  *      one below (the old root at the bottom) and tag bit 0 copied from the
  *      summary below, the topmost holding the new path in its slot k != 0.
- *   c. Publish with ONE release store: the entry into its leaf slot, or the
+ *   I3 Publish with ONE release store: the entry into its leaf slot, or the
  *      new path's top into the last present node's slot, or (empty tree or
  *      grow) the new top node into root->rnode.
  *  Delete (steps N1-N4; yield points LPC_YP_N1..N4 in debug builds):
@@ -78,7 +79,7 @@
  *      The old root is left as it was: slot 0 still points at the child.
  *
  * The interleavings with a lockless reader, and why each is safe
- *  - Grow (c) against reader step 1.  A reader that loaded the old root walks
+ *  - Grow (I3) against reader step 1.  A reader that loaded the old root walks
  *    a node that is still in the tree (slot 0 of the new chain), at its old
  *    shift: indices in its range resolve as before; indices above it are a
  *    miss, which is right for a reader ordered before the insert.  A reader
@@ -93,7 +94,7 @@
  *    period, so the reader's section keeps it valid.
  *  - Delete (N2, N3) against reader step 3.  A reader that loaded a node before
  *    it was unlinked finds its slots NULL (miss, ordered after the delete) or,
- *    if it read the leaf slot before B, the entry (ordered before the delete).
+ *    if it read the leaf slot before N2, the entry (ordered before the delete).
  *    The node is never reused before a grace period, so it is never a node of
  *    another place in the tree (no ABA on a slot address).  A caller that
  *    re-loads the slot address returned by lookup on a detached leaf sees NULL
@@ -104,8 +105,8 @@
  *  - Insert into an unlinked node cannot happen: the writer only reaches
  *    nodes from the root under the lock.
  *  - Tags: a reader may see a tag bit without the entry (slot already NULL)
- *    or an entry whose bit it missed; gang_tag skips NULL slots, and a tag is
- *    only ever a hint to a lockless reader.  Under the index lock the bits
+ *    or an entry whose bit it missed; lpc_radix_gang_tag skips NULL slots,
+ *    and a tag is only ever a hint to a lockless reader.  Under the index lock the bits
  *    are exact.
  *
  * Node memory: 64-byte aligned (posix_memalign), freed with call_rcu (urcu
@@ -253,7 +254,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 	lpc_debug_check(entry && !((uintptr_t)entry & 1), "RADIX-ENTRY", NULL,
 			"insert of entry %p: NULL or low bit set", entry);
 
-	/* a. Find the slot or what is missing, and allocate it all. */
+	/* I1: find the slot or what is missing, and allocate it all. */
 	old = atomic_load_explicit(&root->rnode, memory_order_relaxed);
 	parent = NULL;
 	if (old && (index >> old->shift) <= LPC_RADIX_MASK) {
@@ -298,7 +299,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 		}
 	}
 
-	/* b. Fill the new nodes; nothing is visible to readers yet. */
+	/* I2: fill the new nodes; nothing is visible to readers yet. */
 	top = NULL;
 	if (old && !parent) {
 		node = old;
@@ -343,7 +344,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 	lpc_debug_check(used == nr, "RADIX-NODES-USED", NULL,
 			"insert allocated %u nodes and used %u", nr, used);
 
-	/* c. Publish: one release store makes the insert visible. */
+	/* I3: publish: one release store makes the insert visible. */
 	if (!has_path) {
 		off = radix_offset(index, 0);
 		parent->count++;
@@ -552,7 +553,7 @@ bool lpc_radix_tagged(const struct lpc_radix_root *root, unsigned tag)
  * slot at or after index, collects a leaf's entries in order, and starts again
  * from the root just past each node it exhausts.  index only grows, so the
  * walk ends even if writers change the tree under a lockless caller.  Reader
- * steps as lookup, plus the relaxed tag loads of gang_tag.
+ * steps as lookup, plus the relaxed tag loads of lpc_radix_gang_tag.
  * Return: the number of entries stored.  Context: as lpc_radix_gang.
  */
 static unsigned radix_gang(const struct lpc_radix_root *root, uint64_t index,

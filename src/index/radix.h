@@ -12,7 +12,8 @@
  *    caller (the file's index lock).  They publish every slot and root pointer
  *    with a release store, so a reader that loads a pointer (acquire/consume)
  *    sees the node or entry fully initialised.
- *  - Readers (lookup_rcu, gang_rcu, tagged_rcu) take no lock.  The caller is
+ *  - Readers (lpc_radix_lookup, lpc_radix_gang, lpc_radix_gang_tag,
+ *    lpc_radix_tag_get, lpc_radix_tagged) take no lock.  The caller is
  *    either inside an RCU read section or holds the index lock (shared or
  *    exclusive): nodes removed from the tree are freed with call_rcu only, so a
  *    reader that raced with a delete walks detached nodes safely.  A detached
@@ -75,7 +76,7 @@ void lpc_radix_init(struct lpc_radix_root *root);
 /*
  * Frees every node (with call_rcu) and empties the tree.  Entries are not
  * touched: the caller removes or releases them first (or walks them with
- * gang_rcu before).  Context: writer.
+ * lpc_radix_gang before).  Context: writer.
  */
 void lpc_radix_destroy(struct lpc_radix_root *root);
 

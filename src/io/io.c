@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io.c - the front of the I/O layer: picks the cache's backend, passes every
- * call through the fault-injection hook, and moves a file off O_DIRECT when
- * the kernel refuses a direct transfer (EINVAL: alignment the device does not
- * support), so such a file is read buffered rather than failed.
+ * io.c - the front of the I/O layer: calls a cache's backend (struct lpc_io),
+ * passes every call through the fault-injection hook, and moves a file off
+ * O_DIRECT when the kernel refuses a direct transfer (EINVAL: alignment the
+ * device does not support), so such a file is read buffered rather than
+ * failed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 
-#include "core/cache.h"
+#include "core/compiler.h"
+#include "io/io.h"
 
 /*
  * Decides whether this op takes a fault.  Return: 0 (no fault), a negative
@@ -32,15 +34,15 @@ static ssize_t fault_check(struct lpc_io_faults *h, unsigned op, uint64_t file_i
 	return -h->f.err;
 }
 
-ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
+ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 		    size_t len, uint64_t off, uint64_t index, int *fellback)
 {
-	ssize_t fault = fault_check(&c->faults, LPC_IO_READ, f->id);
+	ssize_t fault = fault_check(&io->faults, LPC_IO_READ, f->id);
 	ssize_t r;
 
 	if (fault < 0)
 		return fault;
-	r = c->io->read(f, buf, len, off, index);
+	r = io->ops->read(f, buf, len, off, index);
 	if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
 		/* The device refuses this direct transfer: go buffered for good.
 		 * Another thread may race here; clearing O_DIRECT twice is fine. */
@@ -49,7 +51,7 @@ ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
 		if (fl >= 0 && fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
 			atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
 			*fellback = 1;
-			r = c->io->read(f, buf, len, off, index);
+			r = io->ops->read(f, buf, len, off, index);
 		}
 	}
 	/* A short transfer shortens the result, not the request: a shortened
@@ -59,9 +61,9 @@ ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
 	return r;
 }
 
-int lpc_io_fault_set(struct lpc_cache *c, const struct lpc_io_fault *f)
+int lpc_io_fault_set(struct lpc_io *io, const struct lpc_io_fault *f)
 {
-	struct lpc_io_faults *h = &c->faults;
+	struct lpc_io_faults *h = &io->faults;
 
 	atomic_store_explicit(&h->armed, 0, memory_order_release);
 	if (!f)
@@ -77,7 +79,7 @@ int lpc_io_fault_set(struct lpc_cache *c, const struct lpc_io_fault *f)
 	return 0;
 }
 
-uint64_t lpc_io_faults_fired(struct lpc_cache *c)
+uint64_t lpc_io_faults_fired(struct lpc_io *io)
 {
-	return atomic_load_explicit(&c->faults.fired, memory_order_relaxed);
+	return atomic_load_explicit(&io->faults.fired, memory_order_relaxed);
 }

@@ -21,8 +21,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct lpc_cache;
-
 enum lpc_io_op { LPC_IO_READ = 1, LPC_IO_WRITE = 2, LPC_IO_SYNCOP = 4 };
 
 /*
@@ -75,20 +73,26 @@ struct lpc_io_backend_ops {
 extern const struct lpc_io_backend_ops lpc_io_sync_ops;
 extern const struct lpc_io_backend_ops lpc_io_null_ops;
 
+/* A cache's I/O: its backend and its fault hook.  The cache embeds one; each
+ * file points at it (filemap.h), so the I/O layer never needs the cache. */
+struct lpc_io {
+	const struct lpc_io_backend_ops *ops;
+	struct lpc_io_faults faults;
+};
+
 /*
- * Reads one page: picks the cache's backend and passes through the fault
- * hook.  Moves the file off O_DIRECT (counted by the caller through *fellback)
+ * Reads one page through io's backend, passing the fault hook first.  Moves the file off O_DIRECT (counted by the caller through *fellback)
  * when the kernel answers EINVAL to a direct read, and retries buffered.
  * Return: bytes read or negative errno.
  */
-ssize_t lpc_io_read(struct lpc_cache *c, struct lpc_io_file *f, void *buf,
+ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 		    size_t len, uint64_t off, uint64_t index, int *fellback);
 
-/* Arms (f != NULL) or clears (f == NULL) the cache's fault hook.
+/* Arms (f != NULL) or clears (f == NULL) io's fault hook.
  * Return: 0; -EINVAL for a fault with no ops or no error and no short size. */
-int lpc_io_fault_set(struct lpc_cache *c, const struct lpc_io_fault *f);
+int lpc_io_fault_set(struct lpc_io *io, const struct lpc_io_fault *f);
 /* Faults delivered since the hook was last armed. */
-uint64_t lpc_io_faults_fired(struct lpc_cache *c);
+uint64_t lpc_io_faults_fired(struct lpc_io *io);
 
 /*
  * The null backend's data: fills len bytes of buf for page `index` of file

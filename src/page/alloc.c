@@ -12,9 +12,9 @@
  * until then a full cache fails the allocation.
  *
  * Private lists, and how another thread takes one.  The owner pushes and
- * pops its list with plain loads and stores.  A taker (lpc_tcaches_steal_* in
- * thread.c) must therefore know the owner is off the list, for as long as it
- * works on it.  Steps, the owner's (S) and the taker's (T):
+ * pops its list with plain loads and stores.  A taker (steal_begin and
+ * steal_end below, walking the blocks with core's lpc_towner_for_each) must
+ * therefore know the owner is off the list, for as long as it works on it.  Steps, the owner's (S) and the taker's (T):
  *   S1 rcu_read_lock, then load t->steal (acquire); if set, leave the list
  *      alone and use the shared list;
  *   S2 else push or pop the list;
@@ -59,11 +59,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/cache.h"
+#include "page/pool.h"
 
 #define LPC_FREE_BATCH 64
 
-void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_page *tail,
+void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
 #if LPC_DEBUG
@@ -83,7 +83,7 @@ void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_
 
 struct lpc_free_batch {
 	struct rcu_head rcu;
-	struct lpc_cache *cache;
+	struct lpc_pool *pool;
 	struct lpc_page *head, *tail;
 	uint32_t n;
 };
@@ -91,10 +91,10 @@ struct lpc_free_batch {
 static void free_batch_rcu(struct rcu_head *head)
 {
 	struct lpc_free_batch *b = caa_container_of(head, struct lpc_free_batch, rcu);
-	struct lpc_cache *c;
+	struct lpc_pool *c;
 
 	lpc_rcu_callback_enter(head);
-	c = b->cache;
+	c = b->pool;
 
 	lpc_page_free_chain(c, b->head, b->tail, b->n);
 	/* Release: the barrier's waiter that sees the count drop sees the list. */
@@ -106,7 +106,7 @@ static void free_batch_rcu(struct rcu_head *head)
  * Hands the pending list to call_rcu.  Context: free_lock held; drops it.
  * Return: true if a batch was submitted.
  */
-static bool pending_submit_unlock(struct lpc_cache *c)
+static bool pending_submit_unlock(struct lpc_pool *c)
 {
 	struct lpc_free_batch *b;
 	struct lpc_page *head = c->pending, *tail;
@@ -129,7 +129,7 @@ static bool pending_submit_unlock(struct lpc_cache *c)
 
 	for (tail = head; tail->next; tail = tail->next)
 		;
-	b->cache = c;
+	b->pool = c;
 	b->head = head;
 	b->tail = tail;
 	b->n = n;
@@ -140,7 +140,7 @@ static bool pending_submit_unlock(struct lpc_cache *c)
 
 void lpc_page_free_deferred(struct lpc_page *p)
 {
-	struct lpc_cache *c = p->cache;
+	struct lpc_pool *c = p->pool;
 
 	lpc_yield_point(LPC_YP_C);
 #if LPC_DEBUG
@@ -152,7 +152,7 @@ void lpc_page_free_deferred(struct lpc_page *p)
 #endif
 	/* A thread that only ever puts still needs RCU registration: call_rcu
 	 * below runs read-side code. */
-	(void)lpc_tcache(c);
+	(void)lpc_tcache(&c->owner);
 
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
@@ -190,8 +190,8 @@ static void tlist_exit(void)
 
 void lpc_page_free_private(struct lpc_page *p)
 {
-	struct lpc_cache *c = p->cache;
-	struct lpc_tcache *t = lpc_tcache(c);
+	struct lpc_pool *c = p->pool;
+	struct lpc_tcache *t = lpc_tcache(&c->owner);
 	struct lpc_page *head = p, *tail = p;
 	unsigned n = 1;
 
@@ -259,7 +259,7 @@ static void page_init_private(struct lpc_page *p)
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */
-static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned *got)
+static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned *got)
 {
 	struct lpc_page *head, *tail;
 	unsigned n = 0;
@@ -285,6 +285,90 @@ static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned
 	return head;
 }
 
+/* Takes the block's free frames.  Return: how many; the chain in *head..*tail.
+ * Context: lpc_threads_lock, and t's owner off its list (its own thread at
+ * exit, or S1-S3 made sure). */
+static uint32_t tcache_take(struct lpc_tcache *t, struct lpc_page **head, struct lpc_page **tail)
+{
+	struct lpc_page *p;
+	uint32_t n = 0;
+
+	*head = t->free;
+	*tail = NULL;
+	for (p = t->free; p; p = p->next) {
+		*tail = p;
+		n++;
+	}
+	t->free = NULL;
+	atomic_store_explicit(&t->nfree, 0, memory_order_relaxed);
+	return n;
+}
+
+void lpc_pool_thread_exit(struct lpc_tcache *t)
+{
+	struct lpc_pool *c = caa_container_of(t->owner, struct lpc_pool, owner);
+	struct lpc_page *head, *tail;
+	uint32_t n;
+
+	n = tcache_take(t, &head, &tail);
+	if (n)
+		lpc_page_free_chain(c, head, tail, n);
+}
+
+static void steal_flag(struct lpc_tcache *t, void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&t->steal, true, memory_order_relaxed);	/* T1 */
+}
+
+/*
+ * Taking other threads' free frames, for an allocator that found none
+ * anywhere else (the kernel's drain_all_pages): flag every block, wait for a
+ * grace period, take the lists (T1-T4 above).  Context: c->reclaim_lock (one
+ * taker at a time), outside any read section; the grace period goes between
+ * steal_begin and steal_end.
+ */
+static void steal_begin(struct lpc_pool *c)
+{
+	lpc_towner_for_each(&c->owner, steal_flag, NULL);
+}
+
+struct steal_take_arg {
+	struct lpc_page **head;
+	uint32_t n;
+};
+
+static void steal_take(struct lpc_tcache *t, void *arg)
+{
+	struct steal_take_arg *a = arg;
+	struct lpc_page *h, *tail;
+
+	/* Blocks made since steal_begin are not flagged: their owners may be
+	 * on their lists. */
+	if (!atomic_load_explicit(&t->steal, memory_order_relaxed))
+		return;
+	lpc_yield_point(LPC_YP_T3);
+	if (t->free) {							/* T3 */
+		a->n += tcache_take(t, &h, &tail);
+		tail->next = *a->head;
+		*a->head = h;
+	}
+	/* Release: the owner that sees the flag clear sees the list empty
+	 * (S1's acquire). */
+	lpc_yield_point(LPC_YP_T4);
+	atomic_store_explicit(&t->steal, false, memory_order_release);	/* T4 */
+}
+
+/* Takes the free frames of flagged blocks, putting them in front of the
+ * chain *head (which may be NULL); the caller owns them.  Return: how many. */
+static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head)
+{
+	struct steal_take_arg a = { .head = head, .n = 0 };
+
+	lpc_towner_for_each(&c->owner, steal_take, &a);
+	return a.n;
+}
+
 /*
  * The allocator found no free frame: collect every frame that is free but
  * out of reach (the module comment) and keep one for the caller.  One thread
@@ -293,7 +377,7 @@ static struct lpc_page *shared_take(struct lpc_cache *c, unsigned want, unsigned
  * Return: 0 with *out; -EAGAIN if frames were found but others took them
  * first (worth another try); -ENOMEM if no frame was free anywhere.
  */
-static int reclaim(struct lpc_cache *c, struct lpc_page **out)
+static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 {
 	struct lpc_page *head, *tail;
 	uint32_t n;
@@ -305,7 +389,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	if (*out)
 		goto unlock;
 	lpc_yield_point(LPC_YP_T1);
-	lpc_tcaches_steal_begin(c);					/* T1 */
+	steal_begin(c);							/* T1 */
 	pthread_mutex_lock(&c->free_lock);
 	head = c->pending;
 	n = c->npending;
@@ -316,7 +400,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	 * no owner is on a flagged list. */
 	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* T2 */
-	n += lpc_tcaches_steal_end(c, &head);				/* T3, T4 */
+	n += steal_end(c, &head);					/* T3, T4 */
 	if (head) {
 		/* Keep one: others cannot take it before we return. */
 		*out = head;
@@ -343,9 +427,9 @@ unlock:
 	return rc;
 }
 
-int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out)
+int lpc_page_alloc_frame(struct lpc_pool *c, struct lpc_page **out)
 {
-	struct lpc_tcache *t = lpc_tcache(c);
+	struct lpc_tcache *t = lpc_tcache(&c->owner);
 	struct lpc_page *p;
 	unsigned got;
 	int rc;

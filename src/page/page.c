@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * page.c - the public page calls: put, data, alloc.
+ * page.c - the public calls on a page: put and data (lpc_page_alloc takes
+ * a cache: cache/cache.c).
  *
  * lpc_page_put is where the page-free fast path lives: a private page (never
  * published in an index since it was allocated) has one user, so the put that
@@ -8,9 +9,9 @@
  * thread's free list.  A published page is released with an atomic decrement,
  * and the last reference frees it only after an RCU grace period.
  */
-#include <errno.h>
+#include <lpc/lpc.h>
 
-#include "filemap/filemap.h"
+#include "page/pool.h"
 
 LPC_EXPORT void lpc_page_put(struct lpc_page *p)
 {
@@ -31,11 +32,4 @@ LPC_EXPORT void lpc_page_put(struct lpc_page *p)
 LPC_EXPORT void *lpc_page_data(const struct lpc_page *p)
 {
 	return p ? lpc_page_frame(p) : NULL;
-}
-
-LPC_EXPORT int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out)
-{
-	if (unlikely(!c || !out))
-		return -EINVAL;
-	return lpc_page_alloc_frame(c, out);
 }

@@ -12,7 +12,7 @@
  *
  *   ref     atomic.  0: free, pending free, or frozen.  The index holds one
  *           reference while the page is in it; each user holds one.  Changed
- *           by speculative getters (inc-unless-zero), putters (dec), the
+ *           by speculative getters (lpc_page_try_get), putters (dec), the
  *           remover (freeze: CAS from exactly the index's count to 0) and the
  *           allocator (plain store 1 on a page nobody can reach).
  *   flags   atomic bits, the futex word of the page lock (legend below).
@@ -20,7 +20,7 @@
  *           every change of the page's data or identity; reserved for
  *           reference-free optimistic reads (readers copy, then validate).
  *   id      the descriptor's number in the array; constant.
- *   cache   the owning cache; constant.
+ *   pool    the descriptor pool it belongs to (page/pool.h); constant.
  *   file    identity: written by the owner while the page is private, read
  *   index   by holders of a reference.  Relaxed atomics: a speculative getter
  *           never trusts them before its re-check of the slot.
@@ -54,8 +54,8 @@
 #include "core/compiler.h"
 #include "core/debug.h"
 
-struct lpc_cache;
-struct lpc_file;
+struct lpc_pool;
+struct lpc_file; /* only named here: identity is compared, never followed */
 
 enum lpc_page_flag {
 	LPC_PG_LOCKED = 1u << 0,
@@ -73,7 +73,7 @@ struct lpc_page {
 	_Atomic uint32_t flags;
 	_Atomic uint32_t seq;
 	uint32_t id;
-	struct lpc_cache *cache;
+	struct lpc_pool *pool;
 	struct lpc_file *_Atomic file;
 	_Atomic uint64_t index;
 	struct lpc_page *next;
@@ -105,7 +105,7 @@ static inline uint32_t lpc_page_flags(const struct lpc_page *p)
  * remover's freeze CAS and with the release store that published the page).
  * Context: any; the caller must be able to name the descriptor (type-stable).
  */
-static inline bool lpc_page_get_unless_zero(struct lpc_page *p)
+static inline bool lpc_page_try_get(struct lpc_page *p)
 {
 	/* Guess the count of a cached page nobody holds (the index's 1) rather
 	 * than load it first: the CAS then fetches the line for writing at once
@@ -218,19 +218,8 @@ void lpc_page_wait_unlocked(struct lpc_page *p);
 /* Sets `set` and clears LOCKED|WAITERS in one release RMW, waking sleepers. */
 void lpc_page_unlock_set(struct lpc_page *p, uint32_t set);
 
-/*
- * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1,
- * flags 0, no identity.  Frees: lpc_page_free_private for a page never
- * published (plain stores onto this thread's list); lpc_page_free_deferred
- * for one that was (after a grace period, batched).
- * Return of alloc: 0 or -ENOMEM.  Context: outside an RCU read section
- * (it may wait for a grace period).
- */
-int lpc_page_alloc_frame(struct lpc_cache *c, struct lpc_page **out);
+/* Frees a page never published (plain stores onto this thread's list):
+ * the page-free fast path (alloc.c).  The allocator is in page/pool.h. */
 void lpc_page_free_private(struct lpc_page *p);
-/* Puts the free frames head..tail (n of them, chained by next) on the
- * cache's shared list.  Context: free_lock not held. */
-void lpc_page_free_chain(struct lpc_cache *c, struct lpc_page *head, struct lpc_page *tail,
-			 uint32_t n);
 
 #endif /* LPC_PAGE_PAGE_H */

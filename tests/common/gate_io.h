@@ -8,7 +8,7 @@
  * not UPTODATE until the gate opens.
  *
  * Install it with tst_gate_install(cache) while no I/O is in flight on the
- * cache (it swaps cache->io, an internal field); one gate per program.
+ * cache (it swaps cache->io.ops, an internal field); one gate per program.
  * Faults armed with lpc_io_fault_set act before the backend is called, so a
  * faulted read never reaches the gate: use tst_gate_open(err) to fail a
  * gated read instead.
@@ -18,8 +18,7 @@
 
 #include <pthread.h>
 
-#include "core/cache.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 #include "lpc_test.h"
 
 struct tst_gate {
@@ -77,9 +76,9 @@ static const struct lpc_io_backend_ops tst_gate_ops = {
 /* Wraps c's backend (open gate).  Context: no I/O in flight on c. */
 static inline void tst_gate_install(struct lpc_cache *c)
 {
-	if (c->io != &tst_gate_ops)
-		tst_gate.inner = c->io;
-	c->io = &tst_gate_ops;
+	if (c->io.ops != &tst_gate_ops)
+		tst_gate.inner = c->io.ops;
+	c->io.ops = &tst_gate_ops;
 }
 
 /* Closes the gate: the next reads wait.  Resets the counts. */
@@ -171,7 +170,7 @@ static inline bool tst_wait_misses(struct lpc_cache *c, uint64_t want, unsigned 
  * lockless lookup that has incremented the count but not yet re-checked its
  * slot (lookup.c R3-R4) is counted too, and if the page is deleted before
  * its re-check, it looks up again instead of waiting.  Uses the internal lookup
- * (lpc_filemap_get), which returns a page whatever its state; our own
+ * (lpc_filemap_lookup), which returns a page whatever its state; our own
  * reference is not counted.
  * Return: true if reached.
  */
@@ -179,10 +178,10 @@ static inline bool tst_wait_page_holders(struct lpc_file *f, uint64_t index, uin
 					 unsigned timeout_ms)
 {
 	uint64_t end = tst_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct lpc_tcache *t = lpc_tcache(f->cache);
+	struct lpc_tcache *t = lpc_file_tcache(f);
 
 	for (;;) {
-		struct lpc_page *p = t ? lpc_filemap_get(f, index, t) : NULL;
+		struct lpc_page *p = t ? lpc_filemap_lookup(f, index, t) : NULL;
 		uint32_t ref = 0;
 
 		if (p) {

@@ -16,7 +16,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "core/cache.h"
+#include "cache/cache.h"
 #include "filemap/filemap.h"
 #include "../common/lpc_test.h"
 
@@ -76,7 +76,7 @@ static void break_free_ref(void)
 {
 	struct lpc_page *p = private_page();
 
-	lpc_page_free_chain(cache, p, p, 1); /* ref is 1: still ours */
+	lpc_page_free_chain(&cache->pool, p, p, 1); /* ref is 1: still ours */
 }
 
 static void break_handed_twice(void)
@@ -85,7 +85,7 @@ static void break_handed_twice(void)
 
 	/* On the free list without going through a free: still "ours". */
 	atomic_store(&p->ref, 0);
-	lpc_page_free_chain(cache, p, p, 1);
+	lpc_page_free_chain(&cache->pool, p, p, 1);
 	for (int i = 0; i < 1000; i++)
 		if (lpc_page_alloc(cache, &q) == 0 && q == p)
 			return;

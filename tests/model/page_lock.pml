@@ -11,7 +11,7 @@
  *                   times each
  *   waiter          lpc_page_wait_unlocked (W1-W3), once
  *   flipper         another flag bit (UPTODATE) set and cleared NFLIP times
- *                   with atomic or/and, as lpc_page_unlock_set, mark_referenced
+ *                   with atomic or/and, as lpc_page_unlock_set, lpc_page_mark_referenced
  *                   and friends do while sleepers sleep: it makes futex_wait
  *                   return early (the word no longer equals the expected value)
  *

@@ -20,7 +20,7 @@
  *   ilock         the file's index lock (inserts and deletes only)
  *
  * Processes (steps are the labels; README.md maps them to the C code):
- *   reader(r)   lpc_page_find -> filemap_get_rcu: R1-R6, one lookup of a
+ *   reader(r)   lpc_page_find -> filemap_lookup_rcu: R1-R6, one lookup of a
  *               slot chosen nondeterministically
  *   reclaimer   invalidate_one (remove.c) + the deferred free, then the miss path
  *               that recycles a frame for some index (maybe the same one:
@@ -192,7 +192,7 @@ R2:	p = slot[k];				/* load the slot */
 	:: p == NONE -> goto miss
 	:: else
 	fi;
-R3:	atomic {				/* lpc_page_get_unless_zero */
+R3:	atomic {				/* lpc_page_try_get */
 		if
 		:: ref[p] > 0 ->
 			ref[p]++;

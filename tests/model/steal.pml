@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * steal.pml - taking a thread's private free list while its owner works on
- * it with plain loads and stores (src/page/alloc.c S1-S3, src/core/thread.c
- * T1-T4).  Checked exhaustively by spin (see README.md).
+ * it with plain loads and stores (src/page/alloc.c: S1-S3 and T1-T4).  Checked exhaustively by spin (see README.md).
  *
  * The world: NF = 3 frames, NO = 2 owner threads, one taker (the reclaimer,
  * which holds reclaim_lock, so there is only one).  At the start every frame
@@ -21,7 +20,7 @@
  *              spare on its list; push a frame it holds, or free it to the
  *              shared list.  S1 enters a read section and reads the flag; a
  *              pop or push is two steps (load head, then store head), as in C.
- *   taker      reclaim -> lpc_tcaches_steal_begin/end: T1 flag both owners,
+ *   taker      reclaim -> steal_begin/steal_end: T1 flag both owners,
  *              T2 the grace period, T3 take each flagged list to the shared
  *              list, T4 clear the flag; ROUNDS times.
  *

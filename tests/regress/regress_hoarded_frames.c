@@ -22,7 +22,7 @@
 #include <fcntl.h>
 
 #include "../common/lpc_test.h"
-#include "core/cache.h"
+#include "cache/cache.h"
 
 #define NFRAMES 256
 #define NHOARD 3
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	{
 		uint64_t cnt[LPC_NR_COUNTERS];
 
-		lpc_cache_sum_counters(cache, cnt, &kept); /* frames on thread lists */
+		lpc_towner_sum(&cache->pool.owner, cnt, &kept); /* frames on thread lists */
 	}
 	printf("parked threads keep %" PRIu64 " frames on their lists\n", kept);
 	CHECK(kept > 0, "the story needs frames hoarded on other threads' lists");

@@ -96,7 +96,7 @@ static void story(struct lpc_cache *c, struct lpc_file *f, enum lpc_yield_point 
 	REQUIRE(pthread_create(&mt, NULL, tst_getter_main, &m) == 0, "M");
 	REQUIRE(tst_gate_wait_entered(1, 10000), "M's read reached the gate");
 	if (hold) {
-		held = lpc_filemap_get(f, 0, lpc_tcache(c)); /* an earlier holder of P */
+		held = lpc_filemap_lookup(f, 0, lpc_tcache(&c->pool.owner)); /* an earlier holder of P */
 		REQUIRE(held, "P is in the index");
 	}
 	REQUIRE(pthread_create(&gt, NULL, g_main, &g) == 0, "G");

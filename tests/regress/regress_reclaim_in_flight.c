@@ -23,7 +23,7 @@
 #include <fcntl.h>
 
 #include "../common/lpc_test.h"
-#include "core/cache.h"
+#include "cache/cache.h"
 
 #define NFRAMES 32 /* below one pending batch (64): nothing goes to call_rcu */
 

@@ -37,8 +37,7 @@
 #include <sched.h>
 
 #include "../common/stress.h"
-#include "core/cache.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define NFRAMES 256
 #define NFILES 4

@@ -24,8 +24,7 @@
 #include <sched.h>
 
 #include "../common/stress.h"
-#include "core/cache.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define PS 4096u
 #define NFRAMES 128
@@ -273,13 +272,13 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	}
 	/* Frames waiting for a grace period are either pending (a batch not yet
 	 * full) or in a call_rcu batch; wait for the batches to run. */
-	for (int i = 0; i < 2000 && atomic_load(&cache->batches_in_flight); i++)
+	for (int i = 0; i < 2000 && atomic_load(&cache->pool.batches_in_flight); i++)
 		tst_sleep_us(1000);
-	CHECK_EQ(atomic_load(&cache->batches_in_flight), 0, "call_rcu batches never ran");
+	CHECK_EQ(atomic_load(&cache->pool.batches_in_flight), 0, "call_rcu batches never ran");
 	lpc_stats(cache, &st);
-	pthread_mutex_lock(&cache->free_lock);
-	uint32_t pending = cache->npending;
-	pthread_mutex_unlock(&cache->free_lock);
+	pthread_mutex_lock(&cache->pool.free_lock);
+	uint32_t pending = cache->pool.npending;
+	pthread_mutex_unlock(&cache->pool.free_lock);
 	CHECK_EQ(st.frames_free + pending, NFRAMES, "free %" PRIu64 " + pending %u != frames",
 		 st.frames_free, pending);
 	/* Every frame can be had again, and not one more. */

@@ -37,7 +37,7 @@
 
 #include "../common/gate_io.h"
 #include "../common/stress.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 #define PS 4096u
 #define NP 1024u /* pages in the file */
@@ -103,7 +103,7 @@ static void arm(int err, uint64_t count)
 {
 	struct lpc_io_fault f = { .ops = LPC_IO_READ, .count = count, .err = err };
 
-	REQUIRE(lpc_io_fault_set(cache, &f) == 0);
+	REQUIRE(lpc_io_fault_set(&cache->io, &f) == 0);
 }
 
 /* One round of `k`.  Return: pages it left cached. */
@@ -140,7 +140,7 @@ static unsigned round_run(char k, struct tally *ty, unsigned round)
 	pthread_barrier_wait(&b_end);
 	lpc_stats(cache, &s1);
 	if (k == 'c' || k == 'd')
-		lpc_io_fault_set(cache, NULL);
+		lpc_io_fault_set(&cache->io, NULL);
 	if (gated) {
 		tst_gate_clear_error();
 		CHECK_EQ(tst_gate_entered(), s1.reads - s0.reads, "round %u (%c): reads at the gate",

@@ -48,7 +48,7 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode)
 /* Is p the page at f's `index` now?  (The internal lookup, any state.) */
 static bool in_index(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 {
-	struct lpc_page *q = lpc_filemap_get(f, index, lpc_tcache(f->cache));
+	struct lpc_page *q = lpc_filemap_lookup(f, index, lpc_file_tcache(f));
 	bool same = q == p;
 
 	if (q)

@@ -28,7 +28,7 @@
 
 #include "../common/gate_io.h"
 #include "../common/lpc_test.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 
 static const size_t PS = 4096;
 static int nfile;
@@ -108,7 +108,7 @@ static int arm(struct lpc_cache *c, unsigned ops, uint64_t file_id, uint64_t ski
 	struct lpc_io_fault f = { .ops = ops, .file_id = file_id, .skip = skip,
 				  .count = count, .err = err, .short_bytes = short_bytes };
 
-	return lpc_io_fault_set(c, &f);
+	return lpc_io_fault_set(&c->io, &f);
 }
 
 static void t_fault_set(void)
@@ -117,10 +117,10 @@ static void t_fault_set(void)
 
 	CHECK_EQ(arm(c, 0, 0, 0, 0, EIO, 0), -EINVAL, "no ops");
 	CHECK_EQ(arm(c, LPC_IO_READ, 0, 0, 0, 0, 0), -EINVAL, "no error, no short size");
-	CHECK_EQ(lpc_io_fault_set(c, NULL), 0, "clear");
+	CHECK_EQ(lpc_io_fault_set(&c->io, NULL), 0, "clear");
 	CHECK_EQ(arm(c, LPC_IO_READ, 0, 0, 0, EIO, 0), 0);
-	CHECK_EQ(lpc_io_faults_fired(c), 0);
-	CHECK_EQ(lpc_io_fault_set(c, NULL), 0);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 0);
+	CHECK_EQ(lpc_io_fault_set(&c->io, NULL), 0);
 	CHECK_EQ(lpc_cache_destroy(c), 0);
 }
 
@@ -139,13 +139,13 @@ static void t_eio(int backend, int mode)
 	CHECK_EQ(lpc_page_get(t.f, 2, 0, &p), -EIO, "get with EIO armed");
 	CHECK_EQ(lpc_page_find(t.f, 2, &p), -ENOENT, "a failed read cached its page");
 	CHECK_EQ(lpc_page_get(t.f, 2, 0, &p), -EIO, "again: no stale page, read again");
-	CHECK_EQ(lpc_io_faults_fired(c), 2);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 2);
 	lpc_stats(c, &s1);
 	CHECK_EQ(s1.read_errors - s0.read_errors, 2, "read_errors");
 	CHECK_EQ(s1.reads - s0.reads, 2, "reads");
 	CHECK_EQ(s1.read_bytes - s0.read_bytes, 0, "read_bytes");
 	CHECK_EQ(lpc_invalidate(t.f, 0, 0), 0, "failed pages left in the index");
-	lpc_io_fault_set(c, NULL);
+	lpc_io_fault_set(&c->io, NULL);
 	if (CHECK_EQ(lpc_page_get(t.f, 2, 0, &p), 0, "get after clearing the fault")) {
 		CHECK(page_ok(&t, 2, lpc_page_data(p)), "data after a failed read");
 		lpc_page_put(p);
@@ -167,8 +167,8 @@ static void t_eio(int backend, int mode)
 		CHECK(page_ok(&t, 2, lpc_page_data(p)));
 		lpc_page_put(p);
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 0);
-	lpc_io_fault_set(c, NULL);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 0);
+	lpc_io_fault_set(&c->io, NULL);
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	CHECK_EQ(lpc_cache_destroy(c), 0);
 }
@@ -191,7 +191,7 @@ static void t_nth(int backend, int mode)
 			lpc_page_put(p);
 		}
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 1);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 1);
 	/* Count 1 is spent: page 3 reads now. */
 	if (CHECK_EQ(lpc_page_get(t.f, 3, 0, &p), 0)) {
 		CHECK(page_ok(&t, 3, lpc_page_data(p)));
@@ -207,8 +207,8 @@ static void t_nth(int backend, int mode)
 		if (rc == 0)
 			lpc_page_put(p);
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 2);
-	lpc_io_fault_set(c, NULL);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 2);
+	lpc_io_fault_set(&c->io, NULL);
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	CHECK_EQ(lpc_cache_destroy(c), 0);
 }
@@ -243,7 +243,7 @@ static void t_short(int backend, int mode)
 	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 500) == 0);
 	CHECK_EQ(lpc_page_get(t.f, 4, 0, &p), -EIO, "short read of the last page");
 	/* The real end of the file: 1000 bytes, then zeros. */
-	lpc_io_fault_set(c, NULL);
+	lpc_io_fault_set(&c->io, NULL);
 	if (CHECK_EQ(lpc_page_get(t.f, 4, 0, &p), 0, "last page at end of file")) {
 		unsigned char want[4096];
 
@@ -257,8 +257,8 @@ static void t_short(int backend, int mode)
 		CHECK(page_ok(&t, 2, lpc_page_data(p)), "short_bytes == page size");
 		lpc_page_put(p);
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 1);
-	lpc_io_fault_set(c, NULL);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 1);
+	lpc_io_fault_set(&c->io, NULL);
 	/* After invalidate, the full page comes back. */
 	CHECK(lpc_invalidate(t.f, PS, 1) == 1);
 	if (CHECK_EQ(lpc_page_get(t.f, 1, 0, &p), 0)) {
@@ -305,7 +305,7 @@ static void t_pread_fail(int backend, int mode)
 	CHECK(range_ok(&t, 100, buf, 2 * PS - 100));
 	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, EIO, 0) == 0);
 	CHECK_EQ(lpc_pread(t.f, buf, 10, 2 * PS + 5), -EIO, "inside the failing page");
-	lpc_io_fault_set(c, NULL);
+	lpc_io_fault_set(&c->io, NULL);
 	r = lpc_pread(t.f, buf, 5 * PS, 100);
 	CHECK_EQ(r, (long long)(5 * PS), "after clearing");
 	CHECK(range_ok(&t, 100, buf, 5 * PS));
@@ -343,7 +343,7 @@ static void t_read_around_fail(int backend, int mode)
 	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 300) == 0);
 	r = lpc_pread(t.f, buf, PS, 6 * PS);
 	CHECK_EQ(r, -EIO, "short read-around mid-file");
-	lpc_io_fault_set(c, NULL);
+	lpc_io_fault_set(&c->io, NULL);
 	r = lpc_pread(t.f, buf, 3 * PS, 5 * PS);
 	CHECK_EQ(r, (long long)(3 * PS));
 	CHECK(range_ok(&t, 5 * PS, buf, 3 * PS));
@@ -370,7 +370,7 @@ static void t_filters(int backend, int mode)
 		}
 		CHECK_EQ(lpc_page_get(b.f, i, 0, &p), -EIO, "file b");
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 4);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 4);
 	REQUIRE(arm(c, LPC_IO_WRITE | LPC_IO_SYNCOP, 0, 0, 0, EIO, 0) == 0);
 	for (uint64_t i = 0; i < 4; i++) {
 		if (CHECK_EQ(lpc_page_get(b.f, i, 0, &p), 0, "write fault failed a read")) {
@@ -378,8 +378,8 @@ static void t_filters(int backend, int mode)
 			lpc_page_put(p);
 		}
 	}
-	CHECK_EQ(lpc_io_faults_fired(c), 0);
-	lpc_io_fault_set(c, NULL);
+	CHECK_EQ(lpc_io_faults_fired(&c->io), 0);
+	lpc_io_fault_set(&c->io, NULL);
 	CHECK_EQ(lpc_file_close(a.f), 0);
 	CHECK_EQ(lpc_file_close(b.f), 0);
 	CHECK_EQ(lpc_cache_destroy(c), 0);
@@ -490,7 +490,7 @@ static void t_direct_fallback(void)
 		}
 	}
 	REQUIRE(posix_memalign((void **)&mem, 4096, 2 * PS) == 0);
-	r = lpc_io_read(c, &t.f->io, mem + 1, PS, PS, 1, &fellback);
+	r = lpc_io_read(&c->io, &t.f->io, mem + 1, PS, PS, 1, &fellback);
 	CHECK_EQ(r, (long long)PS, "buffered retry");
 	CHECK_EQ(fellback, 1, "fellback");
 	CHECK_EQ(atomic_load(&t.f->io.direct), 0, "file still marked O_DIRECT");

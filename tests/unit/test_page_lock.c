@@ -25,7 +25,7 @@
 #include <sched.h>
 
 #include "../common/lpc_test.h"
-#include "core/cache.h"
+#include "cache/cache.h"
 #include "page/page.h"
 
 static struct lpc_page *page;

@@ -13,7 +13,7 @@
 #include <pthread.h>
 
 #include "../common/lpc_test.h"
-#include "core/cache.h"
+#include "cache/cache.h"
 
 /* --- exact counters, single-threaded --- */
 /* Checks guarantee F.1 of include/lpc/lpc.h. */
@@ -80,9 +80,9 @@ static void t_stats(int backend, int mode)
 	 * for a grace period (a batch is handed to call_rcu every 64). */
 	lpc_stats(c, &s);
 	CHECK_EQ(s.frames, 32);
-	pthread_mutex_lock(&c->free_lock);
-	uint32_t pending = c->npending;
-	pthread_mutex_unlock(&c->free_lock);
+	pthread_mutex_lock(&c->pool.free_lock);
+	uint32_t pending = c->pool.npending;
+	pthread_mutex_unlock(&c->pool.free_lock);
 	CHECK_EQ(pending, 3, "pending frees");
 	CHECK_EQ(s.frames_free + pending, 31, "free + pending frames, one page cached");
 #undef EXPECT

@@ -43,8 +43,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/cache.h"
-#include "filemap/filemap.h"
+#include "cache/cache.h"
 #include "floor.h"
 #include "stats.h"
 #include "tsc.h"
@@ -89,7 +88,7 @@ static __attribute__((noinline)) void run_flat(unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct lpc_page *p = flat[idx[i & (NIDX - 1)]];
 
-		if (unlikely(!lpc_page_get_unless_zero(p)))
+		if (unlikely(!lpc_page_try_get(p)))
 			die("flat: count 0");
 		lpc_page_release(p);
 	}
@@ -101,7 +100,7 @@ static lpc_always_inline void walk_get(uint32_t page, struct lpc_page **out)
 	void *_Atomic const *slot;
 	struct lpc_page *p = lpc_radix_lookup(&tree, page, &slot);
 
-	if (unlikely(!p || !lpc_page_get_unless_zero(p)))
+	if (unlikely(!p || !lpc_page_try_get(p)))
 		die("walk: page %u missing", page);
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p))
 		die("walk: page %u moved", page);

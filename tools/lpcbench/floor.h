@@ -44,7 +44,7 @@ void floor_destroy(struct floor *fl);
 
 /*
  * Increment unless zero, exactly as lpc's speculative get does it
- * (lpc_page_get_unless_zero): a CAS that first guesses the count of a page
+ * (lpc_page_try_get): a CAS that first guesses the count of a page
  * only the index holds (1), so it fetches the line for writing at once, and
  * retries with the count a wrong guess returns.  The floor must use the same
  * algorithm as lpc, so that the ratio prices the index and its bookkeeping,

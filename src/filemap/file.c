@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * file.c - lpc_file_open / lpc_file_close.
+ * file.c - the file table of a cache: lpc_file_open (through lpc_files_open;
+ * the public call, which takes the cache, is in cache/cache.c) and
+ * lpc_file_close.
  *
  * One cached copy per file: opening a file that this cache already holds
  * (same st_dev and st_ino) returns the same lpc_file with its open count
@@ -31,9 +33,9 @@ static int open_direct(const char *path, int oflags, mode_t mode, int *direct)
 	return fd < 0 ? -errno : fd;
 }
 
-static struct lpc_file *file_find(struct lpc_cache *c, dev_t dev, ino_t ino)
+static struct lpc_file *file_find(struct lpc_files *c, dev_t dev, ino_t ino)
 {
-	for (struct lpc_file *f = c->files; f; f = f->next)
+	for (struct lpc_file *f = c->head; f; f = f->next)
 		if (f->dev == dev && f->ino == ino)
 			return f;
 	return NULL;
@@ -51,8 +53,23 @@ static void file_free(struct lpc_file *f)
 	free(f);
 }
 
-LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
-			     struct lpc_file **out)
+void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *io,
+		    bool locked_lookup)
+{
+	pthread_mutex_init(&fs->lock, NULL);
+	fs->head = NULL;
+	fs->pool = pool;
+	fs->io = io;
+	fs->locked_lookup = locked_lookup;
+}
+
+void lpc_files_destroy(struct lpc_files *fs)
+{
+	pthread_mutex_destroy(&fs->lock);
+}
+
+int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mode,
+		   struct lpc_file **out)
 {
 	struct lpc_tcache *t;
 	struct lpc_file *f;
@@ -61,7 +78,7 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 
 	if (!c || !path || !out || (oflags & LPC_OPEN_REFUSED))
 		return -EINVAL;
-	t = lpc_tcache(c);
+	t = lpc_tcache(&c->pool->owner);
 	if (!t)
 		return -ENOMEM;
 	/* lpc reads what it caches (a partial write reads the page first), so
@@ -71,7 +88,7 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 		accmode = O_RDWR;
 	oflags = (oflags & ~O_ACCMODE) | accmode;
 
-	pthread_mutex_lock(&c->files_lock);
+	pthread_mutex_lock(&c->lock);
 	if ((oflags & O_TRUNC) && stat(path, &st) == 0 && file_find(c, st.st_dev, st.st_ino)) {
 		/* Truncating would leave this cache's copy stale. */
 		fd = -EBUSY;
@@ -119,11 +136,13 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 		goto out_unlock;
 	}
 	memset(f, 0, sizeof(*f));
-	f->cache = c;
-	f->cache_id = c->id;
+	f->pool = c->pool;
+	f->owner_id = c->pool->owner.id;
 	lpc_radix_init(&f->tree);
 	f->locked_lookup = c->locked_lookup;
-	f->page_shift = c->page_shift;
+	f->page_shift = c->pool->page_shift;
+	f->files = c;
+	f->iodev = c->io;
 	f->io.fd = fd;
 	f->io.id = (uint64_t)st.st_ino;
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
@@ -137,50 +156,50 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 #if LPC_DEBUG
 	f->dbg_magic = LPC_FILE_MAGIC;
 #endif
-	f->next = c->files;
-	c->files = f;
+	f->next = c->head;
+	c->head = f;
 out_found:
-	pthread_mutex_unlock(&c->files_lock);
+	pthread_mutex_unlock(&c->lock);
 	*out = f;
 	return 0;
 out_unlock:
-	pthread_mutex_unlock(&c->files_lock);
+	pthread_mutex_unlock(&c->lock);
 	return fd;
 }
 
 LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
-	struct lpc_cache *c;
+	struct lpc_files *c;
 	struct lpc_file **pp;
 
 	if (!f)
 		return -EINVAL;
 	lpc_debug_file_check(f);
-	c = f->cache;
-	if (!lpc_tcache(c))
+	c = f->files;
+	if (!lpc_tcache(&f->pool->owner))
 		return -ENOMEM;
-	pthread_mutex_lock(&c->files_lock);
+	pthread_mutex_lock(&c->lock);
 	if (--f->opens > 0) {
-		pthread_mutex_unlock(&c->files_lock);
+		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
-	for (pp = &c->files; *pp != f; pp = &(*pp)->next)
+	for (pp = &c->head; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
-	pthread_mutex_unlock(&c->files_lock);
+	pthread_mutex_unlock(&c->lock);
 	file_free(f);
 	return 0;
 }
 
 /* Closes every file whatever its open count (cache destroy). */
-int lpc_file_close_all(struct lpc_cache *c)
+int lpc_files_close_all(struct lpc_files *c)
 {
 	struct lpc_file *f;
 
-	pthread_mutex_lock(&c->files_lock);
-	f = c->files;
-	c->files = NULL;
-	pthread_mutex_unlock(&c->files_lock);
+	pthread_mutex_lock(&c->lock);
+	f = c->head;
+	c->head = NULL;
+	pthread_mutex_unlock(&c->lock);
 	while (f) {
 		struct lpc_file *next = f->next;
 
@@ -190,12 +209,12 @@ int lpc_file_close_all(struct lpc_cache *c)
 	return 0;
 }
 
-/* Pages held by every file's index.  Context: files_lock. */
-uint64_t lpc_files_nrpages(struct lpc_cache *c)
+/* Pages held by every file's index.  Context: fs->lock. */
+uint64_t lpc_files_nrpages(struct lpc_files *c)
 {
 	uint64_t n = 0;
 
-	for (struct lpc_file *f = c->files; f; f = f->next) {
+	for (struct lpc_file *f = c->head; f; f = f->next) {
 		lpc_file_index_lock(f);
 		n += f->nrpages;
 		lpc_file_index_unlock(f);

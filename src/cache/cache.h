@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.h - the cache object: the top of the parts, and the only one that
+ * includes every other.  A cache is a descriptor pool (page/pool.h, which
+ * also owns the per-thread blocks), the cache's I/O (io/io.h) and its file
+ * table (filemap/filemap.h).
+ *
+ * Lock order (outer to inner):
+ *
+ *   pool->reclaim_lock
+ *     lpc_threads_lock
+ *       pool->free_lock
+ *   files->lock
+ *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
+ *   page lock (the LOCKED bit: a sleeping lock)
+ *     file index lock
+ *       lpc_threads_lock
+ *         pool->free_lock (leaf)
+ *
+ * Each edge, with the call path that takes it:
+ *   reclaim_lock -> lpc_threads_lock   page/alloc.c reclaim -> steal_begin,
+ *                                      steal_end -> lpc_towner_for_each (T1, T3-T4)
+ *   reclaim_lock -> free_lock          reclaim -> shared_take, the pending
+ *                                      list, lpc_page_free_chain
+ *   lpc_threads_lock -> free_lock      thread exit: lpc_thread_exit ->
+ *                                      tcache_retire -> lpc_pool_thread_exit ->
+ *                                      lpc_page_free_chain
+ *   files->lock -> index lock          lpc_cache_destroy -> cache_busy ->
+ *                                      lpc_files_nrpages (lpc_file_close and
+ *                                      lpc_files_close_all drop files->lock
+ *                                      before removing pages)
+ *   page lock -> index lock            miss.c filemap_read_page (M5, a failed
+ *                                      read) -> lpc_filemap_delete
+ *   index lock -> free_lock            filemap/remove.c lpc_filemap_remove_all
+ *                                      -> lpc_page_release -> lpc_page_free_deferred
+ *                                      (the last reference of a page)
+ *   index lock -> lpc_threads_lock     the same path's lpc_tcache(), only for
+ *                                      a thread without its block (close and
+ *                                      destroy take theirs before)
+ * Rules: the page lock is never waited for while any lock is held (miss.c M6
+ * waits with nothing held; invalidate_one only tests LOCKED), but a user may
+ * hold page locks across any call.  free_lock is never held across I/O or a
+ * grace period.  reclaim_lock is held across one (T2, and rcu_barrier), so it
+ * is never taken in a read section, under an index lock, or with a frozen
+ * page.
+ *
+ * Grace periods and frozen pages.  Never wait for a grace period
+ * (lpc_rcu_synchronize, lpc_rcu_barrier, or anything that calls them:
+ * lpc_page_alloc_frame -> reclaim) while this thread holds a frozen page in
+ * a slot (remover step A done, step B not yet): a lockless reader that loaded
+ * the slot spins R2 -> R3 -> R2 inside its read section until B, so the grace
+ * period would never end.  Relied on by: remove.c's invalidate_one (A and B
+ * under the index lock, nothing between them but flag checks, C after the
+ * lock is dropped); page/alloc.c's reclaim (T2 and its barrier run with no
+ * index lock and no page frozen: callers of lpc_page_alloc_frame hold
+ * neither); core/rcu.h's lpc_rcu_synchronize context.  Modelled by spin's
+ * BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml).
+ */
+#ifndef LPC_CACHE_CACHE_H
+#define LPC_CACHE_CACHE_H
+
+#include <pthread.h>
+
+#include <lpc/lpc.h>
+
+#include "core/compiler.h"
+#include "core/rcu.h"
+#include "core/thread.h"
+#include "filemap/filemap.h"
+#include "index/radix.h"
+#include "io/io.h"
+#include "page/page.h"
+#include "page/pool.h"
+
+struct lpc_cache {
+	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
+	struct lpc_pool pool;
+	bool locked_lookup;
+	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
+	struct lpc_files files lpc_cacheline_aligned;
+};
+
+#endif /* LPC_CACHE_CACHE_H */

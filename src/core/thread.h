@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.h - per-thread state: lazy RCU registration, and one block per
+ * (thread, owner) holding the thread's counters and a private list that the
+ * owner's layer gives a meaning to (page/alloc.c: free frames).
+ *
+ * core/ knows nothing of pages, files or caches.  An owner (struct
+ * lpc_towner, embedded in the frame pool, page/pool.h) is an id that is never
+ * reused, the list of its blocks, the counts of its dead threads, and a
+ * callback that runs for each of its blocks when their thread exits.  The
+ * layers above walk an owner's blocks with lpc_towner_for_each, under the
+ * registry lock: that is how page/alloc.c drains a dead thread's frames and
+ * steals live threads' lists (S1-S3, T1-T4 there) without core calling up.
+ *
+ * Lock: lpc_threads_lock (thread.c) guards the registry: every owner's block
+ * list, the blocks' links, `owner` and `retired`.  Callbacks and for_each
+ * functions run under it and may take only leaf locks (free_lock).
+ */
+#ifndef LPC_CORE_THREAD_H
+#define LPC_CORE_THREAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/compiler.h"
+
+/* Per-thread counters; summed by lpc_stats. */
+enum lpc_counter {
+	LPC_C_LOOKUPS,
+	LPC_C_HITS,
+	LPC_C_MISSES,
+	LPC_C_RETRIES,
+	LPC_C_READS,
+	LPC_C_READ_BYTES,
+	LPC_C_READ_ERRORS,
+	LPC_C_DIRECT_FALLBACKS,
+	LPC_C_READ_AROUND,
+	LPC_C_ALLOC_FAILURES,
+	LPC_C_INVALIDATED,
+	LPC_NR_COUNTERS,
+};
+
+struct lpc_tcache;
+
+/*
+ * An owner of per-thread blocks.  `id` is read-mostly (every block lookup
+ * compares it); the rest is under lpc_threads_lock.
+ */
+struct lpc_towner {
+	uint64_t id; /* unique, never reused: block lookups compare it */
+	struct lpc_tcache *blocks;
+	uint64_t retired[LPC_NR_COUNTERS]; /* counters of exited threads */
+	/* Runs at thread exit for each of the thread's blocks of this owner,
+	 * before its counters are folded in and it is unlinked.  Context:
+	 * lpc_threads_lock. */
+	void (*thread_exit)(struct lpc_tcache *t);
+};
+
+/*
+ * One thread's state for one owner.  Written only by its thread (counters
+ * with relaxed load+store, so a concurrent lpc_towner_sum reads whole
+ * values), read by lpc_towner_sum.  Linked into the owner's list and the
+ * thread's list under lpc_threads_lock.  `owner` becomes NULL when the owner
+ * is destroyed first (lpc_towner_orphan); the thread frees the block at exit
+ * or on its next slow path.
+ */
+struct lpc_tcache {
+	_Atomic uint64_t cnt[LPC_NR_COUNTERS];
+	uint64_t owner_id;
+	struct lpc_towner *owner;
+	/* The owner layer's private list, opaque here: page/alloc.c keeps
+	 * free frames on it with plain stores (no atomics), `nfree` counts
+	 * them, `steal` says a taker is on it (S1-S3, T1-T4 there). */
+	void *free;
+	_Atomic unsigned nfree;
+	_Atomic bool steal;
+	struct lpc_tcache *owner_next, *owner_prev;
+	struct lpc_tcache *thread_next;
+} lpc_cacheline_aligned;
+
+struct lpc_thread {
+	uint64_t cur_id;         /* id of the owner cur belongs to; 0: none */
+	struct lpc_tcache *cur;
+	struct lpc_tcache *blocks;
+	bool registered;         /* with RCU */
+};
+
+extern __thread struct lpc_thread lpc_self;
+
+/* Gives o a new id and no blocks; thread_exit may be NULL.  Context: any. */
+void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache *t));
+
+/* Returns this thread's block for o, registering the thread (with RCU and
+ * for thread exit) on first use.
+ * Return: NULL only if the thread cannot be registered or the block cannot be
+ * allocated. */
+struct lpc_tcache *lpc_tcache_slow(struct lpc_towner *o);
+
+static inline struct lpc_tcache *lpc_tcache(struct lpc_towner *o)
+{
+	if (likely(lpc_self.cur_id == o->id))
+		return lpc_self.cur;
+	return lpc_tcache_slow(o);
+}
+
+static inline void lpc_count_add(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
+{
+	/* Only this thread writes: a relaxed load and store, no RMW. */
+	atomic_store_explicit(&t->cnt[i],
+			      atomic_load_explicit(&t->cnt[i], memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static inline void lpc_count(struct lpc_tcache *t, enum lpc_counter i)
+{
+	lpc_count_add(t, i, 1);
+}
+
+/* Calls fn(t, arg) for every live block of o, under lpc_threads_lock (fn may
+ * take leaf locks only).  Blocks made during the walk are not visited. */
+void lpc_towner_for_each(struct lpc_towner *o, void (*fn)(struct lpc_tcache *t, void *arg),
+			 void *arg);
+
+/* Detaches every block from o (owner destroyed): their private lists are
+ * dropped unread, their threads free them later.  Context: no block of o in
+ * use by another thread's library call. */
+void lpc_towner_orphan(struct lpc_towner *o);
+
+/* Sums o's counters, live and retired, and the blocks' nfree into *tfree. */
+void lpc_towner_sum(struct lpc_towner *o, uint64_t out[LPC_NR_COUNTERS], uint64_t *tfree);
+
+#endif /* LPC_CORE_THREAD_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pool.h - the descriptor pool: the descriptor array, the frame arena, the
+ * free lists and the batch of published pages waiting for a grace period,
+ * and the allocator over them (alloc.c).  The cache embeds one pool; nothing
+ * in page/ knows the cache or the files.
+ *
+ * The pool is also the owner (core/thread.h) of the per-thread blocks that
+ * keep each thread's private free frames and counters: `owner` comes first,
+ * so a block lookup (lpc_tcache(&pool->owner)) reads the same line, at the
+ * same offset, as the cache's id did.
+ *
+ * Locks (the whole order is in cache/cache.h):
+ *   reclaim_lock  one thread reclaims at a time; held across a grace period,
+ *                 so never taken in a read section or with a frozen page held
+ *   free_lock     free and pending lists; a leaf, never held across I/O or a
+ *                 grace period
+ */
+#ifndef LPC_PAGE_POOL_H
+#define LPC_PAGE_POOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/compiler.h"
+#include "core/thread.h"
+#include "page/page.h"
+
+struct lpc_pool {
+	struct lpc_towner owner; /* first: see above */
+
+	/* Read-mostly: set at init. */
+	struct lpc_page *pages;
+	unsigned char *frames;
+	uint32_t nframes;
+	unsigned page_shift;
+	size_t page_size;
+	size_t pages_bytes, frames_bytes;
+	unsigned tbatch; /* frames moved between a thread list and the shared one */
+	uint32_t low_free; /* below this many shared free frames, threads hoard none */
+
+	/* Shared free list and the batch of published pages awaiting a grace
+	 * period.  Leaf lock; never held across I/O or a grace period. */
+	pthread_mutex_t free_lock lpc_cacheline_aligned;
+	struct lpc_page *free;
+	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
+	struct lpc_page *pending;
+	uint32_t npending;
+	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
+
+	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
+};
+
+static inline void *lpc_page_frame(const struct lpc_page *p)
+{
+	return p->pool->frames + ((size_t)p->id << p->pool->page_shift);
+}
+
+/*
+ * Maps nframes descriptors and frames of page_size bytes (a power of two),
+ * all free.  Return: 0 or -ENOMEM (nothing left mapped).  Context: any.
+ */
+int lpc_pool_init(struct lpc_pool *pool, uint32_t nframes, size_t page_size);
+
+/* Unmaps everything.  Context: no frame in use, no call_rcu batch pending
+ * (lpc_rcu_barrier after the last free), the blocks orphaned. */
+void lpc_pool_destroy(struct lpc_pool *pool);
+
+/*
+ * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1,
+ * flags 0, no identity.  Frees: lpc_page_free_private for a page never
+ * published (plain stores onto this thread's list); lpc_page_free_deferred
+ * for one that was (after a grace period, batched).
+ * Return of alloc: 0 or -ENOMEM.  Context: outside an RCU read section
+ * (it may wait for a grace period), holding no frozen page in a slot.
+ */
+int lpc_page_alloc_frame(struct lpc_pool *pool, struct lpc_page **out);
+
+/* Puts the free frames head..tail (n of them, chained by next) on the
+ * pool's shared list.  Context: free_lock not held. */
+void lpc_page_free_chain(struct lpc_pool *pool, struct lpc_page *head, struct lpc_page *tail,
+			 uint32_t n);
+
+/* The pool's thread_exit (core/thread.h): returns the block's private free
+ * frames to the shared list.  Context: lpc_threads_lock. */
+void lpc_pool_thread_exit(struct lpc_tcache *t);
+
+#endif /* LPC_PAGE_POOL_H */
