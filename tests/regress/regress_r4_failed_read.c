@@ -28,55 +28,12 @@
 
 #include "../common/gate_io.h"
 #include "../common/lpc_test.h"
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static enum lpc_yield_point stop_at;
-static bool stopped, go;
-static __thread bool is_g;
-
-/* Runs at armed yield points: stops G once at stop_at until go. */
-static void hook(enum lpc_yield_point yp)
-{
-	if (!is_g || yp != stop_at)
-		return;
-	pthread_mutex_lock(&mu);
-	if (!stopped) {
-		stopped = true;
-		pthread_cond_broadcast(&cv);
-		while (!go)
-			pthread_cond_wait(&cv, &mu);
-	}
-	pthread_mutex_unlock(&mu);
-}
+#include "../common/yield_stop.h"
 
 static void *g_main(void *arg)
 {
-	is_g = true;
+	tst_stop_me();
 	return tst_getter_main(arg);
-}
-
-static bool wait_stopped(void)
-{
-	struct timespec ts;
-	bool ok;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 10;
-	pthread_mutex_lock(&mu);
-	while (!stopped && pthread_cond_timedwait(&cv, &mu, &ts) == 0)
-		;
-	ok = stopped;
-	pthread_mutex_unlock(&mu);
-	return ok;
-}
-
-static void release_g(void)
-{
-	pthread_mutex_lock(&mu);
-	go = true;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&mu);
 }
 
 static void story(struct lpc_cache *c, struct lpc_file *f, enum lpc_yield_point at,
@@ -89,8 +46,7 @@ static void story(struct lpc_cache *c, struct lpc_file *f, enum lpc_yield_point 
 	char want[4096];
 
 	lpc_invalidate(f, 0, 0);
-	stopped = go = false;
-	stop_at = at;
+	tst_stop_arm(at);
 	lpc_stats(c, &before);
 	tst_gate_close();
 	REQUIRE(pthread_create(&mt, NULL, tst_getter_main, &m) == 0, "M");
@@ -100,12 +56,12 @@ static void story(struct lpc_cache *c, struct lpc_file *f, enum lpc_yield_point 
 		REQUIRE(held, "P is in the index");
 	}
 	REQUIRE(pthread_create(&gt, NULL, g_main, &g) == 0, "G");
-	REQUIRE(wait_stopped(), "G reached the yield point before %s", lpc_yield_name(at));
+	REQUIRE(tst_stop_wait(), "G reached the yield point before %s", lpc_yield_name(at));
 	tst_gate_open(EIO);			/* M's read fails: B, ERROR, unlock */
 	pthread_join(mt, NULL);
 	CHECK_EQ(m.rc, -EIO, "M gets the read's error");
 	tst_gate_clear_error();
-	release_g();
+	tst_stop_release();
 	pthread_join(gt, NULL);
 	if (held)
 		lpc_page_put(held);
@@ -135,13 +91,10 @@ int main(int argc, char **argv)
 	REQUIRE(tst_make_file("a", 4 * 4096, 7, path, sizeof(path)) == 0, "file");
 	REQUIRE(lpc_file_open(c, path, O_RDONLY, 0, &f) == 0, "open");
 	tst_gate_install(c);
-	lpc_yield_set_hook(hook);
-	lpc_yield_arm(UINT64_C(1) << LPC_YP_R3 | UINT64_C(1) << LPC_YP_R4, 1.0, 1);
-
 	story(c, f, LPC_YP_R4, false);
 	story(c, f, LPC_YP_R3, true);
 
-	lpc_yield_arm(0, 0, 0);
+	tst_stop_disarm();
 	lpc_file_close(f);
 	lpc_cache_destroy(c);
 	tst_rm_dir();
