@@ -45,6 +45,7 @@ static void file_free(struct lpc_file *f)
 	close(f->io.fd);
 	pthread_mutex_destroy(&f->tree_lock);
 	pthread_rwlock_destroy(&f->tree_rwlock);
+	lpc_hook(LPC_HOOK_FILE_FREE, f);
 	free(f);
 }
 

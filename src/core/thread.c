@@ -244,3 +244,7 @@ void lpc_cache_sum_counters(struct lpc_cache *c, uint64_t out[LPC_NR_COUNTERS],
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);
 }
+
+#ifdef LPC_TEST_HOOKS
+lpc_hook_fn *_Atomic lpc_test_hook;
+#endif

@@ -67,6 +67,7 @@ static lpc_always_inline struct lpc_page *filemap_get_rcu(struct lpc_file *f, ui
 	struct lpc_page *p;
 
 repeat:
+	lpc_hook(LPC_HOOK_R2, f);
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
 	if (!p)
 		return NULL;
@@ -74,6 +75,7 @@ repeat:
 		lpc_count(t, LPC_C_RETRIES);
 		goto repeat;
 	}
+	lpc_hook(LPC_HOOK_R4, p);
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
 		lpc_count(t, LPC_C_RETRIES);
 		lpc_page_release(p);
@@ -86,6 +88,7 @@ static struct lpc_page *filemap_get_locked(struct lpc_file *f, uint64_t index)
 {
 	struct lpc_page *p;
 
+	lpc_hook(LPC_HOOK_R2, f);
 	pthread_rwlock_rdlock(&f->tree_rwlock);
 	p = lpc_radix_lookup(&f->tree, index, NULL);
 	/* Removers hold the lock for writing, so a page in the tree has the

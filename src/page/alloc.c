@@ -125,6 +125,7 @@ static bool pending_submit_unlock(struct lpc_cache *c)
 	b->head = head;
 	b->tail = tail;
 	b->n = n;
+	lpc_hook(LPC_HOOK_SUBMIT, c);
 	/* call_rcu is legal inside a read section: a put may run in one. */
 	lpc_call_rcu(&b->rcu, free_batch_rcu);
 	return true;
@@ -277,6 +278,7 @@ static int reclaim(struct lpc_cache *c, struct lpc_page **out)
 	pthread_mutex_unlock(&c->free_lock);
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
+	lpc_hook(LPC_HOOK_T2, c);
 	lpc_rcu_synchronize();						/* T2 */
 	n += lpc_tcaches_steal_end(c, &head);				/* T3, T4 */
 	if (head) {

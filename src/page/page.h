@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hooks.h"
 #include "core/rcu.h"
 
 #include "core/compiler.h"
@@ -147,8 +148,10 @@ void lpc_page_free_deferred(struct lpc_page *p);
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel) == 1) {
+		lpc_hook(LPC_HOOK_RELEASE_LAST, p);
 		lpc_page_free_deferred(p);
+	}
 }
 
 /* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */
