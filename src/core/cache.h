@@ -66,7 +66,8 @@ struct lpc_thread {
 	uint64_t cur_id;         /* id of the cache cur belongs to; 0: none */
 	struct lpc_tcache *cur;
 	struct lpc_tcache *blocks;
-	bool registered;         /* with RCU */
+	bool registered;         /* with RCU, until the thread exits (lpc's key) */
+	bool scoped;             /* with RCU for one call (lpc_rcu_scope_enter) */
 };
 
 extern __thread struct lpc_thread lpc_self;
@@ -127,10 +128,24 @@ struct lpc_file {
 	int accmode;
 	unsigned opens;
 	struct lpc_file *next;
+
+	/* The last close frees the struct with call_rcu (file.c): lookups
+	 * already in their read section may still read it.  Here since open,
+	 * so that close allocates nothing and cannot fail. */
+	struct rcu_head rcu;
 };
 
+/* Registers this thread with RCU until it exits.  Return: 0; -ENOMEM if
+ * lpc has no pthread key (the process ran out) or cannot set it. */
+int lpc_thread_register(void);
+
+/* Counts an event of a thread that has no block (straight into the
+ * retired sums).  Context: not lpc_threads_lock. */
+void lpc_count_noblock(struct lpc_cache *c, enum lpc_counter i);
+
 /* Returns this thread's block for c, registering the thread on first use.
- * Return: NULL only if the block cannot be allocated. */
+ * Return: NULL only if the block cannot be allocated or the thread cannot
+ * be registered (thread.c: the key). */
 struct lpc_tcache *lpc_tcache_slow(struct lpc_cache *c);
 
 static inline struct lpc_tcache *lpc_tcache(struct lpc_cache *c)
