@@ -140,28 +140,64 @@ static lpc_always_inline int find_finish(struct lpc_page *p, struct lpc_tcache *
 	return 0;
 }
 
+/*
+ * lpc_page_find reads f only inside its read section, so that a last
+ * lpc_file_close that begins while it runs frees f only after it is done
+ * (core/file.c).  The read section therefore opens before the first load
+ * from f, on the fast path too (R1 moved up, no instruction added).  On a
+ * thread not registered yet, that first R1 is harmless and protects
+ * nothing (liburcu ignores an unregistered reader); the fast path's test
+ * then fails (cur_id is 0) and find_slow registers before it reads f.
+ */
+
 /* lpc_page_find for a thread's first call on a cache, and for LOCKED mode:
- * out of line, so that the lockless path saves fewer registers. */
+ * out of line, so that the lockless path saves fewer registers.  Context:
+ * no read section (the caller left its R1). */
 static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t index,
 					       struct lpc_page **out)
 {
-	struct lpc_tcache *t = lpc_file_tcache(f);
+	struct lpc_tcache *t;
+	struct lpc_page *p;
 
+	if (unlikely(lpc_thread_register() < 0))
+		return -ENOMEM;
+	/* Finding or making the block takes lpc_threads_lock and may
+	 * allocate: both legal in a read section (nobody waits for a grace
+	 * period holding that lock).  So is LOCKED mode's rwlock: no writer
+	 * of an index waits for a grace period while it holds the lock. */
+	lpc_rcu_read_lock();						/* R1 */
+	t = lpc_file_tcache(f);
+	if (unlikely(!t))
+		p = NULL;
+	else if (f->locked_lookup)
+		p = filemap_get_locked(f, index);
+	else
+		p = filemap_get_rcu(f, index, t);
+	lpc_rcu_read_unlock();						/* R5 */
 	if (unlikely(!t))
 		return -ENOMEM;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(p, t, out);
 }
 
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
 {
 	struct lpc_tcache *t;
+	struct lpc_page *p;
 
 	if (unlikely(!f || !out))
 		return -EINVAL;
+	lpc_rcu_read_lock();						/* R1 */
 	/* The lockless path, for a thread that already has its block for f's
 	 * cache: first calls and LOCKED mode are find_slow's. */
-	if (unlikely(lpc_self.cur_id != f->cache_id || f->locked_lookup))
+	if (likely(lpc_self.cur_id == f->cache_id && !f->locked_lookup)) {
+		t = lpc_self.cur;
+		p = filemap_get_rcu(f, index, t);
+	} else {
+		t = NULL;
+		p = NULL;
+	}
+	lpc_rcu_read_unlock();						/* R5 */
+	if (unlikely(!t))
 		return find_slow(f, index, out);
-	t = lpc_self.cur;
-	return find_finish(filemap_get(f, index, t), t, out);
+	return find_finish(p, t, out);
 }
