@@ -86,6 +86,10 @@ int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache **out);
  * Closes every file still open and frees the cache.
  * Return: 0; -EINVAL for NULL; -EBUSY, with nothing changed, while a user
  * still holds a page reference (every lpc_page_get needs its lpc_page_put).
+ * Nothing else: destroy allocates nothing (a thread lpc has not seen, or one
+ * that cannot have lpc's thread key, is registered with RCU for the call).
+ * Context: may sleep; waits for RCU callbacks (rcu_barrier); not from a
+ * signal handler, nor inside any other lpc call.
  */
 int lpc_cache_destroy(struct lpc_cache *c);
 
@@ -109,7 +113,20 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
 /*
  * Drops one open.  The last close removes the file's pages from the cache:
  * pages users still hold stay valid until their lpc_page_put, but are no
- * longer cached.  Return: 0; -EINVAL for NULL.
+ * longer cached.  Return: 0; -EINVAL for NULL.  It cannot fail otherwise:
+ * what close needs is allocated at open.
+ * The last close and other calls on f:
+ *  - a call on f that begins after its last close has begun is a bug (f may
+ *    be freed memory); so is any call but lpc_page_find running on f when
+ *    the last close begins;
+ *  - an lpc_page_find on f that began before the last close began is safe:
+ *    f is freed only after an RCU grace period, once every such lookup has
+ *    left.  It returns 0 with a referenced, UPTODATE page holding the
+ *    file's data (which the close may have removed from the cache: it stays
+ *    valid until lpc_page_put), or -ENOENT; or, as any lookup, -ENOMEM on
+ *    the thread's first call (checked by tests/unit/test_file_close.c).
+ * Context: may sleep (locks); never waits for I/O or a grace period (the
+ * frees are deferred); not from a signal handler.
  */
 int lpc_file_close(struct lpc_file *f);
 
