@@ -11,6 +11,12 @@
  *       file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
  *         page lock (LOCKED bit; never waited for while an index lock is held)
  *           cache->free_lock (free and pending-free lists; leaf)
+ *
+ * Taken inside an RCU read section (so never held across a grace-period
+ * wait, nor while waiting for one): lpc_threads_lock (lookup.c's find_slow
+ * makes the thread's block there), a file's index lock (remove.c keeps a
+ * frozen page's A..C in one section; LOCKED-mode lookups take the rwlock in
+ * theirs), and free_lock (a final put: page/alloc.c).
  */
 #ifndef LPC_CORE_CACHE_H
 #define LPC_CORE_CACHE_H
