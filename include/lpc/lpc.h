@@ -44,11 +44,13 @@
  *      lpc_page_get return either a page that this invalidate does not drop
  *      (the reference they hold makes it skip the page), or, for find,
  *      -ENOENT; never a page the invalidate dropped.
- *  A.4 While the last lpc_file_close of f runs, a lookup on f that another
- *      thread began earlier returns -ENOENT or a page that stays valid until
- *      its put (B.2); the struct lpc_file is freed only after an RCU grace
- *      period, so it is never freed under a lockless lookup.  Starting a call
- *      on f after the close returned is still the caller's bug.
+ *  A.4 While the last lpc_file_close of f runs, an lpc_page_find on f that
+ *      another thread (one that had called lpc before) began earlier returns
+ *      -ENOENT or a page that stays valid until its put (B.2); the struct
+ *      lpc_file is freed only after an RCU grace period, so it is never
+ *      freed under a lookup.  Any other call on f racing the last close, and
+ *      any call that begins after it began, is the caller's bug
+ *      (tests/unit/test_file_close.c).
  *  A.5 One cached copy per file: every open of one file in a cache returns
  *      the same lpc_file, so two opens never see two copies of a page.
  *
@@ -225,9 +227,21 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
  * is allocated at open, so it cannot fail for want of memory.
  * Return: 0; -EINVAL for NULL.
+ * The last close and other calls on f (A.4):
+ *  - a call on f that begins after its last close has begun is a bug (f may
+ *    be freed memory); so is any call but lpc_page_find running on f when
+ *    the last close begins;
+ *  - an lpc_page_find on f that began before the last close began, on a
+ *    thread that had called lpc before, is safe: f is freed only after an
+ *    RCU grace period, once every such lookup has left.  It returns 0 with a
+ *    referenced, UPTODATE page holding the file's data (which the close may
+ *    have removed from the cache: it stays valid until lpc_page_put), or
+ *    -ENOENT; or, as any lookup, -ENOMEM on the thread's first call on this
+ *    cache (checked by tests/unit/test_file_close.c).
  * Context: may sleep (mutexes, close(2)); no read I/O; does not wait for a
  * grace period: the pages and the struct lpc_file are freed after one by
- * call_rcu (A.4); takes files_lock, then the file's index lock and free_lock.
+ * call_rcu; takes files_lock, then the file's index lock and free_lock; not
+ * from a signal handler.
  */
 int lpc_file_close(struct lpc_file *f);
 

@@ -83,21 +83,25 @@ static bool cache_busy(struct lpc_cache *c)
 
 LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 {
+	bool busy, scoped;
+
 	if (!c)
 		return -EINVAL;
-	/* Register this thread with RCU: the barrier below needs it. */
-	if (!lpc_tcache(&c->pool.owner))
-		return -ENOMEM;
 	pthread_mutex_lock(&c->files.lock);
-	bool busy = cache_busy(c);
+	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
 	if (busy)
 		return -EBUSY;
+	/* The closes' call_rcu and the barrier below need this thread
+	 * registered with RCU; a scoped registration allocates nothing, so
+	 * destroy fails only with -EINVAL or -EBUSY. */
+	scoped = lpc_rcu_scope_enter();
 	lpc_files_close_all(&c->files);
 	lpc_towner_orphan(&c->pool.owner);
 	/* Wait for call_rcu callbacks that still point into this cache: free
-	 * batches (they touch the free list) and index nodes. */
+	 * batches (they touch the free list), index nodes and files. */
 	lpc_rcu_barrier();
+	lpc_rcu_scope_exit(scoped);
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	free(c);

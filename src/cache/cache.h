@@ -11,6 +11,7 @@
  *     lpc_threads_lock
  *       pool->free_lock
  *   files->lock
+ *     lpc_threads_lock
  *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
  *   page lock (the LOCKED bit: a sleeping lock)
  *     file index lock
@@ -25,6 +26,9 @@
  *   lpc_threads_lock -> free_lock      thread exit: lpc_thread_exit ->
  *                                      tcache_retire -> lpc_pool_thread_exit ->
  *                                      lpc_page_free_chain
+ *   files->lock -> lpc_threads_lock   filemap/file.c lpc_files_open counting a
+ *                                      direct-I/O fallback (lpc_tcache or
+ *                                      lpc_count_noblock)
  *   files->lock -> index lock          lpc_cache_destroy -> cache_busy ->
  *                                      lpc_files_nrpages (lpc_file_close and
  *                                      lpc_files_close_all drop files->lock
@@ -55,6 +59,13 @@
  * index lock and no page frozen: callers of lpc_page_alloc_frame hold
  * neither); core/rcu.h's lpc_rcu_synchronize context.  Modelled by spin's
  * BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml).
+ *
+ * Taken inside an RCU read section (so never held across a grace-period
+ * wait, nor while waiting for one): lpc_threads_lock (lookup.c's find_slow
+ * makes the thread's block there), a file's index lock (remove.c keeps a
+ * frozen page's A..C in one section; LOCKED-mode lookups take the rwlock in
+ * theirs; the LPC_DEBUG check LOOKUP-NOT-IN-INDEX), and free_lock (a final
+ * put: page/alloc.c).
  */
 #ifndef LPC_CACHE_CACHE_H
 #define LPC_CACHE_CACHE_H

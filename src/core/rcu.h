@@ -21,6 +21,7 @@
 #ifndef LPC_CORE_RCU_H
 #define LPC_CORE_RCU_H
 
+#include <stdbool.h>
 #include <urcu/urcu-memb.h>
 
 #include "core/debug.h"
@@ -56,6 +57,16 @@ static inline void lpc_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_hea
 	lpc_tsan_release(head);
 	urcu_memb_call_rcu(head, fn);
 }
+
+/*
+ * Scoped registration (thread.c): makes a thread that is not registered an
+ * RCU reader for the duration of one call, so it may call_rcu, rcu_barrier
+ * and read-lock.  Cannot fail.  Return of enter: whether exit must undo it;
+ * pass it to exit.  Context: outside any read section; not nested in a way
+ * that unregisters inside a read section (enter/exit pair in one function).
+ */
+bool lpc_rcu_scope_enter(void);
+void lpc_rcu_scope_exit(bool entered);
 
 /* First statement of every call_rcu callback. */
 static inline void lpc_rcu_callback_enter(struct rcu_head *head)

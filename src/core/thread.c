@@ -18,12 +18,23 @@
  * sums, unlinks and frees its blocks, then unregisters from RCU.  When an
  * owner is destroyed first, its blocks are orphaned (owner = NULL) under the
  * same lock; their threads free them later.
+ *
+ * The key.  lpc owns exactly one pthread key, made on the first call that
+ * needs it.  When the process has none left (pthread_key_create: EAGAIN),
+ * lpc remembers that it has no key and tries again on a later thread's first
+ * call; it never calls pthread_setspecific on a key it did not create (the
+ * old code used key 0, someone else's, whose destructor then got lpc's
+ * state).  A thread that cannot be registered persistently gets -ENOMEM from
+ * the calls that need a block (find, get, pread, invalidate, alloc), while
+ * the calls that only need RCU for a moment (the last put of a page, close,
+ * cache destroy) register it for their own duration: lpc_rcu_scope_enter.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hooks.h"
 #include "core/rcu.h"
 #include "core/thread.h"
 
@@ -33,8 +44,9 @@ char lpc_rcu_tsan_token; /* see core/rcu.h */
 #endif
 
 static pthread_mutex_t lpc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lpc_thread_key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t lpc_thread_key;
-static pthread_once_t lpc_thread_once = PTHREAD_ONCE_INIT;
+static _Atomic bool lpc_thread_key_made; /* lpc_thread_key is lpc's own */
 static _Atomic uint64_t lpc_next_owner_id = 1;
 
 void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache *t))
@@ -86,9 +98,84 @@ static void lpc_thread_exit(void *arg)
 	}
 }
 
-static void lpc_thread_key_init(void)
+/* Makes lpc's key if it has none yet.  Return: true once it has one. */
+static bool thread_key_get(void)
 {
-	(void)pthread_key_create(&lpc_thread_key, lpc_thread_exit);
+	bool made;
+
+	/* Acquire: pairs with the release below, so lpc_thread_key is read
+	 * after it was written. */
+	if (likely(atomic_load_explicit(&lpc_thread_key_made, memory_order_acquire)))
+		return true;
+	pthread_mutex_lock(&lpc_thread_key_lock);
+	made = atomic_load_explicit(&lpc_thread_key_made, memory_order_relaxed);
+	if (!made && pthread_key_create(&lpc_thread_key, lpc_thread_exit) == 0) {
+		atomic_store_explicit(&lpc_thread_key_made, true, memory_order_release);
+		made = true;
+	}
+	pthread_mutex_unlock(&lpc_thread_key_lock);
+	return made;
+}
+
+int lpc_thread_register(void)
+{
+	struct lpc_thread *self = &lpc_self;
+
+	if (likely(self->registered))
+		return 0;
+	/* Keep the failure: no key, no setspecific (on no one else's key). */
+	if (!thread_key_get() || pthread_setspecific(lpc_thread_key, self) != 0)
+		return -ENOMEM;
+	if (self->scoped) {
+		/* Registered for a scope already: keep it, now for good. */
+		self->scoped = false;
+	} else {
+		urcu_memb_register_thread();
+	}
+	self->registered = true;
+	return 0;
+}
+
+/*
+ * Scoped registration.  liburcu's urcu_memb_register_thread allocates
+ * nothing and cannot fail, so a thread that has no key (or whose
+ * pthread_setspecific failed) can still be an RCU reader, and call call_rcu
+ * and rcu_barrier, for the duration of one lpc call: register, do the RCU
+ * work, unregister.  Chosen over keeping such frees on the pending list for a
+ * registered thread to submit: that would leave frames out of reach of
+ * reclaim (and close and destroy would still need RCU themselves).
+ * Persistent registration is tried first: a thread that keeps calling puts
+ * then pays the registry's mutex once, not per call.
+ */
+bool lpc_rcu_scope_enter(void)
+{
+	struct lpc_thread *self = &lpc_self;
+
+	if (likely(self->registered || self->scoped))
+		return false;
+	if (lpc_thread_register() == 0)
+		return false;
+	urcu_memb_register_thread();
+	self->scoped = true;
+	return true;
+}
+
+void lpc_rcu_scope_exit(bool entered)
+{
+	struct lpc_thread *self = &lpc_self;
+
+	/* scoped is false if lpc_thread_register made it persistent since. */
+	if (entered && self->scoped) {
+		urcu_memb_unregister_thread();
+		self->scoped = false;
+	}
+}
+
+void lpc_count_noblock(struct lpc_towner *o, enum lpc_counter i)
+{
+	pthread_mutex_lock(&lpc_threads_lock);
+	o->retired[i]++;
+	pthread_mutex_unlock(&lpc_threads_lock);
 }
 
 struct lpc_tcache *lpc_tcache_slow(struct lpc_towner *o)
@@ -96,13 +183,8 @@ struct lpc_tcache *lpc_tcache_slow(struct lpc_towner *o)
 	struct lpc_thread *self = &lpc_self;
 	struct lpc_tcache *t, **pp;
 
-	if (!self->registered) {
-		pthread_once(&lpc_thread_once, lpc_thread_key_init);
-		if (pthread_setspecific(lpc_thread_key, self) != 0)
-			return NULL;
-		urcu_memb_register_thread();
-		self->registered = true;
-	}
+	if (lpc_thread_register() < 0)
+		return NULL;
 
 	pthread_mutex_lock(&lpc_threads_lock);
 	/* Find this owner's block; free blocks of destroyed owners on the way. */
@@ -183,3 +265,7 @@ void lpc_towner_sum(struct lpc_towner *o, uint64_t out[LPC_NR_COUNTERS], uint64_
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);
 }
+
+#ifdef LPC_TEST_HOOKS
+lpc_hook_fn *_Atomic lpc_test_hook;
+#endif

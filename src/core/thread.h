@@ -83,13 +83,22 @@ struct lpc_thread {
 	uint64_t cur_id;         /* id of the owner cur belongs to; 0: none */
 	struct lpc_tcache *cur;
 	struct lpc_tcache *blocks;
-	bool registered;         /* with RCU */
+	bool registered;         /* with RCU, until the thread exits (lpc's key) */
+	bool scoped;             /* with RCU for one call (lpc_rcu_scope_enter) */
 };
 
 extern __thread struct lpc_thread lpc_self;
 
 /* Gives o a new id and no blocks; thread_exit may be NULL.  Context: any. */
 void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache *t));
+
+/* Registers this thread with RCU until it exits.  Return: 0; -ENOMEM if
+ * lpc has no pthread key (the process ran out) or cannot set it. */
+int lpc_thread_register(void);
+
+/* Counts an event of a thread that has no block (straight into the
+ * retired sums).  Context: not lpc_threads_lock. */
+void lpc_count_noblock(struct lpc_towner *o, enum lpc_counter i);
 
 /* Returns this thread's block for o, registering the thread (with RCU and
  * for thread exit) on first use.

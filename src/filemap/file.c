@@ -8,6 +8,19 @@
  * (same st_dev and st_ino) returns the same lpc_file with its open count
  * raised, so two opens never see two different copies of a page.  The last
  * close removes the file's pages from the cache.
+ *
+ * The last close against lookups already running (lpc.h states the rule):
+ * lpc_page_find reads the struct only inside its read section (lookup.c,
+ * R1 before the first load from f), so the struct, its index lock and its
+ * rwlock are freed only after a grace period (file_free_rcu); the index's
+ * nodes go the same way (radix.c), its pages through the deferred free.  A
+ * lookup that began before the close began therefore reads valid memory and
+ * finds the page, a page already removed (still valid: its reference keeps
+ * it), or nothing.
+ *
+ * Close cannot fail: it needs a thread registered with RCU (call_rcu), which
+ * lpc_rcu_scope_enter provides without allocating, and the rcu_head it
+ * queues is part of the struct, allocated at open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +54,22 @@ static struct lpc_file *file_find(struct lpc_files *c, dev_t dev, ino_t ino)
 	return NULL;
 }
 
+static void file_free_rcu(struct rcu_head *head)
+{
+	struct lpc_file *f = caa_container_of(head, struct lpc_file, rcu);
+
+	lpc_rcu_callback_enter(head);
+	/* No reader left: a LOCKED-mode lookup may have taken the rwlock
+	 * after the close's last use of it. */
+	pthread_mutex_destroy(&f->tree_lock);
+	pthread_rwlock_destroy(&f->tree_rwlock);
+	lpc_hook(LPC_HOOK_FILE_FREE, f);
+	free(f);
+}
+
+/* Empties the index, closes the descriptor and frees f after a grace
+ * period.  Context: f unlinked from its cache; a registered (or scoped)
+ * thread, outside any read section. */
 static void file_free(struct lpc_file *f)
 {
 #if LPC_DEBUG
@@ -48,9 +77,7 @@ static void file_free(struct lpc_file *f)
 #endif
 	lpc_filemap_remove_all(f);
 	close(f->io.fd);
-	pthread_mutex_destroy(&f->tree_lock);
-	pthread_rwlock_destroy(&f->tree_rwlock);
-	free(f);
+	lpc_call_rcu(&f->rcu, file_free_rcu);
 }
 
 void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *io,
@@ -71,16 +98,12 @@ void lpc_files_destroy(struct lpc_files *fs)
 int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mode,
 		   struct lpc_file **out)
 {
-	struct lpc_tcache *t;
 	struct lpc_file *f;
 	struct stat st;
 	int fd, direct, accmode;
 
 	if (!c || !path || !out || (oflags & LPC_OPEN_REFUSED))
 		return -EINVAL;
-	t = lpc_tcache(&c->pool->owner);
-	if (!t)
-		return -ENOMEM;
 	/* lpc reads what it caches (a partial write reads the page first), so
 	 * write-only opens read-write. */
 	accmode = oflags & O_ACCMODE;
@@ -106,8 +129,15 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		fd = -EINVAL;
 		goto out_unlock;
 	}
-	if (!direct)
-		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	if (!direct) {
+		/* Open needs no thread block (nor RCU): it only counts. */
+		struct lpc_tcache *t = lpc_tcache(&c->pool->owner);
+
+		if (t)
+			lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+		else
+			lpc_count_noblock(&c->pool->owner, LPC_C_DIRECT_FALLBACKS);
+	}
 
 	f = file_find(c, st.st_dev, st.st_ino);
 	if (f) {
@@ -171,13 +201,12 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
 	struct lpc_files *c;
 	struct lpc_file **pp;
+	bool scoped;
 
 	if (!f)
 		return -EINVAL;
 	lpc_debug_file_check(f);
 	c = f->files;
-	if (!lpc_tcache(&f->pool->owner))
-		return -ENOMEM;
 	pthread_mutex_lock(&c->lock);
 	if (--f->opens > 0) {
 		pthread_mutex_unlock(&c->lock);
@@ -187,11 +216,14 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 		;
 	*pp = f->next;
 	pthread_mutex_unlock(&c->lock);
+	scoped = lpc_rcu_scope_enter();
 	file_free(f);
+	lpc_rcu_scope_exit(scoped);
 	return 0;
 }
 
-/* Closes every file whatever its open count (cache destroy). */
+/* Closes every file whatever its open count (cache destroy).  Context: a
+ * registered (or scoped) thread. */
 int lpc_files_close_all(struct lpc_files *c)
 {
 	struct lpc_file *f;

@@ -62,6 +62,11 @@ struct lpc_file {
 	int accmode;
 	unsigned opens;
 	struct lpc_file *next;
+
+	/* The last close frees the struct with call_rcu (file.c): lookups
+	 * already in their read section may still read it.  Here since open,
+	 * so that close allocates nothing and cannot fail. */
+	struct rcu_head rcu;
 #if LPC_DEBUG
 	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
 #endif

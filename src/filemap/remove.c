@@ -105,11 +105,16 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
 		lpc_rcu_read_unlock();
 		for (unsigned i = 0; i < n && idx[i] <= last; i++) {
+			/* From the freeze (A) to the pending list (C) in one
+			 * read section: a reclaimer's grace period waits for
+			 * the frame in transit (page/alloc.c). */
+			lpc_rcu_read_lock();
 			if (invalidate_one(f, pages[i], idx[i])) {
 				lpc_page_free_deferred(pages[i]);	/* C */
 				if (dropped < INT32_MAX)
 					dropped++;
 			}
+			lpc_rcu_read_unlock();
 		}
 		if (n < GANG || idx[n - 1] >= last)
 			break;

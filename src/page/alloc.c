@@ -51,6 +51,28 @@
  *    call_rcu as one batch (one grace period per batch, not per page), whose
  *    callback moves it to the shared free list.
  *
+ * Frames in transit, and why -ENOMEM still means "none free anywhere".  A
+ * frame is out of every list for a moment while it is being freed: between a
+ * put's decrement to 0 and its push on the pending list, and between a
+ * batch's removal from the pending list and call_rcu queueing it.  (Issue 5:
+ * a reclaimer in either window found nothing and returned -ENOMEM, 64 rounds
+ * in a row in the second, since its rcu_barrier waited for a batch not yet
+ * queued.)  Rule: every step from a published frame's decrement to 0 (or
+ * freeze) to "on pending" or "queued by call_rcu" runs in one RCU read
+ * section (lpc_page_release_last, and lpc_invalidate for a frozen page; a
+ * thread that is not registered is registered for the call).  Then a
+ * reclaimer, after its grace period T2, knows that every frame whose free
+ * began before T2 is on pending, or on the shared list, or in a batch
+ * counted in batches_in_flight whose call_rcu has returned; so it reads
+ * pending and batches_in_flight together under free_lock and waits for the
+ * batches (rcu_barrier) or retries for pending (-EAGAIN: the next round
+ * takes them with its own grace period).  A free that began after T2 began
+ * is seen the same way by the next round, whose T2 waits for it; so a frame
+ * in transit costs at most one extra round, never -ENOMEM.  The cost: a put
+ * that is not the last takes no read section (page.h: one CAS, as before);
+ * the last one takes an inlined read lock.  The same argument is the reason
+ * call_rcu need not be called under free_lock.
+ *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
  * checked, with broken variants that spin must catch, in
@@ -133,6 +155,7 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 	b->head = head;
 	b->tail = tail;
 	b->n = n;
+	lpc_hook(LPC_HOOK_SUBMIT, c);
 	/* call_rcu is legal inside a read section: a put may run in one. */
 	lpc_call_rcu(&b->rcu, free_batch_rcu);
 	return true;
@@ -150,10 +173,8 @@ void lpc_page_free_deferred(struct lpc_page *p)
 			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
-	/* A thread that only ever puts still needs RCU registration: call_rcu
-	 * below runs read-side code. */
-	(void)lpc_tcache(&c->owner);
-
+	/* The caller's read section (registered, or scoped) also makes
+	 * call_rcu below legal. */
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
 	c->pending = p;
@@ -162,6 +183,29 @@ void lpc_page_free_deferred(struct lpc_page *p)
 		return;
 	}
 	pending_submit_unlock(c);
+}
+
+void lpc_page_release_last(struct lpc_page *p)
+{
+	/* A thread that only ever puts may not be registered: call_rcu needs
+	 * it, and the read section below is only a read section if it is. */
+	bool scoped = lpc_rcu_scope_enter();
+	uint32_t r = 1;
+
+	lpc_rcu_read_lock();
+	/* Still the last?  Another holder may have let go, or a getter may
+	 * have taken one, since lpc_page_release read the count. */
+	while (!atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1, memory_order_acq_rel,
+						      memory_order_relaxed))
+		lpc_debug_check(r != 0, "REF-UNDERFLOW", p, "reference count went below 0");
+	if (r == 1) {
+		/* ref is 0: in transit until free_deferred has it on pending
+		 * (or queued), inside this read section. */
+		lpc_hook(LPC_HOOK_RELEASE_LAST, p);
+		lpc_page_free_deferred(p);
+	}
+	lpc_rcu_read_unlock();
+	lpc_rcu_scope_exit(scoped);
 }
 
 /*
@@ -375,12 +419,14 @@ static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head)
  * at a time; the others wait here and then take what it left.  Context: no
  * RCU read section, no frozen page held (the grace period would wait for us).
  * Return: 0 with *out; -EAGAIN if frames were found but others took them
- * first (worth another try); -ENOMEM if no frame was free anywhere.
+ * first, or frames are on their way (worth another try); -ENOMEM if no frame
+ * was free anywhere (the module comment: frames in transit).
  */
 static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 {
 	struct lpc_page *head, *tail;
-	uint32_t n;
+	uint32_t n, in_flight;
+	bool more_pending;
 	unsigned got;
 	int rc = 0;
 
@@ -399,6 +445,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
 	lpc_yield_point(LPC_YP_T2);
+	lpc_hook(LPC_HOOK_T2, c);
 	lpc_rcu_synchronize();						/* T2 */
 	n += steal_end(c, &head);					/* T3, T4 */
 	if (head) {
@@ -412,16 +459,26 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 		}
 		goto unlock;
 	}
-	/* Batches already handed to call_rcu: wait for them to land. */
-	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
+	/* Frames whose free began before T2 are now on pending, or in a batch
+	 * counted in flight and queued.  Read both under free_lock: a batch
+	 * taken off pending is counted in the same critical section. */
+	pthread_mutex_lock(&c->free_lock);
+	more_pending = c->pending != NULL;
+	in_flight = atomic_load_explicit(&c->batches_in_flight, memory_order_acquire);
+	pthread_mutex_unlock(&c->free_lock);
+	if (in_flight) {
+		/* Batches handed to call_rcu: wait for them to land.  One
+		 * whose submitter began after T2 may not be queued yet: then
+		 * the next round's T2 waits for it. */
 		lpc_rcu_barrier();
 		*out = shared_take(c, 1, &got);
 		rc = *out ? 0 : -EAGAIN;
 		goto unlock;
 	}
-	/* Frames freed while we looked landed on the shared list. */
+	/* Frames freed while we looked landed on the shared list; those on
+	 * pending need the next round's grace period. */
 	*out = shared_take(c, 1, &got);
-	rc = *out ? 0 : -ENOMEM;
+	rc = *out ? 0 : more_pending ? -EAGAIN : -ENOMEM;
 unlock:
 	pthread_mutex_unlock(&c->reclaim_lock);
 	return rc;

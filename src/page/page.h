@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hooks.h"
 #include "core/rcu.h"
 
 #include "core/compiler.h"
@@ -188,7 +189,12 @@ static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
 		atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED, memory_order_relaxed);
 }
 
+/* Puts a published page whose ref is 0 on the pending list (alloc.c).
+ * Context: inside an RCU read section that began before ref reached 0. */
 void lpc_page_free_deferred(struct lpc_page *p);
+
+/* lpc_page_release for what may be the last reference (alloc.c). */
+void lpc_page_release_last(struct lpc_page *p);
 
 /*
  * Drops a reference on a page that was published (the half of lpc_page_put
@@ -196,19 +202,30 @@ void lpc_page_free_deferred(struct lpc_page *p);
  * RCU grace period.  acq_rel: this holder's reads and writes of the page
  * happen before whoever frees it (release), and the freer comes after every
  * other holder's release (acquire; a fence would do, but TSan cannot see
- * fences, and on x86 both are the same lock xadd).  Context: any, RCU read section included.
+ * fences).
+ *
+ * A CAS rather than a fetch_sub, so that the decrement to 0 happens only in
+ * lpc_page_release_last, inside an RCU read section that lasts until the
+ * frame is on the pending list or its batch is queued: a reclaimer's grace
+ * period then waits for a frame in transit instead of missing it (alloc.c).
+ * A put that is not the last costs one load of a line it holds and one CAS,
+ * as the fetch_sub did; it retries only if another holder changed the count
+ * in between.  Context: any, RCU read section included.
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	uint32_t old;
+	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
 
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"RELEASE-PRIVATE", p,
 			"published-page release of a private page (reused under a reader?)");
-	old = atomic_fetch_sub_explicit(&p->ref, 1, memory_order_acq_rel);
-	lpc_debug_check(old != 0, "REF-UNDERFLOW", p, "reference count went below 0");
-	if (old == 1)
-		lpc_page_free_deferred(p);
+	while (likely(r > 1)) {
+		if (likely(atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1,
+								 memory_order_acq_rel,
+								 memory_order_relaxed)))
+			return;
+	}
+	lpc_page_release_last(p);
 }
 
 /* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_alloc_transit.c - page/alloc.c promises that -ENOMEM means no frame
+ * was free anywhere.  Two windows once broke the promise (issue 5): a frame
+ * that a thread is freeing is, for a moment, on no list the reclaimer reads.
+ * Each story parks the freeing thread P inside its window with a test hook
+ * (core/hooks.h; this program links lpc_hooks), while every other frame of
+ * the cache is held, and has another thread Q allocate.  Q must get the frame
+ * P is freeing: it may wait for P, it must not fail.
+ *
+ * Story 1, the final put (LPC_HOOK_RELEASE_LAST).  Page 0 is cached and held
+ * by the test; the last close of its file removes it from the index, so the
+ * holder's put is the last reference.  P puts it: ref goes 1 -> 0, and P stops
+ * before the frame reaches the pending list.  Q finds the shared list empty,
+ * nothing pending, no batch in flight: the old reclaim returned -ENOMEM at
+ * once, though the frame was on its way.
+ *
+ * Story 2, the batch hand-off (LPC_HOOK_SUBMIT).  64 cached pages nobody
+ * holds; P invalidates them: each is frozen and deferred, and the 64th free
+ * hands the pending batch to call_rcu.  P stops after counting the batch in
+ * flight and dropping free_lock, before call_rcu.  Q sees the batch in flight
+ * and waits with rcu_barrier, which waits for nothing (the batch is not
+ * queued), finds nothing, tries again: the old code ended 64 such rounds with
+ * -ENOMEM.
+ *
+ * Each story also checks that Q did at most one reclaim round (LPC_HOOK_T2)
+ * while P was parked: Q waits for P's read section instead of spinning.
+ *
+ * Usage: test_alloc_transit [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include <pthread.h>
+
+#include "../common/lpc_test.h"
+#include "cache/cache.h"
+#include "core/hooks.h"
+
+#define PS 4096u
+#define NFRAMES 128u
+#define PARK_MS 1500 /* how long P stays parked if Q does not return first */
+
+static _Atomic int park_at = -1;      /* the point P parks at, once */
+static _Atomic bool parked, go;
+static _Atomic unsigned q_rounds;     /* reclaim rounds Q began */
+static __thread bool is_p, is_q;
+
+static void hook(enum lpc_hook_point point, const void *obj)
+{
+	int want = (int)point;
+
+	(void)obj;
+	if (point == LPC_HOOK_T2 && is_q)
+		atomic_fetch_add(&q_rounds, 1);
+	if (!is_p || !atomic_compare_exchange_strong(&park_at, &want, -1))
+		return;
+	atomic_store(&parked, true);
+	while (!atomic_load(&go))
+		tst_sleep_us(1000);
+}
+
+struct story {
+	struct lpc_cache *c;
+	struct lpc_file *f;
+	struct lpc_page *held;           /* story 1: the page P puts */
+	struct lpc_page *priv[NFRAMES];  /* private pages filling the cache */
+	unsigned npriv;
+	int q_rc;
+	_Atomic bool q_done;
+	struct lpc_page *q_page;
+};
+
+static void *p_main(void *arg)
+{
+	struct story *s = arg;
+
+	is_p = true;
+	if (s->held) {
+		lpc_page_put(s->held);			/* story 1 */
+	} else {
+		int n = lpc_invalidate(s->f, 0, 0);	/* story 2 */
+
+		CHECK_EQ(n, 64, "story 2: P invalidates every cached page");
+	}
+	return NULL;
+}
+
+static void *q_main(void *arg)
+{
+	struct story *s = arg;
+
+	is_q = true;
+	s->q_rc = lpc_page_alloc(s->c, &s->q_page);
+	atomic_store(&s->q_done, true);
+	return NULL;
+}
+
+/* Allocates private pages until none is left. */
+static void fill(struct story *s)
+{
+	struct lpc_page *p;
+
+	while (s->npriv < NFRAMES && lpc_page_alloc(s->c, &p) == 0)
+		s->priv[s->npriv++] = p;
+}
+
+static void run(struct story *s, enum lpc_hook_point point, const char *name)
+{
+	pthread_t pt, qt;
+	bool done_while_parked;
+	unsigned rounds_while_parked;
+	uint64_t t0;
+
+	atomic_store(&parked, false);
+	atomic_store(&go, false);
+	atomic_store(&q_rounds, 0);
+	atomic_store(&park_at, (int)point);
+	REQUIRE(pthread_create(&pt, NULL, p_main, s) == 0, "%s", name);
+	t0 = tst_now_ns();
+	while (!atomic_load(&parked)) {
+		REQUIRE(tst_now_ns() - t0 < 10000000000ull, "%s: P never reached its window", name);
+		tst_sleep_us(1000);
+	}
+	REQUIRE(pthread_create(&qt, NULL, q_main, s) == 0, "%s", name);
+	t0 = tst_now_ns();
+	while (!atomic_load(&s->q_done) && tst_now_ns() - t0 < PARK_MS * 1000000ull)
+		tst_sleep_us(1000);
+	done_while_parked = atomic_load(&s->q_done);
+	rounds_while_parked = atomic_load(&q_rounds);
+	atomic_store(&go, true);
+	pthread_join(pt, NULL);
+	pthread_join(qt, NULL);
+
+	CHECK(!done_while_parked || s->q_rc == 0,
+	      "%s: Q returned %d while the frame was in transit", name, s->q_rc);
+	CHECK_EQ(s->q_rc, 0, "%s: Q must get the frame P was freeing", name);
+	CHECK(rounds_while_parked <= 1,
+	      "%s: Q ran %u reclaim rounds while P was parked (should wait for it)", name,
+	      rounds_while_parked);
+	if (s->q_rc == 0)
+		lpc_page_put(s->q_page);
+}
+
+static void story_setup(struct story *s, const char *path)
+{
+	struct lpc_config cfg;
+
+	memset(s, 0, sizeof(*s));
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = NFRAMES * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	REQUIRE(lpc_cache_create(&cfg, &s->c) == 0, "cache");
+	REQUIRE(lpc_file_open(s->c, path, O_RDONLY, 0, &s->f) == 0, "open");
+}
+
+static void story_teardown(struct story *s)
+{
+	for (unsigned i = 0; i < s->npriv; i++)
+		lpc_page_put(s->priv[i]);
+	if (s->f)
+		CHECK_EQ(lpc_file_close(s->f), 0);
+	CHECK_EQ(lpc_cache_destroy(s->c), 0, "every frame came back");
+}
+
+/* Story 1: the final put of a page that is no longer cached. */
+static void story_final_put(const char *path)
+{
+	struct story s;
+	struct lpc_page *p;
+
+	story_setup(&s, path);
+	REQUIRE(lpc_page_get(s.f, 0, 0, &s.held) == 0, "page 0");
+	CHECK_EQ(lpc_file_close(s.f), 0, "the last close uncaches page 0");
+	s.f = NULL;
+	fill(&s);
+	CHECK_EQ(s.npriv, NFRAMES - 1, "every frame but page 0's is held");
+	CHECK_EQ(lpc_page_alloc(s.c, &p), -ENOMEM, "the cache is full");
+	run(&s, LPC_HOOK_RELEASE_LAST, "story 1 (final put)");
+	story_teardown(&s);
+}
+
+/* Story 2: a pending batch on its way to call_rcu. */
+static void story_submit(const char *path)
+{
+	struct story s;
+	struct lpc_page *p;
+
+	story_setup(&s, path);
+	for (uint64_t i = 0; i < 64; i++) {
+		REQUIRE(lpc_page_get(s.f, i, 0, &p) == 0, "page %" PRIu64, i);
+		lpc_page_put(p); /* the index keeps it: ref 1 */
+	}
+	fill(&s);
+	CHECK_EQ(s.npriv, NFRAMES - 64, "every frame but the cached ones is held");
+	run(&s, LPC_HOOK_SUBMIT, "story 2 (batch hand-off)");
+	story_teardown(&s);
+}
+
+int main(int argc, char **argv)
+{
+	char path[600];
+
+	tst_init(argc, argv, 100);
+	REQUIRE(tst_make_sparse("transit", 256 * PS, path, sizeof(path)) == 0, "file");
+	atomic_store(&lpc_test_hook, hook);
+	story_final_put(path);
+	story_submit(path);
+	return tst_finish();
+}
