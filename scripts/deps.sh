@@ -11,12 +11,14 @@
 #   cmake, ninja-build, pkg-config
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
 #   spin             the Promela model checker (tests/model)
+#   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
+#                    without it lpcbench writes the CSVs and says so)
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin)
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin gnuplot-nox)
 
 say() { echo "deps: $*"; }
 

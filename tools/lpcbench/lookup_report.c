@@ -299,7 +299,7 @@ static void print_table(const struct report *rp)
 	printf("  cpu %s/op: the same cost counted in the threads' CPU time only\n\n", tsc->unit);
 	struct plot *pl = plot_open(&(struct plot_spec){
 		.name = "lookup", .title = "lpcbench lookup: ticks per operation relative to the floor (median, range over rounds)",
-		.ylabel = "ticks/op / floor's ticks/op (log scale)", .stitle = "threads",
+		.ylabel = "ticks/op over ticks/op of the floor (log scale)", .stitle = "threads",
 		.header = "threads,variant,ticks_per_op,ticks_per_op_min,ticks_per_op_max,ns_per_op,x_floor,x_floor_min,x_floor_max,mops,mops_per_thread,cpu_percent,cpu_ticks_per_op",
 		.xcol = 2, .scol = 1, .ycol = 7, .locol = 8, .hicol = 9, .logy = true,
 		.ref = TARGET_LOCKLESS_OVER_FLOOR, .ref_label = "target a) for lockless" });

@@ -121,13 +121,15 @@ const char *plot_sum(char *buf, size_t len, const struct summary *s)
 	return buf;
 }
 
-/* s with every ' made a ", so that it fits in a gnuplot '...' string. */
+/* s without the characters that would end a gnuplot '...' string or the
+ * shell's "..." around it in plots.txt: ' " ` $ \ */
 static void gp_quote(char *dst, size_t len, const char *s)
 {
 	size_t i = 0;
 
 	for (; s && *s && i + 1 < len; s++)
-		dst[i++] = *s == '\'' ? '"' : *s;
+		if (!strchr("'\"`$\\", *s))
+			dst[i++] = *s;
 	dst[i] = '\0';
 }
 

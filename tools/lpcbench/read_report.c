@@ -297,7 +297,7 @@ static void print_ratios(const struct rep *rp, struct summary lk[2][BENCH_MAX_TC
 {
 	const struct read_results *res = rp->res;
 	struct plot *pl = plot_open(&(struct plot_spec){
-		.name = "read_ratios", .title = "lpcbench read: lpc's reads/s over the others', within a round",
+		.name = "read_ratios", .title = "lpcbench read: reads/s of lpc over those of the others, within a round",
 		.ylabel = "ratio (log scale)", .stitle = "threads",
 		.header = "threads,ratio,median,min,max", .xcol = 2, .scol = 1, .ycol = 3,
 		.locol = 4, .hicol = 5, .logy = true, .ref = GOAL_LPC_OVER_KERNEL,
@@ -340,7 +340,7 @@ static void print_scan(const struct rep *rp)
 {
 	const struct read_results *res = rp->res;
 	struct plot *pl = plot_open(&(struct plot_spec){
-		.name = "read_scan_mix", .title = "lpcbench read scan-mix: the Zipf readers' hit ratio while one thread scans the file",
+		.name = "read_scan_mix", .title = "lpcbench read scan-mix: hit ratio of the Zipf readers while one thread scans the file",
 		.ylabel = "hot-set hit ratio (io)", .stitle = "Zipf readers",
 		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,hit_io,kreads_per_s,scan_kreads_per_s",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .ref = NAN });
@@ -384,7 +384,7 @@ static void print_miss(const struct rep *rp)
 {
 	const struct read_results *res = rp->res;
 	struct plot *pl = plot_open(&(struct plot_spec){
-		.name = "read_miss", .title = "lpcbench read: where lpc_pread's time goes (1 thread, each read timed)",
+		.name = "read_miss", .title = "lpcbench read: where the time of lpc_pread goes (1 thread, each read timed)",
 		.ylabel = "us per read (log scale)", .stitle = "workload",
 		.header = "workload,part,us,us_min,us_max", .xcol = 2, .scol = 1, .ycol = 3,
 		.locol = 4, .hicol = 5, .logy = true, .ref = NAN });
@@ -427,7 +427,7 @@ static void print_goals(const struct rep *rp, struct summary lk[2][BENCH_MAX_TCO
 {
 	const struct read_results *res = rp->res;
 	struct plot *pl = plot_open(&(struct plot_spec){
-		.name = "read_goals", .title = "lpcbench read: issue 6's goal, lpc/kernel reads/s at equal memory",
+		.name = "read_goals", .title = "lpcbench read: the goal of issue 6, lpc/kernel reads/s at equal memory",
 		.ylabel = "lpc/kernel", .stitle = "threads",
 		.header = "threads,workload,lpc_over_kernel,min,max,verdict,hit_lpc_io,hit_kernel_io,hit_verdict",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5,
