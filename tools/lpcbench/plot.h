@@ -8,7 +8,7 @@
  *
  * The drawing is bench/table.gp, built into lpcbench and written next to the
  * CSVs as DIR/table.gp, so that a plot can be redrawn or restyled by hand:
- *   gnuplot -e "csv='DIR/lookup.csv'; xcol=2; scol=1; ycol=6; locol=7; hicol=8" DIR/table.gp
+ *   gnuplot -e "csv='DIR/lookup.csv'; xcol=2; scol=1; ycol=7; locol=8; hicol=9; logy=1" DIR/table.gp
  * (the exact command of each SVG is in DIR/plots.txt).
  *
  * gnuplot is optional: without it (or when it fails) the CSVs are written
