@@ -55,7 +55,14 @@ set output svg
 set datafile separator ","
 set title title
 set ylabel ylabel
-if (logy) { set logscale y 2 } else { set yrange [0:*] }
+if (logy) {
+	# Bars start at the axis' bottom: put it below the smallest bar.
+	stats csv skip 1 using (column(ycol) > 0 ? column(ycol) : NaN) nooutput
+	set logscale y 2
+	if (STATS_min > 0) { set yrange [STATS_min / 2.0:*] }
+} else {
+	set yrange [0:*]
+}
 set xrange [0.4:ng + 0.6]
 set xtics () nomirror
 if (ng > 6) { set xtics rotate by -25 }
