@@ -12,12 +12,15 @@
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
 #   spin             the Promela model checker (tests/model)
 #   man-db, groff-base  render the man pages in the docs.man test
+#   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
+#                    without it lpcbench writes the CSVs and says so)
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base)
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
+	  gnuplot-nox)
 
 say() { echo "deps: $*"; }
 

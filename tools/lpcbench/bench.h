@@ -21,9 +21,13 @@ struct bench_opts {
 	unsigned rounds;   /* measured rounds */
 	unsigned warmup;   /* rounds run first and not recorded */
 	unsigned slice_ms; /* one variant at one thread count */
-	unsigned file_mb;
+	unsigned file_mb; /* lookup's file; read's if file_mb_set */
+	bool file_mb_set; /* --file-mb given: else read uses 4 x cache_mb */
+	unsigned cache_mb; /* read: lpc's budget and the kernel's memory limit */
+	double zipf_theta; /* read */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
 	const char *csv; /* NULL: no CSV */
+	const char *plot; /* --plot DIR; NULL: none */
 	const char *variants; /* lookup's variants to run; NULL: all */
 	uint64_t seed;
 	bool pin;
@@ -50,5 +54,6 @@ struct bench {
 };
 
 extern const struct bench bench_lookup;
+extern const struct bench bench_read;
 
 #endif /* LPCBENCH_BENCH_H */

@@ -25,6 +25,7 @@
 static char rm_path[PATH_MAX];
 static char rm_dir[PATH_MAX];
 static volatile sig_atomic_t rm_armed;
+static pid_t rm_owner; /* a forked child (read.c) exits without removing */
 
 static const struct {
 	unsigned long magic;
@@ -81,7 +82,7 @@ void datafile_choose(const char *parent, struct datafile *df)
 
 void datafile_remove(void)
 {
-	if (!rm_armed)
+	if (!rm_armed || getpid() != rm_owner)
 		return;
 	rm_armed = 0;
 	unlink(rm_path);
@@ -91,7 +92,7 @@ void datafile_remove(void)
 static void datafile_signal(int sig)
 {
 	/* Only async-signal-safe calls here; then die of the same signal. */
-	if (rm_armed) {
+	if (rm_armed && getpid() == rm_owner) {
 		unlink(rm_path);
 		rmdir(rm_dir);
 	}
@@ -107,6 +108,7 @@ static void datafile_arm(const struct datafile *df)
 
 	memcpy(rm_path, df->path, sizeof(rm_path));
 	memcpy(rm_dir, df->dir, sizeof(rm_dir));
+	rm_owner = getpid();
 	rm_armed = 1;
 	if (registered)
 		return;

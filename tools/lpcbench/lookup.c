@@ -41,6 +41,7 @@
 #include "datafile.h"
 #include "floor.h"
 #include "lookup.h"
+#include "rng.h"
 #include "util.h"
 
 #define LOOKUP_IDX_ENTRIES (1u << 16) /* page numbers per thread; power of 2 */
@@ -276,33 +277,10 @@ static uint64_t lookup_slice_fn(unsigned id, void *arg, const _Atomic unsigned *
 	return 0;
 }
 
-/* xorshift64* (Vigna): fast, and good enough to spread pages uniformly. */
-static uint64_t xorshift64s(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-/* splitmix64 turns (seed, thread) into unrelated, never-zero states. */
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x ? x : 1;
-}
-
-/* The high 32 bits, scaled by a multiply (Lemire): no modulo bias worth the
- * name for nr_pages far below 2^32, and no division. */
+/* A uniformly random page of the file. */
 static uint32_t draw_page(uint64_t *s, uint32_t nr_pages)
 {
-	return (uint32_t)(((xorshift64s(s) >> 32) * nr_pages) >> 32);
+	return rng_below(s, nr_pages);
 }
 
 static void fill_indices(uint32_t *idx, uint32_t nr_pages, uint64_t seed)

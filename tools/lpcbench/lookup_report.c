@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "lookup.h"
+#include "plot.h"
 #include "util.h"
 
 /* The targets of the checks; see lookup_checks() for what each compares. */
@@ -296,6 +297,13 @@ static void print_table(const struct report *rp)
 	       tsc->unit);
 	printf("  cpu %%: CPU time the threads got / (wall x min(threads, CPUs)); below 100 %%, other programs ran too\n");
 	printf("  cpu %s/op: the same cost counted in the threads' CPU time only\n\n", tsc->unit);
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "lookup", .title = "lpcbench lookup: ticks per operation relative to the floor (median, range over rounds)",
+		.ylabel = "ticks/op over ticks/op of the floor (log scale)", .stitle = "threads",
+		.header = "threads,variant,ticks_per_op,ticks_per_op_min,ticks_per_op_max,ns_per_op,x_floor,x_floor_min,x_floor_max,mops,mops_per_thread,cpu_percent,cpu_ticks_per_op",
+		.xcol = 2, .scol = 1, .ycol = 7, .locol = 8, .hicol = 9, .logy = true,
+		.ref = TARGET_LOCKLESS_OVER_FLOOR, .ref_label = "target a) for lockless" });
+
 	printf("%7s  %-13s %-27s %8s  %-21s %9s %10s %6s %9s\n", "threads", "variant",
 	       tsc->unit[0] == 't' ? "ticks/op" : "ns/op (clock)", "ns/op", "x floor",
 	       "Mops/s", "per thread", "cpu %", "cpu t/op");
@@ -313,11 +321,18 @@ static void print_table(const struct report *rp)
 			       rp->mops[tc][v].med,
 			       rp->mops[tc][v].med / res->threads[tc],
 			       rp->cpu_share[tc][v].med, rp->cpu_tpo[tc][v].med);
+			plot_row(pl, "%u,%s,%s,%.6g,%s,%.6g,%.6g,%.6g,%.6g", res->threads[tc],
+				 lookup_variant_name[v], plot_sum(a, sizeof(a), t),
+				 t->med / tsc->ticks_per_ns,
+				 plot_sum(b, sizeof(b), &rp->ratio_floor[tc][v]),
+				 rp->mops[tc][v].med, rp->mops[tc][v].med / res->threads[tc],
+				 rp->cpu_share[tc][v].med, rp->cpu_tpo[tc][v].med);
 			if (res->threads[tc] <= rp->env->nr_cpus &&
 			    rp->cpu_share[tc][v].med < CPU_SHARE_QUIET)
 				disturbed = true;
 		}
 	}
+	plot_close(pl);
 	printf("\n");
 	if (disturbed)
 		printf("note: some slices got less than %.0f %% of their CPUs: other programs ran during this run,\n"
@@ -334,16 +349,42 @@ static void print_ratios(const struct report *rp)
 	printf("%7s  %-23s %-23s %-23s %-23s %s\n", "threads", "locked/lockless ticks",
 	       "lockless/locked Mops/s", "kernel/lpc_pread ticks",
 	       "kernel/lockless ticks", "kernel_hot/lpc_pread_hot");
-	for (unsigned tc = 0; tc < res->nr_tconf; tc++)
+	static const char *const ratio_name[5] = {
+		"locked/lockless_ticks", "lockless/locked_mops", "kernel/lpc_pread_ticks",
+		"kernel/lockless_ticks", "kernel_hot/lpc_pread_hot_ticks",
+	};
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "lookup_ratios", .title = "lpcbench lookup: ratios within a round (median, range over rounds)",
+		.ylabel = "ratio (log scale)", .stitle = "threads",
+		.header = "threads,ratio,median,min,max", .xcol = 2, .scol = 1, .ycol = 3,
+		.locol = 4, .hicol = 5, .logy = true, .ref = NAN });
+
+	for (unsigned tc = 0; tc < res->nr_tconf; tc++) {
+		const struct summary *rs[5] = {
+			&rp->locked_lockless[tc], &rp->lockless_locked_mops[tc],
+			&rp->kernel_lpc_pread[tc], &rp->kernel_lockless[tc],
+			&rp->kernel_lpc_pread_hot[tc],
+		};
+
+		for (int i = 0; i < 5; i++)
+			plot_row(pl, "%u,%s,%s", res->threads[tc], ratio_name[i],
+				 plot_sum(a, sizeof(a), rs[i]));
 		printf("%7u  %-23s %-23s %-23s %-23s %s\n", res->threads[tc],
 		       fmt_sum(a, sizeof(a), &rp->locked_lockless[tc], 5, 2),
 		       fmt_sum(b, sizeof(b), &rp->lockless_locked_mops[tc], 5, 2),
 		       fmt_sum(c, sizeof(c), &rp->kernel_lpc_pread[tc], 5, 2),
 		       fmt_sum(d, sizeof(d), &rp->kernel_lockless[tc], 5, 2),
 		       fmt_sum(e, sizeof(e), &rp->kernel_lpc_pread_hot[tc], 5, 2));
+	}
+	plot_close(pl);
 	printf("\n");
 
 	if (rp->tc_one >= 0 && res->nr_tconf > 1) {
+		pl = plot_open(&(struct plot_spec){
+			.name = "lookup_scaling", .title = "lpcbench lookup: Mops/s at T threads / at 1 thread, same round",
+			.ylabel = "scaling", .stitle = "threads",
+			.header = "threads,variant,median,min,max", .xcol = 2, .scol = 1,
+			.ycol = 3, .locol = 4, .hicol = 5, .ref = NAN });
 		printf("scaling: Mops/s at T threads / Mops/s at 1 thread, same round\n");
 		printf("%7s", "threads");
 		for (int v = 0; v < LV_NR; v++)
@@ -353,20 +394,34 @@ static void print_ratios(const struct report *rp)
 			if ((int)tc == rp->tc_one)
 				continue;
 			printf("%7u", res->threads[tc]);
-			for (int v = 0; v < LV_NR; v++)
+			for (int v = 0; v < LV_NR; v++) {
 				printf("  %-21s", fmt_sum(a, sizeof(a), &rp->scaling[tc][v], 5, 2));
+				if (res->variants & (1u << v))
+					plot_row(pl, "%u,%s,%s", res->threads[tc],
+						 lookup_variant_name[v],
+						 plot_sum(b, sizeof(b), &rp->scaling[tc][v]));
+			}
 			printf("  %s\n", fmt_sum(a, sizeof(a), &rp->scaling_vs_floor[tc], 5, 2));
 		}
+		plot_close(pl);
 		printf("\n");
 	}
 	if (rp->tc_over >= 0 && rp->tc_base >= 0) {
 		printf("oversubscribed: Mops/s at %u threads / Mops/s at %u threads (%u CPUs), same round\n",
 		       res->threads[rp->tc_over], res->threads[rp->tc_base],
 		       rp->env->nr_cpus);
+		pl = plot_open(&(struct plot_spec){
+			.name = "lookup_oversub", .title = "lpcbench lookup: Mops/s oversubscribed / one thread per CPU, same round",
+			.ylabel = "ratio", .header = "variant,median,min,max", .xcol = 1,
+			.ycol = 2, .locol = 3, .hicol = 4, .ref = 1.0, .ref_label = "no loss" });
 		for (int v = 0; v < LV_NR; v++)
-			if (res->variants & (1u << v))
+			if (res->variants & (1u << v)) {
 				printf("  %-13s %s\n", lookup_variant_name[v],
 				       fmt_sum(a, sizeof(a), &rp->oversub[v], 5, 2));
+				plot_row(pl, "%s,%s", lookup_variant_name[v],
+					 plot_sum(b, sizeof(b), &rp->oversub[v]));
+			}
+		plot_close(pl);
 		printf("\n");
 	}
 }
@@ -420,6 +475,38 @@ static void print_check(const struct check *c)
 	print_check_result(c);
 	if (c->note[0])
 		printf("        %s\n", c->note);
+}
+
+/* The checks as a table: key (row number and check id), label, target, the
+ * median and range, the verdict. */
+static void plot_checks(const struct check *c, unsigned n)
+{
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "lookup_checks", .title = "lpcbench lookup: the checks (median, range over rounds)",
+		.ylabel = "value (log scale)", .header = "check,label,target,median,min,max,verdict",
+		.xcol = 1, .ycol = 4, .locol = 5, .hicol = 6, .logy = true, .ref = NAN });
+	char a[96], label[96];
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct summary none = { 0 };
+		const struct summary *s = c[i].s ? c[i].s : &none;
+		const char *verdict = "";
+		size_t j;
+
+		for (j = 0; c[i].label[j] && j + 1 < sizeof(label); j++)
+			label[j] = c[i].label[j] == ',' ? ';' : c[i].label[j];
+		label[j] = '\0';
+		if (!s->n)
+			verdict = "skip";
+		else if (!isnan(c[i].target))
+			verdict = (c[i].at_least ? s->med >= c[i].target :
+				   s->med <= c[i].target) ? "pass" : "fail";
+		plot_row(pl, "%u%.1s,%s,%s%.3g,%s,%s", i + 1, c[i].id, label,
+			 isnan(c[i].target) ? "" : c[i].at_least ? ">=" : "<=",
+			 isnan(c[i].target) ? 0.0 : c[i].target, plot_sum(a, sizeof(a), s),
+			 verdict);
+	}
+	plot_close(pl);
 }
 
 static void lookup_checks(const struct report *rp)
@@ -488,6 +575,7 @@ static void lookup_checks(const struct report *rp)
 	for (unsigned i = 0; i < n; i++)
 		print_check(&c[i]);
 	printf("\n");
+	plot_checks(c, n);
 }
 
 static void print_stats(const struct lookup_results *res)
@@ -504,6 +592,11 @@ static void print_stats(const struct lookup_results *res)
 #undef STAT
 	};
 
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "lookup_stats", .title = "lpcbench lookup: lpc_stats of the two caches",
+		.ylabel = "count (log scale)", .stitle = "cache", .header = "counter,cache,value",
+		.xcol = 1, .scol = 2, .ycol = 3, .logy = true, .ref = NAN });
+
 	printf("lpc_stats (since each cache was created; the fill and warm-up included):\n");
 	printf("  %-18s %16s %16s\n", "", "lockless cache", "locked cache");
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
@@ -512,7 +605,10 @@ static void print_stats(const struct lookup_results *res)
 
 		printf("  %-18s %16llu %16llu\n", f[i].name, (unsigned long long)*a,
 		       (unsigned long long)*b);
+		plot_row(pl, "%s,lockless,%llu", f[i].name, (unsigned long long)*a);
+		plot_row(pl, "%s,locked,%llu", f[i].name, (unsigned long long)*b);
 	}
+	plot_close(pl);
 	printf("\n");
 }
 

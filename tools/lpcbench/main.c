@@ -4,7 +4,7 @@
  * default and a help line), the echo of the configuration before anything is
  * measured, and the CSV file.
  *
- *   lpcbench lookup [options]   one benchmark
+ *   lpcbench lookup [options]   one benchmark (lookup, read)
  *   lpcbench all [options]      every benchmark, in order, same options
  *   lpcbench --help             commands and options with their defaults
  */
@@ -20,6 +20,7 @@
 #include <lpc/lpc.h>
 
 #include "bench.h"
+#include "plot.h"
 #include "pool.h"
 #include "util.h"
 
@@ -35,6 +36,8 @@
 #define DEF_SLICE_MS 100
 #define DEF_FILE_MB 256
 #define DEF_SEED 1
+#define DEF_CACHE_MB 256 /* read: with a 4x file, about 2-3 min on 2 CPUs */
+#define DEF_ZIPF_THETA 0.99
 
 #define MAX_ROUNDS 100000
 #define MAX_SLICE_MS 600000
@@ -42,6 +45,7 @@
 
 static const struct bench *const benches[] = {
 	&bench_lookup,
+	&bench_read,
 };
 
 enum {
@@ -55,6 +59,9 @@ enum {
 	OPT_SEED,
 	OPT_NO_PIN,
 	OPT_VARIANTS,
+	OPT_PLOT,
+	OPT_CACHE_MB,
+	OPT_ZIPF_THETA,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +75,9 @@ static const struct option long_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 	{ "variants", required_argument, NULL, OPT_VARIANTS },
+	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "cache-mb", required_argument, NULL, OPT_CACHE_MB },
+	{ "zipf-theta", required_argument, NULL, OPT_ZIPF_THETA },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -84,9 +94,16 @@ static void usage(FILE *out)
 		"  --rounds N       measured rounds; ratios are taken within a round [%u]\n"
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
-		"  --file-mb MB     size of the data file (real bytes, removed at exit) [%u]\n"
+		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
+		"                   [lookup: %u; read: 4 x --cache-mb]\n"
+		"  --cache-mb MB    read: lpc's cache budget, and the memory cgroup limit of the\n"
+		"                   kernel's page cache for the kernel and mmap rows [%u]\n"
+		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
+		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
+		"  --plot DIR       write every printed table as DIR/<table>.csv and, with\n"
+		"                   gnuplot, DIR/<table>.svg (a bar chart) [none]\n"
 		"  --seed N         seed of the random page numbers and the hot pages [%u]\n"
 		"  --no-pin         leave threads unpinned [worker i pinned to allowed CPU i mod CPUs]\n"
 		"  --variants LIST  lookup: the variants to run, e.g. lockless to profile one\n"
@@ -95,7 +112,8 @@ static void usage(FILE *out)
 		"\nThe run prints its configuration first, a progress line on stderr, then the\n"
 		"results: median [min - max] over the rounds, ratios, checks against targets\n"
 		"(informational: the exit status is 0 whatever they say) and lpc's counters.\n",
-		DEF_ROUNDS, DEF_WARMUP, DEF_SLICE_MS, DEF_FILE_MB, DEF_SEED);
+		DEF_ROUNDS, DEF_WARMUP, DEF_SLICE_MS, DEF_FILE_MB, DEF_CACHE_MB,
+		DEF_ZIPF_THETA, DEF_SEED);
 }
 
 static unsigned long long parse_num(const char *flag, const char *s,
@@ -143,6 +161,8 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 	o->slice_ms = DEF_SLICE_MS;
 	o->file_mb = DEF_FILE_MB;
 	o->seed = DEF_SEED;
+	o->cache_mb = DEF_CACHE_MB;
+	o->zipf_theta = DEF_ZIPF_THETA;
 	o->pin = true;
 
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
@@ -161,6 +181,22 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_FILE_MB:
 			o->file_mb = (unsigned)parse_num("--file-mb", optarg, 1, MAX_FILE_MB);
+			o->file_mb_set = true;
+			break;
+		case OPT_CACHE_MB:
+			o->cache_mb = (unsigned)parse_num("--cache-mb", optarg, 1, MAX_FILE_MB);
+			break;
+		case OPT_ZIPF_THETA: {
+			char *end;
+
+			errno = 0;
+			o->zipf_theta = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->zipf_theta > 0 && o->zipf_theta < 1))
+				die("--zipf-theta: '%s' is not a number between 0 and 1", optarg);
+			break;
+		}
+		case OPT_PLOT:
+			o->plot = optarg;
 			break;
 		case OPT_DIR:
 			o->dir = optarg;
@@ -243,6 +279,7 @@ static void echo_config(int argc, char **argv, const struct bench_env *env,
 	       o->rounds, o->warmup, o->slice_ms);
 	printf("  seed       %" PRIu64 "\n", o->seed);
 	printf("  csv        %s\n", o->csv ? o->csv : "none");
+	printf("  plot       %s\n", o->plot ? o->plot : "none");
 	for (size_t i = 0; i < nr_run; i++)
 		est += run[i]->estimate_s(o);
 	printf("  estimate   %.0f s of timed slices, plus setup\n", est);
@@ -288,6 +325,7 @@ int main(int argc, char **argv)
 	progress_done();
 	if (opts.csv)
 		env.csv = csv_open(opts.csv);
+	plot_init(opts.plot);
 	echo_config(argc, argv, &env, run, nr_run);
 
 	t0 = now_ns();
@@ -296,6 +334,7 @@ int main(int argc, char **argv)
 	csv_close(env.csv);
 	if (opts.csv)
 		printf("csv written to %s\n", opts.csv);
+	plot_summary();
 	printf("lpcbench %s: done in %.1f s\n", cmd, (double)(now_ns() - t0) / 1e9);
 	return 0;
 }

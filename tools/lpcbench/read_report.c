@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * read_report.c - the read benchmark's tables: the device, throughput and hit
+ * ratios per workload, lpc's ratios to the kernel, mmap and O_DIRECT (each
+ * taken within a round, then median [min - max] over the rounds), scan-mix,
+ * where the time of a miss goes, issue 6's goals, and the state of the caches.
+ *
+ * Definitions (per round):
+ *   kreads/s    the random readers' reads / the slice's wall time, in 1000s
+ *   hit (io)    1 - (bytes the readers fetched from storage / 4 KiB) / reads
+ *   hit (cnt)   lpc: lpc_stats hits / (hits + misses), all of the slice's
+ *               threads; kernel: the readers' reads that preadv2(RWF_NOWAIT)
+ *               served / their reads
+ *   around      lpc_stats read_around / reads: reads served past a full cache
+ *   majflt      the readers' major faults / reads (mmap)
+ *   lpc/kernel  kreads/s of lpc / kreads/s of kernel at the same thread count
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "read.h"
+#include "util.h"
+
+#define GOAL_LPC_OVER_KERNEL 1.5 /* issue 6: lpc >= 1.5x the kernel's reads/s */
+
+struct rep {
+	const struct bench_env *env;
+	const struct read_results *res;
+	double *x;
+};
+
+typedef double (*row_fn)(const struct rep *rp, unsigned round, int row, int row2);
+
+static double kreads(const struct read_sample *s)
+{
+	return s->ps.wall_ns ? (double)s->reads * 1e6 / (double)s->ps.wall_ns : NAN;
+}
+
+static const struct read_sample *smp(const struct rep *rp, unsigned r, int row)
+{
+	return read_sample(rp->res, r, (unsigned)row);
+}
+
+static double f_kreads(const struct rep *rp, unsigned r, int row, int row2)
+{
+	return kreads(smp(rp, r, row));
+}
+
+static double f_hit_io(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->reads ? 1.0 - (double)s->io_bytes / rp->res->page_size / (double)s->reads :
+			  NAN;
+}
+
+static double f_hit_lpc(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->hits + s->misses ? (double)s->hits / (double)(s->hits + s->misses) : NAN;
+}
+
+static double f_hit_nowait(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->reads ? (double)s->nowait_hits / (double)s->reads : NAN;
+}
+
+static double f_around(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->reads ? (double)s->read_around / (double)s->reads : NAN;
+}
+
+static double f_majflt(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->reads ? (double)s->majflt / (double)s->reads : NAN;
+}
+
+static double f_scan_kreads(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->ps.wall_ns ? (double)s->scan_reads * 1e6 / (double)s->ps.wall_ns : NAN;
+}
+
+/* Little's law: threads x wall / reads; a queue depth of `threads`. */
+static double f_lat_us(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->reads ? (double)rp->res->rows[row].threads * (double)s->ps.wall_ns /
+			  (double)s->reads / 1e3 : NAN;
+}
+
+static double f_ratio(const struct rep *rp, unsigned r, int row, int row2)
+{
+	return f_kreads(rp, r, row, -1) / f_kreads(rp, r, row2, -1);
+}
+
+static double probe_us(const struct rep *rp, uint64_t ticks, uint64_t n)
+{
+	return n ? (double)ticks / (double)n / rp->env->tsc.ticks_per_ns / 1e3 : NAN;
+}
+
+static double f_probe_hit(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return probe_us(rp, s->hit_ticks, s->hit_n);
+}
+
+static double f_probe_miss(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return probe_us(rp, s->miss_ticks, s->miss_n);
+}
+
+static double f_probe_ra(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return probe_us(rp, s->ra_ticks, s->ra_n);
+}
+
+static double f_probe_miss_share(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+	uint64_t n = s->hit_n + s->miss_n + s->ra_n;
+
+	return n ? (double)(s->miss_n + s->ra_n) / (double)n : NAN;
+}
+
+/* Evaluates fn over the rounds, writes raw values and the summary to the
+ * CSV (variant: "workload/variant", or "workload/variant/variant2" for a
+ * ratio), and returns the summary; n = 0 when the row did not run. */
+static struct summary over(const struct rep *rp, row_fn fn, int row, int row2,
+			   const char *metric)
+{
+	const struct read_results *res = rp->res;
+	struct summary none = { NAN, NAN, NAN, 0 };
+	char var[64];
+	struct csv_key k = { "read", 0, 0, var, metric };
+	struct summary s;
+
+	if (row < 0 || res->rows[row].skip || (row2 >= 0 && res->rows[row2].skip))
+		return none;
+	k.threads = res->rows[row].threads;
+	if (row2 >= 0)
+		snprintf(var, sizeof(var), "%s/%s/%s", read_workload_name[res->rows[row].w],
+			 read_variant_name[res->rows[row].v],
+			 read_variant_name[res->rows[row2].v]);
+	else
+		snprintf(var, sizeof(var), "%s/%s", read_workload_name[res->rows[row].w],
+			 read_variant_name[res->rows[row].v]);
+	for (unsigned r = 0; r < res->rounds; r++) {
+		rp->x[r] = fn(rp, r, row, row2);
+		k.round = r + 1;
+		if (!isnan(rp->x[r]))
+			csv_raw(rp->env->csv, &k, rp->x[r]);
+	}
+	s = summarize(rp->x, res->rounds);
+	if (s.n)
+		csv_summary(rp->env->csv, &k, &s);
+	return s;
+}
+
+static int find_row(const struct read_results *res, enum read_workload w,
+		    enum read_variant v, unsigned threads)
+{
+	for (unsigned i = 0; i < res->nr_rows; i++)
+		if (res->rows[i].w == w && res->rows[i].v == v &&
+		    res->rows[i].threads == threads)
+			return (int)i;
+	return -1;
+}
+
+static const char *fs(char *buf, size_t len, const struct summary *s, int w, int p)
+{
+	if (!s->n)
+		snprintf(buf, len, "%*s", 3 * w + 6, "n/a");
+	else
+		snprintf(buf, len, "%*.*f [%*.*f - %*.*f]", w, p, s->med, w, p, s->min, w,
+			 p, s->max);
+	return buf;
+}
+
+/* Unique thread counts of workload w's rows, in order. */
+static unsigned tcounts(const struct read_results *res, enum read_workload w,
+			unsigned *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < res->nr_rows; i++) {
+		unsigned j;
+
+		if (res->rows[i].w != w || res->rows[i].v == RV_PROBE)
+			continue;
+		for (j = 0; j < n && t[j] != res->rows[i].threads; j++)
+			;
+		if (j == n)
+			t[n++] = res->rows[i].threads;
+	}
+	return n;
+}
+
+static void print_device(const struct rep *rp)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_device", .title = "lpcbench read: the device, O_DIRECT random 4 KiB reads",
+		.ylabel = "kIOPS", .header = "queue_depth,kiops,kiops_min,kiops_max,us_per_read,us_min,us_max",
+		.xcol = 1, .ycol = 2, .locol = 3, .hicol = 4, .ref = NAN });
+	char a[64], b[64], c[64], d[64];
+
+	printf("read device: O_DIRECT random 4 KiB reads, no cache (median [min - max] over %u rounds)\n",
+	       res->rounds);
+	printf("  %-11s %-27s %s\n", "queue depth", "kIOPS", "us per read (depth x wall / reads)");
+	for (unsigned i = 0; i < res->nr_rows; i++) {
+		struct summary k, l;
+
+		if (res->rows[i].w != RW_DEVICE)
+			continue;
+		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
+		l = over(rp, f_lat_us, (int)i, -1, "us_per_read");
+		printf("  %-11u %-27s %s\n", res->rows[i].threads, fs(a, sizeof(a), &k, 7, 1),
+		       fs(b, sizeof(b), &l, 7, 1));
+		plot_row(pl, "qd%u,%s,%s", res->rows[i].threads, plot_sum(c, sizeof(c), &k),
+			 plot_sum(d, sizeof(d), &l));
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+static void print_workload(const struct rep *rp, enum read_workload w)
+{
+	const struct read_results *res = rp->res;
+	char name[32], title[128], a[64], b[64], c[64], d[64], e[64];
+	struct plot *pl;
+
+	snprintf(name, sizeof(name), "read_%s", read_workload_name[w]);
+	snprintf(title, sizeof(title), "lpcbench read %s: thousands of random 4 KiB reads per second",
+		 read_workload_name[w]);
+	pl = plot_open(&(struct plot_spec){
+		.name = name, .title = title, .ylabel = "kreads/s (log scale)", .stitle = "threads",
+		.header = "threads,variant,kreads_per_s,kreads_min,kreads_max,hit_io,hit_io_min,hit_io_max,hit_lpc,around_per_read,majflt_per_read",
+		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .logy = true, .ref = NAN });
+	printf("read %s: %u rounds, median [min - max]; hit (io): reads that fetched nothing from storage;\n"
+	       "  hit (counted): lpc_stats for lpc, preadv2(RWF_NOWAIT) successes for kernel; around: lpc's read_around per read\n",
+	       read_workload_name[w], res->rounds);
+	printf("%7s  %-9s %-27s %-21s %-21s %-9s %s\n", "threads", "variant", "kreads/s",
+	       "hit (io)", "hit (counted)", "around", "majflt");
+	for (unsigned i = 0; i < res->nr_rows; i++) {
+		const struct read_row *row = &res->rows[i];
+		struct summary k, h, hl, ar, mf;
+
+		if (row->w != w || row->v == RV_PROBE)
+			continue;
+		if (row->skip) {
+			printf("%7u  %-9s skipped: no memory cgroup (%s)\n", row->threads,
+			       read_variant_name[row->v], res->memcg_why);
+			continue;
+		}
+		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
+		h = over(rp, f_hit_io, (int)i, -1, "hit_ratio_io");
+		hl = row->v == RV_LPC ? over(rp, f_hit_lpc, (int)i, -1, "hit_ratio_lpc") :
+		     row->v == RV_KERNEL ? over(rp, f_hit_nowait, (int)i, -1, "hit_ratio_nowait") :
+					   (struct summary){ NAN, NAN, NAN, 0 };
+		ar = row->v == RV_LPC ? over(rp, f_around, (int)i, -1, "read_around_per_read") :
+					(struct summary){ NAN, NAN, NAN, 0 };
+		mf = row->v == RV_MMAP ? over(rp, f_majflt, (int)i, -1, "majflt_per_read") :
+					 (struct summary){ NAN, NAN, NAN, 0 };
+		snprintf(d, sizeof(d), ar.n ? "%.3f" : "", ar.med);
+		snprintf(e, sizeof(e), mf.n ? "%.3f" : "", mf.med);
+		printf("%7u  %-9s %-27s %-21s %-21s %-9s %s\n", row->threads,
+		       read_variant_name[row->v], fs(a, sizeof(a), &k, 7, 1),
+		       fs(b, sizeof(b), &h, 4, 3), fs(c, sizeof(c), &hl, 4, 3), d, e);
+		plot_row(pl, "%u,%s,%s,%s,%s,%s,%s", row->threads, read_variant_name[row->v],
+			 plot_sum(a, sizeof(a), &k), plot_sum(b, sizeof(b), &h),
+			 hl.n ? (snprintf(c, sizeof(c), "%.4g", hl.med), c) : "", d, e);
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+static void print_ratios(const struct rep *rp, struct summary lk[2][BENCH_MAX_TCONF],
+			 unsigned *tc, unsigned *nt)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_ratios", .title = "lpcbench read: reads/s of lpc over those of the others, within a round",
+		.ylabel = "ratio (log scale)", .stitle = "threads",
+		.header = "threads,ratio,median,min,max", .xcol = 2, .scol = 1, .ycol = 3,
+		.locol = 4, .hicol = 5, .logy = true, .ref = GOAL_LPC_OVER_KERNEL,
+		.ref_label = "issue 6 goal for lpc/kernel" });
+	static const enum read_variant den[3] = { RV_KERNEL, RV_MMAP, RV_DIRECT };
+	char a[64], key[48];
+
+	printf("read ratios: kreads/s of lpc / of the other, same round, same thread count\n");
+	printf("%-9s %7s  %-23s %-23s %s\n", "workload", "threads", "lpc/kernel", "lpc/mmap",
+	       "lpc/direct");
+	for (enum read_workload w = RW_UNIFORM; w <= RW_SCAN; w++) {
+		*nt = tcounts(res, w, tc);
+		for (unsigned t = 0; t < *nt; t++) {
+			int lpc = find_row(res, w, RV_LPC, tc[t]);
+
+			printf("%-9s %7u", read_workload_name[w], tc[t]);
+			for (int d = 0; d < 3; d++) {
+				int other = find_row(res, w, den[d], tc[t]);
+				struct summary s = { NAN, NAN, NAN, 0 };
+
+				if (other >= 0)
+					s = over(rp, f_ratio, lpc, other, "lpc_over");
+				if (d == 0 && w != RW_SCAN)
+					lk[w - RW_UNIFORM][t] = s;
+				printf("  %-23s", other >= 0 ? fs(a, sizeof(a), &s, 5, 2) : "");
+				if (other >= 0) {
+					snprintf(key, sizeof(key), "%s:lpc/%s", read_workload_name[w],
+						 read_variant_name[den[d]]);
+					plot_row(pl, "%u,%s,%s", tc[t], key, plot_sum(a, sizeof(a), &s));
+				}
+			}
+			printf("\n");
+		}
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+static void print_scan(const struct rep *rp)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_scan_mix", .title = "lpcbench read scan-mix: hit ratio of the Zipf readers while one thread scans the file",
+		.ylabel = "hot-set hit ratio (io)", .stitle = "Zipf readers",
+		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,hit_io,kreads_per_s,scan_kreads_per_s",
+		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .ref = NAN });
+	char a[64], b[64], d[64];
+
+	printf("read scan-mix: T Zipf readers + 1 sequential reader; the readers' (hot set's) hit ratio:\n"
+	       "  lpc by storage bytes (io: lpc has no readahead), kernel by RWF_NOWAIT (its io counts the\n"
+	       "  scanner's async readahead that a reader's hit sets off); the other measure beside it\n");
+	printf("%7s  %-9s %-21s %-7s %-9s %-27s %s\n", "readers", "variant", "hot hit",
+	       "by", "other", "readers kreads/s", "scan kr/s");
+	for (unsigned i = 0; i < res->nr_rows; i++) {
+		const struct read_row *row = &res->rows[i];
+		struct summary h, k, sk, hl = { NAN, NAN, NAN, 0 };
+
+		if (row->w != RW_SCAN)
+			continue;
+		if (row->skip) {
+			printf("%7u  %-9s skipped: no memory cgroup\n", row->threads,
+			       read_variant_name[row->v]);
+			continue;
+		}
+		bool kern = row->v == RV_KERNEL;
+
+		h = over(rp, kern ? f_hit_nowait : f_hit_io, (int)i, -1,
+			 kern ? "hot_hit_ratio_nowait" : "hot_hit_ratio_io");
+		hl = over(rp, kern ? f_hit_io : f_hit_lpc, (int)i, -1,
+			  kern ? "hot_hit_ratio_io" : "hit_ratio_lpc_all_threads");
+		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
+		sk = over(rp, f_scan_kreads, (int)i, -1, "scan_kreads_per_s");
+		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %.1f\n", row->threads,
+		       read_variant_name[row->v], fs(a, sizeof(a), &h, 4, 3),
+		       kern ? "nowait" : "io", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med);
+		plot_row(pl, "%u,%s,%s,%s,%.4g,%.6g,%.6g", row->threads, read_variant_name[row->v],
+			 plot_sum(d, sizeof(d), &h), kern ? "nowait" : "io", hl.med, k.med, sk.med);
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+static void print_miss(const struct rep *rp)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_miss", .title = "lpcbench read: where the time of lpc_pread goes (1 thread, each read timed)",
+		.ylabel = "us per read (log scale)", .stitle = "workload",
+		.header = "workload,part,us,us_min,us_max", .xcol = 2, .scol = 1, .ycol = 3,
+		.locol = 4, .hicol = 5, .logy = true, .ref = NAN });
+	int qd1 = find_row(res, RW_DEVICE, RV_DIRECT, 1);
+	struct summary dev = over(rp, f_lat_us, qd1, -1, "us_per_read");
+	char a[64], c[64], d[64];
+
+	printf("read miss: lpc_pread timed alone, one thread, classified by the lpc_stats change it caused\n");
+	printf("  %-9s %-21s %-21s %-21s %-8s %s\n", "workload", "hit us", "miss us",
+	       "read-around us", "missed", "minus device QD1: lpc's own part (lookup, allocation, insert, copy)");
+	for (enum read_workload w = RW_UNIFORM; w <= RW_ZIPF; w++) {
+		int row = find_row(res, w, RV_PROBE, 1);
+		struct summary h = over(rp, f_probe_hit, row, -1, "probe_hit_us");
+		struct summary m = over(rp, f_probe_miss, row, -1, "probe_miss_us");
+		struct summary ra = over(rp, f_probe_ra, row, -1, "probe_read_around_us");
+		struct summary sh = over(rp, f_probe_miss_share, row, -1, "probe_miss_share");
+		char own[160];
+
+		snprintf(own, sizeof(own), "miss %s us, read-around %s us",
+			 m.n && dev.n ? (snprintf(a, 24, "%.1f", m.med - dev.med), a) : "n/a",
+			 ra.n && dev.n ? (snprintf(d, 24, "%.1f", ra.med - dev.med), d) : "n/a");
+		printf("  %-9s %-21s ", read_workload_name[w], fs(c, sizeof(c), &h, 5, 2));
+		printf("%-21s ", fs(c, sizeof(c), &m, 5, 1));
+		printf("%-21s %-8.3f %s\n", fs(c, sizeof(c), &ra, 5, 1), sh.med, own);
+		plot_row(pl, "%s,hit,%s", read_workload_name[w], plot_sum(d, sizeof(d), &h));
+		plot_row(pl, "%s,miss,%s", read_workload_name[w], plot_sum(d, sizeof(d), &m));
+		plot_row(pl, "%s,read_around,%s", read_workload_name[w], plot_sum(d, sizeof(d), &ra));
+		plot_row(pl, "%s,device_qd1,%s", read_workload_name[w], plot_sum(d, sizeof(d), &dev));
+	}
+	plot_close(pl);
+	printf("  device QD1: %s us per O_DIRECT read, from the device rows\n",
+	       fs(a, sizeof(a), &dev, 5, 1));
+	printf("  TODO eviction: lpc has no eviction yet (issue 6); a full cache reads around it.  Once it\n"
+	       "       exists, a miss also pays for reclaim: split lookup / allocation / eviction / I/O with\n"
+	       "       timestamps inside the miss path (a library change), and print them here.\n\n");
+}
+
+static void print_goals(const struct rep *rp, struct summary lk[2][BENCH_MAX_TCONF],
+			const unsigned *tc, unsigned nt)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_goals", .title = "lpcbench read: the goal of issue 6, lpc/kernel reads/s at equal memory",
+		.ylabel = "lpc/kernel", .stitle = "threads",
+		.header = "threads,workload,lpc_over_kernel,min,max,verdict,hit_lpc_io,hit_kernel_io,hit_verdict",
+		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5,
+		.ref = GOAL_LPC_OVER_KERNEL, .ref_label = "goal 1.5" });
+	char a[64];
+
+	printf("goals (issue 6, informational): lpc >= %.1fx the kernel's reads/s, with a hit ratio (io) >= the kernel's\n",
+	       GOAL_LPC_OVER_KERNEL);
+	for (int wi = 0; wi < 2; wi++) {
+		enum read_workload w = (enum read_workload)(RW_UNIFORM + wi);
+
+		for (unsigned t = 0; t < nt; t++) {
+			const struct summary *s = &lk[wi][t];
+			int l = find_row(res, w, RV_LPC, tc[t]), k = find_row(res, w, RV_KERNEL, tc[t]);
+			struct summary hl = over(rp, f_hit_io, l, -1, "hit_ratio_io");
+			struct summary hk = over(rp, f_hit_io, k, -1, "hit_ratio_io");
+			const char *v1 = !s->n ? "SKIP" : s->med >= GOAL_LPC_OVER_KERNEL ? "PASS" : "FAIL";
+			const char *v2 = !hl.n || !hk.n ? "SKIP" : hl.med >= hk.med ? "PASS" : "FAIL";
+
+			printf("  %-8s %2u threads: lpc/kernel %-23s %s; hit lpc %.3f vs kernel %.3f %s\n",
+			       read_workload_name[w], tc[t], fs(a, sizeof(a), s, 5, 2), v1, hl.med,
+			       hk.med, v2);
+			plot_row(pl, "%u,%s,%s,%s,%.4g,%.4g,%s", tc[t], read_workload_name[w],
+				 plot_sum(a, sizeof(a), s), v1, hl.med, hk.med, v2);
+		}
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+static void print_phases(const struct rep *rp)
+{
+	const struct read_results *res = rp->res;
+	struct plot *pl = plot_open(&(struct plot_spec){
+		.name = "read_phases", .title = "lpcbench read: the caches at the end of each phase",
+		.ylabel = "MiB", .stitle = "",
+		.header = "workload,warm_s,lpc_frames_mib,lpc_free_mib,cgroup_usage_mib,cgroup_file_mib,cgroup_anon_mib",
+		.xcol = 1, .ycol = 5, .ref = NAN });
+
+	printf("phases: lpc after its warm-up; the kernel's cgroup (limit %llu MiB) after the rounds\n",
+	       (unsigned long long)(res->cache_bytes >> 20));
+	printf("  %-9s %8s %16s %14s %14s %14s %14s\n", "workload", "warm s", "lpc frames MiB",
+	       "lpc free MiB", "cg usage MiB", "cg file MiB", "cg anon MiB");
+	for (enum read_workload w = RW_UNIFORM; w < RW_NR; w++) {
+		const struct read_phase_end *e = &res->end[w];
+		double mib = (double)res->page_size / (1 << 20);
+		double u = res->memcg ? (double)e->cg_usage / (1 << 20) : NAN;
+		double f = res->memcg ? (double)e->cg_file / (1 << 20) : NAN;
+		double an = res->memcg ? (double)e->cg_anon / (1 << 20) : NAN;
+
+		if (!e->ran)
+			continue;
+		printf("  %-9s %8.1f %16.1f %14.1f %14.1f %14.1f %14.1f\n", read_workload_name[w],
+		       e->warm_s, (double)e->lpc_frames * mib, (double)e->lpc_free * mib, u, f, an);
+		plot_row(pl, "%s,%.2f,%.1f,%.1f,%.1f,%.1f,%.1f", read_workload_name[w], e->warm_s,
+			 (double)e->lpc_frames * mib, (double)e->lpc_free * mib, u, f, an);
+	}
+	plot_close(pl);
+	printf("\n");
+}
+
+void read_report(const struct bench_env *env, const struct read_results *res)
+{
+	struct rep rp = { env, res, xcalloc(res->rounds, sizeof(double)) };
+	struct summary lk[2][BENCH_MAX_TCONF];
+	unsigned tc[BENCH_MAX_TCONF + 1], nt = 0;
+
+	memset(lk, 0, sizeof(lk));
+	print_device(&rp);
+	print_workload(&rp, RW_UNIFORM);
+	print_workload(&rp, RW_ZIPF);
+	print_ratios(&rp, lk, tc, &nt);
+	nt = tcounts(res, RW_UNIFORM, tc);
+	print_scan(&rp);
+	print_miss(&rp);
+	print_goals(&rp, lk, tc, nt);
+	print_phases(&rp);
+	fflush(stdout);
+	free(rp.x);
+}
