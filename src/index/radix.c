@@ -290,6 +290,11 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 			nr = top_shift / LPC_RADIX_SHIFT + 1;
 		}
 	}
+#ifdef LPC_RADIX_BREAK_NODE_COUNT
+	/* Only tests/debug/test_debug_radix_nodes.c: miscount on purpose, so
+	 * that the RADIX-NODES-USED check below is shown to fire. */
+	nr++;
+#endif
 	for (i = 0; i < nr; i++) {
 		spare[i] = radix_node_alloc();
 		if (!spare[i]) {
