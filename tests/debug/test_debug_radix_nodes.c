@@ -16,6 +16,10 @@
 
 #include "index/radix.h"
 
+#ifdef LPC_TSAN
+char lpc_rcu_tsan_token; /* core/rcu.h: thread.c's, which this program does not link */
+#endif
+
 int main(void)
 {
 	static char entry[8] __attribute__((aligned(8)));
