@@ -50,7 +50,7 @@
  *      lpc_file is freed only after an RCU grace period, so it is never
  *      freed under a lookup.  Any other call on f racing the last close, and
  *      any call that begins after it began, is the caller's bug
- *      (tests/unit/test_file_close.c).
+ *      (tests/regress/regress_file_close.c).
  *  A.5 One cached copy per file: every open of one file in a cache returns
  *      the same lpc_file, so two opens never see two copies of a page.
  *
@@ -237,7 +237,7 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  *    referenced, UPTODATE page holding the file's data (which the close may
  *    have removed from the cache: it stays valid until lpc_page_put), or
  *    -ENOENT; or, as any lookup, -ENOMEM on the thread's first call on this
- *    cache (checked by tests/unit/test_file_close.c).
+ *    cache (checked by tests/regress/regress_file_close.c).
  * Context: may sleep (mutexes, close(2)); no read I/O; does not wait for a
  * grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not

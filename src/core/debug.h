@@ -25,7 +25,9 @@
  *   A yield is sched_yield() or a nanosleep of 1-50 us, chosen at random.
  *   Tests arm points themselves with lpc_yield_arm and may install a hook
  *   that runs instead of the random yield (tests/regress/ use it to stop a
- *   thread at a step until another has done something).
+ *   thread at a step until another has done something).  This is lpc's only
+ *   test-hook mechanism: a window a test needs to park a thread in gets a
+ *   yield point here (the list below), never a hook of its own.
  */
 #ifndef LPC_CORE_DEBUG_H
 #define LPC_CORE_DEBUG_H
@@ -45,13 +47,29 @@ struct lpc_page;
 #define LPC_YIELD_POINTS(X)                                                   \
 	X(R2) X(R3) X(R4)                    /* lookup.c: speculative get */     \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
+	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
 	X(M1) X(M2) X(M3) X(M4) X(M5) X(M6)  /* miss.c */                        \
 	X(S1) X(S2) X(S3)                    /* alloc.c: private-list owner */   \
 	X(T1) X(T2) X(T3) X(T4)              /* alloc.c/thread.c: taker */       \
 	X(L1) X(L2) X(L3) X(L4) X(L5)        /* lock.c: lock */                  \
 	X(U1) X(U2)                          /* lock.c: unlock */                \
 	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
-	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */
+	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */  \
+	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
+
+/*
+ * The points that are not a protocol's own numbered step mark a window that
+ * a regression story (tests/regress/) parks a thread in:
+ *   C0         alloc.c lpc_page_release_last: a put brought ref to 0; the
+ *              frame is on no list until C has it on pending (a sub-step of
+ *              C on the put path; regress_alloc_transit.c, story 1).
+ *   C1         alloc.c pending_submit_unlock: C's pending batch is counted
+ *              in batches_in_flight and free_lock dropped, but it is not yet
+ *              given to call_rcu (regress_alloc_transit.c, story 2).
+ *   FILE_FREE  file.c file_free_rcu: the grace period after the last close
+ *              is over and struct lpc_file is about to be freed (runs in
+ *              liburcu's call_rcu thread; regress_file_close.c counts frees).
+ */
 
 enum lpc_yield_point {
 #define LPC_YP_ENUM(name) LPC_YP_##name,

@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hooks.h"
 #include "core/rcu.h"
 #include "core/thread.h"
 
@@ -265,7 +264,3 @@ void lpc_towner_sum(struct lpc_towner *o, uint64_t out[LPC_NR_COUNTERS], uint64_
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);
 }
-
-#ifdef LPC_TEST_HOOKS
-lpc_hook_fn *_Atomic lpc_test_hook;
-#endif

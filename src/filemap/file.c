@@ -63,7 +63,7 @@ static void file_free_rcu(struct rcu_head *head)
 	 * after the close's last use of it. */
 	pthread_mutex_destroy(&f->tree_lock);
 	pthread_rwlock_destroy(&f->tree_rwlock);
-	lpc_hook(LPC_HOOK_FILE_FREE, f);
+	lpc_yield_point(LPC_YP_FILE_FREE);
 	free(f);
 }
 

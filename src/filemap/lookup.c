@@ -122,7 +122,6 @@ static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f,
 
 repeat:
 	lpc_yield_point(LPC_YP_R2);
-	lpc_hook(LPC_HOOK_R2, f);
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
 	if (!p)
 		return NULL;
@@ -135,7 +134,6 @@ repeat:
 	removals = debug_after_r3(f, index, p);
 #endif
 	lpc_yield_point(LPC_YP_R4);
-	lpc_hook(LPC_HOOK_R4, p);
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
 		lpc_count(t, LPC_C_RETRIES);
 		lpc_page_release(p);
@@ -151,7 +149,8 @@ static struct lpc_page *filemap_lookup_locked(struct lpc_file *f, uint64_t index
 {
 	struct lpc_page *p;
 
-	lpc_hook(LPC_HOOK_R2, f);
+	/* R2 here is the walk under the rwlock (no R3/R4: nothing to re-check). */
+	lpc_yield_point(LPC_YP_R2);
 	pthread_rwlock_rdlock(&f->tree_rwlock);
 	p = lpc_radix_lookup(&f->tree, index, NULL);
 	/* Removers hold the lock for writing, so a page in the tree has the

@@ -155,7 +155,7 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 	b->head = head;
 	b->tail = tail;
 	b->n = n;
-	lpc_hook(LPC_HOOK_SUBMIT, c);
+	lpc_yield_point(LPC_YP_C1);
 	/* call_rcu is legal inside a read section: a put may run in one. */
 	lpc_call_rcu(&b->rcu, free_batch_rcu);
 	return true;
@@ -201,7 +201,7 @@ void lpc_page_release_last(struct lpc_page *p)
 	if (r == 1) {
 		/* ref is 0: in transit until free_deferred has it on pending
 		 * (or queued), inside this read section. */
-		lpc_hook(LPC_HOOK_RELEASE_LAST, p);
+		lpc_yield_point(LPC_YP_C0);
 		lpc_page_free_deferred(p);
 	}
 	lpc_rcu_read_unlock();
@@ -445,7 +445,6 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
 	lpc_yield_point(LPC_YP_T2);
-	lpc_hook(LPC_HOOK_T2, c);
 	lpc_rcu_synchronize();						/* T2 */
 	n += steal_end(c, &head);					/* T3, T4 */
 	if (head) {

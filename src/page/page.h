@@ -49,7 +49,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/hooks.h"
 #include "core/rcu.h"
 
 #include "core/compiler.h"

@@ -1,38 +1,49 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_alloc_transit.c - page/alloc.c promises that -ENOMEM means no frame
- * was free anywhere.  Two windows once broke the promise (issue 5): a frame
- * that a thread is freeing is, for a moment, on no list the reclaimer reads.
- * Each story parks the freeing thread P inside its window with a test hook
- * (core/hooks.h; this program links lpc_hooks), while every other frame of
- * the cache is held, and has another thread Q allocate.  Q must get the frame
- * P is freeing: it may wait for P, it must not fail.
+ * regress_alloc_transit.c - frames in transit to the pending list or to
+ * call_rcu (issue 5's third defect; commit 62bc225, "no -ENOMEM while a frame
+ * is in transit to the pending list or call_rcu").
  *
- * Story 1, the final put (LPC_HOOK_RELEASE_LAST).  Page 0 is cached and held
- * by the test; the last close of its file removes it from the index, so the
- * holder's put is the last reference.  P puts it: ref goes 1 -> 0, and P stops
- * before the frame reaches the pending list.  Q finds the shared list empty,
- * nothing pending, no batch in flight: the old reclaim returned -ENOMEM at
- * once, though the frame was on its way.
+ * page/alloc.c promises that -ENOMEM means no frame was free anywhere.  Two
+ * windows once broke the promise: a frame that a thread P is freeing is, for
+ * a moment, on no list a reclaimer reads.  Each story holds every other frame
+ * of the cache, parks P inside its window at a yield point (a hook, not a
+ * sleep), and has another thread Q allocate.  Q must get the frame P is
+ * freeing: it may wait for P, it must not fail.
  *
- * Story 2, the batch hand-off (LPC_HOOK_SUBMIT).  64 cached pages nobody
- * holds; P invalidates them: each is frozen and deferred, and the 64th free
- * hands the pending batch to call_rcu.  P stops after counting the batch in
- * flight and dropping free_lock, before call_rcu.  Q sees the batch in flight
- * and waits with rcu_barrier, which waits for nothing (the batch is not
- * queued), finds nothing, tries again: the old code ended 64 such rounds with
- * -ENOMEM.
+ * Story 1, the final put (yield point C0).
+ *   1. Page 0 is cached and held by the test; the last close of its file
+ *      removes it from the index, so the holder's reference is the last one.
+ *      Every other frame is allocated and held: the cache is full.
+ *   2. P puts page 0: ref goes 1 -> 0 (lpc_page_release_last), and P stops at
+ *      C0, before C puts the frame on the pending list.
+ *   3. Q allocates: the shared list is empty, nothing is pending, no batch is
+ *      in flight.  The old reclaim returned -ENOMEM at once, though the frame
+ *      was on its way.  Now P's free runs inside a read section, so Q's grace
+ *      period (T2) waits for P, and Q's next round finds the frame.
  *
- * Each story also checks that Q did at most one reclaim round (LPC_HOOK_T2)
- * while P was parked: Q waits for P's read section instead of spinning.
+ * Story 2, the batch hand-off (yield point C1).
+ *   1. 64 cached pages nobody holds; every other frame is held.
+ *   2. P invalidates them: each is frozen and deferred (A, B, C), and the
+ *      64th C hands the pending batch to call_rcu.  P stops at C1: the batch
+ *      is counted in batches_in_flight and free_lock dropped, but call_rcu
+ *      has not queued it.
+ *   3. Q allocates, sees the batch in flight and waits with rcu_barrier,
+ *      which waited for nothing (the batch was not queued), found nothing and
+ *      tried again: the old code ended 64 such rounds with -ENOMEM.  Now the
+ *      hand-off runs inside a read section, and Q's T2 waits for it.
  *
- * Usage: test_alloc_transit [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ * Each story also checks that Q began at most one reclaim round (its T2 yield
+ * points) while P was parked: Q waits for P's read section instead of
+ * spinning.
+ *
+ * Usage: regress_alloc_transit [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
 #include <pthread.h>
 
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
-#include "core/hooks.h"
+#include "core/debug.h"
 
 #define PS 4096u
 #define NFRAMES 128u
@@ -43,12 +54,12 @@ static _Atomic bool parked, go;
 static _Atomic unsigned q_rounds;     /* reclaim rounds Q began */
 static __thread bool is_p, is_q;
 
-static void hook(enum lpc_hook_point point, const void *obj)
+/* Runs at the armed yield points (C0, C1, T2), in any thread. */
+static void hook(enum lpc_yield_point yp)
 {
-	int want = (int)point;
+	int want = (int)yp;
 
-	(void)obj;
-	if (point == LPC_HOOK_T2 && is_q)
+	if (yp == LPC_YP_T2 && is_q)
 		atomic_fetch_add(&q_rounds, 1);
 	if (!is_p || !atomic_compare_exchange_strong(&park_at, &want, -1))
 		return;
@@ -102,7 +113,7 @@ static void fill(struct story *s)
 		s->priv[s->npriv++] = p;
 }
 
-static void run(struct story *s, enum lpc_hook_point point, const char *name)
+static void run(struct story *s, enum lpc_yield_point point, const char *name)
 {
 	pthread_t pt, qt;
 	bool done_while_parked;
@@ -113,6 +124,8 @@ static void run(struct story *s, enum lpc_hook_point point, const char *name)
 	atomic_store(&go, false);
 	atomic_store(&q_rounds, 0);
 	atomic_store(&park_at, (int)point);
+	lpc_yield_set_hook(hook);
+	lpc_yield_arm((UINT64_C(1) << point) | (UINT64_C(1) << LPC_YP_T2), 1.0, 1);
 	REQUIRE(pthread_create(&pt, NULL, p_main, s) == 0, "%s", name);
 	t0 = tst_now_ns();
 	while (!atomic_load(&parked)) {
@@ -128,6 +141,8 @@ static void run(struct story *s, enum lpc_hook_point point, const char *name)
 	atomic_store(&go, true);
 	pthread_join(pt, NULL);
 	pthread_join(qt, NULL);
+	lpc_yield_arm(0, 0, 0);
+	lpc_yield_set_hook(NULL);
 
 	CHECK(!done_while_parked || s->q_rc == 0,
 	      "%s: Q returned %d while the frame was in transit", name, s->q_rc);
@@ -174,7 +189,7 @@ static void story_final_put(const char *path)
 	fill(&s);
 	CHECK_EQ(s.npriv, NFRAMES - 1, "every frame but page 0's is held");
 	CHECK_EQ(lpc_page_alloc(s.c, &p), -ENOMEM, "the cache is full");
-	run(&s, LPC_HOOK_RELEASE_LAST, "story 1 (final put)");
+	run(&s, LPC_YP_C0, "story 1 (final put, C0)");
 	story_teardown(&s);
 }
 
@@ -191,7 +206,7 @@ static void story_submit(const char *path)
 	}
 	fill(&s);
 	CHECK_EQ(s.npriv, NFRAMES - 64, "every frame but the cached ones is held");
-	run(&s, LPC_HOOK_SUBMIT, "story 2 (batch hand-off)");
+	run(&s, LPC_YP_C1, "story 2 (batch hand-off, C1)");
 	story_teardown(&s);
 }
 
@@ -200,8 +215,9 @@ int main(int argc, char **argv)
 	char path[600];
 
 	tst_init(argc, argv, 100);
+	if (!LPC_DEBUG)
+		tst_skip("needs -DLPC_DEBUG=ON (yield points)");
 	REQUIRE(tst_make_sparse("transit", 256 * PS, path, sizeof(path)) == 0, "file");
-	atomic_store(&lpc_test_hook, hook);
 	story_final_put(path);
 	story_submit(path);
 	return tst_finish();

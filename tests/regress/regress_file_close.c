@@ -1,38 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_file_close.c - the last lpc_file_close racing with lookups already
- * running on the file (issue 5's fourth defect), and close's own contract.
+ * regress_file_close.c - the last lpc_file_close racing with lookups already
+ * running on the file (issue 5's fourth defect; commit dcab7c1, "free struct
+ * lpc_file after a grace period; close cannot fail"), and close's contract.
  *
  * The rule (include/lpc/lpc.h, lpc_file_close): an lpc_page_find that began
  * before the last close began is safe, and returns 0 with a valid, UPTODATE
  * page (which the close may have removed from the cache: it stays the
  * caller's until lpc_page_put) or -ENOENT.  struct lpc_file is freed only
- * after a grace period, so a lookup inside its read section never reads freed
- * memory.  Every story parks a lookup thread A with a test hook (core/hooks.h;
- * this program links lpc_hooks), closes the file from the main thread, checks
- * that the struct is not freed while A is parked, lets A go, and checks what
- * A got:
+ * after a grace period (yield point FILE_FREE, where this program counts the
+ * frees), so a lookup inside its read section never reads freed memory.
  *
- *  1. A parked at R2, inside its read section, before the walk (lockless
- *     mode).  The old close freed the struct at once: A then walked freed
- *     memory (ASan: heap-use-after-free).  Now: -ENOENT.
- *  2. A parked at R4: it holds a reference on page 0, the close deletes the
- *     slot and drops the index's reference.  A's re-check sees the slot
- *     changed (-ENOENT) or, if it still reads the detached leaf, returns the
- *     page: still valid and holding the right data.
- *  3. LOCKED mode: A parked in its read section before taking the file's
- *     rwlock, which the close must not destroy under it.  -ENOENT.
+ * The interleaving, in each story:
+ *   1. Page 0 of the file is cached, held by the index only.
+ *   2. A thread A, warmed up so that it takes the lockless fast path, looks
+ *      page 0 up and is parked at a yield point (a hook, not a sleep) inside
+ *      its read section.
+ *   3. The main thread closes the file (the last close: the index is emptied,
+ *      the struct handed to call_rcu) and waits 200 ms, time for a grace
+ *      period that must not end: the struct must not be freed meanwhile.
+ *      The old close freed it at once.
+ *   4. A goes on and returns; then the struct is freed, once.
+ * Where A is parked, and what it must get:
+ *   story 1  R2 (lockless mode), before the walk.  The old close had freed
+ *            the struct: A walked freed memory (ASan: heap-use-after-free).
+ *            Now: -ENOENT, the index is empty.
+ *   story 2  R4: A holds a reference on page 0 and the close deletes the slot
+ *            and drops the index's reference.  A's re-check sees the slot
+ *            changed (-ENOENT) or, if it still reads the detached leaf,
+ *            returns the page: still valid and holding the right data.
+ *   story 3  R2 of the LOCKED mode, before taking the file's rwlock, which the
+ *            close must not destroy under A.  -ENOENT.
  * Then: lpc_file_close(NULL) is -EINVAL; a close from a thread that never
- * called lpc before (no thread block) succeeds; with every frame back, the
- * cache's destroy succeeds.
+ * called lpc before (no thread block) succeeds and frees the file; with every
+ * frame back, the cache's destroy succeeds.
  *
- * Usage: test_file_close [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ * Usage: regress_file_close [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
 #include <pthread.h>
 
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
-#include "core/hooks.h"
+#include "core/debug.h"
 
 #define PS 4096u
 #define FSIZE (16 * PS)
@@ -42,12 +51,13 @@ static _Atomic bool parked, go;
 static _Atomic unsigned files_freed;
 static __thread bool is_a;
 
-static void hook(enum lpc_hook_point point, const void *obj)
+/* Runs at the armed yield points (R2, R4, FILE_FREE), in any thread:
+ * FILE_FREE in liburcu's call_rcu thread. */
+static void hook(enum lpc_yield_point yp)
 {
-	int want = (int)point;
+	int want = (int)yp;
 
-	(void)obj;
-	if (point == LPC_HOOK_FILE_FREE)
+	if (yp == LPC_YP_FILE_FREE)
 		atomic_fetch_add(&files_freed, 1);
 	if (!is_a || !atomic_compare_exchange_strong(&park_at, &want, -1))
 		return;
@@ -86,7 +96,7 @@ static void *a_main(void *arg)
 	return NULL;
 }
 
-static void story(const char *path, enum lpc_lookup_mode mode, enum lpc_hook_point point,
+static void story(const char *path, enum lpc_lookup_mode mode, enum lpc_yield_point point,
 		  const char *name)
 {
 	struct lpc_config cfg;
@@ -128,7 +138,7 @@ static void story(const char *path, enum lpc_lookup_mode mode, enum lpc_hook_poi
 
 	CHECK_EQ(freed_during, 0, "%s: struct lpc_file freed while a lookup was in it", name);
 	CHECK(l.rc == 0 || l.rc == -ENOENT, "%s: the racing lookup returned %d", name, l.rc);
-	if (point == LPC_HOOK_R2)
+	if (point == LPC_YP_R2)
 		CHECK_EQ(l.rc, -ENOENT, "%s: the walk began after the close emptied the index",
 			 name);
 	if (l.rc == 0)
@@ -175,11 +185,18 @@ int main(int argc, char **argv)
 	char path[600];
 
 	tst_init(argc, argv, 100);
+	if (!LPC_DEBUG)
+		tst_skip("needs -DLPC_DEBUG=ON (yield points)");
 	REQUIRE(tst_make_sparse("closing", FSIZE, path, sizeof(path)) == 0, "file");
-	atomic_store(&lpc_test_hook, hook);
-	story(path, LPC_LOOKUP_LOCKLESS, LPC_HOOK_R2, "1 (lockless, parked at R2)");
-	story(path, LPC_LOOKUP_LOCKLESS, LPC_HOOK_R4, "2 (lockless, parked at R4)");
-	story(path, LPC_LOOKUP_LOCKED, LPC_HOOK_R2, "3 (LOCKED, parked before the rwlock)");
+	lpc_yield_set_hook(hook);
+	lpc_yield_arm((UINT64_C(1) << LPC_YP_R2) | (UINT64_C(1) << LPC_YP_R4) |
+			      (UINT64_C(1) << LPC_YP_FILE_FREE),
+		      1.0, 1);
+	story(path, LPC_LOOKUP_LOCKLESS, LPC_YP_R2, "1 (lockless, parked at R2)");
+	story(path, LPC_LOOKUP_LOCKLESS, LPC_YP_R4, "2 (lockless, parked at R4)");
+	story(path, LPC_LOOKUP_LOCKED, LPC_YP_R2, "3 (LOCKED, parked at R2 before the rwlock)");
 	close_contract(path);
+	lpc_yield_arm(0, 0, 0);
+	lpc_yield_set_hook(NULL);
 	return tst_finish();
 }
