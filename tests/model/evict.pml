@@ -89,13 +89,13 @@
 #define NP	2
 #define K	2
 #ifndef NG
-#define NG	2		/* getters */
+#define NG	1		/* getters */
 #endif
 #define HOLDER	NG		/* in_rs index of the holder */
 #define EVICTOR	(NG + 1)	/* in_rs index of the evictor */
 #define NRS	(NG + 2)
 #ifndef EROUNDS
-#define EROUNDS	2		/* pages the evictor looks at */
+#define EROUNDS	1		/* pages the evictor looks at */
 #endif
 #define MK	0		/* the miss's index */
 
@@ -352,8 +352,10 @@ E5a:		ref[p] = 1;			/* unfreeze */
 	od;
 #endif
 E6:	atomic {				/* delete the slot */
-		assert(slot[i] == p);
-		assert(ref[p] == 0 && holders[p] == 0 && !(flags[p] & BUSY));
+		assert(slot[i] == p);		/* the page it froze */
+		assert(holders[p] == 0);	/* nobody holds it */
+		assert(ref[p] == 0);		/* still frozen */
+		assert(!(flags[p] & BUSY));	/* not LOCKED, not DIRTY */
 		slot[i] = NONE;
 		if
 		:: p == missq -> q_gone = 1
