@@ -114,19 +114,33 @@
 byte ref[NP];
 byte flags[NP];
 byte ident[NP];
+bool pfile[NP];
 byte data[NP];
 byte st[NP];
 byte holders[NP];
 byte slot[K];
 bool in_rs[NRS];
 bool ilock;
+byte rdrs;		/* LOCKED mode: readers holding tree_rwlock */
+bool file_freed;
+byte ndone;		/* users (getters, holder, miss) done: close may run */
 byte missq = NONE;
 bool miss_done;
 bool q_gone;
 
+#ifdef CLOSE
+#if defined(NO_HOLDER) || defined(NO_MISS)
+#error "-DCLOSE wants the holder and the miss"
+#endif
+#define NUSERS		(NG + 2)
+#define USER_DONE	ndone++
+#else
+#define USER_DONE	skip
+#endif
+
 inline index_lock()
 {
-	atomic { ilock == 0 -> ilock = 1 }
+	atomic { ilock == 0 && rdrs == 0 -> ilock = 1 }
 }
 
 inline index_unlock()
@@ -138,6 +152,15 @@ inline not_cached(p)
 {
 	assert(slot[0] != p && slot[1] != p)
 }
+
+/* B steps: a page that leaves the index forgets its file (p->file = NULL,
+ * under the index lock, before the slot's grace period starts), so that an
+ * evictor's stale read of p->file never names a file freed since. */
+#ifdef BUG_KEEP_FILE_POINTER
+#define forget_file(p)	skip
+#else
+#define forget_file(p)	pfile[p] = 0
+#endif
 
 /* lpc_page_free_deferred. */
 inline free_deferred(p)
@@ -185,7 +208,28 @@ inline put(p)
 /*
  * R1-R5 for process i on slot k: p is the page with a reference held, or
  * NONE (a miss).  The whole retry loop stays in one read section.
+ * -DLOCKED_MODE: the file's lookups are filemap_get_locked instead: the
+ * slot and a plain increment under tree_rwlock held for reading.
  */
+#ifdef LOCKED_MODE
+inline spec_get(i, k, p)
+{
+	incache = 0;
+RL1:	atomic { ilock == 0 -> rdrs++ };	/* pthread_rwlock_rdlock */
+RL2:	atomic {
+		p = slot[k];
+		assert(!late || p == missq || q_gone);
+		if
+		:: p != NONE ->
+			ref[p]++;		/* fetch_add: no zero check */
+			holders[p]++;
+			incache = 1
+		:: else
+		fi
+	};
+RL3:	rdrs--
+}
+#else
 inline spec_get(i, k, p)
 {
 	incache = 0;
@@ -221,6 +265,7 @@ R4a:		put(p);
 	fi;
 R5:	in_rs[i] = 0
 }
+#endif
 
 proctype getter(byte r)
 {
@@ -251,7 +296,8 @@ R6:	atomic {
 	put(p);
 done:
 	skip;
-	d_step { k = 0; p = 0; f = 0; same = 0; incache = 0; late = 0 }
+	d_step { k = 0; p = 0; f = 0; same = 0; incache = 0; late = 0 };
+	USER_DONE
 }
 
 proctype holder()
@@ -275,7 +321,8 @@ H3:	flags[p] = flags[p] & ~LK;		/* lpc_page_unlock */
 H4:	put(p);
 done:
 	skip;
-	d_step { p = 0; same = 0; incache = 0 }
+	d_step { p = 0; same = 0; incache = 0 };
+	USER_DONE
 }
 
 proctype evictor()
@@ -303,14 +350,22 @@ E1c:		flags[p] = flags[p] & ~RF;	/* second chance */
 	:: else
 	fi;
 E2:	in_rs[EVICTOR] = 1;
-E2a:	i = ident[p];				/* may be stale or NONE */
-	if
-	:: i == NONE -> goto leave
-	:: else
-	fi;
-E2b:	atomic {				/* trylock, never block */
+E2a:	atomic {				/* p->file, p->index: may be */
+		z = pfile[p];			/* stale, or NULL */
+		i = ident[p];
 		if
+		:: !z -> goto leave
+		:: else -> z = 0
+		fi
+	};
+E2b:	atomic {				/* trylock, never block */
+		assert(!file_freed);		/* f's memory, f's lock */
+		if
+#ifdef BUG_EVICT_TRYLOCK_IGNORES_READERS
 		:: ilock == 0 -> ilock = 1; f = 0
+#else
+		:: ilock == 0 && rdrs == 0 -> ilock = 1; f = 0
+#endif
 		:: else -> goto leave
 		fi
 	};
@@ -357,6 +412,7 @@ E6:	atomic {				/* delete the slot */
 		assert(ref[p] == 0);		/* still frozen */
 		assert(!(flags[p] & BUSY));	/* not LOCKED, not DIRTY */
 		slot[i] = NONE;
+		forget_file(p);
 		if
 		:: p == missq -> q_gone = 1
 		:: else
@@ -392,20 +448,27 @@ proctype miss()
 	byte q;
 	bool z;
 
-endM0:	slot[MK] == NONE;			/* the lookup missed */
-endM1:	atomic {				/* alloc_frame + page_init_private */
-		(st[0] == FREE || st[1] == FREE) ->
+M0:	if
+	:: slot[MK] == NONE			/* the lookup missed */
+	:: else -> goto mdone			/* a hit: a getter's business */
+	fi;
+M1:	atomic {				/* alloc_frame + page_init_private */
+		if
+		:: st[0] != FREE && st[1] != FREE -> goto mdone	/* -ENOMEM */
+		:: else
+		fi;
 		if
 		:: st[0] == FREE -> q = 0
 		:: st[1] == FREE -> q = 1
 		fi;
 		assert(ref[q] == 0 && holders[q] == 0);
 		st[q] = LIVE;
-		ident[q] = NONE;
+		pfile[q] = 0;			/* file NULL, index 0 */
+		ident[q] = 0;
 		flags[q] = 0;
 		ref[q] = 1
 	};
-M2:	ident[q] = MK;				/* plain stores: private */
+M2:	atomic { pfile[q] = 1; ident[q] = MK };	/* plain stores: private */
 M2b:	atomic {
 		assert(holders[q] == 0);	/* "nobody else can see it" */
 		flags[q] = LK | PB;
@@ -422,17 +485,22 @@ M3:	index_lock();
 M3b:		atomic {
 			holders[q]--;
 			assert(holders[q] == 0 && ref[q] == 2);
+			forget_file(q);		/* it was never in the index */
 			ref[q] = 1
 		};
 		free_private(q);
 		d_step { q = 0; z = 0 };
-		goto endM0
+		goto M0
 	fi;
 M4:	data[q] = MK;				/* the read, under the page lock */
 M5:	flags[q] = (flags[q] | UP) & ~LK;	/* lpc_page_unlock_set */
 M6:	assert(st[q] == LIVE && ident[q] == MK && data[q] == MK &&
 	       holders[q] > 0 && ref[q] >= holders[q]);
-	put(q)					/* the caller's lpc_page_put */
+	put(q);					/* the caller's lpc_page_put */
+mdone:
+	skip;
+	d_step { q = 0; z = 0 };
+	USER_DONE
 }
 
 proctype truncator()
@@ -449,6 +517,7 @@ TA:	index_lock();
 	p = slot[k];
 TB:	atomic {
 		slot[k] = NONE;			/* users keep the page */
+		forget_file(p);
 		if
 		:: p == missq -> q_gone = 1
 		:: else
@@ -459,6 +528,41 @@ TD:	index_unlock();
 done:
 	skip
 }
+
+#ifdef CLOSE
+/*
+ * lpc_file_close of the last opener, after every user call on the file has
+ * returned: CL1-CL3 remove every page (lpc_filemap_remove_all), CL4 waits
+ * for a grace period, CL5 frees the struct lpc_file (its lock and tree).  Evictors
+ * may still hold stale pointers to its pages.
+ */
+proctype closer()
+{
+	byte p, i;
+	bool z;
+
+endCL0:	ndone == NUSERS;
+CL1:	index_lock();
+	do
+	:: slot[0] != NONE -> p = slot[0];
+CL2:		atomic { slot[0] = NONE; forget_file(p) };
+		release(p)
+	:: slot[1] != NONE -> p = slot[1];
+CL2b:		atomic { slot[1] = NONE; forget_file(p) };
+		release(p)
+	:: else -> break
+	od;
+CL3:	index_unlock();
+#ifndef BUG_CLOSE_NO_GRACE
+CL4:	i = 0;
+	do
+	:: i < NRS -> (in_rs[i] == 0); i++
+	:: else -> break
+	od;
+#endif
+CL5:	file_freed = 1
+}
+#endif
 
 proctype rcu_cb()
 {
@@ -492,8 +596,8 @@ init {
 	byte g;
 
 	atomic {
-		slot[0] = 0; ident[0] = 0; data[0] = 0; ref[0] = 1; flags[0] = UP | PB;
-		slot[1] = 1; ident[1] = 1; data[1] = 1; ref[1] = 1; flags[1] = UP | PB;
+		slot[0] = 0; ident[0] = 0; pfile[0] = 1; data[0] = 0; ref[0] = 1; flags[0] = UP | PB;
+		slot[1] = 1; ident[1] = 1; pfile[1] = 1; data[1] = 1; ref[1] = 1; flags[1] = UP | PB;
 		run rcu_cb();
 		g = 0;
 		do
@@ -507,8 +611,12 @@ init {
 #ifndef NO_MISS
 		run miss();
 #endif
+#ifdef CLOSE
+		run closer()
+#else
 #ifndef NO_TRUNCATOR
 		run truncator()
+#endif
 #endif
 	}
 }
