@@ -15,13 +15,16 @@
  *   ref[p]        atomic reference count; 0 = free, pending free or frozen
  *   flags[p]      LK (LOCKED), DT (DIRTY; WRITEBACK behaves the same here),
  *                 UP (UPTODATE), RF (REFERENCED), PB (PUBLISHED)
- *   ident[p]      the (file, index) the page stands for; NONE after
- *                 page_init_private (file NULL)
+ *   pfile[p]      p->file names the file (1) or is NULL (0); one file here
+ *   ident[p]      p->index
  *   data[p]       the identity whose data the frame holds (a recycled frame
  *                 keeps its old contents until the miss's read, M4)
  *   st[p]         LIVE, PENDING (queued for the deferred free), GP (in a
  *                 batch waiting for its grace period), FREE
- *   slot[k]       the index; ilock the file's index lock
+ *   slot[k]       the index; ilock the file's index lock (tree_lock, or
+ *                 tree_rwlock held for writing); rdrs its readers in LOCKED
+ *                 mode
+ *   file_freed    ghost: the struct lpc_file has been freed (-DCLOSE)
  *   in_rs[i]      process i is inside an RCU read section
  *   holders[p]    ghost: references held by users (getters, the holder, the
  *                 miss's owner), counted independently of ref[p]
@@ -37,11 +40,14 @@
  *               it, unlocks and puts it: H1-H4
  *   evictor     E1-E7, EROUNDS pages, each chosen nondeterministically (any
  *               position of the clock hand)
- *   miss        lpc_page_get's miss on index 0: M0 (the lookup found the
- *               slot empty), M1-M5, then the caller's use and put; -EEXIST
- *               frees its page privately and looks up again
+ *   miss        lpc_page_get on index 0: M0 the lookup (a hit ends it), M1
+ *               a frame (none free: -ENOMEM), M2-M5, then the caller's use
+ *               and put; -EEXIST frees its page privately and looks up again
  *   truncator   lpc_filemap_delete / lpc_filemap_remove_all: TA-TD, once
  *               (-DNO_TRUNCATOR drops it)
+ *   closer      (-DCLOSE, instead of the truncator) the last lpc_file_close
+ *               once every user call returned: CL1-CL3 remove all pages,
+ *               CL4 a grace period, CL5 frees the struct lpc_file
  *   rcu_cb      the call_rcu thread running the batched deferred free: CB1-CB3
  *
  * Grace period model (as in spec_get.pml): CB2 waits, process by process,
@@ -58,11 +64,13 @@
  *        queued for the deferred free is in no slot
  *   E6   the evictor deletes the slot of the page it froze, and only a page
  *        nobody holds that is neither LOCKED nor DIRTY
+ *   E2b  (-DCLOSE) the file an evictor reads from p->file and trylocks has
+ *        not been freed
  *   R2'  a getter that starts after the miss inserted q finds q in the slot,
  *        unless q was removed since by E6 or TB (no lost insert)
  *   put  ref never drops below 0
- *   progress (--np --fair, -DNG=1): no fair infinite execution: getters do not
- *        spin for ever on a frozen page
+ *   progress (--np --fair): no fair infinite execution: getters do not spin
+ *        for ever on a frozen page
  *
  * Broken variants (spin -DBUG_...), each must make the check fail:
  *   BUG_EVICT_NO_SLOT_CHECK     skip E3: a stale identity (the page was
@@ -80,6 +88,21 @@
  *   BUG_EVICT_GP_WHILE_FROZEN   (progress run) the evictor waits for a grace
  *                               period between E4 and E6: a getter spins on
  *                               the frozen page inside its read section
+ *   BUG_KEEP_FILE_POINTER       (-DCLOSE) removal leaves p->file set (as the
+ *                               C code does today): an evictor whose E1 saw
+ *                               the page cached enters its read section after
+ *                               close's grace period, reads the stale
+ *                               p->file and trylocks a freed file
+ *   BUG_CLOSE_NO_GRACE          (-DCLOSE) close frees the file right after
+ *                               removing its pages (file_free today)
+ *   BUG_EVICT_TRYLOCK_IGNORES_READERS  (-DLOCKED_MODE) the evictor's trylock
+ *                               takes tree_lock, not tree_rwlock for writing:
+ *                               a LOCKED-mode lookup's plain increment lands
+ *                               on the frozen page (0 -> 1) and the evictor
+ *                               deletes and frees a page the getter holds
+ *
+ * Other switches: NG (getters, default 1), EROUNDS (pages the evictor looks
+ * at, default 1), NO_TRUNCATOR, NO_HOLDER, NO_MISS, CLOSE, LOCKED_MODE.
  *
  * The model is sequentially consistent; the memory orders are argued in the
  * C comments.  The seq bump of E6 is not modelled (nothing here reads seq).
