@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# soak.sh [-n ROUNDS] [-s SECONDS] [asan|tsan ...] - the long stress runs that do
+# not fit in CI: every stress test, ROUNDS times per variant, each time with a new
+# seed and with yield injection at every protocol step (LPC_YIELD=all) at a
+# probability that cycles through 0.005, 0.02, 0.1 and 0.3, so that both narrow
+# and very wide race windows are tried.  Run it before a release or after a
+# change to a protocol; CI runs each stress test once, and once with yields.
+#
+# Defaults: 10 rounds of 10 s, in asan and tsan (both LPC_DEBUG builds, so the
+# protocol checks are on).  Prints one line per run, with the seed and the
+# probability to replay a failure:
+#   LPC_YIELD=all LPC_YIELD_PROB=P LPC_STRESS_SECONDS=S build-V/tests/stress/X --seed N
+# and a closing "soak: N passed, N failed" line.  Exits non-zero on any failure.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+rounds=10 seconds=10
+variants=()
+while (($#)); do
+	case $1 in
+	-n) rounds=$2; shift 2 ;;
+	-s) seconds=$2; shift 2 ;;
+	asan | tsan) variants+=("$1"); shift ;;
+	-h | --help) sed -n '3,16p' "$0"; exit 0 ;;
+	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+((${#variants[@]})) || variants=(asan tsan)
+
+probs=(0.005 0.02 0.1 0.3)
+pass=0 fail=0
+for v in "${variants[@]}"; do
+	lpc_build "$v" >/dev/null || { echo "soak: building $v failed" >&2; exit 1; }
+	dir="$LPC_ROOT/build-$v"
+	wrap=()
+	case $v in
+	asan) san=(ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1) ;;
+	tsan) san=(TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$LPC_ROOT/tests/tsan.supp") ;;
+	esac
+	if [[ $v == tsan && $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28) -gt 28 ]]; then
+		wrap=(setarch "$(uname -m)" -R) # see test.sh
+	fi
+	for ((r = 0; r < rounds; r++)); do
+		p=${probs[r % ${#probs[@]}]}
+		for t in "$dir"/tests/stress/stress_*; do
+			[[ -x $t ]] || continue
+			seed=$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')
+			log=$(mktemp)
+			if env "${san[@]}" LPC_YIELD=all LPC_YIELD_PROB="$p" LPC_YIELD_SEED="$seed" \
+				LPC_STRESS_SECONDS="$seconds" "${wrap[@]}" "$t" --seed "$seed" >"$log" 2>&1; then
+				pass=$((pass + 1))
+				echo "ok   $v $(basename "$t") p=$p seed=$seed"
+			else
+				fail=$((fail + 1))
+				echo "FAIL $v $(basename "$t") p=$p seed=$seed: replay with"
+				echo "     LPC_YIELD=all LPC_YIELD_PROB=$p LPC_YIELD_SEED=$seed LPC_STRESS_SECONDS=$seconds build-$v/tests/stress/$(basename "$t") --seed $seed"
+				tail -n 20 "$log" | sed 's/^/     | /'
+			fi
+			rm -f "$log"
+		done
+	done
+done
+echo "soak: $pass passed, $fail failed"
+((fail == 0))
