@@ -297,11 +297,18 @@ static void run_mode(int mode, double seconds)
 	       " read_errors %" PRIu64 " retries %" PRIu64 "\n",
 	       st.lookups, st.hits, st.misses, st.reads, st.read_errors, st.retries);
 	CHECK(ty.rounds[0] > 0 && ty.rounds[4] > 0, "too few rounds ran");
-	/* A re-read needs a preemption inside R3-R4: rare (seen about once in
-	 * 80,000 e rounds under TSan).  LOCKED mode has no speculative
-	 * reference, so never. */
-	CHECK(ty.e_reread <= 1 + ty.rounds[4] / 20 && (mode == LPC_LOOKUP_LOCKLESS || ty.e_reread == 0),
-	      "%lu of %lu e rounds read more than once", ty.e_reread, ty.rounds[4]);
+	/* A re-read needs a preemption inside R3-R4 (the story of
+	 * tests/regress/regress_r4_failed_read.c): rare without yield injection
+	 * (seen about once in 80,000 e rounds under TSan), but with LPC_YIELD
+	 * widening that window it grew to 21 of 388 rounds at probability 0.1
+	 * (scripts/soak.sh).  A waiter that did not share the failed read
+	 * would re-read in every round, so the bound is 1 in 20 unarmed and
+	 * half the rounds when yields are armed.  LOCKED mode has no
+	 * speculative reference, so never. */
+	unsigned long bound = getenv("LPC_YIELD") ? ty.rounds[4] / 2 : 1 + ty.rounds[4] / 20;
+
+	CHECK(ty.e_reread <= bound && (mode == LPC_LOOKUP_LOCKLESS || ty.e_reread == 0),
+	      "%lu of %lu e rounds read more than once (bound %lu)", ty.e_reread, ty.rounds[4], bound);
 	CHECK_EQ(lpc_file_close(file), 0);
 	CHECK_EQ(lpc_cache_destroy(cache), 0);
 }
