@@ -153,7 +153,9 @@ enum lpc_io_backend {
 /* Index protection (lpc_config.lookup_mode). */
 enum lpc_lookup_mode {
 	LPC_LOOKUP_LOCKLESS = 0, /* RCU walk + speculative references (default) */
-	LPC_LOOKUP_LOCKED = 1,   /* a per-file rwlock around the index ("vanilla") */
+	LPC_LOOKUP_LOCKED = 1,   /* a per-file rwlock around the index ("vanilla"):
+				  * lookups and pins hold it for reading, a miss
+				  * across its read, invalidate and close for writing */
 };
 
 struct lpc_config {
@@ -360,7 +362,10 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * allocated.
  * Context: may sleep (the file's index lock, taken per page); no I/O; never
  * waits for a grace period: the dropped frames are freed after one by
- * call_rcu (free_lock).  lpc_page_find may run beside it (A.3).
+ * call_rcu (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
+ * mode: the index lock is the file's rwlock for writing, which every miss on
+ * the file holds for reading across its read, so it waits for the reads in
+ * flight (the pre-speculative-fault kernel's mmap_sem).
  */
 int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
 
