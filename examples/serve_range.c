@@ -206,6 +206,8 @@ int main(int argc, char **argv)
 	lpc_file_close(s.f);
 	if (lpc_cache_destroy(c) != 0)
 		bad = 1;
+	if (reqs != deflt)
+		free(reqs);
 	if (!bad)
 		printf("ok\n");
 	return bad;
