@@ -102,6 +102,19 @@
  *      before lpc_page_unlock is visible to the next one after its lock.
  *  G.2 No wake-up is lost: a thread sleeping in lpc_page_lock or waiting for
  *      a read in flight wakes once the lock is released.
+ *
+ * H. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: h1_...)
+ *  H.1 All or nothing: lpc_pin returns every page covering the range (cut at
+ *      the end of the file), in index order, each as A.1 says of a lookup;
+ *      or an error with nothing left pinned.
+ *  H.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
+ *      eviction once it exists, skip a pinned page (eviction takes only pages
+ *      whose sole reference is the index's); the last close and truncate
+ *      leave the holder a valid page until lpc_unpin.  Reclaim never needs to
+ *      ask a holder: the pin is visible in the page's reference count.
+ *  H.3 pin_fast counts the calls that the lockless fast path served wholly
+ *      (every page present and UPTODATE), pin_slow the others; a call that
+ *      fails counts in neither.  pages_pinned counts the pages they returned.
  */
 #ifndef LPC_LPC_H
 #define LPC_LPC_H
@@ -109,6 +122,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,7 +153,9 @@ enum lpc_io_backend {
 /* Index protection (lpc_config.lookup_mode). */
 enum lpc_lookup_mode {
 	LPC_LOOKUP_LOCKLESS = 0, /* RCU walk + speculative references (default) */
-	LPC_LOOKUP_LOCKED = 1,   /* a per-file rwlock around the index ("vanilla") */
+	LPC_LOOKUP_LOCKED = 1,   /* a per-file rwlock around the index ("vanilla"):
+				  * lookups and pins hold it for reading, a miss
+				  * across its read, invalidate and close for writing */
 };
 
 struct lpc_config {
@@ -169,6 +185,10 @@ struct lpc_stats {
 	uint64_t invalidated;      /* pages dropped by lpc_invalidate */
 	uint64_t frames;           /* frames in the cache (gauge) */
 	uint64_t frames_free;      /* frames on free lists (gauge, approximate) */
+	/* pins (lpc_pin) */
+	uint64_t pin_fast;         /* lpc_pin calls served wholly by the fast path */
+	uint64_t pin_slow;         /* ... that took the slow path (misses) */
+	uint64_t pages_pinned;     /* pages those calls pinned (a count, not a gauge) */
 };
 
 /*
@@ -342,9 +362,69 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * allocated.
  * Context: may sleep (the file's index lock, taken per page); no I/O; never
  * waits for a grace period: the dropped frames are freed after one by
- * call_rcu (free_lock).  lpc_page_find may run beside it (A.3).
+ * call_rcu (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
+ * mode: the index lock is the file's rwlock for writing, which every miss on
+ * the file holds for reading across its read, so it waits for the reads in
+ * flight (the pre-speculative-fault kernel's mmap_sem).
  */
 int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
+
+/* lpc_pin flags. */
+enum lpc_pin_flags {
+	LPC_PIN_READ = 1u << 0,  /* the caller reads the pages */
+	LPC_PIN_WRITE = 1u << 1, /* reserved: -EINVAL until the write path exists */
+};
+
+/*
+ * Pins every page covering bytes [off, off + len) of f, cut at the end of the
+ * file, and stores them in pages[0..n) in index order (pages[0] holds byte
+ * off).  All or nothing (H.1): on any error nothing is left pinned.  A pin is
+ * a reference (H.2): the page stays valid, and is never evicted, until its
+ * lpc_unpin; lpc_page_put must not drop it.  The lockless fast path walks the
+ * range's leaves of the index in one RCU read section and pins each present
+ * UPTODATE page speculatively; anything else (absent, being read, removed
+ * under it) is served from that page on by the miss path, as lpc_page_get
+ * (H.3).  flags: LPC_PIN_READ.
+ * Return: n, the number of pages pinned (0 for len 0); -ENXIO if off is at or
+ * past the end of the file; -E2BIG if the range needs more than max pages (or
+ * more than INT32_MAX), nothing pinned; -EIO (or, for the thread that issued
+ * the read, the backend's errno) if a page's read failed, nothing pinned and
+ * nothing cached for that page (C.2); -ENOMEM when a page needs a frame and
+ * none is free anywhere (E.1; pins never read around the cache), or the
+ * thread's block cannot be allocated; -EINVAL for a NULL f, NULL pages with
+ * len > 0, flags other than LPC_PIN_READ (LPC_PIN_WRITE: until the write
+ * path exists).
+ * Context: the fast path takes no lock (LOCKED mode: the file's index rwlock
+ * for reading) and writes no shared line but each page's reference count;
+ * the slow path is lpc_page_get's, page after page: may sleep, do I/O, wait
+ * for a grace period.
+ */
+int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned flags,
+	    struct lpc_page **pages, unsigned max);
+
+/*
+ * Drops the pins of pages[0..n), as lpc_pin returned them; NULL pages (or
+ * entries) are ignored.  flags: those given to lpc_pin.  A page that left the
+ * cache while pinned is freed by its last unpin (after a grace period).
+ * Context: as lpc_page_put, page after page.
+ */
+void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags);
+
+/*
+ * Zero copy: fills iov with exactly the bytes [off, off + len) of the pinned
+ * pages[0..n) that lpc_pin(f, off, ...) returned: the first entry starts at
+ * off's offset in pages[0], the last ends at off + len; frames that lie next
+ * to each other in memory share one entry.  Hand iov to writev(2), sendmsg(2)
+ * or pwritev(2) while the pins are held.  len is the caller's: at the end of
+ * the file cut it to the file's size first (the last page holds zeros past
+ * it).  iov needs room for n entries.
+ * Return: the number of entries (0 for len 0); -EINVAL for a NULL argument
+ * with len > 0, a range that the n pages do not cover, or pages that are not
+ * consecutive pages of one file.
+ * Context: any; no lock, no allocation, no system call.
+ */
+int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t len,
+		struct iovec *iov);
 
 /*
  * Sums the counters of every thread into *out (F.1).  NULL arguments are

@@ -127,6 +127,9 @@ LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];
 	out->invalidated = cnt[LPC_C_INVALIDATED];
+	out->pin_fast = cnt[LPC_C_PIN_FAST];
+	out->pin_slow = cnt[LPC_C_PIN_SLOW];
+	out->pages_pinned = cnt[LPC_C_PAGES_PINNED];
 	out->frames = c->pool.nframes;
 	pthread_mutex_lock(&c->pool.free_lock);
 	out->frames_free = c->pool.nfree + tfree;

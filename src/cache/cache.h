@@ -35,6 +35,10 @@
  *                                      before removing pages)
  *   page lock -> index lock            miss.c filemap_read_page (M5, a failed
  *                                      read) -> lpc_filemap_delete
+ *   tree_rwlock (read) -> tree_lock    LOCKED mode's miss: the read lock held
+ *                                      from M3 to M5, the insert under tree_lock
+ *                                      (miss.c); a failed read drops the read
+ *                                      lock before its delete takes the write lock
  *   index lock -> free_lock            filemap/remove.c lpc_filemap_remove_all
  *                                      -> lpc_page_release -> lpc_page_free_deferred
  *                                      (the last reference of a page)

@@ -38,6 +38,10 @@ enum lpc_counter {
 	LPC_C_READ_AROUND,
 	LPC_C_ALLOC_FAILURES,
 	LPC_C_INVALIDATED,
+	/* pins (lpc_pin) */
+	LPC_C_PIN_FAST,
+	LPC_C_PIN_SLOW,
+	LPC_C_PAGES_PINNED,
 	LPC_NR_COUNTERS,
 };
 

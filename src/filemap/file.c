@@ -178,7 +178,18 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	pthread_mutex_init(&f->tree_lock, NULL);
-	pthread_rwlock_init(&f->tree_rwlock, NULL);
+	{
+		/* Writers first, as the kernel's mmap_sem: with glibc's default
+		 * (readers first) a LOCKED miss, which holds the lock for reading
+		 * across its read (miss.c), starves lpc_invalidate.  No thread
+		 * takes the read lock twice, so non-recursive is safe. */
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&f->tree_rwlock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->accmode = accmode;

@@ -47,7 +47,8 @@ struct lpc_file {
 	struct lpc_io_file io; /* io.size: bytes, refreshed from fstat on a miss past it */
 
 	/* Writers of the index: tree_lock (lockless mode) or tree_rwlock held
-	 * for writing (LOCKED mode, where lookups hold it for reading). */
+	 * for writing (LOCKED mode, where lookups and pins hold it for reading;
+	 * a LOCKED miss inserts under the read lock and tree_lock, miss.c). */
 	pthread_mutex_t tree_lock lpc_cacheline_aligned;
 	pthread_rwlock_t tree_rwlock;
 	uint64_t nrpages; /* pages in the index; under the index lock */
@@ -153,7 +154,8 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 
 /*
  * M3: inserts p, a page with PUBLISHED set (rule PUBLISH-UNPUBLISHED), at
- * `index` under the index lock.  Return: 0, -EEXIST, -ENOMEM.
+ * `index` under tree_lock.  Return: 0, -EEXIST, -ENOMEM.  Context: LOCKED
+ * mode: the caller holds tree_rwlock for reading (miss.c).
  */
 int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p);
 
@@ -166,6 +168,15 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index);
 
 /* Removes every page (last close).  Context: nobody else uses f. */
 void lpc_filemap_remove_all(struct lpc_file *f);
+
+#if LPC_DEBUG
+/* lookup.c's checks after R3 (RESURRECT, GRACE-PERIOD; returns the page's
+ * removal count) and after R4 (LOOKUP-NOT-IN-INDEX), shared with pin.c's P3
+ * and P4.  Context: the read section of the lookup or pin. */
+uint32_t lpc_filemap_debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p);
+void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
+				      void *_Atomic const *slot, uint32_t removals);
+#endif
 
 /* Re-reads the file's size from the kernel.  Return: the size. */
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);

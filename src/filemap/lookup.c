@@ -70,7 +70,7 @@
  * in the slot (a grace period separates a removal from the frame's reuse).
  * Return: p's removal count, loaded after R3 and before R4.
  */
-static uint32_t debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p)
+uint32_t lpc_filemap_debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 {
 	uint32_t st = atomic_load_explicit(&p->dbg_state, memory_order_relaxed);
 
@@ -96,8 +96,8 @@ static uint32_t debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_pa
  * skipped (a broken protocol), a page removed before R3 has its count in
  * `removals` and the slot no longer holds it: the check fires.
  */
-static void debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
-				 void *_Atomic const *slot, uint32_t removals)
+void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
+				      void *_Atomic const *slot, uint32_t removals)
 {
 	uint32_t now;
 
@@ -131,7 +131,7 @@ repeat:
 		goto repeat;
 	}
 #if LPC_DEBUG
-	removals = debug_after_r3(f, index, p);
+	removals = lpc_filemap_debug_after_r3(f, index, p);
 #endif
 	lpc_yield_point(LPC_YP_R4);
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
@@ -140,7 +140,7 @@ repeat:
 		goto repeat;
 	}
 #if LPC_DEBUG
-	debug_check_in_index(f, p, slot, removals);
+	lpc_filemap_debug_check_in_index(f, p, slot, removals);
 #endif
 	return p;
 }

@@ -22,6 +22,21 @@
  *      another reason) -> look up again
  * Exactly one read per page is issued however many threads miss on it at
  * once: only the thread whose insert succeeded reads.
+ *
+ * LOCKED mode (LPC_LOOKUP_LOCKED) is the pre-speculative-fault kernel, kept
+ * to be measured against (lpcbench fault): a miss holds the file's rwlock
+ * (tree_rwlock, the seed's mmap_sem) for reading from M3 to M5, across the
+ * read.  Misses on other pages share it; lpc_invalidate and the last close,
+ * which take it for writing, wait for every read in flight.  The insert
+ * (M3) runs under the read lock, so inserts serialise among themselves on
+ * tree_lock, the lockless mode's index mutex.  Everything that drops the
+ * index's reference of a page (a failed read's delete at M5, invalidate,
+ * close) holds the rwlock for writing: a LOCKED lookup, holding it for
+ * reading, can then take a plain reference on any page it finds.  So a
+ * failed read leaves the read lock first and then deletes under the write
+ * lock (page lock -> index lock, cache.h).  M1 allocates before the read
+ * lock is taken: the allocator may wait for a grace period, and a thread
+ * waiting for the write lock may be inside a read section (remove.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -81,6 +96,8 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 		if (r != -ENXIO)
 			lpc_count(t, LPC_C_READ_ERRORS);
 		lpc_yield_point(LPC_YP_M5);
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 		lpc_filemap_delete(f, p, index);
 		lpc_page_unlock_set(p, r == -ENXIO ? 0 : LPC_PG_ERROR);
 		return (int)r;
@@ -91,6 +108,8 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed); /* data changed */
 	lpc_yield_point(LPC_YP_M5);
 	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
+	if (f->locked_lookup)
+		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 	return 0;
 }
 
@@ -101,11 +120,13 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"PUBLISH-UNPUBLISHED", p,
 			"page inserted in an index without PUBLISHED (its free would skip the grace period)");
-	lpc_file_index_lock(f);
+	/* tree_lock in both modes: LOCKED mode's caller holds the rwlock for
+	 * reading (see the top of the file). */
+	pthread_mutex_lock(&f->tree_lock);
 	rc = lpc_radix_insert(&f->tree, index, p);
 	if (!rc)
 		f->nrpages++;
-	lpc_file_index_unlock(f);
+	pthread_mutex_unlock(&f->tree_lock);
 	return rc;
 }
 
@@ -132,8 +153,12 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page 
 	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
 
 	lpc_yield_point(LPC_YP_M3);
+	if (f->locked_lookup)
+		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to M5 */
 	rc = lpc_filemap_insert(f, index, p);				/* M3 */
 	if (rc) {
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock);
 		/* Never visible to anyone: the private free is safe. */
 		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
 		lpc_page_free_private(p);

@@ -12,7 +12,7 @@
  *    caller (the file's index lock).  They publish every slot and root pointer
  *    with a release store, so a reader that loads a pointer (acquire/consume)
  *    sees the node or entry fully initialised.
- *  - Readers (lpc_radix_lookup, lpc_radix_gang, lpc_radix_gang_tag,
+ *  - Readers (lpc_radix_lookup, lpc_radix_lookup_leaf, lpc_radix_gang, lpc_radix_gang_tag,
  *    lpc_radix_tag_get, lpc_radix_tagged) take no lock.  The caller is
  *    either inside an RCU read section or holds the index lock (shared or
  *    exclusive): nodes removed from the tree are freed with call_rcu only, so a
@@ -122,6 +122,40 @@ miss:
 	if (slotp)
 		*slotp = NULL;
 	return NULL;
+}
+
+/*
+ * The leaf that covers index, for a walk of a range's slots in index order
+ * (lpc_pin's fast path): returns the address of the leaf's slot 0, so that
+ * slot (index & LPC_RADIX_MASK) and the ones after it, up to the leaf's
+ * last (LPC_RADIX_MASK), are read with acquire loads and re-loaded to
+ * re-check, as lpc_radix_lookup's slotp; or NULL when no leaf covers index.
+ * A caller that crosses into the next leaf calls again with the first index
+ * of that leaf: one walk from the root per leaf, not per entry.  A leaf
+ * detached while the caller walks it keeps NULL slots (a miss, ordered after
+ * the delete), as for lookup.  Context: RCU read section or index lock.
+ */
+static inline void *_Atomic const *lpc_radix_lookup_leaf(const struct lpc_radix_root *root,
+							uint64_t index)
+{
+	struct lpc_radix_node *node;
+	unsigned shift;
+
+	node = atomic_load_explicit(&((struct lpc_radix_root *)root)->rnode,
+				    memory_order_acquire);
+	if (!node)
+		return NULL;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		return NULL;
+	while (shift) {
+		node = atomic_load_explicit(&node->slots[(index >> shift) & LPC_RADIX_MASK],
+					    memory_order_acquire);
+		if (!node)
+			return NULL;
+		shift -= LPC_RADIX_SHIFT;
+	}
+	return (void *_Atomic const *)node->slots;
 }
 
 /*

@@ -11,7 +11,10 @@
  * Fields and who writes them:
  *
  *   ref     atomic.  0: free, pending free, or frozen.  The index holds one
- *           reference while the page is in it; each user holds one.  Changed
+ *           reference while the page is in it; each user holds one, and each
+ *           pin (lpc_pin) LPC_PIN_BIAS, as the kernel's FOLL_PIN: ref /
+ *           LPC_PIN_BIAS is the page's pin count, and a pinned page is never
+ *           at the index's lone 1, so no remover can freeze it.  Changed
  *           by speculative getters (lpc_page_try_get), putters (dec), the
  *           remover (freeze: CAS from exactly the index's count to 0) and the
  *           allocator (plain store 1 on a page nobody can reach).
@@ -77,7 +80,7 @@ struct lpc_page {
 	struct lpc_file *_Atomic file;
 	_Atomic uint64_t index;
 	struct lpc_page *next;
-	uint64_t spare[2]; /* pin count and LRU state come with later steps */
+	uint64_t spare[2]; /* LRU state comes with a later step; pins are a bias on ref */
 #if LPC_DEBUG
 	/* Debug builds only (core/debug.h); a second cache line. */
 	_Atomic uint32_t dbg_state;    /* enum lpc_debug_state */
@@ -120,6 +123,42 @@ static inline bool lpc_page_try_get(struct lpc_page *p)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Pins (filemap/pin.c).  A pin is LPC_PIN_BIAS references in one atomic add, so
+ * the pin count lives in ref (ref / LPC_PIN_BIAS) and costs no second atomic;
+ * spare[] is left alone.  A page with fewer than LPC_PIN_BIAS references is
+ * certainly not pinned (the LPC_DEBUG check PIN-NOT-PINNED, and the future
+ * write pin's "maybe pinned" test, rely on it); one with more is pinned
+ * unless LPC_PIN_BIAS plain references are held at once, which nobody does.
+ * At most 2^32 / LPC_PIN_BIAS - 1 pins of one page at a time.
+ */
+#define LPC_PIN_BIAS 1024u
+
+/*
+ * Speculative pin: adds LPC_PIN_BIAS to ref unless it is 0, as
+ * lpc_page_try_get adds 1 (same guess, same acquire on success).
+ * Return: true with a pin held; false if the page is free or frozen.
+ */
+static inline bool lpc_page_try_pin(struct lpc_page *p)
+{
+	uint32_t r = 1;
+
+	while (!atomic_compare_exchange_weak_explicit(&p->ref, &r, r + LPC_PIN_BIAS,
+						      memory_order_acquire,
+						      memory_order_relaxed)) {
+		if (unlikely(r == 0))
+			return false;
+	}
+	return true;
+}
+
+/* True if p has at least one pin (or LPC_PIN_BIAS plain references). */
+static inline bool lpc_page_maybe_pinned(const struct lpc_page *p)
+{
+	return atomic_load_explicit(&((struct lpc_page *)p)->ref, memory_order_relaxed) >=
+	       LPC_PIN_BIAS;
 }
 
 /*
@@ -223,6 +262,35 @@ static inline void lpc_page_release(struct lpc_page *p)
 								 memory_order_acq_rel,
 								 memory_order_relaxed)))
 			return;
+	}
+	lpc_page_release_last(p);
+}
+
+/*
+ * Drops one pin (LPC_PIN_BIAS references) as lpc_page_release drops one
+ * reference: one CAS while others hold the page; the pin that is the last
+ * holder becomes one plain reference and goes through lpc_page_release_last,
+ * so the decrement to 0 happens inside its read section.  Rule
+ * PIN-NOT-PINNED (LPC_DEBUG): the page has a pin to drop.  Context: any.
+ */
+static inline void lpc_page_unpin(struct lpc_page *p)
+{
+	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
+
+	for (;;) {
+		lpc_debug_check(r >= LPC_PIN_BIAS, "PIN-NOT-PINNED", p,
+				"unpin of a page with no pin (ref %u)", r);
+		if (likely(r > LPC_PIN_BIAS)) {
+			if (likely(atomic_compare_exchange_weak_explicit(
+				    &p->ref, &r, r - LPC_PIN_BIAS, memory_order_acq_rel,
+				    memory_order_relaxed)))
+				return;
+			continue;
+		}
+		/* Ours is the only reference left: make it a plain one. */
+		if (atomic_compare_exchange_weak_explicit(&p->ref, &r, 1, memory_order_acq_rel,
+							  memory_order_relaxed))
+			break;
 	}
 	lpc_page_release_last(p);
 }

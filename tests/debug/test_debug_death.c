@@ -217,6 +217,15 @@ static void break_file_after_close(void)
 	lpc_page_find(file, 0, &q);
 }
 
+/* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */
+static void break_pin_not_pinned(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(file, 1, 0, &p) == 0, "get page 1");
+	lpc_unpin(&p, 1, LPC_PIN_READ);
+}
+
 static const struct {
 	const char *rule;
 	void (*fn)(void);
@@ -239,6 +248,7 @@ static const struct {
 	{ "LOST-WAKEUP", break_lost_wakeup },
 	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
 	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
+	{ "PIN-NOT-PINNED", break_pin_not_pinned },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

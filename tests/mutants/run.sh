@@ -22,6 +22,8 @@
 #   plain-inc      lookup.c: R3 increments without "unless zero"
 #   no-wake        lock.c: unlock never wakes sleepers (no U2)
 #   keep-failed    miss.c: a failed read leaves its page in the index (M5)
+#   no-p4          pin.c: skip the P4 re-check of the slot (range pin)
+#   pin-plain-inc  pin.c: P3 adds the pin without "unless zero"
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,6 +49,8 @@ mutants=(
 	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
 	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
+	'no-p4|src/filemap/pin.c|s@if (unlikely(atomic_load_explicit((void \*_Atomic \*)slot,\t/\* P4 \*/@if (0 \&\& (atomic_load_explicit((void *_Atomic *)slot, /* MUTANT: no P4 */@'
+	'pin-plain-inc|src/filemap/pin.c|s@if (unlikely(!lpc_page_try_pin(p)))@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, LPC_PIN_BIAS, memory_order_acquire), 1))) /* MUTANT */@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

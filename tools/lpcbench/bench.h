@@ -55,5 +55,7 @@ struct bench {
 
 extern const struct bench bench_lookup;
 extern const struct bench bench_read;
+extern const struct bench bench_pin;
+extern const struct bench bench_fault;
 
 #endif /* LPCBENCH_BENCH_H */

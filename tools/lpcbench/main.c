@@ -46,6 +46,8 @@
 static const struct bench *const benches[] = {
 	&bench_lookup,
 	&bench_read,
+	&bench_pin,
+	&bench_fault,
 };
 
 enum {
@@ -95,7 +97,7 @@ static void usage(FILE *out)
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
-		"                   [lookup: %u; read: 4 x --cache-mb]\n"
+		"                   [lookup: %u; read: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
 		"  --cache-mb MB    read: lpc's cache budget, and the memory cgroup limit of the\n"
 		"                   kernel's page cache for the kernel and mmap rows [%u]\n"
 		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
