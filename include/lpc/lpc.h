@@ -142,12 +142,25 @@ enum lpc_lookup_mode {
 	LPC_LOOKUP_LOCKED = 1,   /* a per-file rwlock around the index ("vanilla") */
 };
 
+/* Eviction policy (lpc_config.reclaim_policy); see lpc(7), "Reclaim". */
+enum lpc_reclaim_policy {
+	LPC_RECLAIM_CLOCK2 = 0, /* CLOCK with an inactive/active split (default):
+				 * a sequential scan cannot flush the hot set */
+	LPC_RECLAIM_CLOCK = 1,  /* plain CLOCK: second chance on REFERENCED */
+};
+
+/* Zero in any field below cache_bytes means its default (0.2 took
+ * alloc_wait_ms and reclaim_policy from the reserved space: the struct's
+ * size and the offsets of the 0.1 fields are unchanged). */
 struct lpc_config {
 	size_t cache_bytes;   /* frame budget; default 64 MiB; at least one page */
 	size_t page_size;     /* power of two, 512 B .. 2 MiB; default 4 KiB */
 	int io_backend;       /* enum lpc_io_backend; default LPC_IO_SYNC */
 	int lookup_mode;      /* enum lpc_lookup_mode; default LPC_LOOKUP_LOCKLESS */
-	uint64_t reserved[8]; /* must be zero (lpc_config_init does it) */
+	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
+				 * a frame when nothing can be evicted; 0: 1000 */
+	int reclaim_policy;   /* enum lpc_reclaim_policy; default LPC_RECLAIM_CLOCK2 */
+	uint64_t reserved[7]; /* must be zero (lpc_config_init does it) */
 };
 
 /*
@@ -169,6 +182,18 @@ struct lpc_stats {
 	uint64_t invalidated;      /* pages dropped by lpc_invalidate */
 	uint64_t frames;           /* frames in the cache (gauge) */
 	uint64_t frames_free;      /* frames on free lists (gauge, approximate) */
+	/* Since 0.2 (the symbol lpc_stats@LPC_0.1 fills only the fields above). */
+	uint64_t evictions;        /* pages evicted (E1-E7, lpc(7) "Reclaim") */
+	uint64_t reclaim_scans;    /* batches of the clock hand scanned */
+	uint64_t skipped_held;     /* ... descriptors skipped: held by a user */
+	uint64_t skipped_locked;   /* ... page locked (being read, or by a user) */
+	uint64_t skipped_dirty;    /* ... dirty or under writeback */
+	uint64_t skipped_referenced; /* ... kept by the policy (second chance, active) */
+	uint64_t skipped_busy;     /* ... index lock busy, or slot changed */
+	uint64_t direct_reclaims;  /* allocations that evicted themselves */
+	uint64_t reclaimer_wakeups; /* wake-ups of the background reclaimer */
+	uint64_t index_bytes;      /* memory of the open files' index nodes (gauge) */
+	uint64_t descriptor_bytes; /* memory of the descriptor array (constant) */
 };
 
 /*

@@ -2,8 +2,9 @@
 /*
  * cache.h - the cache object: the top of the parts, and the only one that
  * includes every other.  A cache is a descriptor pool (page/pool.h, which
- * also owns the per-thread blocks), the cache's I/O (io/io.h) and its file
- * table (filemap/filemap.h).
+ * also owns the per-thread blocks), the cache's I/O (io/io.h), its file
+ * table (filemap/filemap.h) and its eviction (reclaim/reclaim.h, which
+ * installs itself in the pool at create).
  *
  * Lock order (outer to inner):
  *
@@ -82,6 +83,7 @@
 #include "io/io.h"
 #include "page/page.h"
 #include "page/pool.h"
+#include "reclaim/reclaim.h"
 
 struct lpc_cache {
 	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
@@ -89,6 +91,7 @@ struct lpc_cache {
 	bool locked_lookup;
 	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
 	struct lpc_files files lpc_cacheline_aligned;
+	struct lpc_reclaim reclaim; /* eviction: reclaim/reclaim.h */
 };
 
 #endif /* LPC_CACHE_CACHE_H */

@@ -241,6 +241,20 @@ int lpc_files_close_all(struct lpc_files *c)
 	return 0;
 }
 
+uint64_t lpc_files_index_bytes(struct lpc_files *c)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (struct lpc_file *f = c->head; f; f = f->next) {
+		lpc_file_index_lock(f);
+		n += f->tree.nodes;
+		lpc_file_index_unlock(f);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n * sizeof(struct lpc_radix_node);
+}
+
 /* Pages held by every file's index.  Context: fs->lock. */
 uint64_t lpc_files_nrpages(struct lpc_files *c)
 {

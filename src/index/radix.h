@@ -68,6 +68,7 @@ struct lpc_radix_node {
 
 struct lpc_radix_root {
 	struct lpc_radix_node *_Atomic rnode; /* NULL when empty */
+	uint64_t nodes; /* nodes allocated and not yet freed; writer only */
 };
 
 /* Context: any; the tree is empty and allocates nothing. */
