@@ -80,7 +80,9 @@
  *    inactive,  REFERENCED -> promote: set ACTIVE, clear REFERENCED (E3)
  *    active,    REFERENCED -> clear REFERENCED, keep (E1: no lock needed)
  *    active,   !REFERENCED -> demote to inactive (E3) only while the active
- *                             count is above active_target, else keep
+ *                             count is above active_target, or after a
+ *                             round that evicted nothing (demote_all: the
+ *                             inactive pages are gone), else keep
  *    A sequential scan's pages are never referenced again: they are evicted
  *    at first sight, and the hot set, active, stays.  The active count
  *    (pool->nactive) is kept by the evictor and by the deferred free of an
@@ -126,6 +128,16 @@ static void clear_referenced(struct lpc_page *p)
 	atomic_fetch_and_explicit(&p->flags, ~LPC_PG_REFERENCED, memory_order_relaxed);
 }
 
+/* CLOCK2: may an active page that was not referenced be demoted?  Above the
+ * target, or when the last round evicted nothing at all (the inactive list
+ * is empty: the active pages must give way, or allocations would fail with
+ * frames nobody holds). */
+static bool above_target(struct lpc_reclaim *r)
+{
+	return atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) > r->active_target ||
+	       atomic_load_explicit(&r->demote_all, memory_order_relaxed);
+}
+
 /*
  * The policy's decision under the index lock (E3 done: p is in its slot and
  * cannot leave it).  Return: -1 to go on and evict, or the skip reason.
@@ -143,8 +155,7 @@ static int policy_locked(struct lpc_reclaim *r, struct lpc_page *p, uint32_t fl)
 	}
 	if (fl & LPC_PG_ACTIVE) {
 		/* E1 let it through: demote if still above the target. */
-		if (!(fl & LPC_PG_REFERENCED) &&
-		    atomic_load_explicit(&c->nactive, memory_order_relaxed) > r->active_target) {
+		if (!(fl & LPC_PG_REFERENCED) && above_target(r)) {
 			atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE, memory_order_relaxed);
 			atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
 		} else {
@@ -189,9 +200,7 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
 			clear_referenced(p);
 			return SK_REFERENCED;
 		}
-	} else if ((fl & LPC_PG_ACTIVE) &&
-		   atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) <=
-			   r->active_target) {
+	} else if ((fl & LPC_PG_ACTIVE) && !above_target(r)) {
 		return SK_REFERENCED; /* the hot set stays */
 	}
 
@@ -269,6 +278,10 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_unlock();
 		evicted += got;
 	}
+	/* A round that evicted nothing lets CLOCK2 demote below its target
+	 * until one evicts again (written only when it changes). */
+	if ((evicted == 0) != atomic_load_explicit(&r->demote_all, memory_order_relaxed))
+		atomic_store_explicit(&r->demote_all, evicted == 0, memory_order_relaxed);
 	if (t) {
 		lpc_count_add(t, LPC_C_RECLAIM_SCANS, b);
 		lpc_count_add(t, LPC_C_EVICTIONS, evicted);

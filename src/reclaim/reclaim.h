@@ -53,6 +53,8 @@ struct lpc_reclaim {
 
 	/* The clock hand: a descriptor number, taken a batch at a time. */
 	_Atomic uint64_t hand lpc_cacheline_aligned;
+	/* CLOCK2: the last round evicted nothing: demote below the target. */
+	_Atomic bool demote_all;
 
 	/* Background reclaimer.  `awake` is read by allocators below the low
 	 * watermark without the lock; the rest is under `lock` (a leaf). */
