@@ -22,6 +22,9 @@
 #   plain-inc      lookup.c: R3 increments without "unless zero"
 #   no-wake        lock.c: unlock never wakes sleepers (no U2)
 #   keep-failed    miss.c: a failed read leaves its page in the index (M5)
+#   evict-check-then-store  evict.c: E4 loads ref == 1, then freezes whatever
+#                  the count is by then (a check-then-store, not one CAS)
+#   evict-no-slot-check     evict.c: skip E3 (the slot must still hold p)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +37,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,30p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -47,6 +50,8 @@ mutants=(
 	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
 	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
+	'evict-check-then-store|src/reclaim/evict.c|s@if (!lpc_page_freeze(p, 1)) {@if (atomic_load(\&p->ref) != 1 || (sched_yield(), !lpc_page_freeze(p, atomic_load(\&p->ref)))) { /* MUTANT: E4 check-then-store */@'
+	'evict-no-slot-check|src/reclaim/evict.c|s@if (lpc_radix_lookup(\&f->tree, index, NULL) != p) {@if (0) { /* MUTANT: no E3 */@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
