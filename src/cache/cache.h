@@ -42,6 +42,15 @@
  *   index lock -> lpc_threads_lock     the same path's lpc_tcache(), only for
  *                                      a thread without its block (close and
  *                                      destroy take theirs before)
+ *   (trylock) index lock -> free_lock  reclaim/evict.c E2-E7: the evictor
+ *                                      takes index locks with trylock only,
+ *                                      inside a read section, in any order;
+ *                                      E7's deferred free takes free_lock
+ *   reclaimer lock                     reclaim/reclaimer.c: a leaf, taken by
+ *                                      an allocation that wakes the
+ *                                      reclaimer (it may hold page locks)
+ *                                      and by destroy; never held while
+ *                                      evicting or across a grace period
  * Rules: the page lock is never waited for while any lock is held (miss.c M6
  * waits with nothing held; invalidate_one only tests LOCKED), but a user may
  * hold page locks across any call.  free_lock is never held across I/O or a
@@ -58,8 +67,12 @@
  * under the index lock, nothing between them but flag checks, C after the
  * lock is dropped); page/alloc.c's reclaim (T2 and its barrier run with no
  * index lock and no page frozen: callers of lpc_page_alloc_frame hold
- * neither); core/rcu.h's lpc_rcu_synchronize context.  Modelled by spin's
- * BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml).
+ * neither); reclaim/evict.c (E4 to E6 under an index lock taken with
+ * trylock, nothing but flag loads and the radix delete between them; the
+ * direct reclaim's grace period and the reclaimer's barrier come after the
+ * batch's read section); core/rcu.h's lpc_rcu_synchronize context.
+ * Modelled by spin's BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml) and, for
+ * eviction, tests/model/evict.pml.
  *
  * Taken inside an RCU read section (so never held across a grace-period
  * wait, nor while waiting for one): lpc_threads_lock (lookup.c's find_slow
