@@ -16,6 +16,10 @@
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
 
+/* 0.2's fields came out of the reserved space: the 0.1 layout stands. */
+_Static_assert(sizeof(struct lpc_config) == 2 * sizeof(size_t) + 2 * sizeof(int) + 8 * 8,
+	       "struct lpc_config keeps its 0.1 size");
+
 LPC_EXPORT void lpc_config_init(struct lpc_config *cfg)
 {
 	if (!cfg)
