@@ -318,9 +318,12 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
 #endif
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	/* Plain store: no reader can reach a page on a free list (a grace
-	 * period separates its last publication from now). */
-	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+	/* No reader can reach a page on a free list (a grace period separates
+	 * its last publication from now), but the evictor may load ref (it
+	 * scans every descriptor): release, so that one that sees 1 sees the
+	 * identity and flags cleared above (reclaim/evict.c E1).  A plain mov
+	 * on x86. */
+	atomic_store_explicit(&p->ref, 1, memory_order_release);
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */

@@ -8,7 +8,7 @@
  * ranges), so evictors running at once work on different batches.  One batch
  * is one RCU read section.  Per descriptor p (the evictor's steps E1-E7;
  * the lockless reader's are R1-R5 in filemap/lookup.c, the remover's A-C):
- *   E1 loads of ref (relaxed) and flags (acquire): skip unless ref == 1 (the
+ *   E1 loads of ref, then flags (both acquire): skip unless ref == 1 (the
  *      index's reference alone), PUBLISHED, and none of REMOVED, LOCKED,
  *      DIRTY, WRITEBACK; the policy (below) may keep it too, and clears
  *      REFERENCED where it needs no lock.
@@ -54,13 +54,17 @@
  * and its index lock is destroyed in that callback.  A page whose file
  * could be freed during this read section was taken out of that file's
  * index before the free was queued: either frozen (ref 0 until the frame
- * is reused: E1 skips it; a reused frame's identity is written before the
- * release that makes it PUBLISHED and unlocked, which E1's acquire load of
- * flags pairs with), or by the close's truncate-like removal, which sets
+ * is reused: E1 skips it), or by the close's truncate-like removal, which sets
  * REMOVED (release) before queuing the free: a read section that can still
  * be running when the free runs began after it was queued, so it sees
  * REMOVED, and E1 skips the page.  A file whose close is in progress is
- * caught by E3: remove_all empties the tree under the index lock.
+ * caught by E3: remove_all empties the tree under the index lock.  A frame
+ * reused since has its new identity (or NULL) before any ref E1 can see as
+ * 1: the allocator stores NULL and flags 0 before its release store of ref
+ * 1 (alloc.c), and every later change of ref is a release RMW by a thread
+ * that saw the new identity (M2's own put, or a holder that got the page
+ * through its published slot); E1's acquire load of ref pairs with them,
+ * so the flags and p->file it loads next are at least that new.
  *
  * The interleavings that matter (besides those of lookup.c):
  *  - R2 loads p, E4 freezes it, R3 fails: the reader retries until E6, then
@@ -185,8 +189,8 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
 	int why;
 
 	lpc_yield_point(LPC_YP_E1);
-	fl = atomic_load_explicit(&p->flags, memory_order_acquire);		/* E1 */
-	ref = atomic_load_explicit(&p->ref, memory_order_relaxed);
+	ref = atomic_load_explicit(&p->ref, memory_order_acquire);		/* E1 */
+	fl = atomic_load_explicit(&p->flags, memory_order_acquire);
 	if (ref == 0)
 		return EV_IGNORED; /* free, pending, or frozen by another remover */
 	if (ref != 1 || (fl & (LPC_PG_PUBLISHED | LPC_PG_REMOVED)) != LPC_PG_PUBLISHED)
