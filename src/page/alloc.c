@@ -6,11 +6,11 @@
  * lock), else a batch from the cache's shared list (free_lock), else
  * reclaim(): one thread at a time takes the frames that wait only for a grace
  * period (the pending list) and the frames on other threads' private lists,
- * waits for one grace period, and puts them on the shared list.  Before that, an
- * allocator that finds the shared list empty evicts (direct reclaim through
- * the pool's evict callback, reclaim/evict.c: at most LPC_DIRECT_BATCHES
- * batches), so that reclaim() takes the evicted frames from pending with
- * the same grace period.  When nothing can be evicted either (every frame
+ * waits for one grace period, and puts them on the shared list.  When that
+ * finds nothing, the allocator evicts (direct reclaim through the pool's
+ * evict callback, reclaim/evict.c: at most LPC_DIRECT_BATCHES batches), and
+ * the next reclaim() takes the evicted frames from pending with one grace
+ * period.  When nothing can be evicted either (every frame
  * held or locked), the allocation sleeps and retries with a backoff for
  * alloc_wait_ms, then fails with -ENOMEM; LPC_ALLOC_NOWAIT (lpc_pread)
  * fails after a few rounds without sleeping.  An allocation that takes
@@ -579,15 +579,9 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
-		/* Direct reclaim: evict a capped number of batches; what it
-		 * frees waits on pending for the grace period that reclaim()
-		 * below waits for anyway.  Wake the reclaimer too: the free
-		 * list ran dry. */
-		if (c->evict) {
-			lpc_count(t, LPC_C_DIRECT_RECLAIMS);
-			c->wake(c->reclaim_arg);
-			c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t);
-		}
+		/* Frames free but out of reach first (pending, in flight,
+		 * other threads' lists): evicting while they land would throw
+		 * cached pages away for nothing. */
 		rc = reclaim(c, &p);
 		if (!rc)
 			break;
@@ -598,6 +592,16 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 			continue;
 		if (!c->evict)
 			goto nomem;
+		/* Direct reclaim: evict a capped number of batches; what it
+		 * frees waits on pending for the next reclaim()'s grace
+		 * period.  Wake the reclaimer too: the free list ran dry. */
+		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
+		if (c->wake)
+			c->wake(c->reclaim_arg);
+		if (c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t)) {
+			again = 0;
+			continue;
+		}
 		/* Nothing free and nothing evicted this round: every frame
 		 * is held or locked, or was kept by the policy this round. */
 		if (flags & LPC_ALLOC_NOWAIT) {

@@ -85,8 +85,8 @@
  *    active,    REFERENCED -> clear REFERENCED, keep (E1: no lock needed)
  *    active,   !REFERENCED -> demote to inactive (E3) only while the active
  *                             count is above active_target, or after a
- *                             round that evicted nothing (demote_all: the
- *                             inactive pages are gone), else keep
+ *                             whole sweep that evicted nothing (demote_all:
+ *                             the inactive pages are gone), else keep
  *    A sequential scan's pages are never referenced again: they are evicted
  *    at first sight, and the hot set, active, stays.  The active count
  *    (pool->nactive) is kept by the evictor and by the deferred free of an
@@ -133,9 +133,9 @@ static void clear_referenced(struct lpc_page *p)
 }
 
 /* CLOCK2: may an active page that was not referenced be demoted?  Above the
- * target, or when the last round evicted nothing at all (the inactive list
- * is empty: the active pages must give way, or allocations would fail with
- * frames nobody holds). */
+ * target, or after a whole sweep of the hand evicted nothing (the inactive
+ * list is empty: the active pages must give way, or allocations would fail
+ * with frames nobody holds). */
 static bool above_target(struct lpc_reclaim *r)
 {
 	return atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) > r->active_target ||
@@ -282,10 +282,19 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_unlock();
 		evicted += got;
 	}
-	/* A round that evicted nothing lets CLOCK2 demote below its target
-	 * until one evicts again (written only when it changes). */
-	if ((evicted == 0) != atomic_load_explicit(&r->demote_all, memory_order_relaxed))
-		atomic_store_explicit(&r->demote_all, evicted == 0, memory_order_relaxed);
+	/* A whole sweep of the hand without an eviction lets CLOCK2 demote
+	 * below its target until one evicts again (written only when it
+	 * changes). */
+	if (evicted) {
+		if (atomic_load_explicit(&r->empty_batches, memory_order_relaxed))
+			atomic_store_explicit(&r->empty_batches, 0, memory_order_relaxed);
+		if (atomic_load_explicit(&r->demote_all, memory_order_relaxed))
+			atomic_store_explicit(&r->demote_all, false, memory_order_relaxed);
+	} else if (atomic_fetch_add_explicit(&r->empty_batches, b, memory_order_relaxed) + b >=
+			   c->nframes / r->batch + 1 &&
+		   !atomic_load_explicit(&r->demote_all, memory_order_relaxed)) {
+		atomic_store_explicit(&r->demote_all, true, memory_order_relaxed);
+	}
 	if (t) {
 		lpc_count_add(t, LPC_C_RECLAIM_SCANS, b);
 		lpc_count_add(t, LPC_C_EVICTIONS, evicted);

@@ -53,7 +53,9 @@ struct lpc_reclaim {
 
 	/* The clock hand: a descriptor number, taken a batch at a time. */
 	_Atomic uint64_t hand lpc_cacheline_aligned;
-	/* CLOCK2: the last round evicted nothing: demote below the target. */
+	/* CLOCK2: batches in a row that evicted nothing; a sweep's worth
+	 * sets demote_all (demote below the target) until one evicts. */
+	_Atomic uint32_t empty_batches;
 	_Atomic bool demote_all;
 
 	/* Background reclaimer.  `awake` is read by allocators below the low

@@ -56,6 +56,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	r->high = 2 * r->low <= n / 4 ? 2 * r->low : r->low + 1;
 	atomic_init(&r->hand, 0);
 	atomic_init(&r->demote_all, false);
+	atomic_init(&r->empty_batches, 0);
 	atomic_init(&r->awake, false);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
