@@ -75,8 +75,9 @@
  *      it; nothing is cached; the next call reads the page again.
  *  C.3 Data a call returns is never zeros that stand for data the file has:
  *      a read shorter than a page where the file does not end is -EIO.
- *  C.4 lpc_pread never fails for want of a frame: what it cannot cache it
- *      reads around the cache (counted in read_around).
+ *  C.4 lpc_pread never fails for want of a frame, and never waits for one:
+ *      what it cannot cache (every frame held or locked, nothing evictable)
+ *      it reads around the cache at once (counted in read_around).
  *
  * D. Removal
  *  D.1 lpc_invalidate returns the number of pages it dropped; a page in the
@@ -87,9 +88,9 @@
  *
  * E. Frames
  *  E.1 lpc_page_get and lpc_page_alloc return -ENOMEM only when no frame is
- *      free anywhere: not on the shared list, not on another thread's private
- *      list, not waiting for a grace period.  Until reclaim exists, a frame
- *      in a file's cache is not free: drop it with lpc_invalidate.
+ *      free anywhere (not on the shared list, not on another thread's private
+ *      list, not waiting for a grace period) and none could be evicted for
+ *      alloc_wait_ms (H.3): a cached page nobody holds is evicted for them.
  *  E.2 A thread that exits gives its private free frames back: none is lost.
  *
  * F. Counters (lpc_stats)
@@ -103,16 +104,37 @@
  *  G.2 No wake-up is lost: a thread sleeping in lpc_page_lock or waiting for
  *      a read in flight wakes once the lock is released.
  *
- * H. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: h1_...)
- *  H.1 All or nothing: lpc_pin returns every page covering the range (cut at
+ * H. Reclaim (eviction; src/reclaim/evict.c, lpc(7) "Reclaim")
+ *  H.1 A page a user holds (a reference from find, get or alloc), or that is
+ *      locked, dirty or under writeback, is never evicted; a held page keeps
+ *      its frame and data until its put (tests/unit/test_evict_exhaust.c).
+ *  H.2 Frames never exceed cache_bytes: a full cache evicts cached pages
+ *      nobody holds to make room (a background thread per cache, started
+ *      when the free frames first run low, and the allocating thread
+ *      itself), and a lookup never returns a page that eviction froze and
+ *      reused (tests/stress/stress_evict.c, stress_evict_race.c).
+ *  H.3 When nothing can be evicted (every frame held or locked),
+ *      lpc_page_get and lpc_page_alloc retry with a sleeping backoff for
+ *      alloc_wait_ms (default 1 s) and then return -ENOMEM; a page put
+ *      meanwhile is evicted for a waiter.  lpc_pread does not wait (C.4).
+ *  H.4 Eviction never blocks a lookup: lpc_page_find on a page being evicted
+ *      retries inside its read section until the page has left the index,
+ *      then returns -ENOENT (counted in retries).
+ *  H.5 Scan resistance (the default policy, LPC_RECLAIM_CLOCK2): pages read
+ *      once are evicted before pages that were hit since they came in, so a
+ *      sequential pass over a file larger than the cache does not flush a
+ *      hot set (tests/unit/test_evict_scan.c).
+ *
+ * I. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: i1_...)
+ *  I.1 All or nothing: lpc_pin returns every page covering the range (cut at
  *      the end of the file), in index order, each as A.1 says of a lookup;
  *      or an error with nothing left pinned.
- *  H.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
+ *  I.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
  *      eviction once it exists, skip a pinned page (eviction takes only pages
  *      whose sole reference is the index's); the last close and truncate
  *      leave the holder a valid page until lpc_unpin.  Reclaim never needs to
  *      ask a holder: the pin is visible in the page's reference count.
- *  H.3 pin_fast counts the calls that the lockless fast path served wholly
+ *  I.3 pin_fast counts the calls that the lockless fast path served wholly
  *      (every page present and UPTODATE), pin_slow the others; a call that
  *      fails counts in neither.  pages_pinned counts the pages they returned.
  */
@@ -158,12 +180,25 @@ enum lpc_lookup_mode {
 				  * across its read, invalidate and close for writing */
 };
 
+/* Eviction policy (lpc_config.reclaim_policy); see lpc(7), "Reclaim". */
+enum lpc_reclaim_policy {
+	LPC_RECLAIM_CLOCK2 = 0, /* CLOCK with an inactive/active split (default):
+				 * a sequential scan cannot flush the hot set */
+	LPC_RECLAIM_CLOCK = 1,  /* plain CLOCK: second chance on REFERENCED */
+};
+
+/* Zero in any field below cache_bytes means its default (0.2 took
+ * alloc_wait_ms and reclaim_policy from the reserved space: the struct's
+ * size and the offsets of the 0.1 fields are unchanged). */
 struct lpc_config {
 	size_t cache_bytes;   /* frame budget; default 64 MiB; at least one page */
 	size_t page_size;     /* power of two, 512 B .. 2 MiB; default 4 KiB */
 	int io_backend;       /* enum lpc_io_backend; default LPC_IO_SYNC */
 	int lookup_mode;      /* enum lpc_lookup_mode; default LPC_LOOKUP_LOCKLESS */
-	uint64_t reserved[8]; /* must be zero (lpc_config_init does it) */
+	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
+				 * a frame when nothing can be evicted; 0: 1000 */
+	int reclaim_policy;   /* enum lpc_reclaim_policy; default LPC_RECLAIM_CLOCK2 */
+	uint64_t reserved[7]; /* must be zero (lpc_config_init does it) */
 };
 
 /*
@@ -185,6 +220,18 @@ struct lpc_stats {
 	uint64_t invalidated;      /* pages dropped by lpc_invalidate */
 	uint64_t frames;           /* frames in the cache (gauge) */
 	uint64_t frames_free;      /* frames on free lists (gauge, approximate) */
+	/* Since 0.2 (the symbol lpc_stats@LPC_0.1 fills only the fields above). */
+	uint64_t evictions;        /* pages evicted (E1-E7, lpc(7) "Reclaim") */
+	uint64_t reclaim_scans;    /* batches of the clock hand scanned */
+	uint64_t skipped_held;     /* ... descriptors skipped: held by a user */
+	uint64_t skipped_locked;   /* ... page locked (being read, or by a user) */
+	uint64_t skipped_dirty;    /* ... dirty or under writeback */
+	uint64_t skipped_referenced; /* ... kept by the policy (second chance, active) */
+	uint64_t skipped_busy;     /* ... index lock busy, or slot changed */
+	uint64_t direct_reclaims;  /* allocations that evicted themselves */
+	uint64_t reclaimer_wakeups; /* wake-ups of the background reclaimer */
+	uint64_t index_bytes;      /* memory of the open files' index nodes (gauge) */
+	uint64_t descriptor_bytes; /* memory of the descriptor array (constant) */
 	/* pins (lpc_pin) */
 	uint64_t pin_fast;         /* lpc_pin calls served wholly by the fast path */
 	uint64_t pin_slow;         /* ... that took the slow path (misses) */
@@ -203,6 +250,10 @@ void lpc_config_init(struct lpc_config *cfg);
  * power of two in 512 B .. 2 MiB, a budget of less than one page or of more
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
+ * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
+ * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
+ * The cache's background reclaimer thread is not started here: the first
+ * allocation that finds the free frames below a low watermark starts it.
  * Context: may sleep (malloc, mmap); no I/O, no grace period, no internal
  * lock; does not register the thread.
  */
@@ -213,9 +264,12 @@ int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache **out);
  * Return: 0; -EINVAL for NULL; -EBUSY, with nothing changed, while a user
  * still holds a page reference, cached or private (every lpc_page_get,
  * lpc_page_find and lpc_page_alloc needs its lpc_page_put) (B.4).
- * Context: may sleep; closes the files' descriptors; waits for every pending
- * RCU callback of the cache (rcu_barrier, which includes a grace period);
- * takes files_lock, every index lock, lpc_threads_lock and free_lock.  No
+ * Context: may sleep; stops and joins the cache's background reclaimer if
+ * it runs (also when it then returns -EBUSY: the next allocation that needs
+ * it starts it again); closes the files' descriptors; waits for every
+ * pending RCU callback of the cache (rcu_barrier, which includes a grace
+ * period); takes files_lock, every index lock, lpc_threads_lock and
+ * free_lock.  No
  * other thread may use the cache or its files during or after the call.
  */
 int lpc_cache_destroy(struct lpc_cache *c);
@@ -286,13 +340,16 @@ int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out);
  * past the end of the file; -EIO (or, for the thread that issued the read,
  * the backend's errno) when the read failed, in which case nothing is cached
  * and the next call reads again (C.2); -ENOMEM when no frame is free anywhere
- * (E.1) or the thread's block cannot be allocated; -EINVAL for NULL arguments
- * or unknown flags.
+ * and none could be evicted for alloc_wait_ms (E.1, H.3), or the thread's
+ * block cannot be allocated; -EINVAL for NULL arguments or unknown flags.
  * Context: may sleep and do I/O: the read (pread(2), and fstat(2) near the
- * end of the file), a futex wait on a page in flight; may wait for a grace
- * period when no frame is free (the allocator collects frames in transit,
- * one thread at a time under reclaim_lock); takes the file's index lock for
- * the insert, free_lock, and lpc_threads_lock on the first call.
+ * end of the file), a futex wait on a page in flight; when no frame is free
+ * it evicts (direct reclaim: other files' index locks, taken with trylock
+ * only), may wait for a grace period (the allocator collects frames in
+ * transit, one thread at a time under reclaim_lock), and, when nothing can
+ * be evicted, sleeps up to alloc_wait_ms; may start the cache's background
+ * reclaimer (pthread_create); takes the file's index lock for the insert,
+ * free_lock, and lpc_threads_lock on the first call.
  */
 int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
 		 struct lpc_page **out);
@@ -333,19 +390,20 @@ void lpc_page_unlock(struct lpc_page *p);
  * Allocates a private page: referenced once, in no file, contents undefined.
  * Nobody else can reach it; freeing it (lpc_page_put) takes no atomic
  * operation.
- * Return: 0 with *out; -ENOMEM when no frame is free anywhere (E.1); -EINVAL
- * for NULL.
- * Context: may sleep and wait for a grace period when no frame is free
- * (reclaim_lock, as lpc_page_get); no I/O; free_lock; lpc_threads_lock on
- * the thread's first call.
+ * Return: 0 with *out; -ENOMEM when no frame is free anywhere and none could
+ * be evicted for alloc_wait_ms (E.1, H.3); -EINVAL for NULL.
+ * Context: may sleep, evict, wait for a grace period and up to alloc_wait_ms
+ * when no frame is free (reclaim_lock, as lpc_page_get); no I/O; free_lock;
+ * lpc_threads_lock on the thread's first call.
  */
 int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out);
 
 /*
  * Reads up to len bytes at off through the cache, as pread(2): short at the
- * end of the file, 0 at or past it or for len 0.  Pages that cannot be cached
- * because every frame is held are read around the cache (counted in
- * read_around, C.4).
+ * end of the file, 0 at or past it or for len 0.  A full cache evicts to
+ * make room; pages that cannot be cached because every frame is held are
+ * read around the cache at once, without waiting (counted in read_around,
+ * C.4).
  * Return: the bytes read; -EINVAL for a NULL f, or a NULL buf with len > 0;
  * -EIO (or the backend's errno) if the first page failed (a later failure
  * ends the read short, C.2); -ENOMEM when the thread's block, or the bounce
@@ -428,9 +486,11 @@ int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t 
 
 /*
  * Sums the counters of every thread into *out (F.1).  NULL arguments are
- * ignored.
- * Context: may sleep (lpc_threads_lock, then free_lock); no I/O, no grace
- * period; does not register the thread.
+ * ignored.  A program built against 0.1 (a smaller struct) binds to
+ * lpc_stats@LPC_0.1, which fills only the 0.1 fields.
+ * Context: may sleep (lpc_threads_lock, files_lock, then free_lock: short
+ * internal locks, never held across I/O, so it never waits for a read in
+ * flight); no I/O, no grace period; does not register the thread.
  */
 void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
 

@@ -6,6 +6,7 @@
  * together.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,11 @@
 
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
+#define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
+
+/* 0.2's fields came out of the reserved space: the 0.1 layout stands. */
+_Static_assert(sizeof(struct lpc_config) == 2 * sizeof(size_t) + 2 * sizeof(int) + 8 * 8,
+	       "struct lpc_config keeps its 0.1 size");
 
 LPC_EXPORT void lpc_config_init(struct lpc_config *cfg)
 {
@@ -36,6 +42,8 @@ static int config_check(const struct lpc_config *cfg)
 	if (cfg->io_backend != LPC_IO_SYNC && cfg->io_backend != LPC_IO_NULL)
 		return -EINVAL;
 	if (cfg->lookup_mode != LPC_LOOKUP_LOCKLESS && cfg->lookup_mode != LPC_LOOKUP_LOCKED)
+		return -EINVAL;
+	if (cfg->reclaim_policy != LPC_RECLAIM_CLOCK2 && cfg->reclaim_policy != LPC_RECLAIM_CLOCK)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
 		if (cfg->reserved[i])
@@ -66,6 +74,8 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
 	c->io.ops = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
+	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
+			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
 	*out = c;
 	return 0;
 }
@@ -87,6 +97,10 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 
 	if (!c)
 		return -EINVAL;
+	/* The background reclaimer first: it changes the counts cache_busy
+	 * compares.  If the cache is busy, the next allocation below the low
+	 * watermark starts it again. */
+	lpc_reclaim_stop(&c->reclaim);
 	pthread_mutex_lock(&c->files.lock);
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
@@ -104,11 +118,21 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_rcu_scope_exit(scoped);
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
+	lpc_reclaim_destroy(&c->reclaim);
 	free(c);
 	return 0;
 }
 
-LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
+/*
+ * lpc_stats has two versions (src/lpc.map): lpc_stats@@LPC_0.2 fills the
+ * whole struct; lpc_stats@LPC_0.1, which programs built against 0.1 call,
+ * fills only the 0.1 fields (their struct is that much smaller).  A
+ * static link resolves lpc_stats to the default version, @@LPC_0.2.
+ */
+LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out);
+LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out);
+
+LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 {
 	uint64_t cnt[LPC_NR_COUNTERS], tfree;
 
@@ -127,14 +151,38 @@ LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];
 	out->invalidated = cnt[LPC_C_INVALIDATED];
+	out->evictions = cnt[LPC_C_EVICTIONS];
+	out->reclaim_scans = cnt[LPC_C_RECLAIM_SCANS];
+	out->skipped_held = cnt[LPC_C_SKIPPED_HELD];
+	out->skipped_locked = cnt[LPC_C_SKIPPED_LOCKED];
+	out->skipped_dirty = cnt[LPC_C_SKIPPED_DIRTY];
+	out->skipped_referenced = cnt[LPC_C_SKIPPED_REFERENCED];
+	out->skipped_busy = cnt[LPC_C_SKIPPED_BUSY];
+	out->direct_reclaims = cnt[LPC_C_DIRECT_RECLAIMS];
+	out->reclaimer_wakeups = cnt[LPC_C_RECLAIMER_WAKEUPS];
 	out->pin_fast = cnt[LPC_C_PIN_FAST];
 	out->pin_slow = cnt[LPC_C_PIN_SLOW];
 	out->pages_pinned = cnt[LPC_C_PAGES_PINNED];
 	out->frames = c->pool.nframes;
+	out->descriptor_bytes = c->pool.pages_bytes;
+	out->index_bytes = lpc_files_index_bytes(&c->files);
 	pthread_mutex_lock(&c->pool.free_lock);
 	out->frames_free = c->pool.nfree + tfree;
 	pthread_mutex_unlock(&c->pool.free_lock);
 }
+
+LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out)
+{
+	struct lpc_stats s;
+
+	if (!c || !out)
+		return;
+	lpc_stats_v02(c, &s);
+	memcpy(out, &s, offsetof(struct lpc_stats, evictions));
+}
+
+__asm__(".symver lpc_stats_v01, lpc_stats@LPC_0.1");
+__asm__(".symver lpc_stats_v02, lpc_stats@@LPC_0.2");
 
 LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
 			     struct lpc_file **out)
@@ -148,5 +196,5 @@ LPC_EXPORT int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out)
 {
 	if (unlikely(!c || !out))
 		return -EINVAL;
-	return lpc_page_alloc_frame(&c->pool, out);
+	return lpc_page_alloc_frame(&c->pool, 0, out);
 }

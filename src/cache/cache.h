@@ -2,8 +2,9 @@
 /*
  * cache.h - the cache object: the top of the parts, and the only one that
  * includes every other.  A cache is a descriptor pool (page/pool.h, which
- * also owns the per-thread blocks), the cache's I/O (io/io.h) and its file
- * table (filemap/filemap.h).
+ * also owns the per-thread blocks), the cache's I/O (io/io.h), its file
+ * table (filemap/filemap.h) and its eviction (reclaim/reclaim.h, which
+ * installs itself in the pool at create).
  *
  * Lock order (outer to inner):
  *
@@ -45,6 +46,15 @@
  *   index lock -> lpc_threads_lock     the same path's lpc_tcache(), only for
  *                                      a thread without its block (close and
  *                                      destroy take theirs before)
+ *   (trylock) index lock -> free_lock  reclaim/evict.c E2-E7: the evictor
+ *                                      takes index locks with trylock only,
+ *                                      inside a read section, in any order;
+ *                                      E7's deferred free takes free_lock
+ *   reclaimer lock                     reclaim/reclaimer.c: a leaf, taken by
+ *                                      an allocation that wakes the
+ *                                      reclaimer (it may hold page locks)
+ *                                      and by destroy; never held while
+ *                                      evicting or across a grace period
  * Rules: the page lock is never waited for while any lock is held (miss.c M6
  * waits with nothing held; invalidate_one only tests LOCKED), but a user may
  * hold page locks across any call.  free_lock is never held across I/O or a
@@ -61,8 +71,12 @@
  * under the index lock, nothing between them but flag checks, C after the
  * lock is dropped); page/alloc.c's reclaim (T2 and its barrier run with no
  * index lock and no page frozen: callers of lpc_page_alloc_frame hold
- * neither); core/rcu.h's lpc_rcu_synchronize context.  Modelled by spin's
- * BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml).
+ * neither); reclaim/evict.c (E4 to E6 under an index lock taken with
+ * trylock, nothing but flag loads and the radix delete between them; the
+ * direct reclaim's grace period and the reclaimer's barrier come after the
+ * batch's read section); core/rcu.h's lpc_rcu_synchronize context.
+ * Modelled by spin's BUG_GP_WHILE_FROZEN (tests/model/spec_get.pml) and, for
+ * eviction, tests/model/evict.pml.
  *
  * Taken inside an RCU read section (so never held across a grace-period
  * wait, nor while waiting for one): lpc_threads_lock (lookup.c's find_slow
@@ -86,6 +100,7 @@
 #include "io/io.h"
 #include "page/page.h"
 #include "page/pool.h"
+#include "reclaim/reclaim.h"
 
 struct lpc_cache {
 	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
@@ -93,6 +108,7 @@ struct lpc_cache {
 	bool locked_lookup;
 	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
 	struct lpc_files files lpc_cacheline_aligned;
+	struct lpc_reclaim reclaim; /* eviction: reclaim/reclaim.h */
 };
 
 #endif /* LPC_CACHE_CACHE_H */

@@ -56,6 +56,7 @@ struct lpc_page;
 	X(U1) X(U2)                          /* lock.c: unlock */                \
 	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
 	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */  \
+	X(E1) X(E2) X(E3) X(E4) X(E5) X(E6) X(E7) /* reclaim/evict.c */ \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 
 /*

@@ -252,6 +252,20 @@ int lpc_files_close_all(struct lpc_files *c)
 	return 0;
 }
 
+uint64_t lpc_files_index_bytes(struct lpc_files *c)
+{
+	uint64_t n = 0;
+
+	/* A gauge: the count of each tree read without its index lock, which
+	 * in LOCKED mode a miss holds across its read (lpc_stats never waits
+	 * for I/O). */
+	pthread_mutex_lock(&c->lock);
+	for (struct lpc_file *f = c->head; f; f = f->next)
+		n += atomic_load_explicit(&f->tree.nodes, memory_order_relaxed);
+	pthread_mutex_unlock(&c->lock);
+	return n * sizeof(struct lpc_radix_node);
+}
+
 /* Pages held by every file's index.  Context: fs->lock. */
 uint64_t lpc_files_nrpages(struct lpc_files *c)
 {

@@ -110,6 +110,8 @@ int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mo
 int lpc_files_close_all(struct lpc_files *fs);
 /* Pages held by every file's index.  Context: fs->lock. */
 uint64_t lpc_files_nrpages(struct lpc_files *fs);
+/* Bytes of every open file's index nodes (lpc_stats).  Context: no lock. */
+uint64_t lpc_files_index_bytes(struct lpc_files *fs);
 
 /* This thread's block for f's pool, reading only f's hot line. */
 static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
@@ -126,6 +128,15 @@ static inline void lpc_file_index_lock(struct lpc_file *f)
 		pthread_rwlock_wrlock(&f->tree_rwlock);
 	else
 		pthread_mutex_lock(&f->tree_lock);
+}
+
+/* Index lock without waiting (the evictor, inside a read section).
+ * Return: true if taken. */
+static inline bool lpc_file_index_trylock(struct lpc_file *f)
+{
+	if (f->locked_lookup)
+		return pthread_rwlock_trywrlock(&f->tree_rwlock) == 0;
+	return pthread_mutex_trylock(&f->tree_lock) == 0;
 }
 
 static inline void lpc_file_index_unlock(struct lpc_file *f)
@@ -146,11 +157,12 @@ struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct l
 
 /*
  * lpc_page_get without argument checks: a referenced UPTODATE page, reading
- * it on a miss (M1-M6, miss.c).  Return: 0, -ENXIO, -ENOMEM, or the read's
+ * it on a miss (M1-M6, miss.c); alloc_flags go to the frame allocator
+ * (LPC_ALLOC_NOWAIT: lpc_pread, which reads around a full cache instead).  Return: 0, -ENXIO, -ENOMEM, or the read's
  * negative errno.
  */
 int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
-			 struct lpc_page **out);
+			 unsigned alloc_flags, struct lpc_page **out);
 
 /*
  * M3: inserts p, a page with PUBLISHED set (rule PUBLISH-UNPUBLISHED), at

@@ -131,13 +131,14 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 }
 
 /* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
-static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page **out)
+static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
+			    struct lpc_page **out)
 {
 	struct lpc_page *p;
 	int rc;
 
 	lpc_yield_point(LPC_YP_M1);
-	rc = lpc_page_alloc_frame(f->pool, &p);			/* M1 */
+	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
 	if (rc)
 		return rc;
 	lpc_yield_point(LPC_YP_M2);
@@ -169,7 +170,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, struct lpc_page 
 }
 
 int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
-			 struct lpc_page **out)
+			 unsigned alloc_flags, struct lpc_page **out)
 {
 	struct lpc_page *p;
 	uint32_t flags;
@@ -220,7 +221,7 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 		}
 		if (past_eof(f, index))
 			return -ENXIO;
-		rc = filemap_add_page(f, index, &p);
+		rc = filemap_add_page(f, index, alloc_flags, &p);
 		if (rc == -EEXIST)
 			continue;
 		if (rc)
@@ -246,5 +247,5 @@ LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
-	return lpc_filemap_get_page(f, index, t, out);
+	return lpc_filemap_get_page(f, index, t, 0, out);
 }

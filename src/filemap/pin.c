@@ -7,7 +7,7 @@
  * kernel's FOLL_PIN: a pinned page is never at the index's lone reference, so
  * a remover's freeze (step A, lookup.c) fails on it, and eviction, which takes
  * only pages whose sole reference is the index's, skips it without asking
- * anyone (guarantee H.2).  Truncate-like removal (the last close, truncate)
+ * anyone (guarantee I.2).  Truncate-like removal (the last close, truncate)
  * leaves the holder a valid page, as it does for a reference (B.2).
  *
  * Fast path (lockless mode), modelled in tests/model/pin.pml:
@@ -37,7 +37,7 @@
  * miss M1-M6, wait for a read in flight), its reference then turned into a
  * pin (one add of LPC_PIN_BIAS - 1 on a page we hold).  The pins the fast
  * path took are kept rather than dropped and taken again: each was a page of
- * the range in the index at its P4, which is all H.1 asks of a page, and
+ * the range in the index at its P4, which is all I.1 asks of a page, and
  * dropping them would cost two atomics per page for nothing.  A failure
  * unpins everything (all or nothing).
  *
@@ -191,7 +191,7 @@ LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned fl
 	/* Slow path: the rest of the range through the miss path. */
 	for (unsigned i = got; i < n; i++) {
 		struct lpc_page *p;
-		int rc = lpc_filemap_get_page(f, first + i, t, &p);
+		int rc = lpc_filemap_get_page(f, first + i, t, 0, &p);
 
 		if (unlikely(rc)) {
 			unpin_all(pages, i);

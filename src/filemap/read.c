@@ -3,7 +3,8 @@
  * read.c - lpc_pread: any byte range, built on the lookup and miss paths.
  * Short at end of file and 0 at or past it, as pread(2).  A page that cannot
  * be cached because every frame is held is read around the cache into a
- * bounce frame (counted in read_around) rather than failing the read.
+ * bounce frame (counted in read_around) rather than failing the read: the
+ * allocation evicts what it can but never waits (LPC_ALLOC_NOWAIT).
  */
 #include <errno.h>
 #include <limits.h>
@@ -80,7 +81,7 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 
 		if (n > len - done)
 			n = len - done;
-		rc = lpc_filemap_get_page(f, index, t, &p);
+		rc = lpc_filemap_get_page(f, index, t, LPC_ALLOC_NOWAIT, &p);
 		if (likely(rc == 0)) {
 			memcpy((char *)buf + done, (char *)lpc_page_frame(p) + pgoff, n);
 			lpc_page_put(p);

@@ -19,6 +19,7 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 	lpc_yield_point(LPC_YP_B);
 	removed = lpc_radix_delete_if(&f->tree, index, p);		/* B */
 	if (removed) {
+		lpc_page_mark_removed(p); /* its holders keep it: evict.c E1 */
 		lpc_page_debug_removed(p);
 		f->nrpages--;
 	}
@@ -38,6 +39,10 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 	while ((n = lpc_radix_gang(&f->tree, 0, pages, idx, GANG)) > 0) {
 		for (unsigned i = 0; i < n; i++) {
 			lpc_radix_delete(&f->tree, idx[i]);
+			/* Before the file's free is queued (file.c): an
+			 * evictor that finds a holder's page after that sees
+			 * REMOVED and never follows p->file (evict.c E1). */
+			lpc_page_mark_removed(pages[i]);
 			lpc_page_debug_removed(pages[i]);
 			lpc_page_release(pages[i]);
 		}

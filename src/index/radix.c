@@ -171,17 +171,21 @@ static void radix_node_free_cb(struct rcu_head *head)
 }
 
 /* Context: writer; node is unreachable from the root already. */
-static void radix_node_free(struct lpc_radix_node *node)
+static void radix_node_free(struct lpc_radix_root *root, struct lpc_radix_node *node)
 {
+	atomic_store_explicit(&root->nodes,
+			      atomic_load_explicit(&root->nodes, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
 	lpc_call_rcu(&node->rcu, radix_node_free_cb);
 }
 
 void lpc_radix_init(struct lpc_radix_root *root)
 {
 	atomic_init(&root->rnode, NULL);
+	atomic_store_explicit(&root->nodes, 0, memory_order_relaxed);
 }
 
-static void radix_destroy_node(struct lpc_radix_node *node)
+static void radix_destroy_node(struct lpc_radix_root *root, struct lpc_radix_node *node)
 {
 	unsigned i;
 
@@ -190,10 +194,10 @@ static void radix_destroy_node(struct lpc_radix_node *node)
 			struct lpc_radix_node *child = atomic_load_explicit(
 				&node->slots[i], memory_order_relaxed);
 			if (child)
-				radix_destroy_node(child);
+				radix_destroy_node(root, child);
 		}
 	}
-	radix_node_free(node);
+	radix_node_free(root, node);
 }
 
 void lpc_radix_destroy(struct lpc_radix_root *root)
@@ -205,7 +209,7 @@ void lpc_radix_destroy(struct lpc_radix_root *root)
 		return;
 	atomic_store_explicit(&root->rnode, NULL, memory_order_relaxed);
 	/* Readers still in a section walk the old nodes: slots left as they are. */
-	radix_destroy_node(node);
+	radix_destroy_node(root, node);
 }
 
 /*
@@ -348,6 +352,9 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 	}
 	lpc_debug_check(used == nr, "RADIX-NODES-USED", NULL,
 			"insert allocated %u nodes and used %u", nr, used);
+	atomic_store_explicit(&root->nodes,
+			      atomic_load_explicit(&root->nodes, memory_order_relaxed) + used,
+			      memory_order_relaxed);
 
 	/* I3: publish: one release store makes the insert visible. */
 	if (!has_path) {
@@ -426,7 +433,7 @@ static void radix_shrink(struct lpc_radix_root *root)
 		 * lock; a reader acquiring it from the root must see that. */
 		atomic_store_explicit(&root->rnode, child, memory_order_release);
 		/* The old root keeps slot 0 (readers may be on it). */
-		radix_node_free(node);
+		radix_node_free(root, node);
 		node = child;
 	}
 }
@@ -451,13 +458,13 @@ static void radix_delete_slot(struct lpc_radix_root *root,
 		if (!parent) {
 			atomic_store_explicit(&root->rnode, NULL,
 					      memory_order_relaxed);
-			radix_node_free(node);
+			radix_node_free(root, node);
 			return;
 		}
 		atomic_store_explicit(&parent->slots[node->offset], NULL,
 				      memory_order_relaxed);
 		parent->count--;
-		radix_node_free(node);
+		radix_node_free(root, node);
 		node = parent;
 	}
 	lpc_yield_point(LPC_YP_N4);

@@ -68,6 +68,9 @@ struct lpc_radix_node {
 
 struct lpc_radix_root {
 	struct lpc_radix_node *_Atomic rnode; /* NULL when empty */
+	/* Nodes allocated and not yet freed: written by writers (relaxed load
+	 * and store under their lock), read without it as a gauge. */
+	_Atomic uint64_t nodes;
 };
 
 /* Context: any; the tree is empty and allocates nothing. */

@@ -6,10 +6,17 @@
  * lock), else a batch from the cache's shared list (free_lock), else
  * reclaim(): one thread at a time takes the frames that wait only for a grace
  * period (the pending list) and the frames on other threads' private lists,
- * waits for one grace period, and puts them on the shared list.  Only when
- * that finds nothing is the result -ENOMEM: a frame free anywhere is found.
- * Eviction under memory pressure is the reclaim part's job (a later step);
- * until then a full cache fails the allocation.
+ * waits for one grace period, and puts them on the shared list.  When that
+ * finds nothing, the allocator evicts (direct reclaim through the pool's
+ * evict callback, reclaim/evict.c: at most LPC_DIRECT_BATCHES batches), and
+ * the next reclaim() takes the evicted frames from pending with one grace
+ * period.  When nothing can be evicted either (every frame
+ * held or locked), the allocation sleeps and retries with a backoff for
+ * alloc_wait_ms, then fails with -ENOMEM; LPC_ALLOC_NOWAIT (lpc_pread)
+ * fails after a few rounds without sleeping.  An allocation that takes
+ * frames from the shared list and leaves fewer than wake_below wakes the
+ * background reclaimer (one relaxed load of nfree: no shared write above
+ * the watermark).
  *
  * Private lists, and how another thread takes one.  The owner pushes and
  * pops its list with plain loads and stores.  A taker (steal_begin and
@@ -80,10 +87,13 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "page/pool.h"
 
 #define LPC_FREE_BATCH 64
+#define LPC_DIRECT_BATCHES 4   /* direct reclaim's effort per round */
+#define LPC_NOWAIT_ROUNDS 4    /* eviction rounds of a LPC_ALLOC_NOWAIT call */
 
 void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
@@ -173,6 +183,11 @@ void lpc_page_free_deferred(struct lpc_page *p)
 			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
+	/* An active page leaves CLOCK2's active count here (reclaim/evict.c):
+	 * its flags change only by RMW now (ref 0: nobody can lock it). */
+	if (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE, memory_order_relaxed) &
+	    LPC_PG_ACTIVE)
+		atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
 	/* The caller's read section (registered, or scoped) also makes
 	 * call_rcu below legal. */
 	pthread_mutex_lock(&c->free_lock);
@@ -182,6 +197,12 @@ void lpc_page_free_deferred(struct lpc_page *p)
 		pthread_mutex_unlock(&c->free_lock);
 		return;
 	}
+	pending_submit_unlock(c);
+}
+
+void lpc_page_pending_flush(struct lpc_pool *c)
+{
+	pthread_mutex_lock(&c->free_lock);
 	pending_submit_unlock(c);
 }
 
@@ -297,9 +318,12 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
 #endif
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	/* Plain store: no reader can reach a page on a free list (a grace
-	 * period separates its last publication from now). */
-	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+	/* No reader can reach a page on a free list (a grace period separates
+	 * its last publication from now), but the evictor may load ref (it
+	 * scans every descriptor): release, so that one that sees 1 sees the
+	 * identity and flags cleared above (reclaim/evict.c E1).  A plain mov
+	 * on x86. */
+	atomic_store_explicit(&p->ref, 1, memory_order_release);
 }
 
 /* Takes up to `want` frames from the shared list.  Return: the chain. */
@@ -483,14 +507,43 @@ unlock:
 	return rc;
 }
 
-int lpc_page_alloc_frame(struct lpc_pool *c, struct lpc_page **out)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Sleeps for *us microseconds (doubling it, up to 10 ms) but not past the
+ * deadline.  Return: false if the deadline has passed. */
+static bool backoff(uint64_t deadline, unsigned *us)
+{
+	uint64_t now = now_ms();
+	struct timespec ts;
+	unsigned d = *us;
+
+	if (now >= deadline)
+		return false;
+	if ((uint64_t)d > (deadline - now) * 1000)
+		d = (unsigned)((deadline - now) * 1000);
+	ts.tv_sec = d / 1000000;
+	ts.tv_nsec = (long)(d % 1000000) * 1000;
+	nanosleep(&ts, NULL);
+	*us = *us >= 5000 ? 10000 : *us * 2;
+	return true;
+}
+
+int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **out)
 {
 	struct lpc_tcache *t = lpc_tcache(&c->owner);
 	struct lpc_page *p;
-	unsigned got;
+	uint64_t deadline = 0;
+	unsigned got, again = 0, rounds = 0, sleep_us = 100;
 	int rc;
 
-	for (int attempt = 0;; attempt++) {
+	for (;;) {
+		got = 0;
 		if (tlist_enter(t)) {
 			lpc_yield_point(LPC_YP_S2);
 			p = t->free;					/* S2 */
@@ -512,20 +565,54 @@ int lpc_page_alloc_frame(struct lpc_pool *c, struct lpc_page **out)
 		} else {
 			p = shared_take(c, 1, &got);
 		}
-		if (p)
+		if (p) {
+			/* Took from the shared list: below the low watermark,
+			 * wake the background reclaimer (above it, nothing
+			 * shared is written). */
+			if (got && c->wake &&
+			    atomic_load_explicit(&c->nfree, memory_order_relaxed) < c->wake_below)
+				c->wake(c->reclaim_arg);
 			break;
+		}
 		/* A thread without a block is not registered with RCU (and is
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
+		/* Frames free but out of reach first (pending, in flight,
+		 * other threads' lists): evicting while they land would throw
+		 * cached pages away for nothing. */
 		rc = reclaim(c, &p);
 		if (!rc)
 			break;
 		/* -EAGAIN: frames landed but others took them; they are in
 		 * use or on lists the next reclaim reaches.  Bounded, in case
 		 * others keep winning. */
-		if (rc == -ENOMEM || attempt >= 64)
+		if (rc == -EAGAIN && ++again < 64)
+			continue;
+		if (!c->evict)
 			goto nomem;
+		/* Direct reclaim: evict a capped number of batches; what it
+		 * frees waits on pending for the next reclaim()'s grace
+		 * period.  Wake the reclaimer too: the free list ran dry. */
+		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
+		if (c->wake)
+			c->wake(c->reclaim_arg);
+		if (c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t)) {
+			again = 0;
+			continue;
+		}
+		/* Nothing free and nothing evicted this round: every frame
+		 * is held or locked, or was kept by the policy this round. */
+		if (flags & LPC_ALLOC_NOWAIT) {
+			if (++rounds >= LPC_NOWAIT_ROUNDS)
+				goto nomem;
+			continue;
+		}
+		if (!deadline)
+			deadline = now_ms() + c->alloc_wait_ms;
+		if (!backoff(deadline, &sleep_us))
+			goto nomem;
+		again = 0;
 	}
 	page_init_private(p);
 	*out = p;

@@ -43,6 +43,14 @@
  *              may be reachable by speculative getters, so freeing it waits for
  *              an RCU grace period.  Clear: the page is private, its owner is
  *              its only user, and freeing it takes no atomic operation.
+ *   ACTIVE     CLOCK2's active list (reclaim/evict.c): set and cleared by
+ *              the evictor under the file's index lock; cleared by the
+ *              deferred free (alloc.c), which keeps pool->nactive exact
+ *   REMOVED    taken out of its index by a truncate-like removal (the last
+ *              close, a failed read) while someone still holds it: its file
+ *              may be freed under it, so the evictor never follows p->file
+ *              (reclaim/evict.c E1-E2); set under the index lock (release)
+ *              before the file's free is queued, cleared at reallocation
  */
 #ifndef LPC_PAGE_PAGE_H
 #define LPC_PAGE_PAGE_H
@@ -69,6 +77,8 @@ enum lpc_page_flag {
 	LPC_PG_WRITEBACK = 1u << 5,
 	LPC_PG_REFERENCED = 1u << 6,
 	LPC_PG_PUBLISHED = 1u << 7,
+	LPC_PG_ACTIVE = 1u << 8,
+	LPC_PG_REMOVED = 1u << 9,
 };
 
 struct lpc_page {
@@ -218,6 +228,13 @@ static inline void lpc_page_debug_removed(struct lpc_page *p)
 #else
 	(void)p;
 #endif
+}
+
+/* Marks a page taken out of its index by a truncate-like removal (no
+ * freeze): see REMOVED in the legend.  Context: the file's index lock. */
+static inline void lpc_page_mark_removed(struct lpc_page *p)
+{
+	atomic_fetch_or_explicit(&p->flags, LPC_PG_REMOVED, memory_order_release);
 }
 
 /* Sets REFERENCED only when clear: a hit writes no shared line but ref. */

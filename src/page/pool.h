@@ -50,7 +50,28 @@ struct lpc_pool {
 	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
 
 	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
+
+	/* Eviction, installed by the part above (reclaim/reclaim.c) when the
+	 * cache is created, as core's thread_exit is: page/ never includes
+	 * reclaim/.  evict: runs up to max_batches batches of the clock over
+	 * the descriptors and frees what it evicts through the deferred path
+	 * (pending); returns how many it evicted.  Context: outside any read
+	 * section, no index lock, no frozen page.  wake: asks the background
+	 * reclaimer to refill the free list; called by an allocation that
+	 * took frames from the shared list and left fewer than wake_below.
+	 * All NULL: no eviction (a full cache fails the allocation). */
+	unsigned (*evict)(void *arg, unsigned max_batches, struct lpc_tcache *t);
+	void (*wake)(void *arg);
+	void *reclaim_arg;
+	uint32_t wake_below;    /* low watermark of nfree */
+	uint32_t alloc_wait_ms; /* how long a waiting allocation retries */
+	/* Pages with ACTIVE set: incremented by the evictor (promotion),
+	 * decremented by it (demotion) and by the deferred free. */
+	_Atomic uint32_t nactive lpc_cacheline_aligned;
 };
+
+/* lpc_page_alloc_frame flags. */
+#define LPC_ALLOC_NOWAIT 1u /* no waiting when nothing can be evicted (lpc_pread) */
 
 static inline void *lpc_page_frame(const struct lpc_page *p)
 {
@@ -72,10 +93,19 @@ void lpc_pool_destroy(struct lpc_pool *pool);
  * flags 0, no identity.  Frees: lpc_page_free_private for a page never
  * published (plain stores onto this thread's list); lpc_page_free_deferred
  * for one that was (after a grace period, batched).
+ * When no frame is free anywhere, the allocator evicts (direct reclaim: at
+ * most LPC_DIRECT_BATCHES batches per round) and takes the evicted frames
+ * with one grace period; when nothing can be evicted it retries with a
+ * sleeping backoff for alloc_wait_ms, unless flags has LPC_ALLOC_NOWAIT.
  * Return of alloc: 0 or -ENOMEM.  Context: outside an RCU read section
- * (it may wait for a grace period), holding no frozen page in a slot.
+ * (it may wait for a grace period), holding no frozen page in a slot and no
+ * index lock.
  */
-int lpc_page_alloc_frame(struct lpc_pool *pool, struct lpc_page **out);
+int lpc_page_alloc_frame(struct lpc_pool *pool, unsigned flags, struct lpc_page **out);
+
+/* Hands the pending list to call_rcu now, without waiting (the background
+ * reclaimer).  Context: a registered thread; no lock held. */
+void lpc_page_pending_flush(struct lpc_pool *pool);
 
 /* Puts the free frames head..tail (n of them, chained by next) on the
  * pool's shared list.  Context: free_lock not held. */

@@ -24,6 +24,8 @@
 #   keep-failed    miss.c: a failed read leaves its page in the index (M5)
 #   no-p4          pin.c: skip the P4 re-check of the slot (range pin)
 #   pin-plain-inc  pin.c: P3 adds the pin without "unless zero"
+#   evict-check-then-store  evict.c: E4 loads ref == 1, then freezes whatever
+#                  the count is by then (a check-then-store, not one CAS)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,7 +38,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -51,6 +53,7 @@ mutants=(
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
 	'no-p4|src/filemap/pin.c|s@if (unlikely(atomic_load_explicit((void \*_Atomic \*)slot,\t/\* P4 \*/@if (0 \&\& (atomic_load_explicit((void *_Atomic *)slot, /* MUTANT: no P4 */@'
 	'pin-plain-inc|src/filemap/pin.c|s@if (unlikely(!lpc_page_try_pin(p)))@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, LPC_PIN_BIAS, memory_order_acquire), 1))) /* MUTANT */@'
+	'evict-check-then-store|src/reclaim/evict.c|s@if (!lpc_page_freeze(p, 1)) {@if (atomic_load(\&p->ref) != 1 || (sched_yield(), !lpc_page_freeze(p, atomic_load(\&p->ref)))) { /* MUTANT: E4 check-then-store */@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

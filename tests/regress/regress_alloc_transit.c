@@ -164,6 +164,10 @@ static void story_setup(struct story *s, const char *path)
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
 	REQUIRE(lpc_cache_create(&cfg, &s->c) == 0, "cache");
+	/* The stories need cached pages that fill() cannot evict: turn
+	 * eviction off (reclaim/ installs it in the pool at create). */
+	s->c->pool.evict = NULL;
+	s->c->pool.wake = NULL;
 	REQUIRE(lpc_file_open(s->c, path, O_RDONLY, 0, &s->f) == 0, "open");
 }
 

@@ -116,7 +116,9 @@ static void *cycler(void *arg)
 		}
 		lpc_page_put(p);
 		rc = lpc_invalidate(file, index * PS, PS);
-		if (rc != 1)
+		/* 0: the reclaimer evicted it first (frames run low here);
+		 * it went through the deferred free all the same. */
+		if (rc != 1 && rc != 0)
 			CHECK(0, "cycler: invalidate %" PRIu64 " = %d", index, rc);
 		index = (index + 1) % 64;
 		atomic_fetch_add_explicit(&cycled, 1, memory_order_relaxed);

@@ -4,7 +4,7 @@
  * random lpc_page_get / lpc_page_put / lpc_page_find / lpc_pread /
  * lpc_invalidate / lpc_page_alloc + put / lpc_page_lock + unlock on several
  * null-backend files whose sizes end inside a page, with a cache smaller than
- * the working set, so -ENOMEM, read-around and frame reuse happen all the
+ * the working set, so eviction and frame reuse happen all the
  * time.  Every byte read (pages got or found, pread buffers) is checked
  * against lpc_io_null_pattern (and zeros past the end of the file); pages a
  * thread holds are checked again before their put; private pages are filled
@@ -262,7 +262,9 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	       st.invalidated);
 	CHECK_EQ(nbad, 0, "%s: wrong data or return codes", mode ? "LOCKED" : "LOCKLESS");
 	CHECK_EQ(st.invalidated, dropped, "invalidated counter vs returns");
-	CHECK(st.read_around > 0, "the cache was never full: no read-around");
+	/* The cache fills (1000 pages, 128 frames): eviction makes room.
+	 * Read-around needs every frame held: test_evict_exhaust. */
+	CHECK(st.evictions > 0, "the cache was never full: nothing evicted");
 	CHECK(st.reads > NFRAMES, "frames never reused");
 
 	/* Quiet: everything put, so everything can be dropped. */

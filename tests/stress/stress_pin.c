@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stress_pin.c - range pins (src/filemap/pin.c, P1-P5 and the slow path)
- * racing with lpc_invalidate, file close and frame reuse (guarantees H.1,
- * H.2 of include/lpc/lpc.h).
+ * racing with lpc_invalidate, file close and frame reuse (guarantees I.1,
+ * I.2 of include/lpc/lpc.h).
  *
  * A small cache (160 frames) and a null-backend file A of 256 pages, so
  * frames are recycled all the time:
@@ -141,7 +141,7 @@ static void *closer(void *arg)
 		}
 		if (!CHECK_EQ(n, (int)want, "pin of B"))
 			continue;
-		/* The file is gone; its pages are still ours (H.2). */
+		/* The file is gone; its pages are still ours (I.2). */
 		check_pins(NULL, idb, (uint64_t)BPAGES * PS, first, pages, (unsigned)n, false, scratch);
 		sched_yield();
 		check_pins(NULL, idb, (uint64_t)BPAGES * PS, first, pages, (unsigned)n, false, scratch);

@@ -31,7 +31,9 @@ static void t_config(void)
 	CHECK_EQ(cfg.page_size, 4096);
 	CHECK_EQ(cfg.io_backend, LPC_IO_SYNC);
 	CHECK_EQ(cfg.lookup_mode, LPC_LOOKUP_LOCKLESS);
-	for (int i = 0; i < 8; i++)
+	CHECK_EQ(cfg.alloc_wait_ms, 0);
+	CHECK_EQ(cfg.reclaim_policy, LPC_RECLAIM_CLOCK2);
+	for (int i = 0; i < 7; i++)
 		CHECK_EQ(cfg.reserved[i], 0, "reserved[%d]", i);
 
 	CHECK_EQ(lpc_cache_create(NULL, &c), -EINVAL);
@@ -61,8 +63,11 @@ static void t_config(void)
 		bad = cfg;
 		bad.lookup_mode = bad_vals[i];
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "mode %d", bad_vals[i]);
+		bad = cfg;
+		bad.reclaim_policy = bad_vals[i];
+		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "policy %d", bad_vals[i]);
 	}
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 7; i++) {
 		bad = cfg;
 		bad.reserved[i] = 1ull << (i * 7);
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved[%d] != 0", i);

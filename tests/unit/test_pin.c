@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pin.c - lpc_pin, lpc_unpin and lpc_pin_iov (guarantees H.1-H.3 of
+ * test_pin.c - lpc_pin, lpc_unpin and lpc_pin_iov (guarantees I.1-I.3 of
  * include/lpc/lpc.h), in both lookup modes:
  *
- *  - h1_random_ranges: random ranges (unaligned, page-crossing, crossing the
+ *  - i1_random_ranges: random ranges (unaligned, page-crossing, crossing the
  *    radix tree's 64-page leaves, at and past EOF) return exactly the pages
  *    of the range, in order, with the file's data; the iovec of lpc_pin_iov
  *    covers exactly the range's bytes; cold (slow path) and warm (fast);
- *  - h1_errors: len 0, -ENXIO past EOF, -E2BIG when max is too small (nothing
+ *  - i1_errors: len 0, -ENXIO past EOF, -E2BIG when max is too small (nothing
  *    pinned), -EINVAL for LPC_PIN_WRITE, unknown flags and NULLs;
- *  - h1_read_error: a read error in the middle of a range (fault hook) is
+ *  - i1_read_error: a read error in the middle of a range (fault hook) is
  *    -EIO with no page left pinned (every cached page's ref is the index's 1);
- *  - h2_survives: a pinned page survives lpc_invalidate (not dropped) and the
+ *  - i2_survives: a pinned page survives lpc_invalidate (not dropped) and the
  *    last close (same frame, same data until unpin; destroy is -EBUSY while
  *    it is pinned);
- *  - h3_counters: a range with absent pages is counted slow, a cached one
+ *  - i3_counters: a range with absent pages is counted slow, a cached one
  *    fast; pages_pinned counts the pages;
  *  - iov_errors: lpc_pin_iov refuses a range the pages do not cover and
  *    pages that are not consecutive.
@@ -126,7 +126,7 @@ static void check_range(struct tfile *t, uint64_t off, size_t len)
 	lpc_unpin(pages, (unsigned)n, LPC_PIN_READ);
 }
 
-static void h1_random_ranges(int mode)
+static void i1_random_ranges(int mode)
 {
 	struct lpc_cache *c = tst_cache_create(512 * PS, PS, LPC_IO_SYNC, mode);
 	uint64_t size = 200 * PS + 123, s = tst_seed;
@@ -160,7 +160,7 @@ static void h1_random_ranges(int mode)
 	tst_cache_destroy(c);
 }
 
-static void h1_errors(int mode)
+static void i1_errors(int mode)
 {
 	struct lpc_cache *c = tst_cache_create(64 * PS, PS, LPC_IO_SYNC, mode);
 	struct lpc_page *pages[8] = { 0 };
@@ -188,7 +188,7 @@ static void h1_errors(int mode)
 	tst_cache_destroy(c);
 }
 
-static void h1_read_error(int mode)
+static void i1_read_error(int mode)
 {
 	struct lpc_cache *c = tst_cache_create(64 * PS, PS, LPC_IO_SYNC, mode);
 	struct lpc_page *pages[16];
@@ -221,7 +221,7 @@ static void h1_read_error(int mode)
 
 static char malloc_buf[8 * 4096];
 
-static void h2_survives(int mode)
+static void i2_survives(int mode)
 {
 	struct lpc_cache *c = tst_cache_create(64 * PS, PS, LPC_IO_SYNC, mode);
 	struct lpc_page *pages[4], *q;
@@ -249,7 +249,7 @@ static void h2_survives(int mode)
 	tst_cache_destroy(c);
 }
 
-static void h3_counters(int mode)
+static void i3_counters(int mode)
 {
 	struct lpc_cache *c = tst_cache_create(64 * PS, PS, LPC_IO_NULL, mode);
 	struct lpc_page *pages[16];
@@ -332,11 +332,11 @@ int main(int argc, char **argv)
 
 	for (int mode = LPC_LOOKUP_LOCKLESS; mode <= LPC_LOOKUP_LOCKED; mode++) {
 		printf("mode %s\n", mode ? "LOCKED" : "lockless");
-		TST_RUN(h1_random_ranges(mode));
-		TST_RUN(h1_errors(mode));
-		TST_RUN(h1_read_error(mode));
-		TST_RUN(h2_survives(mode));
-		TST_RUN(h3_counters(mode));
+		TST_RUN(i1_random_ranges(mode));
+		TST_RUN(i1_errors(mode));
+		TST_RUN(i1_read_error(mode));
+		TST_RUN(i2_survives(mode));
+		TST_RUN(i3_counters(mode));
 	}
 	TST_RUN(iov_errors());
 	return tst_finish();

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evict.c - eviction: taking cached pages nobody holds out of their file's
+ * index under lockless readers, over the descriptor array with a clock hand.
+ *
+ * The hand is a descriptor number; an evictor takes the next `batch`
+ * descriptors with one atomic add (relaxed: it only hands out disjoint
+ * ranges), so evictors running at once work on different batches.  One batch
+ * is one RCU read section.  Per descriptor p (the evictor's steps E1-E7;
+ * the lockless reader's are R1-R5 in filemap/lookup.c, the remover's A-C):
+ *   E1 loads of ref, then flags (both acquire): skip unless ref == 1 (the
+ *      index's reference alone), PUBLISHED, and none of REMOVED, LOCKED,
+ *      DIRTY, WRITEBACK; the policy (below) may keep it too, and clears
+ *      REFERENCED where it needs no lock.
+ *   E2 f = p->file, index = p->index (relaxed; stale at worst, never
+ *      freed: see "Why p->file is safe to follow"); trylock f's index lock
+ *      (a mutex, or the rwlock for writing in LOCKED mode).  Never block on
+ *      it inside the read section: a holder may hold it long (a close's
+ *      remove_all), and the batch should move on to other files rather
+ *      than stall behind it.  Failure: skip (busy).
+ *   E3 under the lock: the slot at `index` must hold p, else skip (busy).
+ *      This is what ties (f, index) to p: a page removed by a truncate-like
+ *      removal (failed read) that still has one holder has ref 1 and is no
+ *      longer in the slot.  The policy's decisions that change the active
+ *      count (promote, demote) are taken here, where p cannot leave.
+ *   E4 freeze: CAS ref 1 -> 0 (the remover's step A).  Failure: a user or
+ *      a speculative getter past R3 holds it: skip (held), untouched.
+ *   E5 re-check LOCKED, DIRTY, WRITEBACK after the freeze: set before it
+ *      (nobody can set them after: they need a reference), unfreeze (store
+ *      1, release) and skip.
+ *   E6 delete the slot (step B, radix N1-N4), nrpages--, bump p->seq by 2
+ *      (identity change; issue 9 makes seq a real sequence count), count
+ *      the removal for LPC_DEBUG's LOOKUP-NOT-IN-INDEX check (after B, under
+ *      the lock), unlock.
+ *   E7 free through the deferred path (step C: lpc_page_free_deferred puts
+ *      it on pending; 64 of them go to call_rcu as one batch), still inside
+ *      the batch's read section: a reclaimer's grace period therefore waits
+ *      for a frame between E4 and pending (page/alloc.c, frames in transit).
+ *
+ * The rule that must not break (cache/cache.h): nothing waits for a grace
+ * period while it holds a frozen page in a slot - a reader that loaded the
+ * slot spins R2 -> R3 -> R2 inside its read section until E6.  Between E4
+ * and E6 the evictor runs only flag loads and the radix delete, under an
+ * index lock it took with trylock; it waits for nothing, and the grace
+ * periods of its callers (direct reclaim's reclaim(), the reclaimer's
+ * barrier) come after the batch's read section has ended.  LPC_DEBUG counts
+ * E4..E6 in lpc_debug_frozen, which lpc_rcu_synchronize and lpc_rcu_barrier
+ * check (rule GP-WHILE-FROZEN).  Modelled, with the concurrent miss on the
+ * same index (a new page inserted while the old one is frozen) and broken
+ * variants, in tests/model/evict.pml.
+ *
+ * Why p->file is safe to follow (E2).  struct lpc_file is freed with
+ * call_rcu after the last close's lpc_filemap_remove_all (filemap/file.c),
+ * and its index lock is destroyed in that callback.  A page whose file
+ * could be freed during this read section was taken out of that file's
+ * index before the free was queued: either frozen (ref 0 until the frame
+ * is reused: E1 skips it), or by the close's truncate-like removal, which sets
+ * REMOVED (release) before queuing the free: a read section that can still
+ * be running when the free runs began after it was queued, so it sees
+ * REMOVED, and E1 skips the page.  A file whose close is in progress is
+ * caught by E3: remove_all empties the tree under the index lock.  A frame
+ * reused since has its new identity (or NULL) before any ref E1 can see as
+ * 1: the allocator stores NULL and flags 0 before its release store of ref
+ * 1 (alloc.c), and every later change of ref is a release RMW by a thread
+ * that saw the new identity (M2's own put, or a holder that got the page
+ * through its published slot); E1's acquire load of ref pairs with them,
+ * so the flags and p->file it loads next are at least that new.
+ *
+ * The interleavings that matter (besides those of lookup.c):
+ *  - R2 loads p, E4 freezes it, R3 fails: the reader retries until E6, then
+ *    finds the slot empty (a miss) or a new page.  Had R3 come first, E4
+ *    fails: a reference taken by a reader is never frozen away.
+ *  - A miss on the same index while p is frozen: M3's insert runs under the
+ *    index lock, which the evictor holds from E3 to E6: it sees p (-EEXIST,
+ *    its lookup retries) or the empty slot after E6 (it inserts its page).
+ *  - lpc_page_lock, lpc_invalidate, the last close: the lock needs a
+ *    reference (E4 fails, or E5 sees LOCKED); invalidate and close take the
+ *    index lock (E2's trylock fails, or E3 sees the slot changed).
+ *
+ * Policy (scan resistance), in the descriptor's flags; the hit path only
+ * sets REFERENCED when it is clear (filemap/lookup.c), a miss never does.
+ *  CLOCK2 (default): new pages are inactive, REFERENCED clear.
+ *    inactive, !REFERENCED -> evict
+ *    inactive,  REFERENCED -> promote: set ACTIVE, clear REFERENCED (E3)
+ *    active,    REFERENCED -> clear REFERENCED, keep (E1: no lock needed)
+ *    active,   !REFERENCED -> demote to inactive (E3) only while the active
+ *                             count is above active_target, or after a
+ *                             whole sweep that evicted nothing (demote_all:
+ *                             the inactive pages are gone), else keep
+ *    A sequential scan's pages are never referenced again: they are evicted
+ *    at first sight, and the hot set, active, stays.  The active count
+ *    (pool->nactive) is kept by the evictor and by the deferred free of an
+ *    active page (page/alloc.c), never by the hit path.
+ *  CLOCK: second chance only: REFERENCED -> clear, keep; else evict.
+ */
+#include <errno.h>
+
+#include <lpc/lpc.h>
+
+#include "filemap/filemap.h"
+#include "reclaim/reclaim.h"
+
+enum {
+	SK_HELD,
+	SK_LOCKED,
+	SK_DIRTY,
+	SK_REFERENCED,
+	SK_BUSY,
+	SK_NR,
+};
+
+static const enum lpc_counter sk_counter[SK_NR] = {
+	[SK_HELD] = LPC_C_SKIPPED_HELD,
+	[SK_LOCKED] = LPC_C_SKIPPED_LOCKED,
+	[SK_DIRTY] = LPC_C_SKIPPED_DIRTY,
+	[SK_REFERENCED] = LPC_C_SKIPPED_REFERENCED,
+	[SK_BUSY] = LPC_C_SKIPPED_BUSY,
+};
+
+#define EV_EVICTED (-1)
+#define EV_IGNORED (-2) /* free or in transit: not a skip */
+
+static const uint32_t busy_flags = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
+
+static int busy_reason(uint32_t fl)
+{
+	return (fl & LPC_PG_LOCKED) ? SK_LOCKED : SK_DIRTY;
+}
+
+static void clear_referenced(struct lpc_page *p)
+{
+	atomic_fetch_and_explicit(&p->flags, ~LPC_PG_REFERENCED, memory_order_relaxed);
+}
+
+/* CLOCK2: may an active page that was not referenced be demoted?  Above the
+ * target, or after a whole sweep of the hand evicted nothing (the inactive
+ * list is empty: the active pages must give way, or allocations would fail
+ * with frames nobody holds). */
+static bool above_target(struct lpc_reclaim *r)
+{
+	return atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) > r->active_target ||
+	       atomic_load_explicit(&r->demote_all, memory_order_relaxed);
+}
+
+/*
+ * The policy's decision under the index lock (E3 done: p is in its slot and
+ * cannot leave it).  Return: -1 to go on and evict, or the skip reason.
+ */
+static int policy_locked(struct lpc_reclaim *r, struct lpc_page *p, uint32_t fl)
+{
+	struct lpc_pool *c = r->pool;
+
+	if (r->policy == LPC_RECLAIM_CLOCK) {
+		if (fl & LPC_PG_REFERENCED) {
+			clear_referenced(p);
+			return SK_REFERENCED;
+		}
+		return -1;
+	}
+	if (fl & LPC_PG_ACTIVE) {
+		/* E1 let it through: demote if still above the target. */
+		if (!(fl & LPC_PG_REFERENCED) && above_target(r)) {
+			atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE, memory_order_relaxed);
+			atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
+		} else {
+			clear_referenced(p);
+		}
+		return SK_REFERENCED;
+	}
+	if (fl & LPC_PG_REFERENCED) {
+		/* Promote: referenced since it came in (or was demoted). */
+		atomic_fetch_or_explicit(&p->flags, LPC_PG_ACTIVE, memory_order_relaxed);
+		clear_referenced(p);
+		atomic_fetch_add_explicit(&c->nactive, 1, memory_order_relaxed);
+		return SK_REFERENCED;
+	}
+	return -1;
+}
+
+/*
+ * E1-E7 for one descriptor.  Return: EV_EVICTED, EV_IGNORED, or the reason
+ * it was skipped (SK_*).  Context: inside the batch's read section.
+ */
+static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
+{
+	struct lpc_file *f;
+	uint64_t index;
+	uint32_t ref, fl;
+	int why;
+
+	lpc_yield_point(LPC_YP_E1);
+	ref = atomic_load_explicit(&p->ref, memory_order_acquire);		/* E1 */
+	fl = atomic_load_explicit(&p->flags, memory_order_acquire);
+	if (ref == 0)
+		return EV_IGNORED; /* free, pending, or frozen by another remover */
+	if (ref != 1 || (fl & (LPC_PG_PUBLISHED | LPC_PG_REMOVED)) != LPC_PG_PUBLISHED)
+		return SK_HELD; /* a user's, or a private page */
+	if (fl & busy_flags)
+		return busy_reason(fl);
+	if (fl & LPC_PG_REFERENCED) {
+		/* Keeping it needs no lock when the active count cannot
+		 * change: CLOCK, or an active page (E3 otherwise). */
+		if (r->policy == LPC_RECLAIM_CLOCK || (fl & LPC_PG_ACTIVE)) {
+			clear_referenced(p);
+			return SK_REFERENCED;
+		}
+	} else if ((fl & LPC_PG_ACTIVE) && !above_target(r)) {
+		return SK_REFERENCED; /* the hot set stays */
+	}
+
+	lpc_yield_point(LPC_YP_E2);
+	f = atomic_load_explicit(&p->file, memory_order_relaxed);		/* E2 */
+	index = atomic_load_explicit(&p->index, memory_order_relaxed);
+	if (!f || !lpc_file_index_trylock(f))
+		return SK_BUSY;
+	lpc_yield_point(LPC_YP_E3);
+	if (lpc_radix_lookup(&f->tree, index, NULL) != p) {			/* E3 */
+		why = SK_BUSY;
+		goto unlock;
+	}
+	fl = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	why = policy_locked(r, p, fl);
+	if (why >= 0)
+		goto unlock;
+	lpc_yield_point(LPC_YP_E4);
+	if (!lpc_page_freeze(p, 1)) {						/* E4 */
+		why = SK_HELD;
+		goto unlock;
+	}
+	lpc_yield_point(LPC_YP_E5);
+	fl = atomic_load_explicit(&p->flags, memory_order_acquire);		/* E5 */
+	if (fl & busy_flags) {
+		lpc_page_unfreeze(p, 1);
+		why = busy_reason(fl);
+		goto unlock;
+	}
+	lpc_yield_point(LPC_YP_E6);
+	{
+		struct lpc_page *q = lpc_radix_delete(&f->tree, index);		/* E6 */
+
+		lpc_debug_check(q == p, "EVICT-SLOT", p,
+				"eviction deleted index %llu holding page %u, not the frozen page",
+				(unsigned long long)index, q ? q->id : 0u);
+	}
+	lpc_page_debug_removed(p);
+#if LPC_DEBUG
+	lpc_debug_frozen--; /* out of its slot */
+#endif
+	f->nrpages--;
+	/* Identity change: issue 9 makes seq a sequence count readers check. */
+	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed);
+	lpc_file_index_unlock(f);
+	lpc_yield_point(LPC_YP_E7);
+	lpc_page_free_deferred(p);						/* E7 */
+	return EV_EVICTED;
+unlock:
+	lpc_file_index_unlock(f);
+	return why;
+}
+
+unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct lpc_tcache *t)
+{
+	struct lpc_pool *c = r->pool;
+	uint64_t skipped[SK_NR] = { 0 };
+	unsigned evicted = 0, b;
+
+	for (b = 0; b < max_batches; b++) {
+		uint64_t start = atomic_fetch_add_explicit(&r->hand, r->batch,
+							   memory_order_relaxed);
+		unsigned got = 0;
+
+		lpc_rcu_read_lock();
+		for (uint32_t i = 0; i < r->batch; i++) {
+			struct lpc_page *p = &c->pages[(start + i) % c->nframes];
+			int rc = evict_one(r, p);
+
+			if (rc == EV_EVICTED)
+				got++;
+			else if (rc >= 0)
+				skipped[rc]++;
+		}
+		lpc_rcu_read_unlock();
+		evicted += got;
+	}
+	/* A whole sweep of the hand without an eviction lets CLOCK2 demote
+	 * below its target until one evicts again (written only when it
+	 * changes). */
+	if (evicted) {
+		if (atomic_load_explicit(&r->empty_batches, memory_order_relaxed))
+			atomic_store_explicit(&r->empty_batches, 0, memory_order_relaxed);
+		if (atomic_load_explicit(&r->demote_all, memory_order_relaxed))
+			atomic_store_explicit(&r->demote_all, false, memory_order_relaxed);
+	} else if (atomic_fetch_add_explicit(&r->empty_batches, b, memory_order_relaxed) + b >=
+			   c->nframes / r->batch + 1 &&
+		   !atomic_load_explicit(&r->demote_all, memory_order_relaxed)) {
+		atomic_store_explicit(&r->demote_all, true, memory_order_relaxed);
+	}
+	if (t) {
+		lpc_count_add(t, LPC_C_RECLAIM_SCANS, b);
+		lpc_count_add(t, LPC_C_EVICTIONS, evicted);
+		for (int i = 0; i < SK_NR; i++)
+			if (skipped[i])
+				lpc_count_add(t, sk_counter[i], skipped[i]);
+	}
+	return evicted;
+}

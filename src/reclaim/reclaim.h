@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reclaim.h - bounded memory: eviction over the descriptor array (evict.c),
+ * its policy (CLOCK2: CLOCK with an inactive/active split, or plain CLOCK),
+ * and the background reclaimer thread (reclaimer.c).
+ *
+ * Layering: reclaim/ sits above filemap/ (it needs a page's file, to take
+ * its index lock and delete the slot) and below cache/.  The allocator in
+ * page/ reaches it only through the callbacks this part installs in the
+ * pool (pool->evict, pool->wake: see page/pool.h), as core/ reaches page/
+ * through lpc_towner's thread_exit: page/ never includes reclaim/.
+ *
+ * Who evicts:
+ *  - the background reclaimer: one thread per cache, started by the first
+ *    allocation that leaves the shared free list below the low watermark
+ *    (a process that never fills its cache never starts it), keeping free
+ *    frames between the low and high watermarks, sleeping on a condition
+ *    variable otherwise; stopped and joined by lpc_cache_destroy;
+ *  - direct reclaim: an allocation that finds no frame at all evicts up to
+ *    LPC_DIRECT_BATCHES batches itself (page/alloc.c).
+ * Many evictors at once take different batches of the clock (one atomic
+ * add on the hand each), and never serialise on one lock.
+ *
+ * Locks: the evictor takes a file's index lock with trylock only, inside an
+ * RCU read section (legal: cache/cache.h), and free_lock inside it (the
+ * deferred free).  The reclaimer's own mutex is a leaf: never held while
+ * evicting or waiting for a grace period.
+ */
+#ifndef LPC_RECLAIM_RECLAIM_H
+#define LPC_RECLAIM_RECLAIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/compiler.h"
+#include "core/thread.h"
+#include "page/pool.h"
+
+/* CLOCK2 keeps at least this share of the frames active (percent): an active
+ * page that was not referenced since the hand last passed is demoted only
+ * while the active count is above it. */
+#define LPC_ACTIVE_TARGET_PCT 50
+
+struct lpc_reclaim {
+	/* Read-mostly: set at init. */
+	struct lpc_pool *pool;
+	int policy;              /* enum lpc_reclaim_policy */
+	uint32_t batch;          /* descriptors per batch of the hand */
+	uint32_t active_target;  /* CLOCK2: frames kept active */
+	uint32_t low, high;      /* watermarks of the shared free list */
+
+	/* The clock hand: a descriptor number, taken a batch at a time. */
+	_Atomic uint64_t hand lpc_cacheline_aligned;
+	/* CLOCK2: batches in a row that evicted nothing; a sweep's worth
+	 * sets demote_all (demote below the target) until one evicts. */
+	_Atomic uint32_t empty_batches;
+	_Atomic bool demote_all;
+
+	/* Background reclaimer.  `awake` is read by allocators below the low
+	 * watermark without the lock; the rest is under `lock` (a leaf). */
+	_Atomic bool awake lpc_cacheline_aligned;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool started;  /* thread created and not joined */
+	bool failed;   /* pthread_create failed: direct reclaim only */
+	bool stop;     /* destroy asks the thread to exit */
+	bool kick;     /* an allocator asked for a refill */
+};
+
+/* Installs eviction in pool (its evict and wake callbacks, watermarks and
+ * alloc_wait_ms).  Context: cache creation, before any allocation. */
+void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
+		      uint32_t alloc_wait_ms);
+
+/* Stops and joins the background reclaimer if it runs; a later wake starts
+ * it again.  Context: no lock held; not the reclaimer itself. */
+void lpc_reclaim_stop(struct lpc_reclaim *r);
+
+/* Frees what init made.  Context: the reclaimer stopped. */
+void lpc_reclaim_destroy(struct lpc_reclaim *r);
+
+/*
+ * Runs up to max_batches batches of the hand (E1-E7, evict.c), counting in
+ * t.  Return: pages evicted (now on the pool's pending list, or queued for
+ * a grace period).  Context: outside any RCU read section, no index lock,
+ * no frozen page held; t is the calling thread's block.
+ */
+unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct lpc_tcache *t);
+
+/* pool->wake: wakes (and the first time starts) the background reclaimer.
+ * One relaxed load when it is already awake.  Context: any but a read
+ * section, no index lock (it may create a thread). */
+void lpc_reclaim_wake(struct lpc_reclaim *r);
+
+#endif /* LPC_RECLAIM_RECLAIM_H */

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reclaimer.c - the background reclaimer, and eviction's installation in the
+ * pool (the callbacks page/alloc.c calls).
+ *
+ * One thread per cache, invisible to users (no API): created by the first
+ * allocation that leaves fewer than `low` frames on the shared free list
+ * (lpc_reclaim_wake through pool->wake), so a process that never fills its
+ * cache never starts it.  Awake, it evicts batches until the free frames
+ * plus those it evicted reach `high`, hands them to call_rcu, waits for the
+ * callbacks to land (rcu_barrier: a grace period, with no read section and
+ * no frozen page held), and looks again; it sleeps on `cond` when the free
+ * list is above `high` or nothing could be evicted (every frame held or
+ * locked: the allocators then fall back to direct reclaim and their bounded
+ * wait).  lpc_cache_destroy stops and joins it (lpc_reclaim_stop).
+ *
+ * Waking: allocators that see nfree below `low` read `awake` (relaxed) and
+ * do nothing more if it is set: no shared write while the reclaimer works.
+ * Otherwise one of them wins the exchange, takes `lock` and signals.  The
+ * reclaimer clears `awake` before it re-checks the free list and sleeps, so
+ * a wake that saw it set is covered by that re-check.
+ *
+ * The thread registers with RCU on its first call (lpc_tcache: it has its
+ * own block, where its counters go) and blocks every signal.
+ */
+#include <errno.h>
+#include <signal.h>
+
+#include <lpc/lpc.h>
+
+#include "reclaim/reclaim.h"
+
+static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
+{
+	return lpc_reclaim_evict(arg, max_batches, t);
+}
+
+static void wake_cb(void *arg)
+{
+	lpc_reclaim_wake(arg);
+}
+
+void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
+		      uint32_t alloc_wait_ms)
+{
+	uint32_t n = pool->nframes;
+
+	r->pool = pool;
+	r->policy = policy;
+	r->batch = n < 256 ? (n / 4 ? n / 4 : 1) : 64;
+	r->active_target = (uint32_t)((uint64_t)n * LPC_ACTIVE_TARGET_PCT / 100);
+	/* Low: 1/64 of the frames, at least two batches, at most 1/8. */
+	r->low = n / 64 > 2 * r->batch ? n / 64 : 2 * r->batch;
+	if (r->low > n / 8)
+		r->low = n / 8 ? n / 8 : 1;
+	r->high = 2 * r->low <= n / 4 ? 2 * r->low : r->low + 1;
+	atomic_init(&r->hand, 0);
+	atomic_init(&r->demote_all, false);
+	atomic_init(&r->empty_batches, 0);
+	atomic_init(&r->awake, false);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	r->started = r->failed = r->stop = r->kick = false;
+
+	pool->wake_below = r->low;
+	pool->alloc_wait_ms = alloc_wait_ms;
+	pool->reclaim_arg = r;
+	pool->wake = wake_cb;
+	pool->evict = evict_cb;
+}
+
+static uint32_t free_frames(struct lpc_pool *c)
+{
+	return atomic_load_explicit(&c->nfree, memory_order_relaxed);
+}
+
+/* One wake-up's work.  Context: the reclaimer thread, no lock held. */
+static void refill(struct lpc_reclaim *r, struct lpc_tcache *t)
+{
+	struct lpc_pool *c = r->pool;
+	/* Two sweeps of the hand at most per round: a page kept for its
+	 * REFERENCED bit is evictable on the second. */
+	unsigned max_batches = 2 * (c->nframes / r->batch + 1);
+
+	for (;;) {
+		uint32_t free = free_frames(c), got = 0;
+		unsigned b = 0;
+
+		if (free >= r->high)
+			return;
+		while (free + got < r->high && b < max_batches) {
+			got += lpc_reclaim_evict(r, 1, t);
+			b++;
+			if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
+				break; /* destroy is stopping us */
+		}
+		if (!got)
+			return;
+		/* The evicted frames wait on pending: queue them now, and let
+		 * them land before measuring again. */
+		lpc_page_pending_flush(c);
+		lpc_rcu_barrier();
+	}
+}
+
+static void *reclaimer_main(void *arg)
+{
+	struct lpc_reclaim *r = arg;
+	struct lpc_tcache *t = lpc_tcache(&r->pool->owner);
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop) {
+		if (!r->kick) {
+			atomic_store_explicit(&r->awake, false, memory_order_relaxed);
+			/* A wake that saw `awake` still set is covered here. */
+			if (free_frames(r->pool) >= r->low || !t) {
+				pthread_cond_wait(&r->cond, &r->lock);
+				continue;
+			}
+			atomic_store_explicit(&r->awake, true, memory_order_relaxed);
+		}
+		r->kick = false;
+		pthread_mutex_unlock(&r->lock);
+		lpc_count(t, LPC_C_RECLAIMER_WAKEUPS);
+		refill(r, t);
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+void lpc_reclaim_wake(struct lpc_reclaim *r)
+{
+	sigset_t all, old;
+
+	if (atomic_load_explicit(&r->awake, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&r->awake, true, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (!r->started && !r->failed && !r->stop) {
+		/* The thread blocks every signal (it inherits the mask). */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0)
+			r->started = true;
+		else
+			r->failed = true; /* direct reclaim does the work */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	r->kick = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void lpc_reclaim_stop(struct lpc_reclaim *r)
+{
+	bool started;
+
+	pthread_mutex_lock(&r->lock);
+	started = r->started;
+	r->stop = true;
+	/* Cuts a refill short (refill polls it). */
+	atomic_store_explicit(&r->awake, false, memory_order_relaxed);
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	if (started)
+		pthread_join(r->thread, NULL);
+	pthread_mutex_lock(&r->lock);
+	r->started = false;
+	r->stop = false;
+	r->kick = false;
+	atomic_store_explicit(&r->awake, false, memory_order_relaxed);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void lpc_reclaim_destroy(struct lpc_reclaim *r)
+{
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+}
