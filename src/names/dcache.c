@@ -372,10 +372,10 @@ void ns_drop_locked(struct lpc_ns *ns, struct ns_dentry *d)
 }
 
 /* CLOCK: evicts leaves until the count is within the bound. */
-static void evict_locked(struct lpc_ns *ns)
+void ns_evict_locked(struct lpc_ns *ns)
 {
 	uint64_t max = atomic_load_explicit(&ns->max_dentries, memory_order_relaxed);
-	uint64_t budget = 2 * ns->ndentries + 2;
+	uint64_t budget = 4 * ns->ndentries + 16; /* leaves first, then their parents */
 
 	while (ns->ndentries > max && budget-- && !cds_list_empty(&ns->lru)) {
 		struct ns_dentry *d = cds_list_first_entry(&ns->lru, struct ns_dentry, lru);
@@ -483,7 +483,7 @@ struct ns_dentry *ns_fill(struct lpc_ns *ns, struct ns_dentry *parent, const cha
 	ns->ndentries++;
 	/* cds_lfht_add publishes the node with a release store. */
 	cds_lfht_add(ns->ht, d->hash, &d->node);
-	evict_locked(ns);
+	ns_evict_locked(ns);
 	/* The new dentry may itself have been evicted: its snapshot is then
 	 * freed after a grace period, still valid in this read section. */
 	if (atomic_load_explicit(&d->dead, memory_order_relaxed))

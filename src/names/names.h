@@ -169,6 +169,8 @@ void ns_refresh(struct lpc_ns *ns, struct ns_dentry *d, struct ns_inode **inop, 
 void ns_set_inode_locked(struct lpc_ns *ns, struct ns_dentry *d, struct ns_inode *ino);
 /* Kills d and its subtree.  Context: ns->lock, RCU read section. */
 void ns_drop_locked(struct lpc_ns *ns, struct ns_dentry *d);
+/* CLOCK eviction down to max_dentries.  Context: ns->lock, RCU read section. */
+void ns_evict_locked(struct lpc_ns *ns);
 /* Marks d's inode stale (a copy with stamp 0).  Context: ns->lock. */
 void ns_stale_locked(struct lpc_ns *ns, struct ns_dentry *d);
 int ns_dcache_init(struct lpc_ns *ns);

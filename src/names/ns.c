@@ -215,6 +215,13 @@ LPC_EXPORT int lpc_ns_setopt(struct lpc_ns *ns, int opt, uint64_t value)
 		if (value < NS_MIN_MAX)
 			return -EINVAL;
 		atomic_store_explicit(&ns->max_dentries, value, memory_order_relaxed);
+		if (ns_enter(ns))
+			return 0; /* evicted by the next fill */
+		lpc_rcu_read_lock();
+		pthread_mutex_lock(&ns->lock);
+		ns_evict_locked(ns);
+		pthread_mutex_unlock(&ns->lock);
+		lpc_rcu_read_unlock();
 		return 0;
 	case LPC_NS_OPT_FORCE_REFWALK:
 		if (value > 1)
