@@ -10,6 +10,7 @@
 #ifndef LPC_TESTS_NAMES_NS_TEST_H
 #define LPC_TESTS_NAMES_NS_TEST_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
