@@ -190,13 +190,14 @@ bool ns_in_group(const struct lpc_cred *cred, gid_t gid);
 enum ns_walk_flags {
 	NS_W_FOLLOW = 1,    /* follow a final symlink */
 	NS_W_PARENT = 2,    /* stop at the parent of the last component */
-	NS_W_FORCE_REF = 4, /* ref-walk only (mutating calls) */
+	NS_W_FORCE_REF = 4, /* ref-walk only (mutating calls); res->fd is the
+			     * caller's to close */
 	NS_W_KEEP_RCU = 8,  /* return 0 still inside the walk's read section, so
 			     * res->d stays valid: the caller unlocks */
 };
 
-/* What a walk found.  Ref mode (mutations): fd is an O_PATH descriptor of
- * the result (the parent with NS_W_PARENT), closed by the caller. */
+/* What a walk found.  With NS_W_FORCE_REF, fd is an O_PATH descriptor of
+ * the result (the parent with NS_W_PARENT), closed by the caller; else -1. */
 struct ns_walk_res {
 	struct stat st;        /* the result's attributes */
 	struct ns_dentry *d;   /* its dentry if cached, else NULL; valid only with

@@ -543,7 +543,8 @@ static int walk_once(struct walker *w, const char *path, ns_check_fn check, void
 		res->st = w->ino->st;
 		res->d = w->d;
 		res->fd = -1;
-		if (!w->rcu) {
+		if (!w->rcu && (w->flags & NS_W_FORCE_REF)) {
+			/* The callers that force a ref-walk take its descriptor. */
 			if (w->fd == ns->rootfd)
 				w->fd = fcntl(ns->rootfd, F_DUPFD_CLOEXEC, 0);
 			res->fd = w->fd;

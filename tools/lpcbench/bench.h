@@ -50,5 +50,6 @@ struct bench {
 };
 
 extern const struct bench bench_lookup;
+extern const struct bench bench_walk;
 
 #endif /* LPCBENCH_BENCH_H */

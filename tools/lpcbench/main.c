@@ -42,6 +42,7 @@
 
 static const struct bench *const benches[] = {
 	&bench_lookup,
+	&bench_walk,
 };
 
 enum {
