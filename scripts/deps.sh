@@ -12,12 +12,14 @@
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
 #   spin             the Promela model checker (tests/model)
 #   man-db, groff-base  render the man pages in the docs.man test
+#   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base)
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
+	  clang libclang-rt-14-dev)
 
 say() { echo "deps: $*"; }
 
