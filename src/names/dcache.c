@@ -11,9 +11,9 @@
  *
  * Writer protocol on a dentry (under ns->lock), paired with walk.c's reads:
  *   changing what the name is bound to (positive <-> negative, another
- *   inode, death): seq += 1 (odd, relaxed), release fence, the change,
+ *   inode, death): seq += 1 (odd, relaxed), the change by release stores,
  *   seq += 1 (even, release).  A walker that read seq before and validates
- *   it after (acquire fence, relaxed load) sees the change or fails.
+ *   it after (acquire loads throughout) sees the change or fails.
  *   Refreshing the same binding (same dev, ino and type; attributes maybe
  *   new): one release store of the inode pointer, no seq bump: a walker
  *   reads the old snapshot or the new one, each an answer the kernel gave.
@@ -72,6 +72,8 @@ static int ns_match(struct cds_lfht_node *node, const void *key)
 	const struct ns_dentry *d = caa_container_of(node, struct ns_dentry, node);
 	const struct ns_key *k = key;
 
+	/* cds_lfht_add published d (a release TSan cannot see in liburcu). */
+	lpc_tsan_acquire((void *)d);
 	return d->parent == k->parent && d->len == k->len && !memcmp(d->name, k->name, k->len);
 }
 
@@ -286,8 +288,9 @@ static void seq_begin(struct ns_dentry *d)
 
 	lpc_debug_check(!(s & 1), "NS-SEQ-NESTED", NULL, "dentry %.*s seq %u odd at begin",
 			(int)d->len, d->name, s);
+	/* The change's stores are release stores (inode, dead) or liburcu
+	 * RMWs: each orders this odd value before itself. */
 	atomic_store_explicit(&d->seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
 }
 
 static void seq_end(struct ns_dentry *d)
@@ -329,9 +332,11 @@ void ns_stale_locked(struct lpc_ns *ns, struct ns_dentry *d)
 			ns_drop_locked(ns, d);
 		return;
 	}
-	*ino = *old;
-	ino->acl = NULL;
-	ino->link = NULL;
+	/* Field by field: stamp is atomic (refresh_same writes it). */
+	memset(ino, 0, sizeof(*ino));
+	ino->negative = old->negative;
+	ino->acl_state = old->acl_state;
+	ino->st = old->st;
 	if (old->acl) {
 		size_t sz = sizeof(*old->acl) + old->acl->n * sizeof(old->acl->e[0]);
 
@@ -362,7 +367,7 @@ void ns_drop_locked(struct lpc_ns *ns, struct ns_dentry *d)
 	cds_list_for_each_entry_safe(c, tmp, &d->children, sibling)
 		ns_drop_locked(ns, c);
 	seq_begin(d);
-	atomic_store_explicit(&d->dead, true, memory_order_relaxed);
+	atomic_store_explicit(&d->dead, true, memory_order_release);
 	cds_lfht_del(ns->ht, &d->node);
 	seq_end(d);
 	cds_list_del(&d->sibling);
@@ -475,13 +480,15 @@ struct ns_dentry *ns_fill(struct lpc_ns *ns, struct ns_dentry *parent, const cha
 		pthread_mutex_unlock(&ns->lock);
 		return NULL;
 	}
-	atomic_store_explicit(&d->inode, *inop, memory_order_relaxed);
+	atomic_store_explicit(&d->inode, *inop, memory_order_release);
 	*owned = false;
 	atomic_store_explicit(&d->referenced, true, memory_order_relaxed);
 	cds_list_add_tail(&d->sibling, &parent->children);
 	cds_list_add_tail(&d->lru, &ns->lru);
 	ns->ndentries++;
-	/* cds_lfht_add publishes the node with a release store. */
+	/* cds_lfht_add publishes the node with a release store; TSan is told
+	 * (ns_match acquires). */
+	lpc_tsan_release(d);
 	cds_lfht_add(ns->ht, d->hash, &d->node);
 	ns_evict_locked(ns);
 	/* The new dentry may itself have been evicted: its snapshot is then

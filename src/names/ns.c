@@ -495,11 +495,11 @@ static void mut_begin(struct lpc_ns *ns, bool rename)
 {
 	pthread_mutex_lock(&ns->lock); /* V1 */
 	lpc_yield_point(LPC_YP_V1);
-	atomic_fetch_add_explicit(&ns->mut_seq, 1, memory_order_relaxed);
+	/* seq_cst: the odd counts are visible before the system call's
+	 * effects and the cache's changes. */
+	atomic_fetch_add(&ns->mut_seq, 1);
 	if (rename)
-		atomic_fetch_add_explicit(&ns->rename_seq, 1, memory_order_relaxed);
-	/* The odd counts are visible before the system call's effects. */
-	atomic_thread_fence(memory_order_seq_cst);
+		atomic_fetch_add(&ns->rename_seq, 1);
 }
 
 static void mut_end(struct lpc_ns *ns, bool rename)

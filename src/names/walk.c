@@ -22,11 +22,11 @@
  *   P3  child = hash lookup (d, name) (absent: fall back: miss).
  *   P4  cs = child->seq (acquire; odd: fall back); child->dead (set: fall
  *       back); cino = child->inode (acquire); fresh, else fall back.
- *   P5  validate the parent: acquire fence, d->seq == s (else fall back:
+ *   P5  validate the parent: d->seq == s (else fall back:
  *       the permission checked on d, or the lookup in d, may be stale).
  *       Then d = child, s = cs, ino = cino; a symlink pushes its body and
  *       stays at d's parent; a negative child is -ENOENT.
- *   P6  at the end (a result or an error): acquire fence, d->seq == s and
+ *   P6  at the end (a result or an error): d->seq == s and
  *       rename_seq == rs, else the whole answer is thrown away and the walk
  *       falls back; rcu_read_unlock.  So no answer of an RCU walk mixes the
  *       tree before and after a rename (H.2): a rename holds rename_seq odd
@@ -34,7 +34,13 @@
  *       (ns.c V1-V4).
  * Writers (dcache.c, ns.c) bump a dentry's seq around any change of its
  * binding; snapshots (struct ns_inode) are immutable and swapped, so a
- * reader reads a whole one, and frees wait for a grace period.
+ * reader reads a whole one, and frees wait for a grace period.  Memory
+ * order: every load a validation covers is an acquire load (the snapshot
+ * pointer, a child's seq, its dead flag), so the validating load of seq
+ * (acquire too) cannot be satisfied before them; writers make the odd seq
+ * visible before their change because every store of the change is a
+ * release store (or a liburcu RMW, a full barrier).  No fences: TSan cannot
+ * see them.
  *
  * Interleavings that matter:
  *  - unlink of d/x while a walker is between P3 and P5 on x: the writer sets
@@ -151,8 +157,10 @@ static bool d_valid(const struct walker *w)
 {
 	if (!w->rcu)
 		return true;
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&w->d->seq, memory_order_relaxed) == w->dseq;
+	/* Every load this validates (a snapshot pointer, a child's seq and
+	 * dead flag) is an acquire load, so none of them moves after this
+	 * one: no fence needed (and TSan has no fences). */
+	return atomic_load_explicit(&w->d->seq, memory_order_acquire) == w->dseq;
 }
 
 /* P2: may_lookup. */
@@ -295,7 +303,7 @@ static int walk_component(struct walker *w, const char *name, unsigned len, int 
 			return NS_FALLBACK_MISS;
 		lpc_yield_point(LPC_YP_P4);
 		cs = atomic_load_explicit(&child->seq, memory_order_acquire); /* P4 */
-		if ((cs & 1) || atomic_load_explicit(&child->dead, memory_order_relaxed))
+		if ((cs & 1) || atomic_load_explicit(&child->dead, memory_order_acquire))
 			return NS_FALLBACK_SEQ;
 		cino = atomic_load_explicit(&child->inode, memory_order_acquire);
 		lpc_yield_point(LPC_YP_P5);
@@ -536,7 +544,7 @@ static int walk_once(struct walker *w, const char *path, ns_check_fn check, void
 		/* P6: the answer stands only if nothing it read has changed. */
 		lpc_yield_point(LPC_YP_P6);
 		if (!d_valid(w) ||
-		    atomic_load_explicit(&ns->rename_seq, memory_order_relaxed) != w->rseq)
+		    atomic_load_explicit(&ns->rename_seq, memory_order_acquire) != w->rseq)
 			err = NS_FALLBACK_SEQ;
 	}
 	if (err >= 0) {
