@@ -103,9 +103,9 @@
  *  G.2 No wake-up is lost: a thread sleeping in lpc_page_lock or waiting for
  *      a read in flight wakes once the lock is released.
  *
- * H. Names (lpc_ns_*; src/names/walk.c has the protocol, tests/names/ the
+ * N. Names (lpc_ns_*; src/names/walk.c has the protocol, tests/names/ the
  *    tests, tests/model/walk.pml the model)
- *  H.1 Every answer of lpc_ns_access, lpc_ns_stat and lpc_ns_open (success or
+ *  N.1 Every answer of lpc_ns_access, lpc_ns_stat and lpc_ns_open (success or
  *      error) is one the kernel gives for the same call under the same
  *      credential (fsuid = uid, fsgid = gid, groups), with the namespace's
  *      root as the process's root (chroot), against the tree as it was at
@@ -113,10 +113,10 @@
  *      made through lpc_ns_* are known when their call returns; changes made
  *      behind lpc's back are known within the revalidation interval
  *      (LPC_NS_OPT_REVALIDATE_NS).  (tests/names/test_ns_oracle.c)
- *  H.2 A walk that overlaps an lpc_ns_rename never answers from a mix of the
+ *  N.2 A walk that overlaps an lpc_ns_rename never answers from a mix of the
  *      tree before and after it: it falls back to a ref-walk (counted in
  *      fallback_seq).  (tests/names/test_ns_race.c)
- *  H.3 Search permission is checked in RCU mode with the cached mode and
+ *  N.3 Search permission is checked in RCU mode with the cached mode and
  *      access ACL: an ACL never forces a fallback by itself.  Once every
  *      component of a path is cached and fresh, walking it makes no system
  *      call.  (tests/names/test_ns_oracle.c counts the warm pass's fallbacks)
@@ -380,7 +380,7 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  * Paths are relative to the root ("a/b/c"; "." or "/" is the root; a leading
  * '/' means the root, as does an absolute symlink; ".." never climbs above
  * it): the kernel's rules with the root as the process's root (chroot).
- * Errors are the kernel's for the same call under the credential (H.1):
+ * Errors are the kernel's for the same call under the credential (N.1):
  * -ENOENT (empty path, a missing component), -ENOTDIR, -EACCES,
  * -ENAMETOOLONG (a component over 255 bytes where it is looked up, a path of
  * 4096 bytes or more), -ELOOP (more than 40 symlinks in one walk, a final

@@ -52,7 +52,7 @@ struct lpc_page;
 	X(U1) X(U2)                          /* lock.c: unlock */                \
 	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
 	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */ \
-	X(P1) X(P2) X(P3) X(P4) X(P5) X(P6)  /* names/walk.c: rcu-walk */        \
+	X(Q1) X(Q2) X(Q3) X(Q4) X(Q5) X(Q6)  /* names/walk.c: rcu-walk */        \
 	X(V1) X(V2) X(V3) X(V4)              /* names/ns.c: name writers */
 
 enum lpc_yield_point {

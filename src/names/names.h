@@ -8,7 +8,7 @@
  *             attribute objects (struct ns_inode) and access ACLs; filling the
  *             cache from the kernel; dropping and evicting (CLOCK)
  *   perm.c    generic_permission with POSIX.1e ACLs, for a credential
- *   walk.c    the walk: rcu-walk P1-P6, ref-walk; the protocol and its
+ *   walk.c    the walk: rcu-walk Q1-Q6, ref-walk; the protocol and its
  *             interleavings are at the top of walk.c
  *   ns.c      the public calls; the writers' steps V1-V4
  *

@@ -7,8 +7,8 @@
  * their system call until the cache agrees with the kernel:
  *   V1  lock ns->lock; mut_seq += 1 (odd): no ref-walk fills the cache with
  *       an answer the kernel gave before the change (dcache.c ns_fill);
- *       a rename also makes rename_seq odd: rcu-walks fall back (walk.c P1,
- *       P6).
+ *       a rename also makes rename_seq odd: rcu-walks fall back (walk.c Q1,
+ *       Q6).
  *   V2  the system call, under the caller's credential.
  *   V3  the cache: dentries whose binding changed are dropped (their seq
  *       bumped), the attributes of those whose attributes changed are

@@ -13,23 +13,23 @@
  *
  * rcu-walk (reader; all in one RCU read section, no lock, no store to a
  * shared line but a dentry's CLOCK bit when it is clear):
- *   P1  rcu_read_lock; rs = rename_seq (acquire; odd: a rename runs, fall
+ *   Q1  rcu_read_lock; rs = rename_seq (acquire; odd: a rename runs, fall
  *       back); d = root, s = d->seq (acquire), ino = d->inode (acquire).
- *   P2  ino fresh (else fall back: revalidation); search permission on ino
+ *   Q2  ino fresh (else fall back: revalidation); search permission on ino
  *       for the credential from the cached mode and ACL (-ECHILD only when
  *       the ACL is not cached: fall back).  "." stays; ".." at the root
- *       stays, else steps to d->parent as P3-P5 do to a child.
- *   P3  child = hash lookup (d, name) (absent: fall back: miss).
- *   P4  cs = child->seq (acquire; odd: fall back); child->dead (set: fall
+ *       stays, else steps to d->parent as Q3-Q5 do to a child.
+ *   Q3  child = hash lookup (d, name) (absent: fall back: miss).
+ *   Q4  cs = child->seq (acquire; odd: fall back); child->dead (set: fall
  *       back); cino = child->inode (acquire); fresh, else fall back.
- *   P5  validate the parent: d->seq == s (else fall back:
+ *   Q5  validate the parent: d->seq == s (else fall back:
  *       the permission checked on d, or the lookup in d, may be stale).
  *       Then d = child, s = cs, ino = cino; a symlink pushes its body and
  *       stays at d's parent; a negative child is -ENOENT.
- *   P6  at the end (a result or an error): d->seq == s and
+ *   Q6  at the end (a result or an error): d->seq == s and
  *       rename_seq == rs, else the whole answer is thrown away and the walk
  *       falls back; rcu_read_unlock.  So no answer of an RCU walk mixes the
- *       tree before and after a rename (H.2): a rename holds rename_seq odd
+ *       tree before and after a rename (N.2): a rename holds rename_seq odd
  *       from before its system call until the cache agrees with the kernel
  *       (ns.c V1-V4).
  * Writers (dcache.c, ns.c) bump a dentry's seq around any change of its
@@ -43,18 +43,18 @@
  * see them.
  *
  * Interleavings that matter:
- *  - unlink of d/x while a walker is between P3 and P5 on x: the writer sets
+ *  - unlink of d/x while a walker is between Q3 and Q5 on x: the writer sets
  *    x's seq odd, kills it, bumps it even.  The walker read cs before (then
- *    validates x's seq as the parent of the next step, or at P6: changed) or
+ *    validates x's seq as the parent of the next step, or at Q6: changed) or
  *    after (then it sees dead, or odd): it falls back either way.
  *  - chmod of d while a walker checked search permission on d's old mode at
- *    P2: chmod swaps the snapshot without a seq bump; the walker's answer is
+ *    Q2: chmod swaps the snapshot without a seq bump; the walker's answer is
  *    the one the kernel gave before the chmod (its own rcu-walk is no more
  *    atomic), and the next walk sees the new one.
- *  - rename a/x -> b/y while a walker walks b/y/z: either P1 saw rs odd, or
- *    P6 sees rename_seq changed: fall back, and the ref-walk asks the kernel.
- *    The model is tests/model/walk.pml; its broken variants drop P5's parent
- *    validation or P6's rename check, and spin finds the mixed answer.
+ *  - rename a/x -> b/y while a walker walks b/y/z: either Q1 saw rs odd, or
+ *    Q6 sees rename_seq changed: fall back, and the ref-walk asks the kernel.
+ *    The model is tests/model/walk.pml; its broken variants drop Q5's parent
+ *    validation or Q6's rename check, and spin finds the mixed answer.
  *
  * ref-walk: the same steps in one read section (dentry pointers stay valid;
  * system calls inside a read section only delay grace periods), asking the
@@ -152,7 +152,7 @@ static int jump_root(struct walker *w)
 	return 0;
 }
 
-/* P5 (and P6's first half): has d changed since the walk stood on it? */
+/* Q5 (and Q6's first half): has d changed since the walk stood on it? */
 static bool d_valid(const struct walker *w)
 {
 	if (!w->rcu)
@@ -163,12 +163,12 @@ static bool d_valid(const struct walker *w)
 	return atomic_load_explicit(&w->d->seq, memory_order_acquire) == w->dseq;
 }
 
-/* P2: may_lookup. */
+/* Q2: may_lookup. */
 static int may_lookup(struct walker *w)
 {
 	int err;
 
-	lpc_yield_point(LPC_YP_P2);
+	lpc_yield_point(LPC_YP_Q2);
 	err = ns_permission(w->ino, w->cred, NS_MAY_EXEC);
 	if (err == -ECHILD)
 		return w->rcu ? NS_FALLBACK_MISS : -EIO;
@@ -297,17 +297,17 @@ static int walk_component(struct walker *w, const char *name, unsigned len, int 
 	if (len > NS_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (w->rcu) {
-		lpc_yield_point(LPC_YP_P3);
-		child = ns_lookup_rcu(ns, w->d, name, len); /* P3 */
+		lpc_yield_point(LPC_YP_Q3);
+		child = ns_lookup_rcu(ns, w->d, name, len); /* Q3 */
 		if (!child)
 			return NS_FALLBACK_MISS;
-		lpc_yield_point(LPC_YP_P4);
-		cs = atomic_load_explicit(&child->seq, memory_order_acquire); /* P4 */
+		lpc_yield_point(LPC_YP_Q4);
+		cs = atomic_load_explicit(&child->seq, memory_order_acquire); /* Q4 */
 		if ((cs & 1) || atomic_load_explicit(&child->dead, memory_order_acquire))
 			return NS_FALLBACK_SEQ;
 		cino = atomic_load_explicit(&child->inode, memory_order_acquire);
-		lpc_yield_point(LPC_YP_P5);
-		if (!d_valid(w)) /* P5 */
+		lpc_yield_point(LPC_YP_Q5);
+		if (!d_valid(w)) /* Q5 */
 			return NS_FALLBACK_SEQ;
 		if (!fresh(w, cino))
 			return NS_FALLBACK_REVAL;
@@ -513,8 +513,8 @@ static int walk_once(struct walker *w, const char *path, ns_check_fn check, void
 	w->want_dir = false;
 	w->now = ns_now();
 	w->reval = atomic_load_explicit(&ns->reval_ns, memory_order_relaxed);
-	lpc_rcu_read_lock(); /* P1 */
-	lpc_yield_point(LPC_YP_P1);
+	lpc_rcu_read_lock(); /* Q1 */
+	lpc_yield_point(LPC_YP_Q1);
 	if (w->rcu) {
 		w->rseq = atomic_load_explicit(&ns->rename_seq, memory_order_acquire);
 		if (w->rseq & 1) {
@@ -541,8 +541,8 @@ static int walk_once(struct walker *w, const char *path, ns_check_fn check, void
 	if (err == -ECHILD)
 		err = w->rcu ? NS_FALLBACK_MISS : -EIO;
 	if (w->rcu && err != NS_FALLBACK_MISS && err != NS_FALLBACK_REVAL) {
-		/* P6: the answer stands only if nothing it read has changed. */
-		lpc_yield_point(LPC_YP_P6);
+		/* Q6: the answer stands only if nothing it read has changed. */
+		lpc_yield_point(LPC_YP_Q6);
 		if (!d_valid(w) ||
 		    atomic_load_explicit(&ns->rename_seq, memory_order_acquire) != w->rseq)
 			err = NS_FALLBACK_SEQ;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * walk.pml - the name cache's rcu-walk (src/names/walk.c P1-P6) against its
+ * walk.pml - the name cache's rcu-walk (src/names/walk.c Q1-Q6) against its
  * writers (src/names/ns.c V1-V4, dcache.c's rebinding of a dentry).
  *
  * The tree: the root holds two names, p and q, each bound to one of two
@@ -20,10 +20,10 @@
  *   filler  a ref-walk fills a missing child from the binding (ns_fill).
  *
  * Walkers, with no lock:
- *   W2 walks "p/f": P1 rs = rename_seq (odd: fall back); P2 s = seq[p]
+ *   W2 walks "p/f": Q1 rs = rename_seq (odd: fall back); Q2 s = seq[p]
  *      (odd: fall back), b = bind[p], search permission on b (P: the answer
- *      is EACCES); P3/P4 c = child[p] (NONE: fall back: miss); P5 seq[p] ==
- *      s; P6 seq[p] == s and rename_seq == rs, else fall back.
+ *      is EACCES); Q3/Q4 c = child[p] (NONE: fall back: miss); Q5 seq[p] ==
+ *      s; Q6 seq[p] == s and rename_seq == rs, else fall back.
  *   W1 walks "q/../p/f": the same through q, back to the root, then p.
  * The oracle: ghost bits record every state (p, q) the kernel had while a
  * walker ran; its answer must be the kernel's answer in one of them:
@@ -32,10 +32,10 @@
  * search) is always a mix.
  *
  * Broken variants (spin -DBUG_...), each must make the check fail:
- *   BUG_NO_SEQ_CHECK     P4/P5/P6 skip the dentry's sequence count: W2 reads
+ *   BUG_NO_SEQ_CHECK     Q4/Q5/Q6 skip the dentry's sequence count: W2 reads
  *                        p bound to Q, the rebinding swaps in P and the
  *                        filler P's child, and W2 answers fP.
- *   BUG_NO_RENAME_CHECK  P1/P6 skip rename_seq: W1 reads q bound to Q, the
+ *   BUG_NO_RENAME_CHECK  Q1/Q6 skip rename_seq: W1 reads q bound to Q, the
  *                        exchange runs, W1 reads p bound to Q: it answers fQ,
  *                        which the kernel never gave (EACCES before and
  *                        after).  Every step was locally valid: only the
@@ -123,11 +123,11 @@ end_fill:
 	od
 }
 
-/* One name step from the root: P2-P5 on dentry i.  Sets res to EACCES,
+/* One name step from the root: Q2-Q5 on dentry i.  Sets res to EACCES,
  * FALLBACK, or leaves it and sets s (the dentry's seq) and b (its binding). */
 inline step(i, s, b, res)
 {
-	s = seq[i];                                    /* P2 */
+	s = seq[i];                                    /* Q2 */
 #ifndef BUG_NO_SEQ_CHECK
 	if
 	:: s % 2 == 1 -> res = FALLBACK
@@ -149,13 +149,13 @@ inline validate(i, s, rs, res)
 {
 #ifndef BUG_NO_SEQ_CHECK
 	if
-	:: seq[i] != s -> res = FALLBACK               /* P5 / P6 */
+	:: seq[i] != s -> res = FALLBACK               /* Q5 / Q6 */
 	:: else -> skip
 	fi;
 #endif
 #ifndef BUG_NO_RENAME_CHECK
 	if
-	:: rename_seq != rs -> res = FALLBACK          /* P6 */
+	:: rename_seq != rs -> res = FALLBACK          /* Q6 */
 	:: else -> skip
 	fi
 #endif
@@ -167,7 +167,7 @@ proctype walker2()
 	byte rs, s, b, c, res = 0;
 
 	d_step { active2 = 1; seen2[bind[0] * 2 + bind[1]] = 1 };
-	rs = rename_seq;                               /* P1 */
+	rs = rename_seq;                               /* Q1 */
 #ifndef BUG_NO_RENAME_CHECK
 	if
 	:: rs % 2 == 1 -> res = FALLBACK
@@ -180,7 +180,7 @@ proctype walker2()
 	fi;
 	if
 	:: res == 0 ->
-		c = child[0];                          /* P3, P4 */
+		c = child[0];                          /* Q3, Q4 */
 		if
 		:: c == NONE -> res = FALLBACK
 		:: else -> res = c
@@ -207,7 +207,7 @@ proctype walker1()
 	byte rs, s, b, c, res = 0;
 
 	d_step { active1 = 1; seen1[bind[0] * 2 + bind[1]] = 1 };
-	rs = rename_seq;                               /* P1 */
+	rs = rename_seq;                               /* Q1 */
 #ifndef BUG_NO_RENAME_CHECK
 	if
 	:: rs % 2 == 1 -> res = FALLBACK
@@ -218,7 +218,7 @@ proctype walker1()
 	:: res == 0 -> step(1, s, b, res)              /* q */
 	:: else -> skip
 	fi;
-	/* "..": back to the root after validating q (P5 for the step up). */
+	/* "..": back to the root after validating q (Q5 for the step up). */
 	if
 	:: res == 0 ->
 #ifndef BUG_NO_SEQ_CHECK

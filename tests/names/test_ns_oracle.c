@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ns_oracle.c - the kernel as the oracle of the name cache (H.1, H.3).
+ * test_ns_oracle.c - the kernel as the oracle of the name cache (N.1, N.3).
  *
  * A random tree (modes, owners, groups, POSIX ACLs with named users, named
  * groups and masks, symlinks: relative, absolute, dangling, looping), random
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	CHECK(s0.walk_ref > 0, "the cold pass asked the kernel");
 	CHECK_EQ(s1.fallback_miss + s1.fallback_seq + s1.fallback_reval,
 		 s0.fallback_miss + s0.fallback_seq + s0.fallback_reval,
-		 "no walk of the warm pass falls back (ACLs included: H.3)");
+		 "no walk of the warm pass falls back (ACLs included: N.3)");
 	CHECK(s1.walk_rcu - s0.walk_rcu >= (uint64_t)ncases * 9 / 10,
 	      "the warm pass walks in RCU mode");
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ns_race.c - rcu-walks racing the writers (H.1, H.2).
+ * test_ns_race.c - rcu-walks racing the writers (N.1, N.2).
  *
  * The tree: p/ (0700, uid 1001) holding f (ino PF), q/ (0755, uid 1002)
  * holding f (ino QF); c/ toggled by chmod (0700 <-> 0755) and setacl (a
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 	REQUIRE(lpc_ns_setopt(ns, LPC_NS_OPT_REVALIDATE_NS, 2000000) == 0, "setopt");
 #if LPC_DEBUG
 	/* The debug build widens the windows between the walk's steps. */
-	lpc_yield_arm((UINT64_C(1) << LPC_YP_P2) | (UINT64_C(1) << LPC_YP_P3) |
-			      (UINT64_C(1) << LPC_YP_P4) | (UINT64_C(1) << LPC_YP_P5) |
+	lpc_yield_arm((UINT64_C(1) << LPC_YP_Q2) | (UINT64_C(1) << LPC_YP_Q3) |
+			      (UINT64_C(1) << LPC_YP_Q4) | (UINT64_C(1) << LPC_YP_Q5) |
 			      (UINT64_C(1) << LPC_YP_V2) | (UINT64_C(1) << LPC_YP_V3),
 		      0.05, tst_seed);
 #endif
