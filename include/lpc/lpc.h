@@ -137,12 +137,31 @@
  *  I.3 pin_fast counts the calls that the lockless fast path served wholly
  *      (every page present and UPTODATE), pin_slow the others; a call that
  *      fails counts in neither.  pages_pinned counts the pages they returned.
+ *
+ * N. Names (lpc_ns_*; src/names/walk.c has the protocol, tests/names/ the
+ *    tests, tests/model/walk.pml the model)
+ *  N.1 Every answer of lpc_ns_access, lpc_ns_stat and lpc_ns_open (success or
+ *      error) is one the kernel gives for the same call under the same
+ *      credential (fsuid = uid, fsgid = gid, groups), with the namespace's
+ *      root as the process's root (chroot), against the tree as it was at
+ *      one instant during the call, as far as the cache knows it: changes
+ *      made through lpc_ns_* are known when their call returns; changes made
+ *      behind lpc's back are known within the revalidation interval
+ *      (LPC_NS_OPT_REVALIDATE_NS).  (tests/names/test_ns_oracle.c)
+ *  N.2 A walk that overlaps an lpc_ns_rename never answers from a mix of the
+ *      tree before and after it: it falls back to a ref-walk (counted in
+ *      fallback_seq).  (tests/names/test_ns_race.c)
+ *  N.3 Search permission is checked in RCU mode with the cached mode and
+ *      access ACL: an ACL never forces a fallback by itself.  Once every
+ *      component of a path is cached and fresh, walking it makes no system
+ *      call.  (tests/names/test_ns_oracle.c counts the warm pass's fallbacks)
  */
 #ifndef LPC_LPC_H
 #define LPC_LPC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -493,6 +512,140 @@ int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t 
  * flight); no I/O, no grace period; does not register the thread.
  */
 void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
+
+/*
+ * Names: a path cache with rcu-walk (lpc_ns_*).  A namespace caches the
+ * directory tree under one root directory: dentries hashed by (parent, name),
+ * negative entries, symlinks, and each inode's attributes and access ACL.
+ * Paths are relative to the root ("a/b/c"; "." or "/" is the root; a leading
+ * '/' means the root, as does an absolute symlink; ".." never climbs above
+ * it): the kernel's rules with the root as the process's root (chroot).
+ * Errors are the kernel's for the same call under the credential (N.1):
+ * -ENOENT (empty path, a missing component), -ENOTDIR, -EACCES,
+ * -ENAMETOOLONG (a component over 255 bytes where it is looked up, a path of
+ * 4096 bytes or more), -ELOOP (more than 40 symlinks in one walk, a final
+ * symlink with O_NOFOLLOW).  Beyond those: -EINVAL for NULL arguments and
+ * -ENOMEM.  Permission is the kernel's generic_permission with POSIX.1e ACLs;
+ * uid 0 is the kernel's root with every capability (read and write always,
+ * search on directories always, execute where some execute bit is set).
+ * Mutating calls (mkdir, unlink, rename, chmod, setacl) resolve the parent
+ * through the cache, then make the system call under the credential (the
+ * thread's fsuid, fsgid and groups are switched for the call with per-thread
+ * system calls, then restored), so it needs CAP_SETUID and CAP_SETGID unless
+ * the credential is the process's own (-EPERM otherwise).
+ *
+ * Context of every lpc_ns_* call but create and destroy: a walk takes no lock
+ * and makes no system call while every component is cached and fresh (an
+ * RCU read section); otherwise it falls back to a ref-walk that makes system
+ * calls (openat(O_PATH), fstat, getxattr, readlinkat) and takes the
+ * namespace's lock briefly to fill the cache.  Mutating calls sleep and hold
+ * the namespace's lock across their system call.  None waits for a grace
+ * period.  The thread's first call registers it (lpc_threads_lock, -ENOMEM).
+ */
+struct lpc_ns;
+
+struct lpc_cred {
+	uid_t uid;            /* the fsuid the kernel would check */
+	gid_t gid;            /* the fsgid */
+	unsigned ngroups;     /* supplementary groups */
+	const gid_t *groups;
+};
+
+/* An access ACL entry (tag and perm values are the kernel's ACL_*). */
+struct lpc_acl_entry {
+	uint16_t tag;  /* LPC_ACL_USER_OBJ .. LPC_ACL_OTHER */
+	uint16_t perm; /* 4 read, 2 write, 1 execute */
+	uint32_t id;   /* uid for LPC_ACL_USER, gid for LPC_ACL_GROUP, else ignored */
+};
+#define LPC_ACL_USER_OBJ 0x01
+#define LPC_ACL_USER 0x02
+#define LPC_ACL_GROUP_OBJ 0x04
+#define LPC_ACL_GROUP 0x08
+#define LPC_ACL_MASK 0x10
+#define LPC_ACL_OTHER 0x20
+
+/* Options (lpc_ns_setopt). */
+enum lpc_ns_opt {
+	LPC_NS_OPT_REVALIDATE_NS = 1, /* ns after which a cached entry is asked again;
+				       * default 1e9 (1 s); 0: every walk asks */
+	LPC_NS_OPT_MAX_DENTRIES = 2,  /* bound on cached dentries; default 65536, >= 16 */
+	LPC_NS_OPT_FORCE_REFWALK = 3, /* 1: never walk in RCU mode (benchmarks); default 0 */
+};
+
+/* Counters of one namespace, summed over threads (exact once they are quiet). */
+struct lpc_ns_stats {
+	uint64_t walks;          /* path walks begun */
+	uint64_t walk_rcu;       /* ... completed in RCU mode */
+	uint64_t walk_ref;       /* ... completed in ref-walk mode */
+	uint64_t fallback_miss;  /* RCU walks dropped: a component not cached */
+	uint64_t fallback_seq;   /* ... a sequence count changed (rename, unlink, ...) */
+	uint64_t fallback_reval; /* ... a cached entry older than the interval */
+	uint64_t dentries;       /* dentries cached now (gauge) */
+	uint64_t evictions;      /* dentries evicted for the bound */
+	uint64_t reserved[8];
+};
+
+/*
+ * Creates a namespace over the directory `root` (a path, opened O_PATH).
+ * c provides the files that lpc_ns_open returns.
+ * Return: 0 with *out; -EINVAL for NULL; -ENOTDIR; -ENOMEM; open(2)'s errors.
+ * Context: may sleep (open, malloc); registers the thread.
+ */
+int lpc_ns_create(struct lpc_cache *c, const char *root, struct lpc_ns **out);
+
+/*
+ * Frees a namespace and its cache of names.  Files it opened stay open.
+ * Return: 0; -EINVAL for NULL.  Context: may sleep; waits for the
+ * namespace's pending RCU callbacks (rcu_barrier).  No other call on ns may
+ * run during or after it.
+ */
+int lpc_ns_destroy(struct lpc_ns *ns);
+
+/* Sets an option (enum lpc_ns_opt).  Return: 0; -EINVAL for NULL, an unknown
+ * option or a value out of range.  Context: any thread; no lock. */
+int lpc_ns_setopt(struct lpc_ns *ns, int opt, uint64_t value);
+
+/* Sums the namespace's counters into *out.  NULL arguments are ignored.
+ * Context: may sleep (the namespace's stats lock). */
+void lpc_ns_stats(struct lpc_ns *ns, struct lpc_ns_stats *out);
+
+/* As faccessat(root, path, mode, AT_EACCESS) under cred: mode is F_OK or an
+ * OR of R_OK, W_OK, X_OK (-EINVAL otherwise); follows a final symlink.
+ * Return: 0 or the errors above.  (-EROFS is not reported.) */
+int lpc_ns_access(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, int mode);
+
+/* As stat(2) of path under cred (follows a final symlink).  The attributes
+ * are the cached ones: within the revalidation interval of the kernel's. */
+int lpc_ns_stat(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+		struct stat *st);
+
+/*
+ * As openat(root, path, oflags, mode) under cred, returning the cache's file
+ * (one copy per file, A.5: the file already open in c is returned with its
+ * open count raised, with no system call).  oflags: O_RDONLY, O_WRONLY,
+ * O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_CLOEXEC (others: -EINVAL).
+ * Creation is the kernel's, under the credential.
+ * Return: 0 with *out (close it with lpc_file_close); the kernel's errors;
+ * -EISDIR for a directory however opened (an lpc_file is a regular file),
+ * -EINVAL for another type; lpc_file_open's -EBUSY and -ENOMEM.
+ */
+int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, int oflags,
+		mode_t mode, struct lpc_file **out);
+
+/* Mutations: the system call under cred, then the cache updated.
+ * mkdir: as mkdirat; unlink: as unlinkat (flags 0 or AT_REMOVEDIR); rename:
+ * as renameat2 (flags RENAME_NOREPLACE, RENAME_EXCHANGE or 0); chmod: as
+ * chmod(2) (follows a final symlink); setacl: sets path's access ACL to the
+ * n entries (n 0 removes it), as setxattr of system.posix_acl_access.
+ * Return: 0 or the kernel's negative errno; -EINVAL for NULL arguments;
+ * -EPERM when the credential cannot be taken (see above). */
+int lpc_ns_mkdir(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, mode_t mode);
+int lpc_ns_unlink(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, int flags);
+int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, const char *oldpath,
+		  const char *newpath, unsigned flags);
+int lpc_ns_chmod(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, mode_t mode);
+int lpc_ns_setacl(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+		  const struct lpc_acl_entry *acl, unsigned n);
 
 #ifdef __cplusplus
 }

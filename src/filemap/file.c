@@ -208,6 +208,23 @@ out_unlock:
 	return fd;
 }
 
+/* The file (dev, ino) if this cache holds it open with at least accmode's
+ * access (O_RDONLY, or O_RDWR), its open count raised; else NULL.  For
+ * names/ (lpc_ns_open): a file already open needs no system call. */
+struct lpc_file *lpc_files_find_get(struct lpc_files *c, dev_t dev, ino_t ino, int accmode)
+{
+	struct lpc_file *f;
+
+	pthread_mutex_lock(&c->lock);
+	f = file_find(c, dev, ino);
+	if (f && accmode != O_RDONLY && f->accmode == O_RDONLY)
+		f = NULL;
+	if (f)
+		f->opens++;
+	pthread_mutex_unlock(&c->lock);
+	return f;
+}
+
 LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
 	struct lpc_files *c;

@@ -106,6 +106,9 @@ void lpc_files_destroy(struct lpc_files *fs);
 /* lpc_file_open for the cache that owns fs (arguments as lpc_file_open). */
 int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mode,
 		   struct lpc_file **out);
+/* An open file of fs by (dev, ino), counted as one more open; NULL if none
+ * (or open read-only when accmode asks for writing). */
+struct lpc_file *lpc_files_find_get(struct lpc_files *fs, dev_t dev, ino_t ino, int accmode);
 /* Closes every file whatever its open count (cache destroy). */
 int lpc_files_close_all(struct lpc_files *fs);
 /* Pages held by every file's index.  Context: fs->lock. */

@@ -57,5 +57,6 @@ extern const struct bench bench_lookup;
 extern const struct bench bench_read;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
+extern const struct bench bench_walk;
 
 #endif /* LPCBENCH_BENCH_H */

@@ -48,6 +48,7 @@ static const struct bench *const benches[] = {
 	&bench_read,
 	&bench_pin,
 	&bench_fault,
+	&bench_walk,
 };
 
 enum {
