@@ -40,6 +40,10 @@ static int config_check(const struct lpc_config *cfg)
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
 		if (cfg->reserved[i])
 			return -EINVAL;
+	if (cfg->reserved_wb || cfg->dirty_background_pct > 100 || cfg->dirty_limit_pct > 100 ||
+	    cfg->dirty_expire_ms > UINT32_MAX ||
+	    (cfg->dirty_limit_pct && cfg->dirty_background_pct > cfg->dirty_limit_pct))
+		return -EINVAL;
 	return 0;
 }
 
@@ -66,6 +70,18 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
 	c->io.ops = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
+	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
+			 cfg->dirty_limit_pct, c->pool.nframes);
+	if (!rc)
+		rc = lpc_wb_start(&c->wb);
+	if (rc) {
+		lpc_files_destroy(&c->files);
+		lpc_pool_destroy(&c->pool);
+		free(c);
+		return rc == -EAGAIN ? -ENOMEM : rc;
+	}
+	c->files.wb = &c->wb;
+	c->files.flush = lpc_wb_flush_file;
 	*out = c;
 	return 0;
 }
@@ -81,9 +97,25 @@ static bool cache_busy(struct lpc_cache *c)
 	return refs > lpc_files_nrpages(&c->files);
 }
 
+/* Writes back every file.  Return: the first error.  Context: nobody else
+ * uses the cache (the flusher is stopped). */
+static int destroy_flush(struct lpc_cache *c)
+{
+	int err = 0;
+
+	for (struct lpc_file *f = c->files.head; f; f = f->next) {
+		int rc = lpc_wb_flush_file(f);
+
+		if (!err)
+			err = rc;
+	}
+	return err;
+}
+
 LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 {
 	bool busy, scoped;
+	int err;
 
 	if (!c)
 		return -EINVAL;
@@ -95,7 +127,11 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	/* The closes' call_rcu and the barrier below need this thread
 	 * registered with RCU; a scoped registration allocates nothing, so
 	 * destroy fails only with -EINVAL or -EBUSY. */
+	/* Write back first: the flusher stops, then every file is written
+	 * (with files->lock dropped: close takes it). */
+	lpc_wb_stop(&c->wb);
 	scoped = lpc_rcu_scope_enter();
+	err = destroy_flush(c);
 	lpc_files_close_all(&c->files);
 	lpc_towner_orphan(&c->pool.owner);
 	/* Wait for call_rcu callbacks that still point into this cache: free
@@ -105,7 +141,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	free(c);
-	return 0;
+	return err;
 }
 
 LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
@@ -127,6 +163,19 @@ LPC_EXPORT void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];
 	out->invalidated = cnt[LPC_C_INVALIDATED];
+	out->writes = cnt[LPC_C_WRITES];
+	out->write_bytes = cnt[LPC_C_WRITE_BYTES];
+	out->writeback_pages = cnt[LPC_C_WB_PAGES];
+	out->vectored_writes = cnt[LPC_C_WB_WRITES];
+	out->write_errors = cnt[LPC_C_WRITE_ERRORS];
+	out->throttled = cnt[LPC_C_THROTTLED];
+	out->fsyncs = cnt[LPC_C_FSYNCS];
+	out->uring_fallbacks = cnt[LPC_C_URING_FALLBACKS];
+	{
+		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
+
+		out->dirty_pages = nd > 0 ? (uint64_t)nd : 0;
+	}
 	out->frames = c->pool.nframes;
 	pthread_mutex_lock(&c->pool.free_lock);
 	out->frames_free = c->pool.nfree + tfree;

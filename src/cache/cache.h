@@ -82,6 +82,7 @@
 #include "io/io.h"
 #include "page/page.h"
 #include "page/pool.h"
+#include "writeback/writeback.h"
 
 struct lpc_cache {
 	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
@@ -89,6 +90,7 @@ struct lpc_cache {
 	bool locked_lookup;
 	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
 	struct lpc_files files lpc_cacheline_aligned;
+	struct lpc_wb wb; /* limits and the flusher (writeback/) */
 };
 
 #endif /* LPC_CACHE_CACHE_H */

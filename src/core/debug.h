@@ -55,7 +55,10 @@ struct lpc_page;
 	X(U1) X(U2)                          /* lock.c: unlock */                \
 	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
 	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */  \
-	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
+	X(FILE_FREE)                         /* file.c: struct lpc_file freed */ \
+	X(D1) X(D2) X(D3)                    /* writeback/write.c: dirtying */   \
+	X(K1) X(K2) X(K3) X(K4) X(K5)        /* writeback/writeback.c */         \
+	X(Y1) X(Y2) X(Y3) X(Y4)              /* writeback/writeback.c: fsync */
 
 /*
  * The points that are not a protocol's own numbered step mark a window that
