@@ -64,8 +64,22 @@ int lpc_filemap_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	lpc_debug_check(lpc_page_flags(p) & LPC_PG_LOCKED, "DIRTY-UNLOCKED", p,
 			"page marked dirty without its page lock");
 	/* Set already: only the lock's holder clears it, and we hold it. */
-	if (lpc_page_flags(p) & LPC_PG_DIRTY)
+	if (lpc_page_flags(p) & LPC_PG_DIRTY) {
+#if LPC_DEBUG
+		/* Rule DIRTY-TAG: a DIRTY page in the index carries the tag
+		 * (both change together under the index lock), or writeback,
+		 * which walks the tag, would never write it. */
+		bool tagged, held;
+
+		lpc_file_index_lock(f);
+		held = lpc_radix_lookup(&f->tree, index, NULL) == p;
+		tagged = held && lpc_radix_tag_get(&f->tree, index, LPC_TAG_DIRTY);
+		lpc_file_index_unlock(f);
+		lpc_debug_check(!held || tagged, "DIRTY-TAG", p,
+				"a DIRTY page without its DIRTY tag: writeback would miss it");
+#endif
 		return 0;
+	}
 	lpc_yield_point(LPC_YP_D3);
 	lpc_file_index_lock(f);
 	if (lpc_radix_lookup(&f->tree, index, NULL) != p) {

@@ -22,6 +22,10 @@
 #   plain-inc      lookup.c: R3 increments without "unless zero"
 #   no-wake        lock.c: unlock never wakes sleepers (no U2)
 #   keep-failed    miss.c: a failed read leaves its page in the index (M5)
+#   dirty-late     filemap/dirty.c: K3 clears the DIRTY tag but not the flag
+#                  (a change made during the write could be lost)
+#   no-redirty     filemap/dirty.c: a failed write (K5) does not re-dirty
+#                  its page (the data would be dropped)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +38,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,31p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -47,6 +51,8 @@ mutants=(
 	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
 	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
+	'dirty-late|src/filemap/dirty.c|s@(old \& ~LPC_PG_DIRTY) | LPC_PG_WRITEBACK,@old | LPC_PG_WRITEBACK, /* MUTANT: K3 keeps DIRTY */@'
+	'no-redirty|src/filemap/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -74,7 +74,7 @@ static void g_h3_error_once(int backend, int err)
 	CHECK_EQ(lpc_fsync(f), -err, "fault still armed: a new error");
 	lpc_stats(c, &s);
 	CHECK(s.write_errors >= 2, "write_errors %llu", (unsigned long long)s.write_errors);
-	CHECK_EQ(s.dirty_pages, 6, "failed pages stay dirty");
+	CHECK_EQ(s.dirty_pages, 6, "rule WRITE-ERROR-KEEPS-DIRTY violated: failed pages stay dirty");
 	CHECK_EQ(lpc_invalidate(f, 0, 0), 0, "and are never dropped");
 	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)(5 * PS + 100));
 	CHECK(!memcmp(got, want, 5 * PS + 100), "readable with the written data");
