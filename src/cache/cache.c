@@ -75,6 +75,8 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	if (!rc)
 		rc = lpc_wb_start(&c->wb);
 	if (rc) {
+		if (rc != -EINVAL)
+			lpc_wb_destroy(&c->wb);
 		lpc_files_destroy(&c->files);
 		lpc_pool_destroy(&c->pool);
 		free(c);
@@ -119,17 +121,20 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 
 	if (!c)
 		return -EINVAL;
+	/* The flusher first: a pass holds page references, which would make
+	 * the cache look busy. */
+	lpc_wb_stop(&c->wb);
 	pthread_mutex_lock(&c->files.lock);
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
-	if (busy)
+	if (busy) {
+		lpc_wb_start(&c->wb); /* nothing changed (a failed restart: no flusher) */
 		return -EBUSY;
+	}
 	/* The closes' call_rcu and the barrier below need this thread
 	 * registered with RCU; a scoped registration allocates nothing, so
 	 * destroy fails only with -EINVAL or -EBUSY. */
-	/* Write back first: the flusher stops, then every file is written
-	 * (with files->lock dropped: close takes it). */
-	lpc_wb_stop(&c->wb);
+	/* Write back first: every file is written (the flusher is stopped). */
 	scoped = lpc_rcu_scope_enter();
 	err = destroy_flush(c);
 	lpc_files_close_all(&c->files);
@@ -138,6 +143,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	 * batches (they touch the free list), index nodes and files. */
 	lpc_rcu_barrier();
 	lpc_rcu_scope_exit(scoped);
+	lpc_wb_destroy(&c->wb);
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	free(c);

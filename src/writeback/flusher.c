@@ -163,7 +163,13 @@ void lpc_wb_stop(struct lpc_wb *wb)
 		pthread_mutex_unlock(&wb->lock);
 		pthread_join(wb->thread, NULL);
 		wb->started = false;
+		wb->stop = false;
 	}
+}
+
+void lpc_wb_destroy(struct lpc_wb *wb)
+{
+	lpc_wb_stop(wb);
 	pthread_cond_destroy(&wb->cond);
 	pthread_mutex_destroy(&wb->lock);
 }

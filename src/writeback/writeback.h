@@ -46,8 +46,10 @@ int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uin
 		uint64_t limit_pct, uint32_t nframes);
 /* Starts the flusher thread.  Return: 0 or -errno of pthread_create. */
 int lpc_wb_start(struct lpc_wb *wb);
-/* Stops and joins the flusher (if started). */
+/* Stops and joins the flusher (if started); lpc_wb_start may start it
+ * again.  lpc_wb_destroy stops it for good and frees what init made. */
 void lpc_wb_stop(struct lpc_wb *wb);
+void lpc_wb_destroy(struct lpc_wb *wb);
 
 /*
  * One pass over f.  budget: at most this many pages (0: no limit).
