@@ -105,9 +105,12 @@
  *
  * H. Writes and durability (lpc_pwrite, lpc_page_mark_dirty, lpc_fsync,
  *    lpc_truncate; tests/unit/test_write*.c, tests/stress/stress_write*.c)
- *  H.1 A reader (find, get, pread) sees each page either before or after a
- *      concurrent lpc_pwrite's change to it, never a new page half filled;
- *      bytes past the end of the file and holes read as zeros.
+ *  H.1 A page that lpc_pwrite creates (covered whole, or past the end) is
+ *      inserted filled: no reader sees it half written.  A read racing an
+ *      lpc_pwrite that changes a cached page in place may see some bytes
+ *      of each (as pread(2) against pwrite(2)); a read that begins after
+ *      the write returned sees all of it.  Bytes past the end of the file
+ *      and holes read as zeros.
  *  H.2 lpc_fsync returns 0 only when every byte written by an lpc_pwrite
  *      (or lpc_page_mark_dirty) that returned before the fsync began is on
  *      the file and fdatasync succeeded; pages dirtied during the call do
@@ -402,7 +405,7 @@ int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
  * the bytes before it).  A page the write covers whole, or one past the end
  * of the file, is filled in a private frame and then inserted, so no reader
  * sees it half written (H.1); any other page is read first, then changed
- * under its page lock.  Writing past the end extends the file (lpc's size;
+ * under its page lock (a racing read may see part of the change).  Writing past the end extends the file (lpc's size;
  * holes read as zeros); the kernel's file learns the size at writeback,
  * lpc_fsync or lpc_truncate.  The pages become dirty; nothing is durable
  * before lpc_fsync returns 0 (H.2).  A writer that finds dirty pages above
