@@ -54,6 +54,12 @@ ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 {
 	if (r < 0 || (size_t)r >= f->pool->page_size)
 		return r;
+	/* Once lpc keeps the size, the kernel's file may be cut and grown by
+	 * lpc_truncate (and grown by writeback) between this read and an
+	 * fstat: a short read is then the kernel's end at the time of the
+	 * read, and what lies past it is a hole or a page in the cache. */
+	if (atomic_load_explicit(&f->size_kept, memory_order_acquire))
+		return r;
 	lpc_filemap_refresh_size(f);
 	/* Short where the kernel's file ends: the rest of the page is a hole
 	 * (zeros), whether or not lpc's size goes further. */
