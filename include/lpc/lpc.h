@@ -155,6 +155,34 @@
  *      access ACL: an ACL never forces a fallback by itself.  Once every
  *      component of a path is cached and fresh, walking it makes no system
  *      call.  (tests/names/test_ns_oracle.c counts the warm pass's fallbacks)
+ *
+ * J. Writes and durability (lpc_pwrite, lpc_page_mark_dirty, lpc_fsync,
+ *    lpc_truncate; tests/unit/test_write*.c, tests/stress/stress_write*.c)
+ *  J.1 A page that lpc_pwrite creates (covered whole, or past the end) is
+ *      inserted filled: no reader sees it half written.  A read racing an
+ *      lpc_pwrite that changes a cached page in place may see some bytes
+ *      of each (as pread(2) against pwrite(2)); a read that begins after
+ *      the write returned sees all of it.  Bytes past the end of the file
+ *      and holes read as zeros.
+ *  J.2 lpc_fsync returns 0 only when every byte written by an lpc_pwrite
+ *      (or lpc_page_mark_dirty) that returned before the fsync began is on
+ *      the file and fdatasync succeeded; pages dirtied during the call do
+ *      not keep it running (it writes only what was dirty when it began).
+ *  J.3 A write error is returned once to each lpc_fsync (or last close)
+ *      that was running when it happened, or to the first that begins
+ *      after it; the failed pages stay dirty, readable with the written
+ *      data, and are written again by the next writeback.
+ *  J.4 After lpc_truncate returns, no lookup returns a page past the new
+ *      end and the bytes past it read as zeros if the file grows again; a
+ *      page held across the truncate stays valid but is no longer cached
+ *      (lpc_page_mark_dirty on it returns -ENOENT).
+ *  J.5 Dirty pages are written back by the flusher after dirty_expire_ms,
+ *      and a writer above the hard limit writes back itself first, so the
+ *      dirty pages stay near dirty_limit_pct of the frames.
+ *  J.6 lpc_invalidate never drops a dirty page or one under writeback; the
+ *      last lpc_file_close and lpc_cache_destroy write every dirty page
+ *      back first and return the first error (the pages whose write
+ *      failed are then dropped: the error says so).
  */
 #ifndef LPC_LPC_H
 #define LPC_LPC_H
@@ -217,7 +245,14 @@ struct lpc_config {
 	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
 				 * a frame when nothing can be evicted; 0: 1000 */
 	int reclaim_policy;   /* enum lpc_reclaim_policy; default LPC_RECLAIM_CLOCK2 */
-	uint64_t reserved[7]; /* must be zero (lpc_config_init does it) */
+	uint64_t reserved[3]; /* must be zero (lpc_config_init does it) */
+	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
+	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
+	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
+					* the frames; 10 */
+	uint64_t dirty_limit_pct;      /* writers above this % write back themselves
+					* (throttling); 20, at least the background */
+	uint64_t reserved_wb;          /* must be zero */
 };
 
 /*
@@ -255,6 +290,17 @@ struct lpc_stats {
 	uint64_t pin_fast;         /* lpc_pin calls served wholly by the fast path */
 	uint64_t pin_slow;         /* ... that took the slow path (misses) */
 	uint64_t pages_pinned;     /* pages those calls pinned (a count, not a gauge) */
+	/* writes (lpc_pwrite, writeback, fsync) */
+	uint64_t writes;           /* lpc_pwrite calls */
+	uint64_t write_bytes;      /* bytes they wrote into the cache */
+	uint64_t writeback_pages;  /* pages written back to files */
+	uint64_t vectored_writes;  /* backend writes that carried them (pages per
+				    * vectored write: writeback_pages / this) */
+	uint64_t write_errors;     /* writebacks that failed (the pages stay dirty) */
+	uint64_t throttled;        /* lpc_pwrite calls that wrote back themselves */
+	uint64_t fsyncs;           /* lpc_fsync calls */
+	uint64_t uring_fallbacks;  /* caches that asked for io_uring and got sync */
+	uint64_t dirty_pages;      /* dirty pages now (gauge) */
 };
 
 /*
@@ -280,15 +326,17 @@ int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache **out);
 
 /*
  * Closes every file still open and frees the cache, once nobody holds a page.
+ * It stops the flusher and writes every dirty page back first (no fdatasync).
  * Return: 0; -EINVAL for NULL; -EBUSY, with nothing changed, while a user
  * still holds a page reference, cached or private (every lpc_page_get,
- * lpc_page_find and lpc_page_alloc needs its lpc_page_put) (B.4).
- * Context: may sleep; stops and joins the cache's background reclaimer if
- * it runs (also when it then returns -EBUSY: the next allocation that needs
- * it starts it again); closes the files' descriptors; waits for every
- * pending RCU callback of the cache (rcu_barrier, which includes a grace
- * period); takes files_lock, every index lock, lpc_threads_lock and
- * free_lock.  No
+ * lpc_page_find and lpc_page_alloc needs its lpc_page_put) (B.4); the first
+ * write error of a file (lpc_fsync's rule), after which the cache is freed
+ * all the same: the pages whose write failed are lost, and this says so.
+ * Context: may sleep; stops and joins the cache's background reclaimer and
+ * flusher if they run (also when it then returns -EBUSY: they start again
+ * when needed); closes the files' descriptors; waits for every pending RCU
+ * callback of the cache (rcu_barrier, which includes a grace period);
+ * takes files_lock, every index lock, lpc_threads_lock and free_lock.  No
  * other thread may use the cache or its files during or after the call.
  */
 int lpc_cache_destroy(struct lpc_cache *c);
@@ -315,11 +363,15 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
 		  struct lpc_file **out);
 
 /*
- * Drops one open.  The last close removes the file's pages from the cache:
+ * Drops one open.  The last close writes the file's dirty pages back and
+ * waits for writes in flight (no fdatasync: lpc_fsync makes data durable),
+ * then removes the file's pages from the cache:
  * pages users still hold stay valid until their lpc_page_put, but are no
  * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
  * is allocated at open, so it cannot fail for want of memory.
- * Return: 0; -EINVAL for NULL.
+ * Return: 0; -EINVAL for NULL; for the last close, a write error under
+ * lpc_fsync's rule (H.3): the file is closed all the same and the pages
+ * whose write failed are dropped (H.6).
  * The last close and other calls on f (A.4):
  *  - a call on f that begins after its last close has begun is a bug (f may
  *    be freed memory); so is any call but lpc_page_find running on f when
@@ -331,8 +383,8 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  *    have removed from the cache: it stays valid until lpc_page_put), or
  *    -ENOENT; or, as any lookup, -ENOMEM on the thread's first call on this
  *    cache (checked by tests/regress/regress_file_close.c).
- * Context: may sleep (mutexes, close(2)); no read I/O; does not wait for a
- * grace period: the pages and the struct lpc_file are freed after one by
+ * Context: may sleep (mutexes, close(2)); the last close writes (no read
+ * I/O) and waits for writes in flight; does not wait for a grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not
  * from a signal handler.
  */
@@ -502,6 +554,76 @@ void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags);
  */
 int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t len,
 		struct iovec *iov);
+
+/*
+ * Writes len bytes of buf at off through the cache, as pwrite(2): every byte
+ * or an error, never fewer bytes unless a page fails after the first (then
+ * the bytes before it).  A page the write covers whole, or one past the end
+ * of the file, is filled in a private frame and then inserted, so no reader
+ * sees it half written (H.1); any other page is read first, then changed
+ * under its page lock (a racing read may see part of the change).  Writing past the end extends the file (lpc's size;
+ * holes read as zeros); the kernel's file learns the size at writeback,
+ * lpc_fsync or lpc_truncate.  The pages become dirty; nothing is durable
+ * before lpc_fsync returns 0 (H.2).  A writer that finds dirty pages above
+ * the hard limit writes some back before it returns (throttling).
+ * Return: len (or the bytes before a failing page); -EINVAL for a NULL f, or
+ * NULL buf with len > 0; -EBADF for a file opened read-only; -EFBIG when off
+ * + len passes INT64_MAX; -ENOMEM when no frame is free anywhere (E.1) or
+ * the thread's block cannot be allocated; the read's errno for a partial
+ * page whose read fails (C.2).  len 0 returns 0.
+ * Context: may sleep and do I/O (the read of a partial page, throttling's
+ * writeback), take page locks (one at a time, so the caller must hold
+ * none), the file's index lock, and f's truncate lock shared; never waits
+ * for a grace period unless no frame is free (as lpc_page_get).
+ */
+ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, uint64_t off);
+
+/*
+ * Marks p dirty after the caller changed lpc_page_data(p) while holding p's
+ * page lock (lpc_page_lock), so that writeback writes it; the change counts
+ * for lpc_fsync calls that begin after this returns (H.2).
+ * Return: 0; -EINVAL for NULL, a private page (lpc_page_alloc) or a page
+ * not locked; -EBADF for a file opened read-only; -ENOENT when p is no
+ * longer in its file's cache (truncated, or removed by the last close): the
+ * change will never be written (H.4).
+ * Context: takes the file's index lock when p was clean; no I/O, no sleep
+ * but that mutex; the caller holds p's lock.
+ */
+int lpc_page_mark_dirty(struct lpc_page *p);
+
+/*
+ * Makes every byte written to f before the call durable: writes back the
+ * pages dirty when it began (coalescing contiguous pages into one vectored
+ * write), waits for writes already in flight, publishes the size, then
+ * fdatasync(2) (H.2, H.3).
+ * Return: 0 only when all of that succeeded; -EINVAL for NULL; -ENOMEM for
+ * the thread's block; otherwise a write error (-EIO, -ENOSPC, -EDQUOT, ...)
+ * under this rule: an error is returned to every lpc_fsync (and last
+ * lpc_file_close) during which it happened, and one that happened while none
+ * ran to the first that begins after it: each caller that could have
+ * written the failed page before it started sees the error once, and a
+ * caller never sees an error twice.  A page whose write failed stays dirty
+ * with its data: a later lpc_fsync writes it again, and returns 0 once it
+ * is on disk.
+ * Context: may sleep and do I/O (the writes, fdatasync, ftruncate); takes
+ * page locks one at a time, the index lock, f's size lock; waits for writes
+ * in flight; never for a grace period.  The caller must hold no page lock.
+ */
+int lpc_fsync(struct lpc_file *f);
+
+/*
+ * Sets the size of f to size, in lpc and in the kernel's file (ftruncate).
+ * Shrinking waits for the locks and the writes in flight of the pages past
+ * the new end, removes them from the cache (dirty or not: their data is
+ * dropped; users holding one keep a valid page, H.4), and zeroes the tail
+ * of the last partial page; growing extends with zeros.
+ * Return: 0; -EINVAL for NULL; -EFBIG above INT64_MAX; -EBADF for a file
+ * opened read-only; -ENOMEM for the thread's block; ftruncate(2)'s errno.
+ * Context: may sleep and do I/O (ftruncate); takes f's truncate lock
+ * exclusive (waits for lpc_pwrite calls on f), its size lock, page locks one
+ * at a time, the index lock; never waits for a grace period.
+ */
+int lpc_truncate(struct lpc_file *f, uint64_t size);
 
 /*
  * Sums the counters of every thread into *out (F.1).  NULL arguments are

@@ -48,6 +48,10 @@ static int config_check(const struct lpc_config *cfg)
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
 		if (cfg->reserved[i])
 			return -EINVAL;
+	if (cfg->reserved_wb || cfg->dirty_background_pct > 100 || cfg->dirty_limit_pct > 100 ||
+	    cfg->dirty_expire_ms > UINT32_MAX ||
+	    (cfg->dirty_limit_pct && cfg->dirty_background_pct > cfg->dirty_limit_pct))
+		return -EINVAL;
 	return 0;
 }
 
@@ -76,6 +80,20 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
+	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
+			 cfg->dirty_limit_pct, c->pool.nframes);
+	if (!rc)
+		rc = lpc_wb_start(&c->wb);
+	if (rc) {
+		if (rc != -EINVAL)
+			lpc_wb_destroy(&c->wb);
+		lpc_files_destroy(&c->files);
+		lpc_pool_destroy(&c->pool);
+		free(c);
+		return rc == -EAGAIN ? -ENOMEM : rc;
+	}
+	c->files.wb = &c->wb;
+	c->files.flush = lpc_wb_flush_file;
 	*out = c;
 	return 0;
 }
@@ -91,36 +109,59 @@ static bool cache_busy(struct lpc_cache *c)
 	return refs > lpc_files_nrpages(&c->files);
 }
 
+/* Writes back every file.  Return: the first error.  Context: nobody else
+ * uses the cache (the flusher is stopped). */
+static int destroy_flush(struct lpc_cache *c)
+{
+	int err = 0;
+
+	for (struct lpc_file *f = c->files.head; f; f = f->next) {
+		int rc = lpc_wb_flush_file(f);
+
+		if (!err)
+			err = rc;
+	}
+	return err;
+}
+
 LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 {
 	bool busy, scoped;
+	int err;
 
 	if (!c)
 		return -EINVAL;
-	/* The background reclaimer first: it changes the counts cache_busy
-	 * compares.  If the cache is busy, the next allocation below the low
-	 * watermark starts it again. */
+	/* The flusher first: a pass holds page references, which would make
+	 * the cache look busy.  Then the background reclaimer: it changes the
+	 * counts cache_busy compares.  If the cache is busy, both start again
+	 * when needed. */
+	lpc_wb_stop(&c->wb);
 	lpc_reclaim_stop(&c->reclaim);
 	pthread_mutex_lock(&c->files.lock);
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
-	if (busy)
+	if (busy) {
+		lpc_wb_start(&c->wb); /* nothing changed (a failed restart: no flusher) */
 		return -EBUSY;
+	}
 	/* The closes' call_rcu and the barrier below need this thread
 	 * registered with RCU; a scoped registration allocates nothing, so
 	 * destroy fails only with -EINVAL or -EBUSY. */
+	/* Write back first: every file is written (the flusher is stopped). */
 	scoped = lpc_rcu_scope_enter();
+	err = destroy_flush(c);
 	lpc_files_close_all(&c->files);
 	lpc_towner_orphan(&c->pool.owner);
 	/* Wait for call_rcu callbacks that still point into this cache: free
 	 * batches (they touch the free list), index nodes and files. */
 	lpc_rcu_barrier();
 	lpc_rcu_scope_exit(scoped);
+	lpc_wb_destroy(&c->wb);
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	lpc_reclaim_destroy(&c->reclaim);
 	free(c);
-	return 0;
+	return err;
 }
 
 /*
@@ -163,6 +204,19 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->pin_fast = cnt[LPC_C_PIN_FAST];
 	out->pin_slow = cnt[LPC_C_PIN_SLOW];
 	out->pages_pinned = cnt[LPC_C_PAGES_PINNED];
+	out->writes = cnt[LPC_C_WRITES];
+	out->write_bytes = cnt[LPC_C_WRITE_BYTES];
+	out->writeback_pages = cnt[LPC_C_WB_PAGES];
+	out->vectored_writes = cnt[LPC_C_WB_WRITES];
+	out->write_errors = cnt[LPC_C_WRITE_ERRORS];
+	out->throttled = cnt[LPC_C_THROTTLED];
+	out->fsyncs = cnt[LPC_C_FSYNCS];
+	out->uring_fallbacks = cnt[LPC_C_URING_FALLBACKS];
+	{
+		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
+
+		out->dirty_pages = nd > 0 ? (uint64_t)nd : 0;
+	}
 	out->frames = c->pool.nframes;
 	out->descriptor_bytes = c->pool.pages_bytes;
 	out->index_bytes = lpc_files_index_bytes(&c->files);

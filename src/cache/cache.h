@@ -14,6 +14,11 @@
  *   files->lock
  *     lpc_threads_lock
  *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
+ *   file->trunc_lock (rwlock: lpc_pwrite shared, lpc_truncate exclusive)
+ *     file->size_lock (lpc_truncate; writeback's publish of the size,
+ *                      taken with no page lock and no WRITEBACK page held)
+ *       page lock
+ *   wb->lock (the flusher's sleep; a leaf)
  *   page lock (the LOCKED bit: a sleeping lock)
  *     file index lock
  *       lpc_threads_lock
@@ -55,6 +60,17 @@
  *                                      reclaimer (it may hold page locks)
  *                                      and by destroy; never held while
  *                                      evicting or across a grace period
+ *   trunc_lock -> size_lock -> page lock  writeback/truncate.c: lpc_truncate
+ *                                      locks each page past the end and waits
+ *                                      for its WRITEBACK; a writeback ends
+ *                                      WRITEBACK (K5) before it takes
+ *                                      size_lock, so the wait ends
+ *   page lock -> index lock (writes)   filemap/dirty.c: D3, K3 under the page
+ *                                      lock; K5 takes the index lock alone
+ * Writes: lpc_pwrite, lpc_fsync and writeback take page locks one at a
+ * time; a WB_SYNC pass submits the pages it holds in WRITEBACK before it
+ * blocks on a page lock, so no wait for a lock is made with an unsubmitted
+ * write that another thread may wait for.
  * Rules: the page lock is never waited for while any lock is held (miss.c M6
  * waits with nothing held; invalidate_one only tests LOCKED), but a user may
  * hold page locks across any call.  free_lock is never held across I/O or a
@@ -101,6 +117,7 @@
 #include "page/page.h"
 #include "page/pool.h"
 #include "reclaim/reclaim.h"
+#include "writeback/writeback.h"
 
 struct lpc_cache {
 	/* First: c->pool.owner.id is at offset 0, where the cache's id was. */
@@ -109,6 +126,7 @@ struct lpc_cache {
 	struct lpc_io io; /* backend (io.ops) and fault hook (io.faults) */
 	struct lpc_files files lpc_cacheline_aligned;
 	struct lpc_reclaim reclaim; /* eviction: reclaim/reclaim.h */
+	struct lpc_wb wb; /* limits and the flusher (writeback/) */
 };
 
 #endif /* LPC_CACHE_CACHE_H */

@@ -19,7 +19,7 @@
 
 #include "page/page.h"
 
-_Atomic uint64_t lpc_yield_mask;
+_Atomic unsigned char lpc_yield_armed[LPC_YP_NR];
 __thread int lpc_debug_frozen;
 
 static const char *const yield_names[LPC_YP_NR] = {
@@ -72,13 +72,18 @@ const char *lpc_yield_name(enum lpc_yield_point yp)
 	return (unsigned)yp < LPC_YP_NR ? yield_names[yp] : "?";
 }
 
-int64_t lpc_yield_parse(const char *list)
+/* Fills want[] from a comma list.  Return: 0, or -EINVAL on an unknown name. */
+static int yield_parse(const char *list, unsigned char want[LPC_YP_NR])
 {
-	uint64_t mask = 0;
 	const char *s = list;
 
-	if (!strcmp(list, "all"))
-		return (int64_t)((UINT64_C(1) << LPC_YP_NR) - 1);
+	memset(want, 0, LPC_YP_NR);
+	if (!list)
+		return 0;
+	if (!strcmp(list, "all")) {
+		memset(want, 1, LPC_YP_NR);
+		return 0;
+	}
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		unsigned i;
@@ -87,21 +92,27 @@ int64_t lpc_yield_parse(const char *list)
 			if (strlen(yield_names[i]) == len && !strncmp(s, yield_names[i], len))
 				break;
 		if (len && i == LPC_YP_NR)
-			return -1;
+			return -EINVAL;
 		if (len)
-			mask |= UINT64_C(1) << i;
+			want[i] = 1;
 		s += len;
 		if (*s == ',')
 			s++;
 	}
-	return (int64_t)mask;
+	return 0;
 }
 
-void lpc_yield_arm(uint64_t mask, double prob, uint64_t seed)
+int lpc_yield_arm(const char *list, double prob, uint64_t seed)
 {
+	unsigned char want[LPC_YP_NR];
+
+	if (yield_parse(list, want))
+		return -EINVAL;
 	yield_prob = prob;
 	yield_seed = seed;
-	atomic_store(&lpc_yield_mask, mask);
+	for (unsigned i = 0; i < LPC_YP_NR; i++)
+		atomic_store(&lpc_yield_armed[i], want[i]);
+	return 0;
 }
 
 void lpc_yield_set_hook(void (*hook)(enum lpc_yield_point yp))
@@ -152,21 +163,18 @@ __attribute__((constructor)) static void yield_from_env(void)
 	const char *seed = getenv("LPC_YIELD_SEED");
 	double pr = 0.05;
 	uint64_t sd;
-	int64_t mask;
 
 	if (!list || !*list)
 		return;
-	mask = lpc_yield_parse(list);
-	if (mask < 0) {
-		fprintf(stderr, "lpc debug: LPC_YIELD=%s names an unknown step; ignored\n", list);
-		return;
-	}
 	if (prob && *prob)
 		pr = strtod(prob, NULL);
 	sd = seed && *seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	if (lpc_yield_arm(list, pr, sd)) {
+		fprintf(stderr, "lpc debug: LPC_YIELD=%s names an unknown step; ignored\n", list);
+		return;
+	}
 	fprintf(stderr, "lpc debug: yield injection at %s, probability %g, seed %llu\n", list, pr,
 		(unsigned long long)sd);
-	lpc_yield_arm((uint64_t)mask, pr, sd);
 }
 
 #else

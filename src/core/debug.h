@@ -59,6 +59,9 @@ struct lpc_page;
 	X(E1) X(E2) X(E3) X(E4) X(E5) X(E6) X(E7) /* reclaim/evict.c */ \
 	X(Q1) X(Q2) X(Q3) X(Q4) X(Q5) X(Q6)  /* names/walk.c: rcu-walk */        \
 	X(V1) X(V2) X(V3) X(V4)              /* names/ns.c: name writers */      \
+	X(D1) X(D2) X(D3)                    /* writeback/write.c: dirtying */   \
+	X(K1) X(K2) X(K3) X(K4) X(K5)        /* writeback/writeback.c */         \
+	X(Y1) X(Y2) X(Y3) X(Y4)              /* writeback/writeback.c: fsync */  \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 
 /*
@@ -81,7 +84,6 @@ enum lpc_yield_point {
 #undef LPC_YP_ENUM
 	LPC_YP_NR
 };
-_Static_assert(LPC_YP_NR <= 64, "the armed set is one 64-bit mask");
 
 #if LPC_DEBUG
 
@@ -97,29 +99,29 @@ void lpc_debug_fail(const char *rule, const struct lpc_page *p, const char *file
 				       __VA_ARGS__);                          \
 	} while (0)
 
-/* Armed yield points (bit LPC_YP_xx); 0 when yield injection is off. */
-extern _Atomic uint64_t lpc_yield_mask;
+/* Armed yield points: lpc_yield_armed[LPC_YP_xx] is 1 while xx is armed
+ * (one byte per point: there are more points than a 64-bit mask holds). */
+extern _Atomic unsigned char lpc_yield_armed[LPC_YP_NR];
 void lpc_yield_slow(enum lpc_yield_point yp);
 
 #define lpc_yield_point(yp)                                                   \
 	do {                                                                  \
-		if (unlikely(atomic_load_explicit(&lpc_yield_mask,            \
-						  memory_order_relaxed) &     \
-			     (UINT64_C(1) << (yp))))                          \
+		if (unlikely(atomic_load_explicit(&lpc_yield_armed[(yp)],     \
+						  memory_order_relaxed)))     \
 			lpc_yield_slow(yp);                                   \
 	} while (0)
 
 /*
- * Test interface.  lpc_yield_arm: arms the points in `mask` (0 disarms all)
- * with probability prob and generators seeded from seed.  lpc_yield_set_hook:
- * while set, an armed point calls hook(yp) instead of yielding at random
- * (NULL restores the random yield).  lpc_yield_parse: the mask a
- * comma list names ("all" is every point); -1 on an unknown name.
- * lpc_yield_name: "R3" for LPC_YP_R3.
+ * Test interface.  lpc_yield_arm: arms exactly the points a comma list names
+ * (as LPC_YIELD: "R3,R4,T2", or "all"; NULL or "" disarms every point), with
+ * probability prob and generators seeded from seed.  Return: 0; -EINVAL,
+ * with nothing changed, if the list names an unknown point.
+ * lpc_yield_set_hook: while set, an armed point calls hook(yp) instead of
+ * yielding at random (NULL restores the random yield).  lpc_yield_name:
+ * "R3" for LPC_YP_R3.
  */
-void lpc_yield_arm(uint64_t mask, double prob, uint64_t seed);
+int lpc_yield_arm(const char *list, double prob, uint64_t seed);
 void lpc_yield_set_hook(void (*hook)(enum lpc_yield_point yp));
-int64_t lpc_yield_parse(const char *list);
 const char *lpc_yield_name(enum lpc_yield_point yp);
 
 /*

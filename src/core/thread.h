@@ -52,6 +52,15 @@ enum lpc_counter {
 	LPC_C_PIN_FAST,
 	LPC_C_PIN_SLOW,
 	LPC_C_PAGES_PINNED,
+	/* writes (lpc_pwrite, writeback, fsync) */
+	LPC_C_WRITES,
+	LPC_C_WRITE_BYTES,
+	LPC_C_WB_PAGES,
+	LPC_C_WB_WRITES,
+	LPC_C_WRITE_ERRORS,
+	LPC_C_THROTTLED,
+	LPC_C_FSYNCS,
+	LPC_C_URING_FALLBACKS,
 	LPC_NR_COUNTERS,
 };
 

@@ -63,6 +63,8 @@ static void file_free_rcu(struct rcu_head *head)
 	 * after the close's last use of it. */
 	pthread_mutex_destroy(&f->tree_lock);
 	pthread_rwlock_destroy(&f->tree_rwlock);
+	pthread_mutex_destroy(&f->size_lock);
+	pthread_rwlock_destroy(&f->trunc_lock);
 	lpc_yield_point(LPC_YP_FILE_FREE);
 	free(f);
 }
@@ -88,10 +90,15 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->pool = pool;
 	fs->io = io;
 	fs->locked_lookup = locked_lookup;
+	fs->flush = NULL;
+	fs->wb = NULL;
+	pthread_cond_init(&fs->wb_idle, NULL);
+	atomic_store_explicit(&fs->ndirty, 0, memory_order_relaxed);
 }
 
 void lpc_files_destroy(struct lpc_files *fs)
 {
+	pthread_cond_destroy(&fs->wb_idle);
 	pthread_mutex_destroy(&fs->lock);
 }
 
@@ -176,6 +183,9 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	f->io.fd = fd;
 	f->io.id = (uint64_t)st.st_ino;
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
+	atomic_store_explicit(&f->size, (uint64_t)st.st_size, memory_order_relaxed);
+	pthread_mutex_init(&f->size_lock, NULL);
+	pthread_rwlock_init(&f->trunc_lock, NULL);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	pthread_mutex_init(&f->tree_lock, NULL);
 	{
@@ -230,24 +240,40 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	struct lpc_files *c;
 	struct lpc_file **pp;
 	bool scoped;
+	int err = 0;
 
 	if (!f)
 		return -EINVAL;
 	lpc_debug_file_check(f);
 	c = f->files;
 	pthread_mutex_lock(&c->lock);
+	/* The last close writes the dirty pages back first, with files->lock
+	 * dropped (I/O); an open and close in between may dirty pages again,
+	 * so it looks again before it unlinks.  A write that fails leaves
+	 * its page dirty: the close still removes it, and returns the error. */
+	while (f->opens == 1 && c->flush &&
+	       atomic_load_explicit(&f->nrdirty, memory_order_relaxed) > 0 && !err) {
+		pthread_mutex_unlock(&c->lock);
+		err = c->flush(f);
+		pthread_mutex_lock(&c->lock);
+	}
 	if (--f->opens > 0) {
 		pthread_mutex_unlock(&c->lock);
-		return 0;
+		return err;
 	}
 	for (pp = &c->head; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
+	/* A flusher pass on f (writeback/flusher.c) ends before f goes. */
+	while (f->wb_busy)
+		pthread_cond_wait(&c->wb_idle, &c->lock);
 	pthread_mutex_unlock(&c->lock);
+	if (!err && c->flush)
+		err = c->flush(f); /* reports an error recorded before, once */
 	scoped = lpc_rcu_scope_enter();
 	file_free(f);
 	lpc_rcu_scope_exit(scoped);
-	return 0;
+	return err;
 }
 
 /* Closes every file whatever its open count (cache destroy).  Context: a

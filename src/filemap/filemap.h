@@ -44,7 +44,7 @@ struct lpc_file {
 	struct lpc_radix_root tree;
 	bool locked_lookup;
 	unsigned page_shift;
-	struct lpc_io_file io; /* io.size: bytes, refreshed from fstat on a miss past it */
+	struct lpc_io_file io; /* io.size: the kernel file's bytes (fstat, writeback) */
 
 	/* Writers of the index: tree_lock (lockless mode) or tree_rwlock held
 	 * for writing (LOCKED mode, where lookups and pins hold it for reading;
@@ -63,6 +63,20 @@ struct lpc_file {
 	int accmode;
 	unsigned opens;
 	struct lpc_file *next;
+
+	/* Writes (filemap/dirty.c, writeback/).  size is lpc's size of the
+	 * file: reads stop at it, writes past it extend it; it is the kernel's
+	 * (fstat) until lpc first writes or truncates the file (size_kept),
+	 * then lpc's, published to the kernel by writeback, lpc_fsync and
+	 * lpc_truncate (ftruncate). */
+	_Atomic uint64_t size lpc_cacheline_aligned;
+	_Atomic bool size_kept;
+	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
+	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
+	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
+	pthread_mutex_t size_lock;     /* the kernel file's size: ftruncate, truncate */
+	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
+	unsigned wb_busy;              /* flusher passes on f; under files->lock */
 
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
@@ -91,12 +105,23 @@ struct lpc_file {
  * embeds one (cache/cache.h) and fills pool, io and locked_lookup before the
  * first open.
  */
+struct lpc_wb;
+
 struct lpc_files {
-	pthread_mutex_t lock; /* open/close: the list, opens, accmode */
+	pthread_mutex_t lock; /* open/close: the list, opens, accmode, wb_busy */
 	struct lpc_file *head;
 	struct lpc_pool *pool;
 	struct lpc_io *io;
 	bool locked_lookup;
+	/* Writes.  flush: the writeback layer's (set by the cache), run by the
+	 * last close before it removes the pages; returns 0 or the first write
+	 * error.  wb_idle: signalled (under lock) when a wb_busy drops to 0. */
+	int (*flush)(struct lpc_file *f);
+	struct lpc_wb *wb; /* the cache's writeback state, opaque here */
+	pthread_cond_t wb_idle;
+	/* Dirty pages of every file: changed only when a page goes clean ->
+	 * dirty or back, never by a write to a page already dirty. */
+	_Atomic int64_t ndirty lpc_cacheline_aligned;
 };
 
 /* file.c.  Context of all: no lock held. */
@@ -193,7 +218,8 @@ void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
 				      void *_Atomic const *slot, uint32_t removals);
 #endif
 
-/* Re-reads the file's size from the kernel.  Return: the size. */
+/* Re-reads the kernel file's size (into io.size); lpc's size follows it
+ * until lpc keeps the size itself (size_kept).  Return: lpc's size. */
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
 
 /*
@@ -203,5 +229,50 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
  * Return: r, or -EIO.
  */
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
+
+/*
+ * Dirty pages, writeback states and write errors (dirty.c).  Each keeps the
+ * DIRTY flag and the DIRTY tag equal, both changed under the index lock;
+ * see writeback/writeback.c for the protocol (D1-D3, K1-K5, F1-F5).
+ */
+/* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
+ * Return: 0; -ENOENT if p is no longer in f's index at `index`. */
+int lpc_filemap_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* M3 for a page filled by a write: inserts p (PUBLISHED|UPTODATE|DIRTY) and
+ * tags it DIRTY.  Return: 0, -EEXIST, -ENOMEM. */
+int lpc_filemap_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p);
+/* K3: p (locked, DIRTY, in the index) goes DIRTY -> WRITEBACK, tags too.
+ * Return: true; false if p left the index (nothing changed). */
+bool lpc_filemap_start_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* K5: ends p's writeback; err != 0 re-dirties it (its data is kept).
+ * Context: no page lock needed; takes the index lock. */
+void lpc_filemap_end_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index, int err);
+/* Clears p's TOWRITE tag (a page fsync found clean). */
+void lpc_filemap_clear_towrite(struct lpc_file *f, uint64_t index);
+/* True if p is in f's index at `index` now.  Context: any (RCU inside). */
+bool lpc_filemap_holds(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* Truncate's removal of p (locked, not under writeback): deletes it from
+ * the index if there, un-dirties it, drops the index's reference.
+ * Return: true if removed. */
+bool lpc_filemap_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/*
+ * Up to max pages of f tagged `tag` at index >= first, in index order, each
+ * with a reference taken (under the index lock).  Return: the number.
+ */
+unsigned lpc_filemap_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
+				  struct lpc_page **pages, uint64_t *idx, unsigned max);
+/* The same for every page (tag LPC_RADIX_NTAGS means untagged). */
+#define LPC_FILEMAP_ANY LPC_RADIX_NTAGS
+
+/*
+ * Write errors: an errseq per file, as the kernel's (lib/errseq.c).  A
+ * record bumps a counter and clears SEEN; lpc_file_err_sample at the start
+ * of a call, lpc_file_err_check at its end returns an error recorded in
+ * between (to every caller whose window holds it), or else one recorded
+ * before that no caller has returned yet (to exactly one: it sets SEEN).
+ */
+void lpc_file_err_record(struct lpc_file *f, int err);
+uint64_t lpc_file_err_sample(struct lpc_file *f);
+int lpc_file_err_check(struct lpc_file *f, uint64_t since);
 
 #endif /* LPC_FILEMAP_FILEMAP_H */

@@ -48,16 +48,38 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 {
 	struct stat st;
 
-	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0)
+	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0) {
+		uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
+
 		atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
-	return atomic_load_explicit(&f->io.size, memory_order_relaxed);
+		/* Until lpc writes the file, its size is the kernel's (it may
+		 * grow or shrink behind our back); after, lpc's own, which
+		 * writeback publishes (a write of a whole last page makes the
+		 * kernel's larger for a moment: it must not leak in here). */
+		while (!atomic_load_explicit(&f->size_kept, memory_order_acquire) &&
+		       !atomic_compare_exchange_weak_explicit(&f->size, &size, (uint64_t)st.st_size,
+							      memory_order_relaxed,
+							      memory_order_relaxed))
+			;
+	}
+	return atomic_load_explicit(&f->size, memory_order_acquire);
 }
 
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 {
 	if (r < 0 || (size_t)r >= f->pool->page_size)
 		return r;
-	if ((index << f->page_shift) + (uint64_t)r >= lpc_filemap_refresh_size(f))
+	/* Once lpc keeps the size, the kernel's file may be cut and grown by
+	 * lpc_truncate (and grown by writeback) between this read and an
+	 * fstat: a short read is then the kernel's end at the time of the
+	 * read, and what lies past it is a hole or a page in the cache. */
+	if (atomic_load_explicit(&f->size_kept, memory_order_acquire))
+		return r;
+	lpc_filemap_refresh_size(f);
+	/* Short where the kernel's file ends: the rest of the page is a hole
+	 * (zeros), whether or not lpc's size goes further. */
+	if ((index << f->page_shift) + (uint64_t)r >=
+	    atomic_load_explicit(&f->io.size, memory_order_relaxed))
 		return r;
 	return -EIO;
 }
@@ -65,7 +87,7 @@ ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 /* True if page `index` lies wholly past the end of the file. */
 static bool past_eof(struct lpc_file *f, uint64_t index)
 {
-	uint64_t size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
 
 	if (index < (size + f->pool->page_size - 1) >> f->page_shift)
 		return false;
@@ -90,8 +112,20 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
 	r = lpc_filemap_check_short(f, index, r);
-	if (r == 0)
-		r = -ENXIO; /* the file shrank behind our back */
+	if (r >= 0) {
+		/* lpc's size, loaded after the read (M4): a truncate that set
+		 * a smaller one before it removed pages either finds this page
+		 * in the index (and waits for its lock) or made its size
+		 * visible here, so no byte past the end is ever cached
+		 * (writeback/truncate.c).  Wholly past it: the file shrank. */
+		uint64_t size = atomic_load_explicit(&f->size, memory_order_seq_cst);
+		uint64_t start = index << f->page_shift;
+
+		if (start >= size)
+			r = -ENXIO;
+		else if ((uint64_t)r > size - start)
+			r = (ssize_t)(size - start);
+	}
 	if (r < 0) {
 		if (r != -ENXIO)
 			lpc_count(t, LPC_C_READ_ERRORS);

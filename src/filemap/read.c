@@ -61,7 +61,7 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 		return -ENOMEM;
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
-	size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
 	if (unlikely(off >= size)) {
 		size = lpc_filemap_refresh_size(f);
 		if (off >= size)

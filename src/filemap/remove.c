@@ -38,6 +38,12 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 	lpc_file_index_lock(f);
 	while ((n = lpc_radix_gang(&f->tree, 0, pages, idx, GANG)) > 0) {
 		for (unsigned i = 0; i < n; i++) {
+			/* The last close wrote them back first (writeback/):
+			 * a page still dirty here had its write fail, and the
+			 * close returns that error. */
+			if (lpc_page_flags(pages[i]) & LPC_PG_DIRTY)
+				atomic_fetch_sub_explicit(&f->files->ndirty, 1,
+							  memory_order_relaxed);
 			lpc_radix_delete(&f->tree, idx[i]);
 			/* Before the file's free is queued (file.c): an
 			 * evictor that finds a holder's page after that sees
@@ -49,6 +55,7 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 	}
 	lpc_radix_destroy(&f->tree);
 	f->nrpages = 0;
+	atomic_store_explicit(&f->nrdirty, 0, memory_order_relaxed);
 	lpc_file_index_unlock(f);
 }
 

@@ -83,3 +83,102 @@ uint64_t lpc_io_faults_fired(struct lpc_io *io)
 {
 	return atomic_load_explicit(&io->faults.fired, memory_order_relaxed);
 }
+
+/* Drops the first `n` bytes of an iovec array in place. */
+static int iov_advance(struct iovec *iov, int cnt, size_t n)
+{
+	int i = 0;
+
+	while (i < cnt && n >= iov[i].iov_len) {
+		n -= iov[i].iov_len;
+		i++;
+	}
+	if (i < cnt) {
+		iov[i].iov_base = (char *)iov[i].iov_base + n;
+		iov[i].iov_len -= n;
+	}
+	return i;
+}
+
+#define LPC_IO_MAX_IOV 1024
+
+int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov0,
+		 int iovcnt, uint64_t off, unsigned *calls)
+{
+	struct iovec iov[LPC_IO_MAX_IOV];
+	struct iovec *v = iov;
+	size_t total = 0;
+	int cnt = iovcnt;
+
+	if (iovcnt <= 0 || iovcnt > LPC_IO_MAX_IOV)
+		return -EINVAL;
+	memcpy(iov, iov0, sizeof(*iov) * (size_t)iovcnt);
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	while (total > 0) {
+		ssize_t fault = fault_check(&io->faults, LPC_IO_WRITE, f->id);
+		ssize_t r;
+
+		if (fault < 0)
+			return (int)fault;
+		if (fault > 0) {
+			/* A short transfer: write only the first `fault` bytes
+			 * (whole 512 B sectors on an O_DIRECT descriptor). */
+			size_t want = (size_t)fault;
+			struct iovec part[LPC_IO_MAX_IOV];
+			int n = 0;
+
+			if (atomic_load_explicit(&f->direct, memory_order_relaxed))
+				want &= ~(size_t)511;
+			if (want > total)
+				want = total;
+			for (size_t left = want; left > 0 && n < cnt; n++) {
+				part[n] = v[n];
+				if (part[n].iov_len > left)
+					part[n].iov_len = left;
+				left -= part[n].iov_len;
+			}
+			r = want ? io->ops->writev(f, part, n, off) : 0;
+		} else {
+			r = io->ops->writev(f, v, cnt, off);
+			if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
+				int fl = fcntl(f->fd, F_GETFL);
+
+				if (fl >= 0 && fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
+					atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
+					r = io->ops->writev(f, v, cnt, off);
+				}
+			}
+		}
+		if (calls)
+			(*calls)++;
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return -EIO; /* no progress: never report bytes missing as success */
+		/* Short: complete it (the rest is still ours to write). */
+		{
+			int skip = iov_advance(v, cnt, (size_t)r);
+
+			v += skip;
+			cnt -= skip;
+		}
+		total -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f)
+{
+	ssize_t fault = fault_check(&io->faults, LPC_IO_SYNCOP, f->id);
+
+	if (fault < 0)
+		return (int)fault;
+	return io->ops->sync(f);
+}
+
+int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size)
+{
+	return io->ops->truncate(f, size);
+}

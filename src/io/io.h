@@ -5,8 +5,8 @@
  * through, so tests can fail the Nth read or write or make it short.
  *
  * Backends:
- *  - sync: pread/pwrite on the file's descriptor (O_DIRECT unless the file
- *    system refused it), retrying EINTR and partial transfers;
+ *  - sync: pread/pwrite/pwritev on the file's descriptor (O_DIRECT unless
+ *    the file system refused it), retrying EINTR and partial transfers;
  *  - null: reads fill lpc_io_null_pattern(file id, index), writes are
  *    discarded, sync succeeds; like the kernel's null_blk, it lets tests and
  *    benchmarks measure the cache rather than the disk.
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 enum lpc_io_op { LPC_IO_READ = 1, LPC_IO_WRITE = 2, LPC_IO_SYNCOP = 4 };
 
@@ -68,6 +69,13 @@ struct lpc_io_backend_ops {
 	ssize_t (*write)(struct lpc_io_file *f, const void *buf, size_t len,
 			 uint64_t off);
 	int (*sync)(struct lpc_io_file *f);
+	/* Writes the iovecs (frames, aligned for O_DIRECT) at off in one
+	 * vectored call where it can.  Return: bytes written, possibly short
+	 * (lpc_io_write completes it); negative errno. */
+	ssize_t (*writev)(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			  uint64_t off);
+	/* Sets the file's size (ftruncate).  Return: 0 or negative errno. */
+	int (*truncate)(struct lpc_io_file *f, uint64_t size);
 };
 
 extern const struct lpc_io_backend_ops lpc_io_sync_ops;
@@ -87,6 +95,26 @@ struct lpc_io {
  */
 ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 		    size_t len, uint64_t off, uint64_t index, int *fellback);
+
+/*
+ * Writes the iovecs at off through io's backend, passing the fault hook
+ * first (op LPC_IO_WRITE: an error fails the whole write; a short transfer
+ * writes only short_bytes, rounded down to 512 on an O_DIRECT file, and
+ * reports that).  A short write is completed: the rest is written again
+ * until all of it is on the file or a call fails (a write that makes no
+ * progress is -EIO).  Moves the file off O_DIRECT on EINVAL, as reads do.
+ * Return: 0 when every byte was written; negative errno (-EIO, -ENOSPC, ...)
+ * otherwise, with an unknown part written.  *vectored counts the backend
+ * calls made.
+ */
+int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+		 uint64_t off, unsigned *calls);
+
+/* fdatasync through the hook (op LPC_IO_SYNCOP).  Return: 0 or negative errno. */
+int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f);
+
+/* ftruncate through the backend (no fault).  Return: 0 or negative errno. */
+int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size);
 
 /* Arms (f != NULL) or clears (f == NULL) io's fault hook.
  * Return: 0; -EINVAL for a fault with no ops or no error and no short size. */

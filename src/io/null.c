@@ -64,9 +64,28 @@ static int null_sync(struct lpc_io_file *f)
 	return 0;
 }
 
+static ssize_t null_writev(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			   uint64_t off)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return (ssize_t)n;
+}
+
+/* The file keeps its size on disk; only what reads are bounded by changes. */
+static int null_truncate(struct lpc_io_file *f, uint64_t size)
+{
+	atomic_store_explicit(&f->size, size, memory_order_relaxed);
+	return 0;
+}
+
 const struct lpc_io_backend_ops lpc_io_null_ops = {
 	.name = "null",
 	.read = null_read,
 	.write = null_write,
 	.sync = null_sync,
+	.writev = null_writev,
+	.truncate = null_truncate,
 };

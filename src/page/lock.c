@@ -211,3 +211,45 @@ void lpc_page_wait_unlocked(struct lpc_page *p)
 		f = atomic_load_explicit(&p->flags, memory_order_acquire);
 	}
 }
+
+/*
+ * Waiting for a write in flight (writeback K3..K5), the same way as W1-W3
+ * wait for LOCKED: WAITERS is shared by both kinds of sleeper, and whoever
+ * clears it (U1, or K5 below) wakes every sleeper, each of which re-checks
+ * its own bit and sets WAITERS again if it must still sleep.
+ */
+void lpc_page_wait_writeback(struct lpc_page *p)
+{
+	uint32_t f = atomic_load_explicit(&p->flags, memory_order_acquire);
+
+	while (f & LPC_PG_WRITEBACK) {
+		if (!(f & LPC_PG_WAITERS)) {
+			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,
+								   f | LPC_PG_WAITERS,
+								   memory_order_acquire,
+								   memory_order_acquire))
+				continue;
+			f |= LPC_PG_WAITERS;
+		}
+		futex_wait(&p->flags, f);
+		f = atomic_load_explicit(&p->flags, memory_order_acquire);
+	}
+}
+
+void lpc_page_end_writeback(struct lpc_page *p, uint32_t set)
+{
+	uint32_t old = atomic_load_explicit(&p->flags, memory_order_relaxed);
+	uint32_t new;
+
+	lpc_debug_check(old & LPC_PG_WRITEBACK, "WRITEBACK-END", p,
+			"end of writeback on a page not under writeback");
+	/* K5: release, so a waiter that sees WRITEBACK clear also sees the
+	 * outcome (DIRTY again after a failure). */
+	do {
+		new = (old | set) & ~(LPC_PG_WRITEBACK | LPC_PG_WAITERS);
+	} while (!atomic_compare_exchange_weak_explicit(&p->flags, &old, new,
+							memory_order_release,
+							memory_order_relaxed));
+	if (old & LPC_PG_WAITERS)
+		futex_wake_all(&p->flags);
+}

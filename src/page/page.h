@@ -36,7 +36,11 @@
  *   UPTODATE   frame holds the file's data; set with release after the data
  *              is written, read with acquire before the data is read
  *   ERROR      the last read failed
- *   DIRTY, WRITEBACK   reserved for the write path
+ *   DIRTY      the frame holds data not yet written to the file; set under
+ *              the page lock after the change (D1-D3, writeback/write.c),
+ *              cleared under it by writeback (K3), with the DIRTY tag
+ *   WRITEBACK  a write of the frame is in flight (K3..K5); waiters sleep
+ *              in lpc_page_wait_writeback (WAITERS, as the lock's)
  *   REFERENCED CLOCK's second chance: set on a hit only if clear (test before
  *              set), so a hot page's line is not written on every hit
  *   PUBLISHED  the page has been in an index since it was last allocated: it
@@ -108,6 +112,31 @@ _Static_assert(sizeof(struct lpc_page) == 64, "one descriptor, one cache line");
 static inline uint32_t lpc_page_flags(const struct lpc_page *p)
 {
 	return atomic_load_explicit(&((struct lpc_page *)p)->flags, memory_order_acquire);
+}
+
+/*
+ * The page's sequence count (seq), a seqlock over the page's data and
+ * identity: odd while a writer (who holds the page lock, or owns a page
+ * nobody else can reach) changes them, even when stable.  Readers that copy
+ * without a reference (optimistic reads) load seq (acquire), copy, and
+ * accept the copy only if seq is even and unchanged after the copy (the
+ * re-load is ordered after the copy by an acquire fence).
+ */
+static inline void lpc_page_seq_write_begin(struct lpc_page *p)
+{
+	uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
+	/* The odd count is visible before any change of data or identity. */
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void lpc_page_seq_write_end(struct lpc_page *p)
+{
+	uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
+
+	/* Release: the changes are visible before the even count. */
+	atomic_store_explicit(&p->seq, s + 1, memory_order_release);
 }
 
 /*
@@ -318,6 +347,14 @@ bool lpc_page_trylock(struct lpc_page *p);
 void lpc_page_wait_unlocked(struct lpc_page *p);
 /* Sets `set` and clears LOCKED|WAITERS in one release RMW, waking sleepers. */
 void lpc_page_unlock_set(struct lpc_page *p, uint32_t set);
+
+/*
+ * Writeback (lock.c).  lpc_page_wait_writeback sleeps until WRITEBACK is
+ * clear (as W1-W3 for LOCKED).  lpc_page_end_writeback clears WRITEBACK,
+ * sets `set` (DIRTY after a failed write), and wakes sleepers (K5).
+ */
+void lpc_page_wait_writeback(struct lpc_page *p);
+void lpc_page_end_writeback(struct lpc_page *p, uint32_t set);
 
 /* Frees a page never published (plain stores onto this thread's list):
  * the page-free fast path (alloc.c).  The allocator is in page/pool.h. */

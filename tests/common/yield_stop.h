@@ -53,12 +53,12 @@ static inline void tst_stop_arm(enum lpc_yield_point at)
 	tst_stop_stopped = tst_stop_go = false;
 	pthread_mutex_unlock(&tst_stop_mu);
 	lpc_yield_set_hook(tst_stop_hook);
-	lpc_yield_arm(UINT64_C(1) << at, 1.0, 1);
+	lpc_yield_arm(lpc_yield_name(at), 1.0, 1);
 }
 
 static inline void tst_stop_disarm(void)
 {
-	lpc_yield_arm(0, 0, 0);
+	lpc_yield_arm(NULL, 0, 0);
 }
 
 /* Return: true once the chosen thread is parked; false after 10 s. */

@@ -226,6 +226,42 @@ static void break_pin_not_pinned(void)
 	lpc_unpin(&p, 1, LPC_PIN_READ);
 }
 
+/* Writes (filemap/dirty.c, page/lock.c). */
+static void break_dirty_unlocked(void)
+{
+	lpc_filemap_dirty_locked(file, cached_page(), 0);
+}
+
+static void break_writeback_start(void)
+{
+	struct lpc_page *p = cached_page();
+
+	lpc_page_lock(p);
+	lpc_filemap_start_writeback(file, p, 0); /* clean: nothing to write */
+}
+
+static void break_writeback_end(void)
+{
+	lpc_page_end_writeback(cached_page(), 0);
+}
+
+static void break_truncate_writeback(void)
+{
+	struct lpc_page *p = cached_page();
+
+	atomic_fetch_or(&p->flags, LPC_PG_WRITEBACK);
+	lpc_filemap_truncate_page(file, p, 0);
+}
+
+static void break_dirty_count(void)
+{
+	struct lpc_page *p = cached_page();
+
+	/* DIRTY without the count (and tag) that go with it. */
+	atomic_fetch_or(&p->flags, LPC_PG_DIRTY);
+	lpc_filemap_truncate_page(file, p, 0);
+}
+
 static const struct {
 	const char *rule;
 	void (*fn)(void);
@@ -249,6 +285,11 @@ static const struct {
 	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
 	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
 	{ "PIN-NOT-PINNED", break_pin_not_pinned },
+	{ "DIRTY-UNLOCKED", break_dirty_unlocked },
+	{ "WRITEBACK-START", break_writeback_start },
+	{ "WRITEBACK-END", break_writeback_end },
+	{ "TRUNCATE-WRITEBACK", break_truncate_writeback },
+	{ "DIRTY-COUNT", break_dirty_count },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

@@ -26,6 +26,10 @@
 #   pin-plain-inc  pin.c: P3 adds the pin without "unless zero"
 #   evict-check-then-store  evict.c: E4 loads ref == 1, then freezes whatever
 #                  the count is by then (a check-then-store, not one CAS)
+#   dirty-late     filemap/dirty.c: K3 clears the DIRTY tag but not the flag
+#                  (a change made during the write could be lost)
+#   no-redirty     filemap/dirty.c: a failed write (K5) does not re-dirty
+#                  its page (the data would be dropped)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,7 +42,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,32p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -54,6 +58,8 @@ mutants=(
 	'no-p4|src/filemap/pin.c|s@if (unlikely(atomic_load_explicit((void \*_Atomic \*)slot,\t/\* P4 \*/@if (0 \&\& (atomic_load_explicit((void *_Atomic *)slot, /* MUTANT: no P4 */@'
 	'pin-plain-inc|src/filemap/pin.c|s@if (unlikely(!lpc_page_try_pin(p)))@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, LPC_PIN_BIAS, memory_order_acquire), 1))) /* MUTANT */@'
 	'evict-check-then-store|src/reclaim/evict.c|s@if (!lpc_page_freeze(p, 1)) {@if (atomic_load(\&p->ref) != 1 || (sched_yield(), !lpc_page_freeze(p, atomic_load(\&p->ref)))) { /* MUTANT: E4 check-then-store */@'
+	'dirty-late|src/filemap/dirty.c|s@(old \& ~LPC_PG_DIRTY) | LPC_PG_WRITEBACK,@old | LPC_PG_WRITEBACK, /* MUTANT: K3 keeps DIRTY */@'
+	'no-redirty|src/filemap/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -119,13 +119,15 @@ static void run(struct story *s, enum lpc_yield_point point, const char *name)
 	bool done_while_parked;
 	unsigned rounds_while_parked;
 	uint64_t t0;
+	char armed[32];
 
 	atomic_store(&parked, false);
 	atomic_store(&go, false);
 	atomic_store(&q_rounds, 0);
 	atomic_store(&park_at, (int)point);
 	lpc_yield_set_hook(hook);
-	lpc_yield_arm((UINT64_C(1) << point) | (UINT64_C(1) << LPC_YP_T2), 1.0, 1);
+	snprintf(armed, sizeof(armed), "%s,T2", lpc_yield_name(point));
+	REQUIRE(lpc_yield_arm(armed, 1.0, 1) == 0, "arm %s", armed);
 	REQUIRE(pthread_create(&pt, NULL, p_main, s) == 0, "%s", name);
 	t0 = tst_now_ns();
 	while (!atomic_load(&parked)) {
@@ -141,7 +143,7 @@ static void run(struct story *s, enum lpc_yield_point point, const char *name)
 	atomic_store(&go, true);
 	pthread_join(pt, NULL);
 	pthread_join(qt, NULL);
-	lpc_yield_arm(0, 0, 0);
+	lpc_yield_arm(NULL, 0, 0);
 	lpc_yield_set_hook(NULL);
 
 	CHECK(!done_while_parked || s->q_rc == 0,

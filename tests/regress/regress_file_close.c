@@ -189,14 +189,12 @@ int main(int argc, char **argv)
 		tst_skip("needs -DLPC_DEBUG=ON (yield points)");
 	REQUIRE(tst_make_sparse("closing", FSIZE, path, sizeof(path)) == 0, "file");
 	lpc_yield_set_hook(hook);
-	lpc_yield_arm((UINT64_C(1) << LPC_YP_R2) | (UINT64_C(1) << LPC_YP_R4) |
-			      (UINT64_C(1) << LPC_YP_FILE_FREE),
-		      1.0, 1);
+	REQUIRE(lpc_yield_arm("R2,R4,FILE_FREE", 1.0, 1) == 0, "arm");
 	story(path, LPC_LOOKUP_LOCKLESS, LPC_YP_R2, "1 (lockless, parked at R2)");
 	story(path, LPC_LOOKUP_LOCKLESS, LPC_YP_R4, "2 (lockless, parked at R4)");
 	story(path, LPC_LOOKUP_LOCKED, LPC_YP_R2, "3 (LOCKED, parked at R2 before the rwlock)");
 	close_contract(path);
-	lpc_yield_arm(0, 0, 0);
+	lpc_yield_arm(NULL, 0, 0);
 	lpc_yield_set_hook(NULL);
 	return tst_finish();
 }

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 	tst_init(argc, argv, 60);
 	cache = tst_cache_create(NFRAMES * 4096, 4096, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
 #if LPC_DEBUG
-	lpc_yield_arm(lpc_yield_parse("S1,S2,S3,T1,T2,T3,T4"), 0.5, tst_seed);
+	lpc_yield_arm("S1,S2,S3,T1,T2,T3,T4", 0.5, tst_seed);
 #endif
 	pthread_barrier_init(&parked, NULL, NHOARD + 1);
 	pthread_barrier_init(&done, NULL, NHOARD + 1);
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < n; i++)
 		lpc_page_put(got[i]);
 #if LPC_DEBUG
-	lpc_yield_arm(0, 0, 0);
+	lpc_yield_arm(NULL, 0, 0);
 #endif
 	lpc_cache_destroy(cache);
 	return tst_finish();

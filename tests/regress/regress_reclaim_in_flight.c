@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(n, NFRAMES, "every frame is now pending a grace period");
 
 	lpc_yield_set_hook(hook);
-	lpc_yield_arm(UINT64_C(1) << LPC_YP_T2, 1.0, 1);
+	REQUIRE(lpc_yield_arm("T2", 1.0, 1) == 0, "arm T2");
 	REQUIRE(pthread_create(&rt, NULL, r_main, &rp) == 0, "R");
 	pthread_mutex_lock(&mu);
 	while (!stopped)
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&mu);
 	pthread_join(rt, &rrc);
 	pthread_join(xt, NULL);
-	lpc_yield_arm(0, 0, 0);
+	lpc_yield_arm(NULL, 0, 0);
 	CHECK_EQ((int)(intptr_t)rrc, 0, "R gets a frame");
 	CHECK_EQ(atomic_load(&x_rc), 0, "X gets a frame");
 	lpc_page_put(rp);

@@ -33,8 +33,12 @@ static void t_config(void)
 	CHECK_EQ(cfg.lookup_mode, LPC_LOOKUP_LOCKLESS);
 	CHECK_EQ(cfg.alloc_wait_ms, 0);
 	CHECK_EQ(cfg.reclaim_policy, LPC_RECLAIM_CLOCK2);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 3; i++)
 		CHECK_EQ(cfg.reserved[i], 0, "reserved[%d]", i);
+	CHECK_EQ(cfg.dirty_expire_ms, 0);
+	CHECK_EQ(cfg.dirty_background_pct, 0);
+	CHECK_EQ(cfg.dirty_limit_pct, 0);
+	CHECK_EQ(cfg.reserved_wb, 0);
 
 	CHECK_EQ(lpc_cache_create(NULL, &c), -EINVAL);
 	CHECK_EQ(lpc_cache_create(&cfg, NULL), -EINVAL);
@@ -67,11 +71,25 @@ static void t_config(void)
 		bad.reclaim_policy = bad_vals[i];
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "policy %d", bad_vals[i]);
 	}
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 3; i++) {
 		bad = cfg;
 		bad.reserved[i] = 1ull << (i * 7);
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved[%d] != 0", i);
 	}
+	/* The write limits (issue 7). */
+	bad = cfg;
+	bad.reserved_wb = 1;
+	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved_wb != 0");
+	bad = cfg;
+	bad.dirty_background_pct = 101;
+	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "background 101 %%");
+	bad = cfg;
+	bad.dirty_limit_pct = 101;
+	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "limit 101 %%");
+	bad = cfg;
+	bad.dirty_background_pct = 50;
+	bad.dirty_limit_pct = 40;
+	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "background above the limit");
 	CHECK(c == (struct lpc_cache *)0x1, "a failed create wrote *out");
 
 	/* The edges that are valid: 512 B and 2 MiB pages, a one-page cache. */

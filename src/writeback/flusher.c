@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flusher.c - one flusher thread per cache, and the throttling of writers.
+ *
+ * The flusher wakes every quarter of the age (at most every 500 ms) or when
+ * kicked, and writes back (WB_ASYNC) every file whose dirty pages are older
+ * than the age (f->dirtied_when: when its dirty count last left 0), or every
+ * file with dirty pages while the cache holds more than the background
+ * threshold.  It pins the file it works on with f->wb_busy (under
+ * files->lock): the last close waits for it to drop.
+ *
+ * Throttling: a writer that leaves the cache above the hard limit writes its
+ * own file back (WB_ASYNC, a batch at a time) until the cache is below it;
+ * when its file has nothing it can write, it kicks the flusher and waits for
+ * it a millisecond at a time, at most a second in all, so dirty memory stays
+ * bounded by the limit plus what the writers in flight hold, and a writer
+ * whose pages cannot be written (a failing disk) is slowed, not stopped.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "writeback/writeback.h"
+
+#define THROTTLE_BATCH 32
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uint64_t bg_pct,
+		uint64_t limit_pct, uint32_t nframes)
+{
+	if (!expire_ms)
+		expire_ms = LPC_WB_EXPIRE_MS;
+	if (!bg_pct)
+		bg_pct = LPC_WB_BACKGROUND_PCT;
+	if (!limit_pct)
+		limit_pct = bg_pct > LPC_WB_LIMIT_PCT ? bg_pct : LPC_WB_LIMIT_PCT;
+	if (bg_pct > 100 || limit_pct > 100 || bg_pct > limit_pct || expire_ms > UINT32_MAX)
+		return -EINVAL;
+	wb->files = fs;
+	wb->expire_ns = expire_ms * 1000000u;
+	wb->bg_pages = (int64_t)((uint64_t)nframes * bg_pct / 100);
+	wb->limit_pages = (int64_t)((uint64_t)nframes * limit_pct / 100);
+	if (wb->limit_pages < 1)
+		wb->limit_pages = 1;
+	pthread_mutex_init(&wb->lock, NULL);
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wb->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	wb->started = wb->stop = wb->kick = false;
+	return 0;
+}
+
+/* Picks the next file after `prev` (NULL: the first) that needs a pass and
+ * pins it.  Context: files->lock. */
+static struct lpc_file *pick(struct lpc_wb *wb, uint64_t now, bool bg)
+{
+	for (struct lpc_file *f = wb->files->head; f; f = f->next) {
+		uint64_t nd = atomic_load_explicit(&f->nrdirty, memory_order_relaxed);
+		uint64_t when = atomic_load_explicit(&f->dirtied_when, memory_order_relaxed);
+
+		if (f->wb_busy || !nd)
+			continue;
+		if (bg || now - when >= wb->expire_ns) {
+			f->wb_busy++;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+static void unpin(struct lpc_files *fs, struct lpc_file *f)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (--f->wb_busy == 0)
+		pthread_cond_broadcast(&fs->wb_idle);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+/* One round over the files.  Return: pages the round left dirty. */
+static void flush_round(struct lpc_wb *wb)
+{
+	struct lpc_files *fs = wb->files;
+	unsigned passes = 0;
+
+	/* Each file once per round at most: a pass clears its age. */
+	for (;;) {
+		uint64_t now = now_ns();
+		bool bg = atomic_load_explicit(&fs->ndirty, memory_order_relaxed) > wb->bg_pages;
+		struct lpc_file *f;
+
+		pthread_mutex_lock(&fs->lock);
+		f = pick(wb, now, bg);
+		pthread_mutex_unlock(&fs->lock);
+		if (!f || ++passes > 64) {
+			if (f)
+				unpin(fs, f);
+			break;
+		}
+		lpc_writeback_file(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f));
+		/* Nothing it could write (all locked or in flight): let the
+		 * file's age restart so the round moves on. */
+		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
+		unpin(fs, f);
+	}
+}
+
+static void *flusher_main(void *arg)
+{
+	struct lpc_wb *wb = arg;
+	uint64_t period = wb->expire_ns / 4;
+
+	if (period > 500000000u)
+		period = 500000000u;
+	if (period < 1000000u)
+		period = 1000000u;
+	pthread_mutex_lock(&wb->lock);
+	while (!wb->stop) {
+		struct timespec ts;
+		uint64_t until = now_ns() + period;
+
+		ts.tv_sec = (time_t)(until / 1000000000u);
+		ts.tv_nsec = (long)(until % 1000000000u);
+		while (!wb->stop && !wb->kick &&
+		       pthread_cond_timedwait(&wb->cond, &wb->lock, &ts) != ETIMEDOUT)
+			;
+		if (wb->stop)
+			break;
+		wb->kick = false;
+		pthread_mutex_unlock(&wb->lock);
+		flush_round(wb);
+		pthread_mutex_lock(&wb->lock);
+		pthread_cond_broadcast(&wb->cond); /* throttled writers */
+	}
+	pthread_mutex_unlock(&wb->lock);
+	return NULL;
+}
+
+int lpc_wb_start(struct lpc_wb *wb)
+{
+	int rc = pthread_create(&wb->thread, NULL, flusher_main, wb);
+
+	if (rc)
+		return -rc;
+	wb->started = true;
+	return 0;
+}
+
+void lpc_wb_stop(struct lpc_wb *wb)
+{
+	if (wb->started) {
+		pthread_mutex_lock(&wb->lock);
+		wb->stop = true;
+		pthread_cond_broadcast(&wb->cond);
+		pthread_mutex_unlock(&wb->lock);
+		pthread_join(wb->thread, NULL);
+		wb->started = false;
+		wb->stop = false;
+	}
+}
+
+void lpc_wb_destroy(struct lpc_wb *wb)
+{
+	lpc_wb_stop(wb);
+	pthread_cond_destroy(&wb->cond);
+	pthread_mutex_destroy(&wb->lock);
+}
+
+void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t)
+{
+	struct lpc_files *fs = wb->files;
+	uint64_t deadline = now_ns() + 1000000000u;
+
+	lpc_count(t, LPC_C_THROTTLED);
+	while (atomic_load_explicit(&fs->ndirty, memory_order_relaxed) > wb->limit_pages) {
+		uint64_t before = atomic_load_explicit(&f->nrdirty, memory_order_relaxed);
+		struct timespec ts;
+		uint64_t until;
+
+		if (before) {
+			lpc_writeback_file(f, LPC_WB_ASYNC, THROTTLE_BATCH, t);
+			if (atomic_load_explicit(&f->nrdirty, memory_order_relaxed) < before)
+				continue;
+		}
+		if (now_ns() >= deadline)
+			break;
+		until = now_ns() + 1000000u;
+		ts.tv_sec = (time_t)(until / 1000000000u);
+		ts.tv_nsec = (long)(until % 1000000000u);
+		pthread_mutex_lock(&wb->lock);
+		wb->kick = true;
+		pthread_cond_broadcast(&wb->cond);
+		pthread_cond_timedwait(&wb->cond, &wb->lock, &ts);
+		pthread_mutex_unlock(&wb->lock);
+	}
+}

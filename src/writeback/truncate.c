@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * truncate.c - lpc_truncate: setting lpc's size of a file, and the kernel's.
+ *
+ * Shrinking, with f->trunc_lock held exclusive (no lpc_pwrite runs) and
+ * f->size_lock (no other size change):
+ *   1 store the new size (seq_cst): from here a miss that reads a page past
+ *     it drops the page (miss.c, after M4), and reads stop at it
+ *   2 for each page past the new end, in index order: lock it (waiting for
+ *     its holder), wait for its write in flight, remove it from the index
+ *     (un-dirtying it); users holding it keep a valid page, no longer cached
+ *   3 the last, partial page: lock it, wait for its write, zero its tail
+ *     (between seq begin and end)
+ *   4 ftruncate the kernel's file
+ * A miss racing step 2 inserts its page either before the walk passes its
+ * index (the walk then waits for its lock and removes it) or after, when it
+ * sees the new size after its read and drops the page itself.  A write of a
+ * page past the end cannot be in flight after step 2, so nothing extends
+ * the kernel's file again after step 4 (a whole last page written later is
+ * cut back by the writeback's own publish of the size).
+ * Growing stores the size and extends the kernel's file: the new range
+ * reads as zeros.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "writeback/writeback.h"
+
+#define TR_GANG 32
+
+/* Locks p and waits until no write of it is in flight. */
+static void lock_no_writeback(struct lpc_page *p)
+{
+	lpc_page_lock(p);
+	while (lpc_page_flags(p) & LPC_PG_WRITEBACK) {
+		lpc_page_unlock(p);
+		lpc_page_wait_writeback(p);
+		lpc_page_lock(p);
+	}
+}
+
+static void truncate_pages(struct lpc_file *f, uint64_t size)
+{
+	size_t ps = f->pool->page_size;
+	uint64_t first = (size + ps - 1) >> f->page_shift;
+	struct lpc_page *pages[TR_GANG];
+	uint64_t idx[TR_GANG];
+	unsigned n;
+
+	while ((n = lpc_filemap_gang_tag_get(f, first, LPC_FILEMAP_ANY, pages, idx, TR_GANG)) > 0) {
+		first = idx[n - 1] + 1;
+		for (unsigned i = 0; i < n; i++) {
+			lock_no_writeback(pages[i]);
+			lpc_filemap_truncate_page(f, pages[i], idx[i]);
+			lpc_page_unlock(pages[i]);
+			lpc_page_release(pages[i]);
+		}
+	}
+	if (size & (ps - 1)) {
+		uint64_t index = size >> f->page_shift;
+		struct lpc_page *p;
+
+		if (lpc_filemap_gang_tag_get(f, index, LPC_FILEMAP_ANY, &p, idx, 1) == 1) {
+			if (idx[0] == index) {
+				lock_no_writeback(p);
+				/* Not UPTODATE: its read is failing, or drops it. */
+				if ((lpc_page_flags(p) & LPC_PG_UPTODATE) &&
+				    lpc_filemap_holds(f, p, index)) {
+					size_t keep = (size_t)(size & (ps - 1));
+
+					lpc_page_seq_write_begin(p);
+					memset((char *)lpc_page_frame(p) + keep, 0, ps - keep);
+					lpc_page_seq_write_end(p);
+				}
+				lpc_page_unlock(p);
+			}
+			lpc_page_release(p);
+		}
+	}
+}
+
+LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
+{
+	struct lpc_tcache *t;
+	uint64_t old;
+	int rc;
+
+	if (unlikely(!f))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	if (size > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
+		return -EBADF;
+	t = lpc_file_tcache(f);
+	if (unlikely(!t))
+		return -ENOMEM;
+	pthread_rwlock_wrlock(&f->trunc_lock);
+	pthread_mutex_lock(&f->size_lock);
+	if (!atomic_load_explicit(&f->size_kept, memory_order_relaxed)) {
+		lpc_filemap_refresh_size(f); /* last look at the kernel's */
+		atomic_store_explicit(&f->size_kept, true, memory_order_release);
+	}
+	old = atomic_load_explicit(&f->size, memory_order_relaxed);
+	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
+	if (size < old)
+		truncate_pages(f, size);					/* 2, 3 */
+	rc = lpc_io_truncate(f->iodev, &f->io, size);			/* 4 */
+	if (!rc)
+		atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
+	pthread_mutex_unlock(&f->size_lock);
+	pthread_rwlock_unlock(&f->trunc_lock);
+	return rc;
+}

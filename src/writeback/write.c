@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write.c - lpc_pwrite and lpc_page_mark_dirty: changing a page's data and
+ * marking it dirty (steps D1-D3, told in writeback.c).
+ *
+ * A page the write covers whole, or one that lies wholly past lpc's size
+ * (nothing to read: zeros), is filled while private (lpc_page_alloc's kind
+ * of frame) and then inserted UPTODATE and DIRTY, so no reader ever sees a
+ * half-written new page.  Any other page is read first (the miss path, M1-
+ * M6), then changed under its lock between seq begin and end.  The size
+ * grows after the data is in the page.  lpc_pwrite holds f->trunc_lock
+ * shared, so lpc_truncate never runs in the middle of it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+
+#include "writeback/writeback.h"
+
+/* A new page holding [pgoff, pgoff + n) of src and zeros elsewhere.
+ * Return: 0; -EEXIST (someone inserted first: use theirs); -ENOMEM. */
+static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
+			  const void *src)
+{
+	size_t ps = f->pool->page_size;
+	struct lpc_page *p;
+	char *data;
+	int rc;
+
+	rc = lpc_page_alloc_frame(f->pool, 0, &p);
+	if (rc)
+		return rc;
+	data = lpc_page_frame(p);
+	/* Private: nobody else can reach it (the seq bump is for form). */
+	lpc_page_seq_write_begin(p);
+	if (n != ps) {
+		memset(data, 0, pgoff);
+		memset(data + pgoff + n, 0, ps - pgoff - n);
+	}
+	memcpy(data + pgoff, src, n);
+	lpc_page_seq_write_end(p);
+	/* As M2: locked while the identity is set, then the final flags. */
+	atomic_store_explicit(&p->flags, LPC_PG_LOCKED, memory_order_relaxed);
+	lpc_page_set_identity(p, f, index);
+	atomic_store_explicit(&p->flags, LPC_PG_PUBLISHED | LPC_PG_UPTODATE | LPC_PG_DIRTY,
+			      memory_order_relaxed);
+	atomic_store_explicit(&p->ref, 1, memory_order_relaxed); /* the index's */
+	rc = lpc_filemap_insert_dirty(f, index, p);
+	if (rc) {
+		lpc_page_free_private(p);
+		return rc;
+	}
+	return 0;
+}
+
+/* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  Return: 0 or errno. */
+static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
+		      const void *src, struct lpc_tcache *t)
+{
+	size_t ps = f->pool->page_size;
+	struct lpc_page *p;
+	int rc;
+
+	for (;;) {
+		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
+
+		if (n == ps || (index << f->page_shift) >= size) {
+			p = lpc_filemap_lookup(f, index, t);
+			if (!p) {
+				rc = write_new_page(f, index, pgoff, n, src);
+				if (rc == -EEXIST)
+					continue;
+				return rc;
+			}
+			if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
+				/* Its read is in flight: let it end. */
+				lpc_page_wait_unlocked(p);
+				if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
+					lpc_page_release(p);
+					continue;
+				}
+			}
+		} else {
+			rc = lpc_filemap_get_page(f, index, t, 0, &p);
+			if (rc == -ENXIO)
+				continue; /* past the end now: a new page */
+			if (rc)
+				return rc;
+		}
+		lpc_yield_point(LPC_YP_D1);
+		lpc_page_lock(p);						/* D1 */
+		if (!lpc_filemap_holds(f, p, index)) {
+			lpc_page_unlock(p);
+			lpc_page_release(p);
+			continue;
+		}
+		lpc_yield_point(LPC_YP_D2);
+		lpc_page_seq_write_begin(p);					/* D2 */
+		memcpy((char *)lpc_page_frame(p) + pgoff, src, n);
+		lpc_page_seq_write_end(p);
+		rc = lpc_filemap_dirty_locked(f, p, index);			/* D3 */
+		lpc_page_unlock(p);
+		lpc_page_release(p);
+		if (rc == -ENOENT)
+			continue; /* removed under us, cannot be: we held its lock */
+		return rc;
+	}
+}
+
+/* Raises lpc's size of f to at least `end`. */
+static void size_extend(struct lpc_file *f, uint64_t end)
+{
+	uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
+
+	while (size < end && !atomic_compare_exchange_weak_explicit(&f->size, &size, end,
+								    memory_order_release,
+								    memory_order_relaxed))
+		;
+}
+
+LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct lpc_tcache *t;
+	size_t done = 0, mask;
+	int rc = 0;
+
+	if (unlikely(!f || (!buf && len)))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
+		return -EBADF;
+	if (unlikely(len == 0))
+		return 0;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
+	t = lpc_file_tcache(f);
+	if (unlikely(!t))
+		return -ENOMEM;
+
+	pthread_rwlock_rdlock(&f->trunc_lock);
+	/* From now on the size is lpc's: fstat no longer moves it. */
+	if (!atomic_load_explicit(&f->size_kept, memory_order_relaxed))
+		atomic_store_explicit(&f->size_kept, true, memory_order_release);
+	mask = f->pool->page_size - 1;
+	while (done < len) {
+		uint64_t pos = off + done;
+		size_t pgoff = (size_t)pos & mask;
+		size_t n = f->pool->page_size - pgoff;
+
+		if (n > len - done)
+			n = len - done;
+		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, t);
+		if (rc)
+			break;
+		done += n;
+		size_extend(f, off + done);
+	}
+	pthread_rwlock_unlock(&f->trunc_lock);
+	lpc_count(t, LPC_C_WRITES);
+	lpc_count_add(t, LPC_C_WRITE_BYTES, done);
+	if (f->files->wb && atomic_load_explicit(&f->files->ndirty, memory_order_relaxed) >
+				    f->files->wb->limit_pages)
+		lpc_wb_throttle(f->files->wb, f, t);
+	return done ? (ssize_t)done : rc;
+}
+
+LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
+{
+	struct lpc_file *f;
+	uint64_t index;
+	int rc;
+
+	if (unlikely(!p))
+		return -EINVAL;
+	f = atomic_load_explicit(&p->file, memory_order_relaxed);
+	if (!f || !(lpc_page_flags(p) & LPC_PG_PUBLISHED))
+		return -EINVAL; /* a private page belongs to no file */
+	if (!(lpc_page_flags(p) & LPC_PG_LOCKED))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
+		return -EBADF;
+	index = atomic_load_explicit(&p->index, memory_order_relaxed);
+	/* The caller changed the data under the lock: tell optimistic readers
+	 * the data moved (they validate against seq). */
+	lpc_page_seq_write_begin(p);
+	lpc_page_seq_write_end(p);
+	rc = lpc_filemap_dirty_locked(f, p, index);
+	if (rc == 0 && !atomic_load_explicit(&f->size_kept, memory_order_relaxed))
+		atomic_store_explicit(&f->size_kept, true, memory_order_release);
+	return rc;
+}

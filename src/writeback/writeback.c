@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writeback.c - dirty pages to the file: writeback passes, lpc_fsync, and
+ * what the last close and eviction need.
+ *
+ * Dirtying (write.c: lpc_pwrite, lpc_page_mark_dirty), with the page lock:
+ *   D1 lock the page; re-check it is still in f's index at `index`
+ *   D2 change the data between lpc_page_seq_write_begin and _end
+ *   D3 set DIRTY; if it was clean, set the DIRTY tag under the index lock
+ *      (filemap/dirty.c: flag and tag move together), then unlock
+ * A page a write creates whole (or past the end) is filled while private
+ * and inserted with UPTODATE|DIRTY and its tag in one index-lock section.
+ *
+ * A writeback pass (lpc_writeback_file), per page in index order of the
+ * tag it walks (TOWRITE for fsync and close, DIRTY for the flusher):
+ *   K1 take a reference (under the index lock) and lock the page; WB_SYNC
+ *      waits for the lock (after submitting what it holds), WB_ASYNC skips
+ *      a locked page; re-check the page is still at `index`
+ *   K2 under writeback already: WB_ASYNC skips it; WB_SYNC unlocks, waits
+ *      for the write in flight (its data may predate the dirtying fsync
+ *      must cover) and goes back to K1.  Clean: nothing to do (clear
+ *      TOWRITE)
+ *   K3 DIRTY -> WRITEBACK in one RMW, tags DIRTY/TOWRITE -> WRITEBACK,
+ *      under the index lock; unlock the page.  A writer may dirty it again
+ *      at once (D1-D3): it is then DIRTY|WRITEBACK and written again later
+ *   K4 coalesce the run of contiguous pages in WRITEBACK into one vectored
+ *      write (lpc_io_write completes a short one)
+ *   K5 per page: on failure record the error on the file (errseq) and set
+ *      DIRTY again (the data is kept); then clear WRITEBACK and wake its
+ *      waiters (release: they see DIRTY and the error)
+ * DIRTY is cleared before the write (K3) so that a change made during the
+ * write (after K3) leaves the page dirty: it is never lost.
+ *
+ * lpc_fsync (Y1-Y4):
+ *   Y1 sample the file's errseq
+ *   Y2 tag every DIRTY page TOWRITE (under the index lock), then write the
+ *      TOWRITE pages (WB_SYNC): a writer that keeps dirtying pages adds
+ *      DIRTY tags, not TOWRITE ones, so the pass ends
+ *   Y3 wait for every page still tagged WRITEBACK (a flusher's write that
+ *      began before Y2 took the page's DIRTY away: its data is older than
+ *      the call, and must be on disk before it returns)
+ *   Y4 publish lpc's size (ftruncate), fdatasync (its error is recorded
+ *      too), then return the errseq's verdict on the window since Y1.
+ * No lost write: a page dirtied before Y1 is DIRTY at Y2 (tagged TOWRITE,
+ * and written by Y2 after any write in flight), or was taken to WRITEBACK
+ * by another pass before Y2 (Y3 waits for it, and a failure is recorded
+ * before its WRITEBACK clears, so Y4 sees it).  tests/model/writeback.pml
+ * checks this, with broken variants.
+ *
+ * Errors: each write error is returned once to each lpc_fsync (or last
+ * lpc_file_close) whose call it happened during, and an error that happened
+ * while none ran to the first one that checks after it (filemap/dirty.c,
+ * lpc_file_err_check).  A failed page stays dirty, so the next fsync
+ * writes it again: 0 then means it is on disk.
+ */
+#include <errno.h>
+#include <sys/uio.h>
+
+#include "writeback/writeback.h"
+
+#define WB_GANG 64
+#define WB_RUN 256 /* pages per vectored write at most */
+
+static void count(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
+{
+	if (t)
+		lpc_count_add(t, i, n);
+}
+
+int lpc_wb_publish_size(struct lpc_file *f)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->size_lock);
+	if (atomic_load_explicit(&f->size_kept, memory_order_acquire)) {
+		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
+
+		if (atomic_load_explicit(&f->io.size, memory_order_relaxed) != size) {
+			rc = lpc_io_truncate(f->iodev, &f->io, size);
+			if (!rc)
+				atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
+		}
+	}
+	pthread_mutex_unlock(&f->size_lock);
+	return rc;
+}
+
+/* A run of contiguous pages in WRITEBACK, each with a reference. */
+struct wb_run {
+	struct lpc_page *pages[WB_RUN];
+	uint64_t first;
+	unsigned n;
+};
+
+/* K4-K5: writes the run and ends each page's writeback.  Return: 0 or the
+ * write's error. */
+static int run_flush(struct lpc_file *f, struct wb_run *run, struct lpc_tcache *t)
+{
+	struct iovec iov[WB_RUN];
+	size_t ps = f->pool->page_size;
+	unsigned calls = 0;
+	uint64_t end;
+	int err;
+
+	if (!run->n)
+		return 0;
+	for (unsigned i = 0; i < run->n; i++) {
+		iov[i].iov_base = lpc_page_frame(run->pages[i]);
+		iov[i].iov_len = ps;
+	}
+	lpc_yield_point(LPC_YP_K4);
+	err = lpc_io_write(f->iodev, &f->io, iov, (int)run->n, run->first << f->page_shift,
+			   &calls);							/* K4 */
+	count(t, LPC_C_WB_PAGES, run->n);
+	count(t, LPC_C_WB_WRITES, calls);
+	if (err)
+		count(t, LPC_C_WRITE_ERRORS, 1);
+	end = (run->first + run->n) << f->page_shift;
+	if (!err) {
+		/* The kernel's file now reaches at least `end`. */
+		uint64_t ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+
+		while (ks < end && !atomic_compare_exchange_weak_explicit(
+					   &f->io.size, &ks, end, memory_order_relaxed,
+					   memory_order_relaxed))
+			;
+	}
+	for (unsigned i = 0; i < run->n; i++) {
+		lpc_filemap_end_writeback(f, run->pages[i], run->first + i, err);	/* K5 */
+		lpc_page_release(run->pages[i]);
+	}
+	run->n = 0;
+	/* A whole last page wrote past lpc's size: cut the kernel's file back
+	 * (after K5: a truncate waiting for these pages holds size_lock). */
+	if (!err && end > atomic_load_explicit(&f->size, memory_order_acquire)) {
+		int rc = lpc_wb_publish_size(f);
+
+		if (rc) {
+			lpc_file_err_record(f, rc);
+			err = rc;
+		}
+	}
+	return err;
+}
+
+int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+		       struct lpc_tcache *t)
+{
+	unsigned tag = mode == LPC_WB_SYNC ? LPC_TAG_TOWRITE : LPC_TAG_DIRTY;
+	struct lpc_page *pages[WB_GANG];
+	uint64_t idx[WB_GANG];
+	struct wb_run run = { .n = 0 };
+	uint64_t next = 0, done = 0;
+	unsigned n;
+	int err = 0, rc;
+
+	while ((n = lpc_filemap_gang_tag_get(f, next, tag, pages, idx, WB_GANG)) > 0) {
+		unsigned i;
+
+		next = idx[n - 1] + 1;
+		for (i = 0; i < n; i++) {
+			struct lpc_page *p = pages[i];
+			uint32_t fl;
+
+			if (budget && done >= budget)
+				break;
+			if (run.n && (idx[i] != run.first + run.n || run.n == WB_RUN)) {
+				rc = run_flush(f, &run, t);
+				err = err ? err : rc;
+			}
+			lpc_yield_point(LPC_YP_K1);
+			if (!lpc_page_trylock(p)) {				/* K1 */
+				if (mode == LPC_WB_ASYNC) {
+					lpc_page_release(p);
+					continue;
+				}
+				/* Never wait holding pages not yet submitted. */
+				rc = run_flush(f, &run, t);
+				err = err ? err : rc;
+				lpc_page_lock(p);
+			}
+			for (;;) {
+				if (!lpc_filemap_holds(f, p, idx[i])) {
+					fl = 0;
+					break;
+				}
+				fl = lpc_page_flags(p);
+				lpc_yield_point(LPC_YP_K2);
+				if (!(fl & LPC_PG_WRITEBACK) || mode == LPC_WB_ASYNC)
+					break;
+				/* K2, WB_SYNC: wait for the write in flight. */
+				rc = run_flush(f, &run, t);
+				err = err ? err : rc;
+				lpc_page_unlock(p);
+				lpc_page_wait_writeback(p);
+				lpc_page_lock(p);
+			}
+			if ((fl & (LPC_PG_DIRTY | LPC_PG_WRITEBACK)) != LPC_PG_DIRTY) {
+				if (mode == LPC_WB_SYNC && fl && !(fl & LPC_PG_DIRTY))
+					lpc_filemap_clear_towrite(f, idx[i]);
+				lpc_page_unlock(p);
+				lpc_page_release(p);
+				continue;
+			}
+			lpc_yield_point(LPC_YP_K3);
+			if (!lpc_filemap_start_writeback(f, p, idx[i])) {	/* K3 */
+				lpc_page_unlock(p);
+				lpc_page_release(p);
+				continue;
+			}
+			lpc_page_unlock(p);
+			if (!run.n)
+				run.first = idx[i];
+			run.pages[run.n++] = p; /* keeps the reference */
+			done++;
+		}
+		/* References of pages the budget left unvisited. */
+		for (; i < n; i++)
+			lpc_page_release(pages[i]);
+		rc = run_flush(f, &run, t);
+		err = err ? err : rc;
+		if (budget && done >= budget)
+			break;
+	}
+	return err;
+}
+
+/* Y2's first half: every DIRTY page is tagged TOWRITE. */
+static void tag_towrite(struct lpc_file *f)
+{
+	void *pages[WB_GANG];
+	uint64_t idx[WB_GANG];
+	uint64_t next = 0;
+	unsigned n;
+
+	do {
+		lpc_file_index_lock(f);
+		n = lpc_radix_gang_tag(&f->tree, next, LPC_TAG_DIRTY, pages, idx, WB_GANG);
+		for (unsigned i = 0; i < n; i++)
+			lpc_radix_tag_set(&f->tree, idx[i], LPC_TAG_TOWRITE);
+		lpc_file_index_unlock(f);
+		if (n)
+			next = idx[n - 1] + 1;
+	} while (n == WB_GANG);
+}
+
+/* Y3: waits for every write in flight on f. */
+static void wait_writeback_all(struct lpc_file *f)
+{
+	struct lpc_page *pages[WB_GANG];
+	uint64_t idx[WB_GANG];
+	uint64_t next = 0;
+	unsigned n;
+
+	while ((n = lpc_filemap_gang_tag_get(f, next, LPC_TAG_WRITEBACK, pages, idx, WB_GANG)) > 0) {
+		next = idx[n - 1] + 1;
+		for (unsigned i = 0; i < n; i++) {
+			lpc_page_wait_writeback(pages[i]);
+			lpc_page_release(pages[i]);
+		}
+	}
+}
+
+/* Y1-Y3 (and Y4 when sync): the body of lpc_fsync and of the last close. */
+static int wb_sync_file(struct lpc_file *f, bool sync, struct lpc_tcache *t)
+{
+	uint64_t since;
+	int rc;
+
+	lpc_yield_point(LPC_YP_Y1);
+	since = lpc_file_err_sample(f);					/* Y1 */
+	lpc_yield_point(LPC_YP_Y2);
+	tag_towrite(f);							/* Y2 */
+	lpc_writeback_file(f, LPC_WB_SYNC, 0, t);
+	lpc_yield_point(LPC_YP_Y3);
+	wait_writeback_all(f);						/* Y3 */
+	lpc_yield_point(LPC_YP_Y4);
+	rc = lpc_wb_publish_size(f);					/* Y4 */
+	if (rc)
+		lpc_file_err_record(f, rc);
+	if (sync) {
+		rc = lpc_io_sync(f->iodev, &f->io);
+		if (rc)
+			lpc_file_err_record(f, rc);
+	}
+	return lpc_file_err_check(f, since);
+}
+
+int lpc_wb_flush_file(struct lpc_file *f)
+{
+	struct lpc_tcache *t = lpc_file_tcache(f);
+
+	return wb_sync_file(f, false, t);
+}
+
+LPC_EXPORT int lpc_fsync(struct lpc_file *f)
+{
+	struct lpc_tcache *t;
+
+	if (unlikely(!f))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	t = lpc_file_tcache(f);
+	if (unlikely(!t))
+		return -ENOMEM;
+	lpc_count(t, LPC_C_FSYNCS);
+	return wb_sync_file(f, true, t);
+}
+
+int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
+{
+	struct lpc_tcache *t = lpc_file_tcache(f);
+	struct wb_run run = { .n = 0 };
+	uint64_t index = atomic_load_explicit(&p->index, memory_order_relaxed);
+	uint32_t fl;
+
+	if (!lpc_page_trylock(p))
+		return -EBUSY;
+	if (atomic_load_explicit(&p->file, memory_order_relaxed) != f ||
+	    !lpc_filemap_holds(f, p, index)) {
+		lpc_page_unlock(p);
+		return -ENOENT;
+	}
+	fl = lpc_page_flags(p);
+	if (fl & LPC_PG_WRITEBACK) {
+		lpc_page_unlock(p);
+		return -EBUSY;
+	}
+	if (!(fl & LPC_PG_DIRTY) || !lpc_filemap_start_writeback(f, p, index)) {
+		lpc_page_unlock(p);
+		return 0;
+	}
+	lpc_page_unlock(p);
+	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed); /* run_flush's */
+	run.first = index;
+	run.pages[run.n++] = p;
+	return run_flush(f, &run, t);
+}

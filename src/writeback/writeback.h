@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writeback.h - writes through the cache and their way to the file: lpc_pwrite
+ * and lpc_page_mark_dirty (write.c), writeback and lpc_fsync (writeback.c),
+ * lpc_truncate (truncate.c), the flusher and throttling (flusher.c).
+ *
+ * Above filemap/ (it uses the file object, the index's tags and dirty.c),
+ * below cache/ (which owns one struct lpc_wb per cache and starts and stops
+ * its flusher).  The protocol is told in writeback.c.
+ */
+#ifndef LPC_WRITEBACK_WRITEBACK_H
+#define LPC_WRITEBACK_WRITEBACK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "filemap/filemap.h"
+
+/* How a pass writes: WB_SYNC (fsync, close): the TOWRITE pages, waiting for
+ * page locks and for writes in flight; WB_ASYNC (flusher, throttling,
+ * reclaim): DIRTY pages it can lock at once, skipping those in flight. */
+enum lpc_wb_mode { LPC_WB_SYNC = 0, LPC_WB_ASYNC = 1 };
+
+/* A cache's writeback state: limits and the flusher thread. */
+struct lpc_wb {
+	struct lpc_files *files;
+	uint64_t expire_ns;   /* flusher age */
+	int64_t bg_pages;     /* background threshold (dirty pages) */
+	int64_t limit_pages;  /* hard limit: writers above it write back */
+	pthread_mutex_t lock; /* the fields below */
+	pthread_cond_t cond;  /* the flusher's sleep; writers waiting for it */
+	pthread_t thread;
+	bool started, stop, kick;
+};
+
+/* Defaults of the config fields (0 in lpc_config means these). */
+#define LPC_WB_EXPIRE_MS 5000
+#define LPC_WB_BACKGROUND_PCT 10
+#define LPC_WB_LIMIT_PCT 20
+
+/* Sets limits from cfg (0 fields: defaults) for nframes frames; starts no
+ * thread.  Return: 0; -EINVAL for a percentage over 100 or a background
+ * above the limit. */
+int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uint64_t bg_pct,
+		uint64_t limit_pct, uint32_t nframes);
+/* Starts the flusher thread.  Return: 0 or -errno of pthread_create. */
+int lpc_wb_start(struct lpc_wb *wb);
+/* Stops and joins the flusher (if started); lpc_wb_start may start it
+ * again.  lpc_wb_destroy stops it for good and frees what init made. */
+void lpc_wb_stop(struct lpc_wb *wb);
+void lpc_wb_destroy(struct lpc_wb *wb);
+
+/*
+ * One pass over f.  budget: at most this many pages (0: no limit).
+ * Return: 0, or the first write error of this pass (the pages it failed
+ * are dirty again and the error is recorded on f).
+ */
+int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+		       struct lpc_tcache *t);
+
+/* What the last close runs (files->flush): writes every dirty page back
+ * and waits for writes in flight, no fdatasync.  Return: 0 or an error per
+ * lpc_fsync's rule. */
+int lpc_wb_flush_file(struct lpc_file *f);
+
+/*
+ * For eviction (reclaim): starts writeback of p, which the caller holds a
+ * reference on (not locked), if it is dirty and lockable now; with the
+ * sync backend the write is done when it returns.  p's neighbours are not
+ * written.  Return: 0 (written, or clean); -EBUSY (locked, or in flight
+ * already); -ENOENT (no longer in f); a write error (p stays dirty).
+ * Context: may sleep and do I/O; takes p's lock (trylock), the index lock.
+ */
+int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p);
+
+/* Throttling: a writer that left the cache over the hard limit. */
+void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t);
+
+/* Publishes lpc's size of f to the kernel file (ftruncate) if they differ.
+ * Return: 0 or negative errno.  Context: takes f->size_lock. */
+int lpc_wb_publish_size(struct lpc_file *f);
+
+#endif /* LPC_WRITEBACK_WRITEBACK_H */

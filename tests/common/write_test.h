@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * write_test.h - helpers of the write tests (header only): the backends
+ * every write test runs on, a reference copy of a file, and reading a file
+ * back through a fresh kernel descriptor.
+ */
+#ifndef LPC_TESTS_COMMON_WRITE_TEST_H
+#define LPC_TESTS_COMMON_WRITE_TEST_H
+
+#include "lpc_test.h"
+
+/* Every write test runs on each of these (the io_uring backend joins when
+ * the kernel allows it: tst_backend_ok). */
+static const int tst_write_backends[] = { LPC_IO_SYNC };
+#define TST_NWRITE_BACKENDS (sizeof(tst_write_backends) / sizeof(tst_write_backends[0]))
+
+static inline const char *tst_backend_name(int b)
+{
+	return b == LPC_IO_SYNC ? "sync" : b == LPC_IO_NULL ? "null" : "uring";
+}
+
+/* A cache for write tests with explicit limits (0: defaults). */
+static inline struct lpc_cache *tst_wcache_create(size_t frames, size_t ps, int backend,
+						  uint64_t expire_ms, uint64_t bg_pct,
+						  uint64_t limit_pct)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = frames * ps;
+	cfg.page_size = ps;
+	cfg.io_backend = backend;
+	cfg.dirty_expire_ms = expire_ms;
+	cfg.dirty_background_pct = bg_pct;
+	cfg.dirty_limit_pct = limit_pct;
+	rc = lpc_cache_create(&cfg, &c);
+	REQUIRE(rc == 0 && c, "lpc_cache_create(write) = %d", rc);
+	return c;
+}
+
+/* Reads the whole file at path with a fresh descriptor (no lpc) into buf
+ * (at most max bytes).  Return: its size, or -1. */
+static inline int64_t tst_kernel_read(const char *path, void *buf, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t done = 0;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return -1;
+	while (done < max && done < (size_t)st.st_size) {
+		ssize_t r = pread(fd, (char *)buf + done, max - done, (off_t)done);
+
+		if (r <= 0)
+			break;
+		done += (size_t)r;
+	}
+	close(fd);
+	return (int64_t)st.st_size;
+}
+
+/* First offset where a and b differ, or -1. */
+static inline int64_t tst_first_diff(const void *a, const void *b, size_t len)
+{
+	const unsigned char *x = a, *y = b;
+
+	if (!memcmp(a, b, len))
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (int64_t)i;
+	return -1;
+}
+
+#endif /* LPC_TESTS_COMMON_WRITE_TEST_H */
