@@ -217,6 +217,26 @@ static void break_file_after_close(void)
 	lpc_page_find(file, 0, &q);
 }
 
+/* SEQ-IDENTITY: a locked private page may take an identity, but only
+ * inside a seq write section (the allocator and M2 open one). */
+static void break_seq_identity(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_lock(p);
+	lpc_page_set_identity(p, file, 9);
+}
+
+/* SEQ-OPEN: a writer unlocks the page with its seq write section open. */
+static void break_seq_open(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_lock(p);
+	lpc_page_seq_write_begin(p);
+	lpc_page_unlock(p);
+}
+
 static const struct {
 	const char *rule;
 	void (*fn)(void);
@@ -239,6 +259,8 @@ static const struct {
 	{ "LOST-WAKEUP", break_lost_wakeup },
 	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
 	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
+	{ "SEQ-IDENTITY", break_seq_identity },
+	{ "SEQ-OPEN", break_seq_open },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */
