@@ -46,6 +46,7 @@ struct lpc_page;
 /* Every numbered protocol step (the labels of the comments in the tree). */
 #define LPC_YIELD_POINTS(X)                                                   \
 	X(R2) X(R3) X(R4)                    /* lookup.c: speculative get */     \
+	X(O2) X(O3) X(O4) X(O5)              /* optimistic.h: optimistic read */ \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
 	X(M1) X(M2) X(M3) X(M4) X(M5) X(M6)  /* miss.c */                        \

@@ -38,6 +38,9 @@ enum lpc_counter {
 	LPC_C_READ_AROUND,
 	LPC_C_ALLOC_FAILURES,
 	LPC_C_INVALIDATED,
+	/* optimistic reads */
+	LPC_C_OPT_HITS,      /* also counted in lpc_stats' hits and lookups */
+	LPC_C_OPT_FALLBACKS, /* the referenced try after counts as usual */
 	LPC_NR_COUNTERS,
 };
 

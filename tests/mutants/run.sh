@@ -22,6 +22,11 @@
 #   plain-inc      lookup.c: R3 increments without "unless zero"
 #   no-wake        lock.c: unlock never wakes sleepers (no U2)
 #   keep-failed    miss.c: a failed read leaves its page in the index (M5)
+#   opt-no-seq-recheck  optimistic.h: O5 accepts the copy without comparing
+#                  seq again (torn copies: rule OPTIMISTIC-TORN, named by
+#                  tests/stress/stress_optimistic.c)
+#   opt-no-slot-check   optimistic.h: O5 validates seq only, not the slot
+#                  (rule OPTIMISTIC-NOT-IN-INDEX)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +39,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,32p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -47,6 +52,8 @@ mutants=(
 	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
 	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
+	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
+	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

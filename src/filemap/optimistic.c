@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * optimistic.c - lpc_page_read: the optimistic read (optimistic.h) for
+ * callers that read a few fields of a page (a B-tree's inner nodes) rather
+ * than copy it.  The caller's function runs on the frame itself, inside the
+ * read section, and may see a torn view; lpc_page_read returns 0 only for a
+ * run whose view it validated.
+ *
+ * Steps: O1-O6 once (optimistic.h); if that fails, the referenced path:
+ *   F1 get the page with a reference (lpc_filemap_get_page: R1-R5, or the
+ *      miss path M1-M6 when it is not cached)
+ *   F2 s1 = seq (acquire); if even, run fn, acquire fence, and accept if seq
+ *      is still s1: the reference keeps the identity, seq the data
+ *   F3 otherwise (a writer was inside), take the page lock, which excludes
+ *      every writer of the data, run fn once more, unlock
+ *   F4 put the page
+ * So fn runs at most three times and lpc_page_read never livelocks.
+ */
+#include <errno.h>
+
+#include "filemap/optimistic.h"
+
+struct page_read_arg {
+	lpc_page_read_fn *fn;
+	void *arg;
+	size_t size;
+};
+
+static lpc_always_inline void page_read_call(const void *frame, void *arg)
+{
+	const struct page_read_arg *a = arg;
+
+	a->fn(frame, a->size, a->arg);
+}
+
+LPC_EXPORT int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags,
+			     lpc_page_read_fn *fn, void *arg)
+{
+	struct page_read_arg a;
+	struct lpc_tcache *t;
+	struct lpc_page *p;
+	int rc;
+
+	if (unlikely(!f || !fn || flags))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	t = lpc_file_tcache(f); /* registers the thread: O1 then counts */
+	if (unlikely(!t))
+		return -ENOMEM;
+	a = (struct page_read_arg){ fn, arg, f->pool->page_size };
+	if (likely(!f->locked_lookup)) {
+		bool ok;
+
+		lpc_rcu_read_lock();						/* O1 */
+		ok = lpc_filemap_read_optimistic(f, index, page_read_call, &a);
+		lpc_rcu_read_unlock();						/* O6 */
+		if (likely(ok)) {
+			lpc_count(t, LPC_C_OPT_HITS);
+			return 0;
+		}
+		lpc_count(t, LPC_C_OPT_FALLBACKS);
+	}
+	rc = lpc_filemap_get_page(f, index, t, &p);				/* F1 */
+	if (rc)
+		return rc;
+	lpc_filemap_read_held(p, page_read_call, &a);			/* F2, F3 */
+	lpc_page_put(p);							/* F4 */
+	return 0;
+}
