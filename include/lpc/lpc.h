@@ -115,7 +115,9 @@
  *      slow each other down.  When the optimistic try fails (the page is
  *      absent, being read or written, or left the index meanwhile), the call
  *      falls back, once, to the referenced path (as lpc_page_get): it always
- *      completes, however busy the writers (counted in optimistic_fallbacks).
+ *      completes, however busy the writers (counted in optimistic_fallbacks)
+ *      (tests/unit/test_page_read.c: h2_hit_takes_no_reference,
+ *      h1_waits_for_writer).
  */
 #ifndef LPC_LPC_H
 #define LPC_LPC_H
