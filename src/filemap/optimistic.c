@@ -20,50 +20,58 @@
 
 #include "filemap/optimistic.h"
 
-struct page_read_arg {
-	lpc_page_read_fn *fn;
-	void *arg;
-	size_t size;
-};
-
-static lpc_always_inline void page_read_call(const void *frame, void *arg)
+/* lpc_page_read for a thread's first call on the cache, LOCKED mode, and
+ * the fallback (F1-F4).  Out of line: the hit path saves fewer registers.
+ * `tried`: the optimistic try already ran and failed. */
+static __attribute__((noinline)) int page_read_slow(struct lpc_file *f, uint64_t index,
+						    lpc_page_read_fn *fn, void *arg, bool tried)
 {
-	const struct page_read_arg *a = arg;
+	struct lpc_tcache *t = lpc_file_tcache(f); /* registers the thread */
+	struct lpc_page *p;
+	int rc;
 
-	a->fn(frame, a->size, a->arg);
+	if (unlikely(!t))
+		return -ENOMEM;
+	if (!tried && !f->locked_lookup) {
+		bool ok;
+
+		lpc_rcu_read_lock();						/* O1 */
+		ok = lpc_filemap_read_optimistic(f, index, fn, arg);
+		lpc_rcu_read_unlock();						/* O6 */
+		if (ok) {
+			lpc_count(t, LPC_C_OPT_HITS);
+			return 0;
+		}
+		tried = true;
+	}
+	if (tried)
+		lpc_count(t, LPC_C_OPT_FALLBACKS);
+	rc = lpc_filemap_get_page(f, index, t, &p);				/* F1 */
+	if (rc)
+		return rc;
+	lpc_filemap_read_held(p, fn, arg);					/* F2, F3 */
+	lpc_page_put(p);							/* F4 */
+	return 0;
 }
 
 LPC_EXPORT int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags,
 			     lpc_page_read_fn *fn, void *arg)
 {
-	struct page_read_arg a;
-	struct lpc_tcache *t;
-	struct lpc_page *p;
-	int rc;
+	bool ok;
 
 	if (unlikely(!f || !fn || flags))
 		return -EINVAL;
 	lpc_debug_file_check(f);
-	t = lpc_file_tcache(f); /* registers the thread: O1 then counts */
-	if (unlikely(!t))
-		return -ENOMEM;
-	a = (struct page_read_arg){ fn, arg, f->pool->page_size };
-	if (likely(!f->locked_lookup)) {
-		bool ok;
-
-		lpc_rcu_read_lock();						/* O1 */
-		ok = lpc_filemap_read_optimistic(f, index, page_read_call, &a);
-		lpc_rcu_read_unlock();						/* O6 */
-		if (likely(ok)) {
-			lpc_count(t, LPC_C_OPT_HITS);
-			return 0;
-		}
-		lpc_count(t, LPC_C_OPT_FALLBACKS);
-	}
-	rc = lpc_filemap_get_page(f, index, t, &p);				/* F1 */
-	if (rc)
-		return rc;
-	lpc_filemap_read_held(p, page_read_call, &a);			/* F2, F3 */
-	lpc_page_put(p);							/* F4 */
+	/* The hit path, for a thread that has its block for f's cache (so it
+	 * is registered: O1 counts) in lockless mode. */
+	if (unlikely(lpc_self.cur_id != f->owner_id || f->locked_lookup))
+		return page_read_slow(f, index, fn, arg, false);
+	lpc_rcu_read_lock();							/* O1 */
+	ok = lpc_filemap_read_optimistic(f, index, fn, arg);
+	lpc_rcu_read_unlock();							/* O6 */
+	if (unlikely(!ok))
+		return page_read_slow(f, index, fn, arg, true);
+	/* lpc_self.cur is still f's block: only this thread changes it. */
+	lpc_count(lpc_self.cur, LPC_C_OPT_HITS);
 	return 0;
 }

@@ -119,15 +119,14 @@ static inline void lpc_debug_optimistic_check(struct lpc_file *f, struct lpc_pag
 #endif
 
 /*
- * O2-O5 for page `index` of f: runs fn(frame, arg) on the page's frame and
+ * O2-O5 for page `index` of f: runs fn(frame, page_size, arg) on the page's frame and
  * says whether what it saw was one stable version of the cached page.
  * Inline so that lpc_pread's copy is inlined into it.  Return: true if
  * valid; the caller counts and falls back.  Context: inside an RCU read
  * section (O1) of a registered thread; lockless mode only.
  */
 static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, uint64_t index,
-							  void (*fn)(const void *frame, void *arg),
-							  void *arg)
+							  lpc_page_read_fn *fn, void *arg)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
@@ -151,7 +150,7 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 	removals = atomic_load_explicit(&p->dbg_removals, memory_order_acquire);
 #endif
 	lpc_tsan_ignore_begin();
-	fn(lpc_page_frame(p), arg);					/* O4 */
+	fn(lpc_page_frame(p), f->pool->page_size, arg);			/* O4 */
 	lpc_tsan_ignore_end();
 	atomic_thread_fence(memory_order_acquire);			/* O5 */
 	lpc_yield_point(LPC_YP_O5);
@@ -161,7 +160,8 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 #if LPC_DEBUG
 	lpc_debug_optimistic_check(f, p, slot, removals);
 #endif
-	lpc_page_mark_referenced(p, flags);
+	/* Re-loaded rather than kept across fn: one register less to save. */
+	lpc_page_mark_referenced(p, atomic_load_explicit(&p->flags, memory_order_relaxed));
 	return true;
 }
 
@@ -173,22 +173,21 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
  * is one version too (H.1), and fn runs at most twice here.
  * Context: outside a read section; may sleep (the page lock).
  */
-static lpc_always_inline void lpc_filemap_read_held(struct lpc_page *p,
-						    void (*fn)(const void *frame, void *arg),
+static lpc_always_inline void lpc_filemap_read_held(struct lpc_page *p, lpc_page_read_fn *fn,
 						    void *arg)
 {
 	uint32_t s1 = atomic_load_explicit(&p->seq, memory_order_acquire);	/* F2 */
 
 	if (likely(!(s1 & 1))) {
 		lpc_tsan_ignore_begin();
-		fn(lpc_page_frame(p), arg);
+		fn(lpc_page_frame(p), p->pool->page_size, arg);
 		lpc_tsan_ignore_end();
 		atomic_thread_fence(memory_order_acquire);
 		if (likely(atomic_load_explicit(&p->seq, memory_order_relaxed) == s1))
 			return;
 	}
 	lpc_page_lock(p);							/* F3 */
-	fn(lpc_page_frame(p), arg);
+	fn(lpc_page_frame(p), p->pool->page_size, arg);
 	lpc_page_unlock(p);
 }
 

@@ -25,10 +25,11 @@ struct pread_copy {
 	size_t pgoff, n;
 };
 
-static lpc_always_inline void pread_copy(const void *frame, void *arg)
+static lpc_always_inline void pread_copy(const void *frame, size_t size, void *arg)
 {
 	const struct pread_copy *a = arg;
 
+	(void)size;
 #if LPC_DEBUG
 	/* In two halves around yield point O4, so that yield injection can
 	 * stop a reader in the middle of its copy (a writer then tears it). */
