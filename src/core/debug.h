@@ -67,6 +67,10 @@ struct lpc_page;
  *   C1         alloc.c pending_submit_unlock: C's pending batch is counted
  *              in batches_in_flight and free_lock dropped, but it is not yet
  *              given to call_rcu (regress_alloc_transit.c, story 2).
+ *   O4         read.c pread_copy: the middle of an optimistic copy (debug
+ *              builds copy in two halves around it), so that yield injection
+ *              lets a writer tear the copy that O5 must then refuse
+ *              (tests/stress/stress_optimistic.c, mutant opt-no-seq-recheck).
  *   FILE_FREE  file.c file_free_rcu: the grace period after the last close
  *              is over and struct lpc_file is about to be freed (runs in
  *              liburcu's call_rcu thread; regress_file_close.c counts frees).
