@@ -26,7 +26,7 @@ enum lookup_variant {
 	LV_LPC_PREAD, /* lpc_pread of one page, lockless cache */
 	LV_KERNEL_HOT,    /* pread(2) of the thread's one fixed page, again and again */
 	LV_LPC_PREAD_HOT, /* lpc_pread of that same page, lockless cache */
-	LV_LOCKLESS_HOT,  /* lpc_page_find + lpc_page_put of that same page */
+	LV_LOCKLESS_HOT,  /* find + the 8 words optimistic reads + put, that page */
 	LV_OPTIMISTIC,    /* lpc_page_read of that same page (a few fields) */
 	LV_KERNEL_SHARED,    /* pread(2) of one page shared by every thread */
 	LV_LPC_PREAD_SHARED, /* lpc_pread of that shared page */
