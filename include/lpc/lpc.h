@@ -183,6 +183,22 @@
  *      last lpc_file_close and lpc_cache_destroy write every dirty page
  *      back first and return the first error (the pages whose write
  *      failed are then dropped: the error says so).
+ *
+ * K. Optimistic reads (lpc_pread, lpc_page_read; lockless mode)
+ *  K.1 The bytes lpc_pread returns for a page, and the view of the run of
+ *      lpc_page_read's function that it returns 0 for, are one version of
+ *      the page as cached at `index` at an instant during the call: never
+ *      a mix of two versions (a write in progress), never another page's
+ *      data (a frame reused during the call), never a page that had left
+ *      the cache (tests/stress/stress_optimistic.c).
+ *  K.2 A hit of either call takes no reference and writes no shared line
+ *      but, once, the page's REFERENCED bit: readers of one hot page do not
+ *      slow each other down.  When the optimistic try fails (the page is
+ *      absent, being read or written, or left the index meanwhile), the call
+ *      falls back, once, to the referenced path (as lpc_page_get): it always
+ *      completes, however busy the writers (counted in optimistic_fallbacks)
+ *      (tests/unit/test_page_read.c: k2_hit_takes_no_reference,
+ *      k1_waits_for_writer).
  */
 #ifndef LPC_LPC_H
 #define LPC_LPC_H
@@ -301,6 +317,11 @@ struct lpc_stats {
 	uint64_t fsyncs;           /* lpc_fsync calls */
 	uint64_t uring_fallbacks;  /* caches that asked for io_uring and got sync */
 	uint64_t dirty_pages;      /* dirty pages now (gauge) */
+	/* optimistic reads */
+	uint64_t optimistic_hits;      /* pages lpc_pread and lpc_page_read read
+					* without a reference (also in hits) */
+	uint64_t optimistic_fallbacks; /* optimistic tries that took the
+					* referenced path (counted there too) */
 };
 
 /*
@@ -437,7 +458,10 @@ void lpc_page_put(struct lpc_page *p);
 
 /*
  * The page's frame: page_size bytes, aligned for O_DIRECT, valid while the
- * caller holds its reference.  NULL for NULL.
+ * caller holds its reference.  A cached page's frame is read-only to its
+ * users (optimistic readers rely on it: every change of a cached page's
+ * data goes through lpc's write path, which brackets it for them); a
+ * private page's (lpc_page_alloc) is its owner's to write.  NULL for NULL.
  * Context: any, signal handlers included.
  */
 void *lpc_page_data(const struct lpc_page *p);
@@ -479,7 +503,10 @@ int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out);
  * -EIO (or the backend's errno) if the first page failed (a later failure
  * ends the read short, C.2); -ENOMEM when the thread's block, or the bounce
  * buffer to read the first page around the cache, cannot be allocated.
- * Context: as lpc_page_get, page after page; the read-around allocates.
+ * Each page's bytes are one version of it (H.1).
+ * Context: a cached page is copied optimistically, without a reference, a
+ * lock or a shared write (H.2); any other page as lpc_page_get, page after
+ * page; the read-around allocates.
  */
 ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
 
@@ -624,6 +651,42 @@ int lpc_fsync(struct lpc_file *f);
  * at a time, the index lock; never waits for a grace period.
  */
 int lpc_truncate(struct lpc_file *f, uint64_t size);
+
+/*
+ * The function lpc_page_read runs on a page: data is the page's frame, len
+ * the cache's page size, arg the caller's.
+ */
+typedef void lpc_page_read_fn(const void *data, size_t len, void *arg);
+
+/*
+ * Reads page `index` of f optimistically (H.1, H.2): runs fn(data, len, arg)
+ * on the cached page without taking a reference, then validates that the
+ * page did not change, leave the cache or get reused while fn ran.  When
+ * that fails, or the page is not cached, it gets the page as lpc_page_get
+ * does (reading it on a miss) and runs fn again on the held page: under its
+ * page lock if a writer is changing it.  flags must be 0.
+ * Rules for fn, which runs inside lpc's RCU read section:
+ *  - it may run more than once (at most three times); only the last run
+ *    counts, so it writes its results to arg, overwriting earlier runs';
+ *  - it must not write the page, and must tolerate a torn view: the bytes
+ *    may mix two versions or come from a page being reused, so it must not
+ *    follow pointers or loop on lengths read from the page without bounds
+ *    checks, and must not act on what it read before the call returns 0;
+ *  - it may not block, sleep, or call lpc (nor liburcu); it should be short:
+ *    a grace period (frees, reclaim) waits for it.
+ * Return: 0 when fn's last run saw one version of the page as cached at
+ * `index` (H.1); -ENXIO for a page wholly past the end of the file; -EIO (or
+ * the backend's errno) when reading it failed (C.2); -ENOMEM when no frame is
+ * free anywhere (E.1) or the thread's block cannot be allocated; -EINVAL for
+ * a NULL f or fn, or unknown flags.  On an error fn may have run, on a view
+ * that is not valid.
+ * Context: a hit takes no lock, writes no shared line (H.2) and never
+ * sleeps; the fallback is lpc_page_get's context (may sleep, do I/O and
+ * wait for a grace period) plus the page lock; LOCKED mode always takes the
+ * fallback.  Not from a signal handler.
+ */
+int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags, lpc_page_read_fn *fn,
+		  void *arg);
 
 /*
  * Sums the counters of every thread into *out (F.1).  NULL arguments are

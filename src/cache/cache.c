@@ -181,13 +181,16 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 		return;
 	lpc_towner_sum(&c->pool.owner, cnt, &tfree);
 	memset(out, 0, sizeof(*out));
-	out->hits = cnt[LPC_C_HITS];
+	/* An optimistic hit counts one store, in opt_hits only. */
+	out->hits = cnt[LPC_C_HITS] + cnt[LPC_C_OPT_HITS];
 	out->misses = cnt[LPC_C_MISSES];
 	out->lookups = out->hits + out->misses; /* one store less on a hit */
 	out->retries = cnt[LPC_C_RETRIES];
 	out->reads = cnt[LPC_C_READS];
 	out->read_bytes = cnt[LPC_C_READ_BYTES];
 	out->read_errors = cnt[LPC_C_READ_ERRORS];
+	out->optimistic_hits = cnt[LPC_C_OPT_HITS];
+	out->optimistic_fallbacks = cnt[LPC_C_OPT_FALLBACKS];
 	out->direct_fallbacks = cnt[LPC_C_DIRECT_FALLBACKS];
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];

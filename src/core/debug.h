@@ -47,6 +47,7 @@ struct lpc_page;
 #define LPC_YIELD_POINTS(X)                                                   \
 	X(R2) X(R3) X(R4)                    /* lookup.c: speculative get */     \
 	X(P2) X(P3) X(P4)                    /* pin.c: range pin fast path */    \
+	X(O2) X(O3) X(O4) X(O5)              /* optimistic.h: optimistic read */ \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
 	X(M1) X(M2) X(M3) X(M4) X(M5) X(M6)  /* miss.c */                        \
@@ -73,6 +74,10 @@ struct lpc_page;
  *   C1         alloc.c pending_submit_unlock: C's pending batch is counted
  *              in batches_in_flight and free_lock dropped, but it is not yet
  *              given to call_rcu (regress_alloc_transit.c, story 2).
+ *   O4         read.c pread_copy: the middle of an optimistic copy (debug
+ *              builds copy in two halves around it), so that yield injection
+ *              lets a writer tear the copy that O5 must then refuse
+ *              (tests/stress/stress_optimistic.c, mutant opt-no-seq-recheck).
  *   FILE_FREE  file.c file_free_rcu: the grace period after the last close
  *              is over and struct lpc_file is about to be freed (runs in
  *              liburcu's call_rcu thread; regress_file_close.c counts frees).

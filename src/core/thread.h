@@ -61,6 +61,9 @@ enum lpc_counter {
 	LPC_C_THROTTLED,
 	LPC_C_FSYNCS,
 	LPC_C_URING_FALLBACKS,
+	/* optimistic reads */
+	LPC_C_OPT_HITS,      /* also counted in lpc_stats' hits and lookups */
+	LPC_C_OPT_FALLBACKS, /* the referenced try after counts as usual */
 	LPC_NR_COUNTERS,
 };
 

@@ -7,15 +7,20 @@
  * new page's own lock:
  *   M1 allocate a private frame (page/alloc.c)
  *   M2 give it its identity, LOCKED and PUBLISHED, and two references (ours
- *      and the index's), all with plain stores: nobody can see it yet
+ *      and the index's), all with plain stores: nobody can see it yet.  A
+ *      seq write section (page/page.h) opens before the identity is set and
+ *      closes at M5, so seq is odd from here until the data is in place:
+ *      an optimistic reader (optimistic.c) never accepts the page before
+ *      M5, whether it is published yet or not
  *   M3 insert it under the index lock (the radix tree publishes it with a
  *      release store).  -EEXIST: another thread inserted first; our page was
  *      never visible, so it is freed privately, and we wait on theirs (M6)
  *   M4 read into the frame (O_DIRECT), zero what lies past end of file; a
  *      read short of a page where the file does not end is an error
- *   M5 success: set UPTODATE and unlock in one release (waiters wake);
- *      failure: delete the page from the index, set ERROR and unlock, return
- *      the error: nothing is cached, the next get reads again
+ *   M5 success: close the seq section (release), set UPTODATE and unlock in
+ *      one release (waiters wake); failure: delete the page from the index,
+ *      close the seq section, set ERROR and unlock, return the error:
+ *      nothing is cached, the next get reads again
  *   M6 a thread that finds a page not UPTODATE waits for its lock to be
  *      released (lpc_page_wait_unlocked), then re-checks: UPTODATE -> hit;
  *      ERROR -> -EIO (it shared the failed read); neither (removed for
@@ -133,14 +138,17 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 		lpc_filemap_delete(f, p, index);
+		lpc_page_seq_write_end(p); /* M2's section: nothing to read here */
 		lpc_page_unlock_set(p, r == -ENXIO ? 0 : LPC_PG_ERROR);
 		return (int)r;
 	}
 	if ((size_t)r < c->page_size)
 		memset((char *)frame + r, 0, c->page_size - (size_t)r);
 	lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)r);
-	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed); /* data changed */
 	lpc_yield_point(LPC_YP_M5);
+	/* M2's write section ends with the data in place (release), before
+	 * UPTODATE is published by the unlock's release. */
+	lpc_page_seq_write_end(p);
 	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
@@ -182,6 +190,11 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 #if LPC_DEBUG
 	atomic_store_explicit(&p->dbg_owner, lpc_debug_tid(), memory_order_relaxed);
 #endif
+	/* A seq write section from here to M5 (the page lock is ours): the
+	 * identity changes now and the data at M4, and optimistic readers
+	 * that find the page in the index before M5 see seq odd and take the
+	 * referenced path, which waits for the read (M6). */
+	lpc_page_seq_write_begin(p);
 	lpc_page_set_identity(p, f, index);
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
 			      memory_order_relaxed);
@@ -195,6 +208,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);
 		/* Never visible to anyone: the private free is safe. */
+		lpc_page_seq_write_end(p);
 		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
 		lpc_page_free_private(p);
 		return rc;

@@ -5,13 +5,44 @@
  * be cached because every frame is held is read around the cache into a
  * bounce frame (counted in read_around) rather than failing the read: the
  * allocation evicts what it can but never waits (LPC_ALLOC_NOWAIT).
+ *
+ * A page that is cached and stable is copied optimistically, without a
+ * reference (O1-O6, optimistic.h): a hit writes no shared line, so threads
+ * that read one hot page do not bounce its descriptor.  One try per page;
+ * when it fails (the page is absent, in flight, being written, or left the
+ * index during the copy) the page goes the referenced way (lookup.c, miss.c).
+ * LOCKED mode always goes the referenced way.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "filemap/filemap.h"
+#include "filemap/optimistic.h"
+
+/* lpc_pread's optimistic copy (O4 of optimistic.h): part of one page. */
+struct pread_copy {
+	void *dst;
+	size_t pgoff, n;
+};
+
+static lpc_always_inline void pread_copy(const void *frame, size_t size, void *arg)
+{
+	const struct pread_copy *a = arg;
+
+	(void)size;
+#if LPC_DEBUG
+	/* In two halves around yield point O4, so that yield injection can
+	 * stop a reader in the middle of its copy (a writer then tears it). */
+	size_t half = a->n / 2;
+
+	memcpy(a->dst, (const char *)frame + a->pgoff, half);
+	lpc_yield_point(LPC_YP_O4);
+	memcpy((char *)a->dst + half, (const char *)frame + a->pgoff + half, a->n - half);
+#else
+	memcpy(a->dst, (const char *)frame + a->pgoff, a->n);
+#endif
+}
 
 /* Reads part of page `index` without caching it. Return: 0 or negative errno. */
 static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgoff,
@@ -81,9 +112,26 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 
 		if (n > len - done)
 			n = len - done;
+		if (likely(!f->locked_lookup)) {
+			struct pread_copy a = { (char *)buf + done, pgoff, n };
+			bool ok;
+
+			lpc_rcu_read_lock();				/* O1 */
+			ok = lpc_filemap_read_optimistic(f, index, pread_copy, &a);
+			lpc_rcu_read_unlock();				/* O6 */
+			if (likely(ok)) {
+				lpc_count(t, LPC_C_OPT_HITS);
+				done += n;
+				continue;
+			}
+			lpc_count(t, LPC_C_OPT_FALLBACKS);
+		}
 		rc = lpc_filemap_get_page(f, index, t, LPC_ALLOC_NOWAIT, &p);
 		if (likely(rc == 0)) {
-			memcpy((char *)buf + done, (char *)lpc_page_frame(p) + pgoff, n);
+			struct pread_copy a = { (char *)buf + done, pgoff, n };
+
+			/* One version of the page, even with writers (K.1). */
+			lpc_filemap_read_held(p, pread_copy, &a);
 			lpc_page_put(p);
 		} else if (rc == -ENOMEM) {
 			rc = read_around(f, index, (char *)buf + done, pgoff, n, t);

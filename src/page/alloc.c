@@ -181,6 +181,7 @@ void lpc_page_free_deferred(struct lpc_page *p)
 			"FREE-FRAME-REF", p, "deferred free of a page with ref != 0");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
+	lpc_page_debug_seq_closed(p, "deferred free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
 	/* An active page leaves CLOCK2's active count here (reclaim/evict.c):
@@ -265,6 +266,7 @@ void lpc_page_free_private(struct lpc_page *p)
 			"FREE-FRAME-REF", p, "private free of a page with ref != 1 (someone else holds it)");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "private free of a frame already free");
+	lpc_page_debug_seq_closed(p, "private free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
 	/* Nobody else can see this page: plain (relaxed) stores, no RMW. */
@@ -312,7 +314,15 @@ static void page_init_private(struct lpc_page *p)
 			"allocator handed out a frame that is not free (another owner has it)");
 #endif
 	p->next = NULL;
+	/* Recycling changes the frame's identity (and, for its next owner,
+	 * its data): a seq write section around it, so that an optimistic
+	 * reader that somehow still looked at the old page (none can: a grace
+	 * period separates its last publication from now) would reject its
+	 * copy.  The section also makes seq of every handed-out frame differ
+	 * from what it was under its previous identity. */
+	lpc_page_seq_write_begin(p);
 	lpc_page_set_identity(p, NULL, 0);
+	lpc_page_seq_write_end(p);
 #if LPC_DEBUG
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_LIVE, memory_order_relaxed);
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);

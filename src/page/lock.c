@@ -84,6 +84,7 @@ static void debug_unlock_check(struct lpc_page *p)
 			(unsigned long long)atomic_load_explicit(&p->dbg_owner,
 								 memory_order_relaxed));
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+	lpc_page_debug_seq_closed(p, "page unlocked");
 }
 
 static void debug_locked(struct lpc_page *p)

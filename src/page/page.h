@@ -19,9 +19,19 @@
  *           remover (freeze: CAS from exactly the index's count to 0) and the
  *           allocator (plain store 1 on a page nobody can reach).
  *   flags   atomic bits, the futex word of the page lock (legend below).
- *   seq     version (sequence count) bumped while the page lock is held by
- *           every change of the page's data or identity; reserved for
- *           reference-free optimistic reads (readers copy, then validate).
+ *   seq     sequence count over the page's data and identity (seqlock):
+ *           odd while a writer changes them, even when stable; it only
+ *           grows.  Writers: lpc_page_seq_write_begin/end (below), by the
+ *           page lock's holder or the owner of a page nobody else can reach.
+ *           Who bumps it: the allocator when it recycles a frame (alloc.c,
+ *           page_init_private: the identity is cleared), the miss path from
+ *           M2 to M5 (miss.c: identity set, data read), and every later
+ *           writer of data (the write path) or identity.  Removal from an
+ *           index changes neither (the optimistic reader's slot re-check
+ *           sees it).  Read by optimistic readers (filemap/optimistic.c).
+ *           Rules checked by LPC_DEBUG: SEQ-IDENTITY (the identity changes
+ *           only while seq is odd), SEQ-OPEN (no page is unlocked or freed
+ *           with seq odd: a write section left open).
  *   id      the descriptor's number in the array; constant.
  *   pool    the descriptor pool it belongs to (page/pool.h); constant.
  *   file    identity: written by the owner while the page is private, read
@@ -232,7 +242,10 @@ static inline void lpc_page_unfreeze(struct lpc_page *p, uint32_t count)
 /*
  * Sets a page's identity.  Rule IDENTITY-CHANGE: only while the page is
  * locked and unpublished (PUBLISHED clear: M2), or free (the allocator
- * clearing it before it hands the frame out).  Context: the page's only user.
+ * clearing it before it hands the frame out).  Rule SEQ-IDENTITY: inside a
+ * seq write section (lpc_page_seq_write_begin .. end), so that an optimistic
+ * reader never accepts a copy that straddles the change.  Context: the
+ * page's only user.
  */
 static inline void lpc_page_set_identity(struct lpc_page *p, struct lpc_file *f, uint64_t index)
 {
@@ -243,10 +256,18 @@ static inline void lpc_page_set_identity(struct lpc_page *p, struct lpc_file *f,
 				atomic_load_explicit(&p->dbg_state, memory_order_relaxed) ==
 					LPC_DBG_FREE,
 			"IDENTITY-CHANGE", p, "identity set on a published or unlocked page");
+	lpc_debug_check(atomic_load_explicit(&p->seq, memory_order_relaxed) & 1, "SEQ-IDENTITY", p,
+			"identity set outside a seq write section (seq even: an optimistic reader would accept it)");
 #endif
 	atomic_store_explicit(&p->file, f, memory_order_relaxed);
 	atomic_store_explicit(&p->index, index, memory_order_relaxed);
 }
+
+/* Rule SEQ-OPEN: a page is unlocked or freed with its seq write section
+ * closed (seq even).  `what` says where. */
+#define lpc_page_debug_seq_closed(p, what)                                              \
+	lpc_debug_check(!(atomic_load_explicit(&(p)->seq, memory_order_relaxed) & 1), "SEQ-OPEN", \
+			p, "%s with seq odd: a write section was left open", what)
 
 /* Debug: counts a removal of p from an index, after its slot was cleared (B).
  * Context: the file's index lock.  See the R4 check in lookup.c. */

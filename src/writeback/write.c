@@ -32,17 +32,18 @@ static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size
 	if (rc)
 		return rc;
 	data = lpc_page_frame(p);
-	/* Private: nobody else can reach it (the seq bump is for form). */
+	/* Private: nobody else can reach it yet.  As M2: the data and the
+	 * identity change inside one seq write section, the identity while
+	 * the page is locked (rule SEQ-IDENTITY), then the final flags. */
 	lpc_page_seq_write_begin(p);
 	if (n != ps) {
 		memset(data, 0, pgoff);
 		memset(data + pgoff + n, 0, ps - pgoff - n);
 	}
 	memcpy(data + pgoff, src, n);
-	lpc_page_seq_write_end(p);
-	/* As M2: locked while the identity is set, then the final flags. */
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED, memory_order_relaxed);
 	lpc_page_set_identity(p, f, index);
+	lpc_page_seq_write_end(p);
 	atomic_store_explicit(&p->flags, LPC_PG_PUBLISHED | LPC_PG_UPTODATE | LPC_PG_DIRTY,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 1, memory_order_relaxed); /* the index's */

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 
 #include "cache/cache.h"
-#include "filemap/filemap.h"
+#include "filemap/optimistic.h"
 #include "../common/lpc_test.h"
 
 static struct lpc_cache *cache;
@@ -262,6 +262,44 @@ static void break_dirty_count(void)
 	lpc_filemap_truncate_page(file, p, 0);
 }
 
+/* SEQ-IDENTITY: a locked private page may take an identity, but only
+ * inside a seq write section (the allocator and M2 open one). */
+static void break_seq_identity(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_lock(p);
+	lpc_page_set_identity(p, file, 9);
+}
+
+/* SEQ-OPEN: a writer unlocks the page with its seq write section open. */
+static void break_seq_open(void)
+{
+	struct lpc_page *p = private_page();
+
+	lpc_page_lock(p);
+	lpc_page_seq_write_begin(p);
+	lpc_page_unlock(p);
+}
+
+/* OPTIMISTIC-NOT-IN-INDEX: O5's check called as a reader that skipped the
+ * slot re-check would: the page left the index before its removal count
+ * was read (O3).  All in one read section, so the removed leaf and frame
+ * stay valid. */
+static void break_optimistic_in_index(void)
+{
+	struct lpc_page *p = cached_page(), *q;
+	void *_Atomic const *slot;
+
+	lpc_rcu_read_lock();
+	q = lpc_radix_lookup(&file->tree, 0, &slot);
+	REQUIRE(q == p, "page 0 in its slot");
+	REQUIRE(lpc_invalidate(file, 0, 4096) == 1, "invalidate page 0");
+	lpc_debug_optimistic_check(file, p, slot,
+				   atomic_load_explicit(&p->dbg_removals, memory_order_acquire));
+	lpc_rcu_read_unlock();
+}
+
 static const struct {
 	const char *rule;
 	void (*fn)(void);
@@ -290,6 +328,9 @@ static const struct {
 	{ "WRITEBACK-END", break_writeback_end },
 	{ "TRUNCATE-WRITEBACK", break_truncate_writeback },
 	{ "DIRTY-COUNT", break_dirty_count },
+	{ "SEQ-IDENTITY", break_seq_identity },
+	{ "SEQ-OPEN", break_seq_open },
+	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

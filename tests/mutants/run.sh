@@ -30,6 +30,11 @@
 #                  (a change made during the write could be lost)
 #   no-redirty     filemap/dirty.c: a failed write (K5) does not re-dirty
 #                  its page (the data would be dropped)
+#   opt-no-seq-recheck  optimistic.h: O5 accepts the copy without comparing
+#                  seq again (torn copies: rule OPTIMISTIC-TORN, named by
+#                  tests/stress/stress_optimistic.c)
+#   opt-no-slot-check   optimistic.h: O5 validates seq only, not the slot
+#                  (rule OPTIMISTIC-NOT-IN-INDEX)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +47,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,32p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,37p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -60,6 +65,8 @@ mutants=(
 	'evict-check-then-store|src/reclaim/evict.c|s@if (!lpc_page_freeze(p, 1)) {@if (atomic_load(\&p->ref) != 1 || (sched_yield(), !lpc_page_freeze(p, atomic_load(\&p->ref)))) { /* MUTANT: E4 check-then-store */@'
 	'dirty-late|src/filemap/dirty.c|s@(old \& ~LPC_PG_DIRTY) | LPC_PG_WRITEBACK,@old | LPC_PG_WRITEBACK, /* MUTANT: K3 keeps DIRTY */@'
 	'no-redirty|src/filemap/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
+	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
+	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

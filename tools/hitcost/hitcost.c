@@ -22,6 +22,12 @@
  *              public calls (static library: no PLT), with everything they
  *              do besides: the thread's block, the flags tests, the counter,
  *              the PUBLISHED test in the put
+ *   opt        a side branch from walk+rcu: the optimistic read's steps
+ *              (filemap/optimistic.h O2-O5: the walk, seq, UPTODATE and
+ *              identity, a function that reads no byte, the fence and the
+ *              re-checks of seq and slot) inside the read section, on the
+ *              api step's cache; no reference, no shared write
+ *   page_read  lpc_page_read with that function, through the public call
  *
  * It uses lpc's internal headers and the static library; it is a measuring
  * tool for lpc's developers, not installed.  One round runs every step once
@@ -44,6 +50,7 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
+#include "filemap/optimistic.h"
 #include "floor.h"
 #include "stats.h"
 #include "tsc.h"
@@ -51,9 +58,9 @@
 #define NPAGES 65536u /* 256 MiB of 4 KiB pages, as lpcbench lookup */
 #define NIDX (1u << 20)
 
-enum step { S_FLOOR, S_FLAT, S_WALK, S_WALK_RCU, S_CALLS, S_API, S_NR };
+enum step { S_FLOOR, S_FLAT, S_WALK, S_WALK_RCU, S_CALLS, S_API, S_OPT, S_PAGE_READ, S_NR };
 static const char *const step_name[S_NR] = { "floor", "flat", "walk", "walk+rcu", "calls",
-					      "api" };
+					      "api", "opt", "page_read" };
 
 static uint32_t *idx;               /* random page numbers */
 static struct floor fl;             /* S_FLOOR */
@@ -165,8 +172,49 @@ static __attribute__((noinline)) void run_api(unsigned n)
 	}
 }
 
-static void (*const step_run[S_NR])(unsigned) = { run_floor,    run_flat,  run_walk,
-						  run_walk_rcu, run_calls, run_api };
+/* A function that reads no byte of the page: the steps then cost the
+ * protocol alone, as find+put, which touches no data either (a random
+ * page's first byte is a DRAM miss that would swamp the rest). */
+static void read_word(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	*(uint64_t *)arg += (uint64_t)(uintptr_t)data;
+}
+
+static __attribute__((noinline)) void run_opt(unsigned n)
+{
+	uint64_t sink = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		bool ok;
+
+		lpc_rcu_read_lock();
+		ok = lpc_filemap_read_optimistic(file, idx[i & (NIDX - 1)], read_word, &sink);
+		lpc_rcu_read_unlock();
+		if (unlikely(!ok))
+			die("opt: page %u not valid", idx[i & (NIDX - 1)]);
+	}
+	if (sink == 42)
+		printf(" ");
+}
+
+static __attribute__((noinline)) void run_page_read(unsigned n)
+{
+	uint64_t sink = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int rc = lpc_page_read(file, idx[i & (NIDX - 1)], 0, read_word, &sink);
+
+		if (unlikely(rc))
+			die("page_read: %u = %d", idx[i & (NIDX - 1)], rc);
+	}
+	if (sink == 42)
+		printf(" ");
+}
+
+static void (*const step_run[S_NR])(unsigned) = { run_floor, run_flat,  run_walk,
+						  run_walk_rcu, run_calls, run_api,
+						  run_opt, run_page_read };
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -286,9 +334,12 @@ int main(int argc, char **argv)
 	for (int s = 0; s < S_NR; s++) {
 		struct summary t = summarize(ticks[s], rounds), q = summarize(ratio[s], rounds);
 
-		/* flat is a side branch: walk builds on the floor. */
+		/* flat is a side branch: walk builds on the floor; opt builds
+		 * on walk+rcu (no reference), page_read on opt. */
 		if (s == S_WALK)
 			prev = 1.0;
+		if (s == S_OPT)
+			prev = summarize(ratio[S_WALK_RCU], rounds).med;
 		printf("%-10s %8.1f   %5.2f [%4.2f-%4.2f]   %+5.2f\n", step_name[s], t.med, q.med,
 		       q.min, q.max, q.med - prev);
 		prev = q.med;

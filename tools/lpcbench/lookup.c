@@ -60,6 +60,12 @@ const char *const lookup_variant_name[LV_NR] = {
 	[LV_LPC_PREAD] = "lpc_pread",
 	[LV_KERNEL_HOT] = "kernel_hot",
 	[LV_LPC_PREAD_HOT] = "lpc_pread_hot",
+	[LV_LOCKLESS_HOT] = "lockless_hot",
+	[LV_OPTIMISTIC] = "optimistic",
+	[LV_KERNEL_SHARED] = "kernel_shared",
+	[LV_LPC_PREAD_SHARED] = "lpc_pread_shared",
+	[LV_LOCKLESS_SHARED] = "lockless_shared",
+	[LV_OPTIMISTIC_SHARED] = "optimistic_shared",
 };
 
 static const char *const lookup_variant_desc[LV_NR] = {
@@ -70,6 +76,12 @@ static const char *const lookup_variant_desc[LV_NR] = {
 	[LV_LPC_PREAD] = "lpc_pread of one page, LPC_LOOKUP_LOCKLESS cache",
 	[LV_KERNEL_HOT] = "as kernel, but of one page again and again (the thread's hot page)",
 	[LV_LPC_PREAD_HOT] = "as lpc_pread, but of that same hot page again and again",
+	[LV_LOCKLESS_HOT] = "find + read the 8 words optimistic reads + put, of that hot page",
+	[LV_OPTIMISTIC] = "lpc_page_read of that hot page: a function reads 8 words, no reference",
+	[LV_KERNEL_SHARED] = "as kernel, but every thread reads one shared page",
+	[LV_LPC_PREAD_SHARED] = "as lpc_pread, but every thread reads that shared page",
+	[LV_LOCKLESS_SHARED] = "as lockless_hot, but every thread reads that shared page",
+	[LV_OPTIMISTIC_SHARED] = "as optimistic, but every thread reads that shared page",
 };
 
 static const char *const cache_name[LOOKUP_NR_CACHES] = {
@@ -82,6 +94,8 @@ struct lookup_thread {
 	alignas(BENCH_CACHELINE) uint32_t *idx; /* LOOKUP_IDX_ENTRIES page numbers */
 	void *buf;    /* one page, for the pread variants */
 	uint32_t hot; /* the page of the _hot variants, drawn once at setup */
+	uint32_t shared; /* the page of the _shared variants: every thread's */
+	uint64_t sink;   /* what the optimistic variant's function read */
 	int err;      /* positive errno of the failed operation, or 0 */
 	uint32_t err_page;
 };
@@ -209,10 +223,10 @@ loop_lpc_pread(struct lookup_thread *t, struct lpc_file *f, size_t len,
 
 /* The _hot loops: the same operation as above on one page, again and again. */
 static __attribute__((noinline)) uint64_t
-loop_kernel_hot(struct lookup_thread *t, int fd, size_t len, unsigned shift,
+loop_kernel_hot(struct lookup_thread *t, uint32_t page, int fd, size_t len, unsigned shift,
 		const _Atomic unsigned *stop)
 {
-	const off_t off = (off_t)t->hot << shift;
+	const off_t off = (off_t)page << shift;
 	void *buf = t->buf;
 	uint64_t ops = 0;
 
@@ -221,7 +235,7 @@ loop_kernel_hot(struct lookup_thread *t, int fd, size_t len, unsigned shift,
 			ssize_t n = pread(fd, buf, len, off);
 
 			if (unlikely(n != (ssize_t)len))
-				return lookup_fail(t, n < 0 ? errno : EIO, t->hot, ops);
+				return lookup_fail(t, n < 0 ? errno : EIO, page, ops);
 		}
 		ops += LOOKUP_BATCH;
 	} while (!atomic_load_explicit(stop, memory_order_relaxed));
@@ -229,10 +243,10 @@ loop_kernel_hot(struct lookup_thread *t, int fd, size_t len, unsigned shift,
 }
 
 static __attribute__((noinline)) uint64_t
-loop_lpc_pread_hot(struct lookup_thread *t, struct lpc_file *f, size_t len,
+loop_lpc_pread_hot(struct lookup_thread *t, uint32_t page, struct lpc_file *f, size_t len,
 		   unsigned shift, const _Atomic unsigned *stop)
 {
-	const uint64_t off = (uint64_t)t->hot << shift;
+	const uint64_t off = (uint64_t)page << shift;
 	void *buf = t->buf;
 	uint64_t ops = 0;
 
@@ -241,10 +255,65 @@ loop_lpc_pread_hot(struct lookup_thread *t, struct lpc_file *f, size_t len,
 			ssize_t n = lpc_pread(f, buf, len, off);
 
 			if (unlikely(n != (ssize_t)len))
-				return lookup_fail(t, n < 0 ? (int)-n : EIO, t->hot, ops);
+				return lookup_fail(t, n < 0 ? (int)-n : EIO, page, ops);
 		}
 		ops += LOOKUP_BATCH;
 	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+	return ops;
+}
+
+/* What a B-tree's search reads of an inner node: a few words. */
+static void read_fields(const void *data, size_t len, void *arg)
+{
+	const uint64_t *w = data;
+	uint64_t sum = 0;
+
+	/* len is a power of two: a mask, not a division. */
+	for (unsigned i = 0; i < 8; i++)
+		sum += w[(i * 61) & (len / sizeof(uint64_t) - 1)];
+	*(uint64_t *)arg = sum;
+}
+
+/* find, read the fields the optimistic variants read, put: the same work
+ * as lpc_page_read(read_fields), the referenced way. */
+static __attribute__((noinline)) uint64_t
+loop_find_hot(struct lookup_thread *t, uint32_t page, struct lpc_file *f, size_t len,
+	      const _Atomic unsigned *stop)
+{
+	uint64_t ops = 0, sink = 0;
+
+	do {
+		for (unsigned i = 0; i < LOOKUP_BATCH; i++) {
+			struct lpc_page *p;
+			int rc = lpc_page_find(f, page, &p);
+
+			if (unlikely(rc))
+				return lookup_fail(t, -rc, page, ops);
+			read_fields(lpc_page_data(p), len, &sink);
+			lpc_page_put(p);
+		}
+		ops += LOOKUP_BATCH;
+	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+	t->sink = sink;
+	return ops;
+}
+
+static __attribute__((noinline)) uint64_t
+loop_page_read(struct lookup_thread *t, uint32_t page, struct lpc_file *f,
+	       const _Atomic unsigned *stop)
+{
+	uint64_t ops = 0, sink = 0;
+
+	do {
+		for (unsigned i = 0; i < LOOKUP_BATCH; i++) {
+			int rc = lpc_page_read(f, page, 0, read_fields, &sink);
+
+			if (unlikely(rc))
+				return lookup_fail(t, -rc, page, ops);
+		}
+		ops += LOOKUP_BATCH;
+	} while (!atomic_load_explicit(stop, memory_order_relaxed));
+	t->sink = sink;
 	return ops;
 }
 
@@ -267,10 +336,24 @@ static uint64_t lookup_slice_fn(unsigned id, void *arg, const _Atomic unsigned *
 		return loop_lpc_pread(t, lk->file[LPC_LOOKUP_LOCKLESS],
 				      lk->page_size, lk->page_shift, stop);
 	case LV_KERNEL_HOT:
-		return loop_kernel_hot(t, lk->kfd, lk->page_size, lk->page_shift, stop);
+		return loop_kernel_hot(t, t->hot, lk->kfd, lk->page_size, lk->page_shift, stop);
 	case LV_LPC_PREAD_HOT:
-		return loop_lpc_pread_hot(t, lk->file[LPC_LOOKUP_LOCKLESS],
+		return loop_lpc_pread_hot(t, t->hot, lk->file[LPC_LOOKUP_LOCKLESS],
 					  lk->page_size, lk->page_shift, stop);
+	case LV_LOCKLESS_HOT:
+		return loop_find_hot(t, t->hot, lk->file[LPC_LOOKUP_LOCKLESS], lk->page_size, stop);
+	case LV_OPTIMISTIC:
+		return loop_page_read(t, t->hot, lk->file[LPC_LOOKUP_LOCKLESS], stop);
+	case LV_KERNEL_SHARED:
+		return loop_kernel_hot(t, t->shared, lk->kfd, lk->page_size, lk->page_shift, stop);
+	case LV_LPC_PREAD_SHARED:
+		return loop_lpc_pread_hot(t, t->shared, lk->file[LPC_LOOKUP_LOCKLESS],
+					  lk->page_size, lk->page_shift, stop);
+	case LV_LOCKLESS_SHARED:
+		return loop_find_hot(t, t->shared, lk->file[LPC_LOOKUP_LOCKLESS], lk->page_size,
+				     stop);
+	case LV_OPTIMISTIC_SHARED:
+		return loop_page_read(t, t->shared, lk->file[LPC_LOOKUP_LOCKLESS], stop);
 	case LV_NR:
 		break;
 	}
@@ -317,7 +400,7 @@ static unsigned lookup_variants(const struct bench_opts *o)
 			    !strncmp(s, lookup_variant_name[v], len))
 				break;
 		if (v == LV_NR)
-			die("--variants: unknown variant '%.*s' (floor, lockless, locked, kernel, lpc_pread, kernel_hot, lpc_pread_hot)",
+			die("--variants: unknown variant '%.*s' (floor, lockless, locked, kernel, lpc_pread, kernel_hot, lpc_pread_hot, lockless_hot, optimistic, kernel_shared, lpc_pread_shared, lockless_shared, optimistic_shared)",
 			    (int)len, s);
 		mask |= 1u << v;
 		s += len + (s[len] == ',');
@@ -526,18 +609,25 @@ static void lookup_setup(struct lookup *lk)
 		lk->t[i].idx = xmalloc(LOOKUP_IDX_ENTRIES * sizeof(uint32_t));
 		fill_indices(lk->t[i].idx, lk->nr_pages, o->seed + i);
 		lk->t[i].hot = hot_page(lk->nr_pages, o->seed + i);
+		/* One page for all: drawn from a stream no worker's hot page uses. */
+		lk->t[i].shared = hot_page(lk->nr_pages, o->seed ^ 0x5a5a5a5aull);
 		lk->t[i].buf = xaligned_alloc(4096, lk->page_size);
 		memset(lk->t[i].buf, 0, lk->page_size);
 	}
 	lk->pool = pool_create(lk->nr_threads, o->pin);
 	progress_done();
-	if (lk->variants & (1u << LV_KERNEL_HOT | 1u << LV_LPC_PREAD_HOT)) {
-		printf("  hot pages  one per worker, drawn once, the same for kernel_hot and lpc_pread_hot; workers 0..%u:",
+	if (lk->variants & (1u << LV_KERNEL_HOT | 1u << LV_LPC_PREAD_HOT | 1u << LV_LOCKLESS_HOT |
+			    1u << LV_OPTIMISTIC)) {
+		printf("  hot pages  one per worker, drawn once, the same for kernel_hot, lpc_pread_hot, lockless_hot and optimistic; workers 0..%u:",
 		       lk->nr_threads - 1);
 		for (unsigned i = 0; i < lk->nr_threads; i++)
 			printf(" %" PRIu32, lk->t[i].hot);
 		printf("\n");
 	}
+	if (lk->variants & (1u << LV_KERNEL_SHARED | 1u << LV_LPC_PREAD_SHARED |
+			    1u << LV_LOCKLESS_SHARED | 1u << LV_OPTIMISTIC_SHARED))
+		printf("  shared     page %" PRIu32 ", read by every worker in the _shared variants\n",
+		       lk->t[0].shared);
 	printf("  workers    %u, %u pinned (%s); slices ended by a %s coordinator\n",
 	       lk->nr_threads, pool_pinned(lk->pool),
 	       o->pin ? "worker i on allowed CPU i mod CPUs" : "--no-pin",
@@ -580,6 +670,12 @@ static void lookup_check_slice(const struct lookup *lk, unsigned active)
 		[LV_LPC_PREAD] = "lpc_pread",
 		[LV_KERNEL_HOT] = "pread (hot page)",
 		[LV_LPC_PREAD_HOT] = "lpc_pread (hot page)",
+		[LV_LOCKLESS_HOT] = "lpc_page_find (hot page)",
+		[LV_OPTIMISTIC] = "lpc_page_read (hot page)",
+		[LV_KERNEL_SHARED] = "pread (shared page)",
+		[LV_LPC_PREAD_SHARED] = "lpc_pread (shared page)",
+		[LV_LOCKLESS_SHARED] = "lpc_page_find (shared page)",
+		[LV_OPTIMISTIC_SHARED] = "lpc_page_read (shared page)",
 	};
 
 	for (unsigned i = 0; i < active; i++) {
@@ -680,7 +776,10 @@ static void lookup_run(const struct bench_env *env)
 const struct bench bench_lookup = {
 	.name = "lookup",
 	.help = "cached-page hit: refcount floor, lpc lockless and locked find+put,\n"
-		"           kernel pread, lpc_pread (random pages), kernel_hot, lpc_pread_hot (one page)",
+		"           kernel pread, lpc_pread (random pages), kernel_hot, lpc_pread_hot,\n"
+		"           lockless_hot, optimistic (lpc_page_read) (one page per thread),\n"
+		"           kernel_shared, lpc_pread_shared, lockless_shared,\n"
+		"           optimistic_shared (one page for all)",
 	.run = lookup_run,
 	.check_opts = lookup_check_opts,
 	.estimate_s = lookup_estimate_s,

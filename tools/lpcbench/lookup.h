@@ -11,10 +11,13 @@
 #include "bench.h"
 #include "pool.h"
 
-/* The variants, in the order each round runs them.  All but the _HOT ones
- * take a uniformly random page per operation; the _HOT ones read one page,
- * fixed per thread at setup, so that its bytes stay in the CPU's caches and
- * the read path itself is measured rather than a copy out of DRAM. */
+/* The variants, in the order each round runs them.  All but the _HOT,
+ * optimistic and _SHARED ones take a uniformly random page per operation;
+ * the _HOT ones and optimistic read one page, fixed per thread at setup, so
+ * that its bytes stay in the CPU's caches and the read path itself is
+ * measured rather than a copy out of DRAM; the _SHARED ones read one page
+ * that every thread reads, where reference counts bounce between cores and
+ * optimistic reads do not. */
 enum lookup_variant {
 	LV_FLOOR,     /* refcount on a plain descriptor array: no index */
 	LV_LOCKLESS,  /* lpc_page_find + lpc_page_put, LPC_LOOKUP_LOCKLESS */
@@ -23,6 +26,12 @@ enum lookup_variant {
 	LV_LPC_PREAD, /* lpc_pread of one page, lockless cache */
 	LV_KERNEL_HOT,    /* pread(2) of the thread's one fixed page, again and again */
 	LV_LPC_PREAD_HOT, /* lpc_pread of that same page, lockless cache */
+	LV_LOCKLESS_HOT,  /* find + the 8 words optimistic reads + put, that page */
+	LV_OPTIMISTIC,    /* lpc_page_read of that same page (a few fields) */
+	LV_KERNEL_SHARED,    /* pread(2) of one page shared by every thread */
+	LV_LPC_PREAD_SHARED, /* lpc_pread of that shared page */
+	LV_LOCKLESS_SHARED,  /* lpc_page_find + lpc_page_put of that shared page */
+	LV_OPTIMISTIC_SHARED, /* lpc_page_read of that shared page */
 	LV_NR,
 };
 

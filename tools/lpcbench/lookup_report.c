@@ -43,6 +43,9 @@
 #define TARGET_SCALING_VS_FLOOR 0.9 /* c) at least */
 #define TARGET_OVERSUB 0.9 /* d) at least */
 #define TARGET_KERNEL_OVER_LPC_PREAD_HOT 5.0 /* e) at least, hot page */
+#define TARGET_FIND_HOT_OVER_OPTIMISTIC 1.5 /* f) at least, hot page, 1 thread */
+#define TARGET_PREAD_SHARED_SCALING 1.9 /* g) at least, 1 -> 2 threads */
+#define TARGET_KERNEL_OVER_PREAD_SHARED 10.0 /* h) at least, shared page */
 
 struct report {
 	const struct bench_env *env;
@@ -65,6 +68,9 @@ struct report {
 	struct summary kernel_lpc_pread[BENCH_MAX_TCONF];
 	struct summary kernel_lpc_pread_hot[BENCH_MAX_TCONF];
 	struct summary kernel_lockless[BENCH_MAX_TCONF];
+	struct summary find_hot_optimistic[BENCH_MAX_TCONF];
+	struct summary find_shared_optimistic[BENCH_MAX_TCONF];
+	struct summary kernel_lpc_pread_shared[BENCH_MAX_TCONF];
 	struct summary scaling[BENCH_MAX_TCONF][LV_NR];
 	struct summary scaling_vs_floor[BENCH_MAX_TCONF];
 	struct summary oversub[LV_NR];
@@ -157,6 +163,24 @@ static double f_kernel_lockless(const struct report *rp, unsigned r, unsigned tc
 				unsigned v)
 {
 	return f_tpo(rp, r, tc, LV_KERNEL) / f_tpo(rp, r, tc, LV_LOCKLESS);
+}
+
+static double f_find_hot_optimistic(const struct report *rp, unsigned r, unsigned tc,
+				    unsigned v)
+{
+	return f_tpo(rp, r, tc, LV_LOCKLESS_HOT) / f_tpo(rp, r, tc, LV_OPTIMISTIC);
+}
+
+static double f_find_shared_optimistic(const struct report *rp, unsigned r, unsigned tc,
+				       unsigned v)
+{
+	return f_tpo(rp, r, tc, LV_LOCKLESS_SHARED) / f_tpo(rp, r, tc, LV_OPTIMISTIC_SHARED);
+}
+
+static double f_kernel_lpc_pread_shared(const struct report *rp, unsigned r, unsigned tc,
+					unsigned v)
+{
+	return f_tpo(rp, r, tc, LV_KERNEL_SHARED) / f_tpo(rp, r, tc, LV_LPC_PREAD_SHARED);
 }
 
 static double f_scaling(const struct report *rp, unsigned r, unsigned tc, unsigned v)
@@ -269,6 +293,14 @@ static void compute(struct report *rp)
 							   -1, "kernel_hot_over_lpc_pread_hot_ticks");
 		rp->kernel_lockless[tc] = over_rounds(rp, f_kernel_lockless, tc, -1,
 						      "kernel_over_lockless_ticks");
+		rp->find_hot_optimistic[tc] = over_rounds(rp, f_find_hot_optimistic, tc, -1,
+							  "lockless_hot_over_optimistic_ticks");
+		rp->find_shared_optimistic[tc] =
+			over_rounds(rp, f_find_shared_optimistic, tc, -1,
+				    "lockless_shared_over_optimistic_shared_ticks");
+		rp->kernel_lpc_pread_shared[tc] =
+			over_rounds(rp, f_kernel_lpc_pread_shared, tc, -1,
+				    "kernel_shared_over_lpc_pread_shared_ticks");
 		if (rp->tc_one >= 0 && (int)tc != rp->tc_one) {
 			for (int v = 0; v < LV_NR; v++)
 				rp->scaling[tc][v] = over_rounds(rp, f_scaling, tc, v,
@@ -377,6 +409,14 @@ static void print_ratios(const struct report *rp)
 		       fmt_sum(e, sizeof(e), &rp->kernel_lpc_pread_hot[tc], 5, 2));
 	}
 	plot_close(pl);
+	printf("\n");
+	printf("%7s  %-27s %-35s %s\n", "threads", "lockless_hot/optimistic",
+	       "lockless_shared/optimistic_shared", "kernel_shared/lpc_pread_shared");
+	for (unsigned tc = 0; tc < res->nr_tconf; tc++)
+		printf("%7u  %-27s %-35s %s\n", res->threads[tc],
+		       fmt_sum(a, sizeof(a), &rp->find_hot_optimistic[tc], 5, 2),
+		       fmt_sum(c, sizeof(c), &rp->find_shared_optimistic[tc], 5, 2),
+		       fmt_sum(b, sizeof(b), &rp->kernel_lpc_pread_shared[tc], 5, 2));
 	printf("\n");
 
 	if (rp->tc_one >= 0 && res->nr_tconf > 1) {
@@ -516,7 +556,7 @@ static void lookup_checks(const struct report *rp)
 	static const char no1[] = "--threads lacks 1";
 	static const char no2[] = "--threads lacks 1 or 2";
 	static const char noover[] = "--threads has no count above the CPUs";
-	struct check c[12];
+	struct check c[20];
 	unsigned n = 0;
 
 	c[n] = (struct check){ "a)", "lockless find+put / floor, ticks, 1 thread",
@@ -570,6 +610,33 @@ static void lookup_checks(const struct report *rp)
 	c[n] = (struct check){ "", "kernel pread / lockless find+put, ticks, 1 thread",
 			       NAN, true, one >= 0 ? &rp->kernel_lockless[one] : NULL, no1, "" };
 	n++;
+	c[n] = (struct check){ "f)", "lockless_hot / optimistic (lpc_page_read), ticks, 1 thr",
+			       TARGET_FIND_HOT_OVER_OPTIMISTIC, true,
+			       one >= 0 ? &rp->find_hot_optimistic[one] : NULL, no1,
+			       "find+put against the optimistic page API, the thread's hot page" };
+	n++;
+	c[n] = (struct check){ "f)", "lockless_shared / optimistic_shared, ticks, 2 threads",
+			       TARGET_FIND_HOT_OVER_OPTIMISTIC, true,
+			       two >= 0 ? &rp->find_shared_optimistic[two] : NULL, no2,
+			       "the same on one page every thread reads" };
+	n++;
+	c[n] = (struct check){ "g)", "lpc_pread_shared scaling, 1 -> 2 threads",
+			       TARGET_PREAD_SHARED_SCALING, true,
+			       one >= 0 && two >= 0 ? &rp->scaling[two][LV_LPC_PREAD_SHARED] : NULL,
+			       no2, "every thread reads one page: no reference, no shared write" };
+	n++;
+	c[n] = (struct check){ "", "lockless_shared (find+put) scaling, 1 -> 2 threads", NAN,
+			       true,
+			       one >= 0 && two >= 0 ? &rp->scaling[two][LV_LOCKLESS_SHARED] : NULL,
+			       no2, "the referenced path on that page: its ref line bounces" };
+	n++;
+	c[n] = (struct check){ "h)", "kernel_shared / lpc_pread_shared, ticks, 2 threads",
+			       TARGET_KERNEL_OVER_PREAD_SHARED, true,
+			       two >= 0 ? &rp->kernel_lpc_pread_shared[two] : NULL, no2, "" };
+	n++;
+	c[n] = (struct check){ "", "kernel_shared / lpc_pread_shared, ticks, 1 thread", NAN, true,
+			       one >= 0 ? &rp->kernel_lpc_pread_shared[one] : NULL, no1, "" };
+	n++;
 
 	printf("checks (informational: PASS when the median meets the target; median [min - max]):\n");
 	for (unsigned i = 0; i < n; i++)
@@ -589,6 +656,7 @@ static void print_stats(const struct lookup_results *res)
 		STAT(reads), STAT(read_bytes), STAT(read_errors),
 		STAT(direct_fallbacks), STAT(read_around), STAT(alloc_failures),
 		STAT(invalidated), STAT(frames), STAT(frames_free),
+		STAT(optimistic_hits), STAT(optimistic_fallbacks),
 #undef STAT
 	};
 
