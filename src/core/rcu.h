@@ -37,6 +37,25 @@ extern char lpc_rcu_tsan_token;
 #define lpc_tsan_release(a) ((void)(a))
 #endif
 
+/*
+ * The two designed races on frame data, hidden from TSan by these brackets
+ * rather than by suppressions (tests/tsan.supp names liburcu only): an
+ * optimistic copy that a seqlock validates afterwards (filemap/optimistic.h;
+ * TSan cannot see fences), and a writeback's pwritev of a frame that a
+ * writer may change meanwhile (writeback/writeback.c K4: that writer set
+ * DIRTY again, so the page is written again).  Nothing else goes between
+ * them.
+ */
+#ifdef LPC_TSAN
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#define lpc_tsan_ignore_begin() __tsan_ignore_thread_begin()
+#define lpc_tsan_ignore_end() __tsan_ignore_thread_end()
+#else
+#define lpc_tsan_ignore_begin() ((void)0)
+#define lpc_tsan_ignore_end() ((void)0)
+#endif
+
 static inline void lpc_rcu_read_lock(void)
 {
 	urcu_memb_read_lock();

@@ -82,16 +82,6 @@
 
 #include "filemap/filemap.h"
 
-#ifdef LPC_TSAN
-void __tsan_ignore_thread_begin(void);
-void __tsan_ignore_thread_end(void);
-#define lpc_tsan_ignore_begin() __tsan_ignore_thread_begin()
-#define lpc_tsan_ignore_end() __tsan_ignore_thread_end()
-#else
-#define lpc_tsan_ignore_begin() ((void)0)
-#define lpc_tsan_ignore_end() ((void)0)
-#endif
-
 #if LPC_DEBUG
 /*
  * Rule OPTIMISTIC-NOT-IN-INDEX: a copy O5 accepted was of a page in the
