@@ -30,8 +30,8 @@
  * Phases.  Each workload is a phase of its own that starts from cold caches
  * (a new lpc cache; the file dropped from the page cache) and warms them with
  * its own reads until they are full (or a time cap; an lpc cache is full at
- * its first eviction or read-around), then runs --warmup
- * unrecorded rounds and --rounds measured ones.  Within a round every thread
+ * its first eviction or read-around), then runs --warmup unrecorded rounds
+ * and --rounds measured ones.  Within a round every thread
  * count runs every variant for one slice, as in lookup, and every ratio is
  * taken within the round (read_report.c).
  *
@@ -43,9 +43,10 @@
  * lpc's own counters (lpc_stats deltas: hits / (hits + misses), read_around,
  * evictions and direct_reclaims: a full lpc cache evicts, and reads around
  * only when nothing can be evicted), for mmap, major faults, and for kernel,
- * reads that a first preadv2(..., RWF_NOWAIT) served whole (only cached pages; on a miss the read is redone
- * blocking, ~1 us more on a ~100 us miss): exact even where async readahead
- * started by another thread is charged to a reader's bytes.  A read that waited for another thread's read
+ * reads that a first preadv2(..., RWF_NOWAIT) served whole (only cached
+ * pages; on a miss the read is redone blocking, ~1 us more on a ~100 us
+ * miss): exact even where async readahead started by another thread is
+ * charged to a reader's bytes.  A read that waited for another thread's read
  * of the same page counts as a hit by bytes and as a miss by lpc_stats.
  *
  * Page numbers are drawn inside the timed loop (a random stream per worker
