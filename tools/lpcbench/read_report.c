@@ -14,7 +14,8 @@
  *   around      lpc_stats read_around / reads: reads served past a full cache
  *               (with eviction, only when nothing could be evicted)
  *   evict/rd    lpc_stats evictions / all of the slice's reads (the scanner's
- *               too): pages evicted, by a reader or the background reclaimer
+ *               too): pages evicted, by a reader or the background reclaimer;
+ *               printed as sum / sum over the rounds (eviction is batched)
  *   drecl/rd    lpc_stats direct_reclaims / all reads: allocations that had
  *               to evict for themselves
  *   majflt      the readers' major faults / reads (mmap)
@@ -100,6 +101,28 @@ static double f_dreclaim(const struct rep *rp, unsigned r, int row, int row2)
 	uint64_t n = s->reads + s->scan_reads;
 
 	return n ? (double)s->direct_reclaims / (double)n : NAN;
+}
+
+/* Eviction comes in batches (the reclaimer refills a free pool), so one
+ * slice may see none and the next two slices' worth: the table prints the
+ * rounds' sum of the counter over their sum of reads (the CSV has each
+ * round's ratio). */
+static const char *sum_per_read(char *buf, size_t len, const struct rep *rp, int row,
+				bool direct)
+{
+	uint64_t n = 0, c = 0;
+
+	for (unsigned r = 0; r < rp->res->rounds; r++) {
+		const struct read_sample *s = smp(rp, r, row);
+
+		n += s->reads + s->scan_reads;
+		c += direct ? s->direct_reclaims : s->evictions;
+	}
+	if (n)
+		snprintf(buf, len, "%.3f", (double)c / (double)n);
+	else
+		snprintf(buf, len, "n/a");
+	return buf;
 }
 
 static double f_majflt(const struct rep *rp, unsigned r, int row, int row2)
@@ -280,7 +303,7 @@ static void print_workload(const struct rep *rp, enum read_workload w)
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .logy = true, .ref = NAN });
 	printf("read %s: %u rounds, median [min - max]; hit (io): reads that fetched nothing from storage;\n"
 	       "  hit (counted): lpc_stats for lpc, preadv2(RWF_NOWAIT) successes for kernel; around: lpc's read_around per read;\n"
-	       "  evict/rd, drecl/rd: lpc's evictions and direct reclaims per read (lpc_stats, medians)\n",
+	       "  evict/rd, drecl/rd: lpc's evictions and direct reclaims per read (lpc_stats; sums over the rounds)\n",
 	       read_workload_name[w], res->rounds);
 	printf("%7s  %-9s %-27s %-21s %-21s %-9s %-9s %-9s %s\n", "threads", "variant", "kreads/s",
 	       "hit (io)", "hit (counted)", "around", "evict/rd", "drecl/rd", "majflt");
@@ -312,8 +335,12 @@ static void print_workload(const struct rep *rp, enum read_workload w)
 					 (struct summary){ NAN, NAN, NAN, 0 };
 		snprintf(d, sizeof(d), ar.n ? "%.3f" : "", ar.med);
 		snprintf(e, sizeof(e), mf.n ? "%.3f" : "", mf.med);
-		snprintf(f, sizeof(f), ev.n ? "%.3f" : "", ev.med);
-		snprintf(g, sizeof(g), dr.n ? "%.3f" : "", dr.med);
+		if (lpc && ev.n && dr.n) { /* over() wrote each round's ratio to the CSV */
+			sum_per_read(f, sizeof(f), rp, (int)i, false);
+			sum_per_read(g, sizeof(g), rp, (int)i, true);
+		} else {
+			f[0] = g[0] = '\0';
+		}
 		printf("%7u  %-9s %-27s %-21s %-21s %-9s %-9s %-9s %s\n", row->threads,
 		       read_variant_name[row->v], fs(a, sizeof(a), &k, 7, 1),
 		       fs(b, sizeof(b), &h, 4, 3), fs(c, sizeof(c), &hl, 4, 3), d, f, g, e);
@@ -382,7 +409,8 @@ static void print_scan(const struct rep *rp)
 	printf("read scan-mix: T Zipf readers + 1 sequential reader; the readers' (hot set's) hit ratio:\n"
 	       "  lpc by storage bytes (io: lpc has no readahead), kernel by RWF_NOWAIT (its io counts the\n"
 	       "  scanner's async readahead that a reader's hit sets off); the other measure beside it\n"
-	       "  (lpc: lpc_stats, all threads); lpc's evictions and direct reclaims per read (all threads)\n");
+	       "  (lpc: lpc_stats, all threads); lpc's evictions and direct reclaims per read (all threads;\n"
+	       "  sums over the rounds)\n");
 	if (res->policy == BENCH_POLICY_BOTH)
 		printf("  lpc evicts with CLOCK2 (inactive/active), lpc_clock with plain CLOCK, in the same rounds\n");
 	printf("%7s  %-9s %-21s %-7s %-9s %-27s %-9s %-9s %s\n", "readers", "variant", "hot hit",
@@ -410,8 +438,12 @@ static void print_scan(const struct rep *rp)
 			    over(rp, f_evict, (int)i, -1, "evictions_per_read");
 		dr = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
 			    over(rp, f_dreclaim, (int)i, -1, "direct_reclaims_per_read");
-		snprintf(f, sizeof(f), ev.n ? "%.3f" : "", ev.med);
-		snprintf(g, sizeof(g), dr.n ? "%.3f" : "", dr.med);
+		if (!kern && ev.n && dr.n) {
+			sum_per_read(f, sizeof(f), rp, (int)i, false);
+			sum_per_read(g, sizeof(g), rp, (int)i, true);
+		} else {
+			f[0] = g[0] = '\0';
+		}
 		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %-9.1f %-9s %s\n", row->threads,
 		       read_variant_name[row->v], fs(a, sizeof(a), &h, 4, 3),
 		       kern ? "nowait" : "io", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med, f, g);
