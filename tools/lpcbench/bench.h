@@ -15,6 +15,10 @@
 #define BENCH_MAX_TCONF 16     /* thread counts in one --threads list */
 #define BENCH_MAX_THREADS 1024 /* threads in one slice */
 
+/* read --policy: lpc's eviction policy; BOTH runs lpc (CLOCK2) and
+ * lpc_clock (CLOCK) side by side. */
+enum bench_policy { BENCH_POLICY_CLOCK2, BENCH_POLICY_CLOCK, BENCH_POLICY_BOTH };
+
 struct bench_opts {
 	unsigned threads[BENCH_MAX_TCONF]; /* thread counts, in run order */
 	unsigned nr_tconf;
@@ -25,6 +29,7 @@ struct bench_opts {
 	bool file_mb_set; /* --file-mb given: else read uses 4 x cache_mb */
 	unsigned cache_mb; /* read: lpc's budget and the kernel's memory limit */
 	double zipf_theta; /* read */
+	unsigned policy; /* read: enum bench_policy (--policy) */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
 	const char *csv; /* NULL: no CSV */
 	const char *plot; /* --plot DIR; NULL: none */

@@ -65,6 +65,7 @@ enum {
 	OPT_PLOT,
 	OPT_CACHE_MB,
 	OPT_ZIPF_THETA,
+	OPT_POLICY,
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "cache-mb", required_argument, NULL, OPT_CACHE_MB },
 	{ "zipf-theta", required_argument, NULL, OPT_ZIPF_THETA },
+	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -103,6 +105,9 @@ static void usage(FILE *out)
 		"                   kernel's page cache for the kernel and mmap rows [%u]\n"
 		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
 		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
+		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
+		"                   reclaim_policy), or both: lpc (clock2) and lpc_clock side by\n"
+		"                   side in every round [clock2]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
 		"  --plot DIR       write every printed table as DIR/<table>.csv and, with\n"
@@ -168,6 +173,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 	o->seed = DEF_SEED;
 	o->cache_mb = DEF_CACHE_MB;
 	o->zipf_theta = DEF_ZIPF_THETA;
+	o->policy = BENCH_POLICY_CLOCK2;
 	o->pin = true;
 
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
@@ -200,6 +206,16 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 				die("--zipf-theta: '%s' is not a number between 0 and 1", optarg);
 			break;
 		}
+		case OPT_POLICY:
+			if (!strcmp(optarg, "clock2"))
+				o->policy = BENCH_POLICY_CLOCK2;
+			else if (!strcmp(optarg, "clock"))
+				o->policy = BENCH_POLICY_CLOCK;
+			else if (!strcmp(optarg, "both"))
+				o->policy = BENCH_POLICY_BOTH;
+			else
+				die("--policy: '%s' is not clock2, clock or both", optarg);
+			break;
 		case OPT_PLOT:
 			o->plot = optarg;
 			break;

@@ -4,7 +4,11 @@
  * reads over a file larger than the cache, through lpc and through the
  * kernel's page cache confined to the same memory, side by side.
  *
- * Rows: lpc (lpc_pread, sync backend, O_DIRECT under it), kernel (buffered
+ * Rows: lpc (lpc_pread, sync backend, O_DIRECT under it; its cache evicts
+ * with --policy's reclaim_policy, CLOCK2 by default; with --policy both, a
+ * second row lpc_clock reads through a second cache of the same size that
+ * evicts with plain CLOCK, so both policies and the kernel meet in one
+ * interleaved run), kernel (buffered
  * pread(2)), mmap (memcpy of a page out of a MAP_SHARED mapping), direct
  * (O_DIRECT pread(2), no cache: the floor), at each --threads count, for two
  * workloads: uniform and Zipf (theta --zipf-theta, Gray et al.'s generator,
@@ -25,8 +29,9 @@
  *
  * Phases.  Each workload is a phase of its own that starts from cold caches
  * (a new lpc cache; the file dropped from the page cache) and warms them with
- * its own reads until they are full (or a time cap), then runs --warmup
- * unrecorded rounds and --rounds measured ones.  Within a round every thread
+ * its own reads until they are full (or a time cap; an lpc cache is full at
+ * its first eviction or read-around), then runs --warmup unrecorded rounds
+ * and --rounds measured ones.  Within a round every thread
  * count runs every variant for one slice, as in lookup, and every ratio is
  * taken within the round (read_report.c).
  *
@@ -35,11 +40,13 @@
  * /proc/thread-self/io, counted where the block layer submits a read): a read
  * that fetched nothing was a hit.  Readahead is off for the random readers
  * (POSIX_FADV_RANDOM, MADV_RANDOM) so a miss fetches one page.  Beside it,
- * lpc's own counters (lpc_stats deltas: hits / (hits + misses), read_around)
- * for mmap, major faults, and for kernel, reads that a first preadv2(...,
- * RWF_NOWAIT) served whole (only cached pages; on a miss the read is redone
- * blocking, ~1 us more on a ~100 us miss): exact even where async readahead
- * started by another thread is charged to a reader's bytes.  A read that waited for another thread's read
+ * lpc's own counters (lpc_stats deltas: hits / (hits + misses), read_around,
+ * evictions and direct_reclaims: a full lpc cache evicts, and reads around
+ * only when nothing can be evicted), for mmap, major faults, and for kernel,
+ * reads that a first preadv2(..., RWF_NOWAIT) served whole (only cached
+ * pages; on a miss the read is redone blocking, ~1 us more on a ~100 us
+ * miss): exact even where async readahead started by another thread is
+ * charged to a reader's bytes.  A read that waited for another thread's read
  * of the same page counts as a hit by bytes and as a miss by lpc_stats.
  *
  * Page numbers are drawn inside the timed loop (a random stream per worker
@@ -86,7 +93,7 @@ const char *const read_workload_name[RW_NR] = {
 
 const char *const read_variant_name[RV_NR] = {
 	[RV_LPC] = "lpc", [RV_KERNEL] = "kernel", [RV_MMAP] = "mmap",
-	[RV_DIRECT] = "direct", [RV_PROBE] = "lpc_probe",
+	[RV_DIRECT] = "direct", [RV_PROBE] = "lpc_probe", [RV_LPC_CLOCK] = "lpc_clock",
 };
 
 struct rworker {
@@ -123,9 +130,9 @@ struct rctx {
 	uint64_t file_bytes, cache_bytes;
 	uint32_t nr_pages;
 	struct zipf zipf;
-	/* parent */
-	struct lpc_cache *cache;
-	struct lpc_file *lf;
+	/* parent: lpc's cache (--policy) and, with --policy both, lpc_clock's */
+	struct lpc_cache *cache, *cache_clk;
+	struct lpc_file *lf, *lf_clk;
 	int dfd; /* O_DIRECT */
 	/* child (kernel and mmap) */
 	int kfd, kfd_seq;
@@ -251,6 +258,11 @@ static inline int read_one(const struct rctx *x, struct rworker *wk,
 	case RV_LPC:
 	case RV_PROBE:
 		n = lpc_pread(x->lf, wk->buf, READ_PAGE, off);
+		if (unlikely(n != READ_PAGE))
+			return read_fail(wk, n < 0 ? (int)-n : EIO, page);
+		break;
+	case RV_LPC_CLOCK:
+		n = lpc_pread(x->lf_clk, wk->buf, READ_PAGE, off);
 		if (unlikely(n != READ_PAGE))
 			return read_fail(wk, n < 0 ? (int)-n : EIO, page);
 		break;
@@ -586,7 +598,8 @@ static void child_stop(struct rctx *x)
 
 /* ---- setup ---- */
 
-static void lpc_open(struct rctx *x)
+static void lpc_open_one(struct rctx *x, int policy, struct lpc_cache **cache,
+			 struct lpc_file **lf)
 {
 	struct lpc_config cfg;
 	int rc;
@@ -595,24 +608,52 @@ static void lpc_open(struct rctx *x)
 	cfg.cache_bytes = x->cache_bytes;
 	cfg.io_backend = LPC_IO_SYNC;
 	cfg.lookup_mode = LPC_LOOKUP_LOCKLESS;
-	rc = lpc_cache_create(&cfg, &x->cache);
+	cfg.reclaim_policy = policy;
+	rc = lpc_cache_create(&cfg, cache);
 	if (rc)
 		die_err(-rc, "lpc_cache_create (%" PRIu64 " MiB)", x->cache_bytes >> 20);
-	rc = lpc_file_open(x->cache, x->df.path, O_RDONLY, 0, &x->lf);
+	rc = lpc_file_open(*cache, x->df.path, O_RDONLY, 0, lf);
 	if (rc)
 		die_err(-rc, "lpc_file_open %s", x->df.path);
 }
 
-static void lpc_close(struct rctx *x)
+/* lpc's cache with --policy's policy; with both, lpc_clock's too. */
+static void lpc_open(struct rctx *x)
 {
-	int rc = lpc_file_close(x->lf);
+	unsigned p = x->env->opts->policy;
 
+	lpc_open_one(x, p == BENCH_POLICY_CLOCK ? LPC_RECLAIM_CLOCK : LPC_RECLAIM_CLOCK2,
+		     &x->cache, &x->lf);
+	if (p == BENCH_POLICY_BOTH)
+		lpc_open_one(x, LPC_RECLAIM_CLOCK, &x->cache_clk, &x->lf_clk);
+}
+
+static void lpc_close_one(struct lpc_cache **cache, struct lpc_file **lf)
+{
+	int rc;
+
+	if (!*cache)
+		return;
+	rc = lpc_file_close(*lf);
 	if (rc)
 		die_err(-rc, "lpc_file_close");
-	rc = lpc_cache_destroy(x->cache);
+	rc = lpc_cache_destroy(*cache);
 	if (rc)
 		die_err(-rc, "lpc_cache_destroy");
-	x->cache = NULL;
+	*cache = NULL;
+	*lf = NULL;
+}
+
+static void lpc_close(struct rctx *x)
+{
+	lpc_close_one(&x->cache, &x->lf);
+	lpc_close_one(&x->cache_clk, &x->lf_clk);
+}
+
+/* The lpc cache a variant reads through; NULL for the others. */
+static struct lpc_cache *row_cache(const struct rctx *x, enum read_variant v)
+{
+	return v == RV_LPC_CLOCK ? x->cache_clk : read_is_lpc(v) ? x->cache : NULL;
 }
 
 static uint64_t read_file_bytes(const struct bench_opts *o)
@@ -633,10 +674,12 @@ static unsigned max_threads(const struct bench_opts *o)
 /* The rows of every round, phase by phase, thread count by thread count. */
 static void build_rows(struct read_results *res, const struct bench_opts *o, bool cg)
 {
-	static const enum read_variant main_v[] = { RV_LPC, RV_KERNEL, RV_MMAP, RV_DIRECT };
-	static const enum read_variant scan_v[] = { RV_LPC, RV_KERNEL };
-	struct read_row *r = xcalloc(2 + 2 * (o->nr_tconf * 4 + 1) + o->nr_tconf * 2,
+	static const enum read_variant main_v[] = { RV_LPC, RV_LPC_CLOCK, RV_KERNEL,
+						    RV_MMAP, RV_DIRECT };
+	static const enum read_variant scan_v[] = { RV_LPC, RV_LPC_CLOCK, RV_KERNEL };
+	struct read_row *r = xcalloc(2 + 2 * (o->nr_tconf * 5 + 1) + o->nr_tconf * 3,
 				     sizeof(*r));
+	bool both = o->policy == BENCH_POLICY_BOTH;
 	unsigned n = 0;
 
 	r[n++] = (struct read_row){ RW_DEVICE, RV_DIRECT, 1, false };
@@ -644,14 +687,16 @@ static void build_rows(struct read_results *res, const struct bench_opts *o, boo
 	for (enum read_workload w = RW_UNIFORM; w <= RW_ZIPF; w++) {
 		for (unsigned t = 0; t < o->nr_tconf; t++)
 			for (unsigned i = 0; i < ARRAY_SIZE(main_v); i++)
-				r[n++] = (struct read_row){ w, main_v[i], o->threads[t],
-					(main_v[i] == RV_KERNEL || main_v[i] == RV_MMAP) && !cg };
+				if (main_v[i] != RV_LPC_CLOCK || both)
+					r[n++] = (struct read_row){ w, main_v[i], o->threads[t],
+						(main_v[i] == RV_KERNEL || main_v[i] == RV_MMAP) && !cg };
 		r[n++] = (struct read_row){ w, RV_PROBE, 1, false };
 	}
 	for (unsigned t = 0; t < o->nr_tconf; t++)
 		for (unsigned i = 0; i < ARRAY_SIZE(scan_v); i++)
-			r[n++] = (struct read_row){ RW_SCAN, scan_v[i], o->threads[t],
-						    scan_v[i] == RV_KERNEL && !cg };
+			if (scan_v[i] != RV_LPC_CLOCK || both)
+				r[n++] = (struct read_row){ RW_SCAN, scan_v[i], o->threads[t],
+							    scan_v[i] == RV_KERNEL && !cg };
 	res->rows = r;
 	res->nr_rows = n;
 }
@@ -659,12 +704,14 @@ static void build_rows(struct read_results *res, const struct bench_opts *o, boo
 static double read_estimate_s(const struct bench_opts *o)
 {
 	/* Rows per round: 2 device + 2 x (4 per thread count + probe) + 2
-	 * per thread count of scan-mix; plus the warm-up caps (three
-	 * phases, two caches). */
-	double slices = 2 + 2 * (4.0 * o->nr_tconf + 1) + 2.0 * o->nr_tconf;
+	 * per thread count of scan-mix, one more per thread count and
+	 * workload for lpc_clock with --policy both; plus the warm-up caps
+	 * (three phases, two or three caches). */
+	double both = o->policy == BENCH_POLICY_BOTH;
+	double slices = 2 + 2 * ((4.0 + both) * o->nr_tconf + 1) + (2.0 + both) * o->nr_tconf;
 
 	return (o->warmup + o->rounds) * slices * o->slice_ms / 1000.0 +
-	       3 * 2 * READ_WARM_CAP_S / 2;
+	       3 * (2 + both) * READ_WARM_CAP_S / 2;
 }
 
 static void read_check_opts(const struct bench_opts *o)
@@ -700,16 +747,26 @@ static void read_echo(const struct rctx *x, const struct read_results *res)
 	else
 		printf("             kernel/mmap: SKIPPED: no writable memory cgroup (%s)\n",
 		       res->memcg_why);
+	printf("  policy     %s\n",
+	       o->policy == BENCH_POLICY_CLOCK ? "clock: lpc evicts with LPC_RECLAIM_CLOCK (plain CLOCK)" :
+	       o->policy == BENCH_POLICY_BOTH ?
+	       "both: lpc evicts with LPC_RECLAIM_CLOCK2 (inactive/active), lpc_clock, a second\n"
+	       "             cache of the same size, with LPC_RECLAIM_CLOCK (plain CLOCK); side by side" :
+	       "clock2: lpc evicts with LPC_RECLAIM_CLOCK2 (CLOCK with an inactive/active split)");
 	printf("  zipf       theta %.2f, Gray et al.; ranks permuted over the file (seed %" PRIu64 "); the %u hottest pages (a cache's worth) get %.1f%% of the reads\n",
 	       o->zipf_theta, o->seed, hot, 100 * zipf_top_share(&x->zipf, hot));
 	printf("  rows       device: direct at queue depth 1 and %u (threads)\n", READ_QD_DEEP);
-	printf("             uniform, zipf: lpc, kernel, mmap, direct at each thread count, then lpc_probe (1 thread)\n");
-	printf("             scan-mix: lpc, kernel: T Zipf readers + 1 sequential reader of the whole file\n");
-	printf("  phases     each workload from cold caches, warmed by its own reads until full (cap %.0f s per cache),\n"
+	printf("             uniform, zipf: lpc,%s kernel, mmap, direct at each thread count, then lpc_probe (1 thread)\n",
+	       o->policy == BENCH_POLICY_BOTH ? " lpc_clock," : "");
+	printf("             scan-mix: lpc,%s kernel: T Zipf readers + 1 sequential reader of the whole file\n",
+	       o->policy == BENCH_POLICY_BOTH ? " lpc_clock," : "");
+	printf("  phases     each workload from cold caches, warmed by its own reads until full (lpc: its first\n"
+	       "             eviction or read-around; cap %.0f s per cache),\n"
 	       "             then %u warm-up and %u measured rounds of %u ms slices\n",
 	       READ_WARM_CAP_S, o->warmup, o->rounds, o->slice_ms);
 	printf("  hits       storage bytes per reader thread (/proc/thread-self/io read_bytes; readahead off):\n"
-	       "             a read that fetched nothing hit; lpc rows also lpc_stats, mmap rows also major faults\n");
+	       "             a read that fetched nothing hit; lpc rows also lpc_stats (hits, evictions,\n"
+	       "             direct reclaims), mmap rows also major faults\n");
 	fflush(stdout);
 }
 
@@ -771,7 +828,7 @@ static void read_setup(struct rctx *x, struct read_results *res)
 {
 	const struct bench_opts *o = x->env->opts;
 	char name[64];
-	uint64_t avail = 0;
+	uint64_t avail = 0, need;
 	double t_uni, t_zipf;
 	FILE *f;
 
@@ -783,6 +840,7 @@ static void read_setup(struct rctx *x, struct read_results *res)
 		x->nr_workers = READ_QD_DEEP;
 	res->cache_bytes = x->cache_bytes;
 	res->file_bytes = x->file_bytes;
+	res->policy = o->policy;
 	res->page_size = READ_PAGE;
 
 	f = fopen("/proc/meminfo", "r");
@@ -795,9 +853,11 @@ static void read_setup(struct rctx *x, struct read_results *res)
 				avail = (uint64_t)kib << 10;
 		fclose(f);
 	}
-	if (avail && 2 * x->cache_bytes + ((uint64_t)256 << 20) > avail)
-		die("read needs about %" PRIu64 " MiB of memory (lpc's cache and the kernel's), %" PRIu64 " MiB are available: lower --cache-mb",
-		    (2 * x->cache_bytes + ((uint64_t)256 << 20)) >> 20, avail >> 20);
+	/* lpc's cache (two with --policy both) and the kernel's */
+	need = (o->policy == BENCH_POLICY_BOTH ? 3 : 2) * x->cache_bytes + ((uint64_t)256 << 20);
+	if (avail && need > avail)
+		die("read needs about %" PRIu64 " MiB of memory (lpc's caches and the kernel's), %" PRIu64 " MiB are available: lower --cache-mb",
+		    need >> 20, avail >> 20);
 
 	datafile_choose(o->dir, &x->df);
 	progress("read: ranking %u pages for Zipf", x->nr_pages);
@@ -866,6 +926,7 @@ static void read_teardown(struct rctx *x)
 static void run_row(struct rctx *x, const struct read_row *row, uint64_t slice_ns,
 		    struct read_sample *s)
 {
+	struct lpc_cache *cache = row_cache(x, row->v);
 	struct lpc_stats a, b;
 	uint32_t page = 0;
 	int err;
@@ -881,14 +942,17 @@ static void run_row(struct rctx *x, const struct read_row *row, uint64_t slice_n
 		x->w = row->w;
 		x->v = row->v;
 		x->readers = row->threads;
-		if (x->cache)
-			lpc_stats(x->cache, &a);
+		if (cache)
+			lpc_stats(cache, &a);
 		err = run_local(x, slice_ns, s, &page);
-		if (x->cache && (row->v == RV_LPC || row->v == RV_PROBE)) {
-			lpc_stats(x->cache, &b);
+		if (cache) {
+			/* All of the cache's threads, its reclaimer included */
+			lpc_stats(cache, &b);
 			s->hits = b.hits - a.hits;
 			s->misses = b.misses - a.misses;
 			s->read_around = b.read_around - a.read_around;
+			s->evictions = b.evictions - a.evictions;
+			s->direct_reclaims = b.direct_reclaims - a.direct_reclaims;
 		}
 	}
 	if (err)
@@ -911,6 +975,7 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 		{ "scan_reads", s->scan_reads }, { "scan_io_bytes", s->scan_io_bytes },
 		{ "lpc_hits", s->hits }, { "lpc_misses", s->misses },
 		{ "lpc_read_around", s->read_around }, { "kernel_nowait_hits", s->nowait_hits },
+		{ "lpc_evictions", s->evictions }, { "lpc_direct_reclaims", s->direct_reclaims },
 		{ "wall_ns", s->ps.wall_ns }, { "ticks", s->ps.ticks }, { "cpu_ns", s->ps.cpu_ns },
 		{ "probe_hit_ticks", s->hit_ticks }, { "probe_hits", s->hit_n },
 		{ "probe_miss_ticks", s->miss_ticks }, { "probe_misses", s->miss_n },
@@ -922,7 +987,7 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 	snprintf(var, sizeof(var), "%s/%s", read_workload_name[row->w],
 		 read_variant_name[row->v]);
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
-		if (i >= 12 && row->v != RV_PROBE)
+		if (i >= 14 && row->v != RV_PROBE) /* the probe's own */
 			break;
 		k.metric = f[i].m;
 		csv_raw(env->csv, &k, (double)f[i].v);
@@ -930,30 +995,48 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 }
 
 /*
+ * Warms lpc cache v's with the phase's workload at the most threads until it
+ * is full: it evicted a page or read one around (a full cache evicts, and
+ * with eviction its free frames need not reach 0), or READ_WARM_CAP_S passed.
+ */
+static void warm_lpc(struct rctx *x, enum read_workload w, enum read_variant v,
+		     uint64_t *frames, uint64_t *free, uint64_t *evictions)
+{
+	struct read_row row = { w, v, max_threads(x->env->opts), false };
+	struct lpc_cache *cache = row_cache(x, v);
+	struct read_sample s;
+	struct lpc_stats st;
+	uint64_t t;
+
+	progress("read %s: warming %s's cache", read_workload_name[w], read_variant_name[v]);
+	for (t = now_ns(); (double)(now_ns() - t) / 1e9 < READ_WARM_CAP_S;) {
+		run_row(x, &row, READ_WARM_SLICE_NS, &s);
+		lpc_stats(cache, &st);
+		if (st.evictions || st.read_around)
+			break;
+	}
+	lpc_stats(cache, &st);
+	*frames = st.frames;
+	*free = st.frames_free;
+	*evictions = st.evictions;
+}
+
+/*
  * Warms the phase's caches with its own workload at the most threads, until
- * each is full or READ_WARM_CAP_S passed: lpc when no frame is free, the
- * kernel when its cgroup is READ_WARM_FULL of its limit.
+ * each is full or READ_WARM_CAP_S passed: lpc's (and lpc_clock's) as
+ * warm_lpc says, the kernel's when its cgroup is READ_WARM_FULL of its limit.
  */
 static double warm(struct rctx *x, enum read_workload w, struct read_phase_end *e)
 {
 	const struct bench_opts *o = x->env->opts;
-	struct read_row row = { w, RV_LPC, max_threads(o), false };
+	struct read_row row = { w, RV_KERNEL, max_threads(o), false };
 	struct read_sample s;
-	struct lpc_stats st;
 	uint64_t t0 = now_ns(), t;
 
-	progress("read %s: warming lpc's cache", read_workload_name[w]);
-	for (t = now_ns(); (double)(now_ns() - t) / 1e9 < READ_WARM_CAP_S;) {
-		run_row(x, &row, READ_WARM_SLICE_NS, &s);
-		lpc_stats(x->cache, &st);
-		if (st.frames_free == 0 || st.read_around)
-			break;
-	}
-	lpc_stats(x->cache, &st);
-	e->lpc_frames = st.frames;
-	e->lpc_free = st.frames_free;
+	warm_lpc(x, w, RV_LPC, &e->lpc_frames, &e->lpc_free, &e->lpc_evictions);
+	if (x->cache_clk)
+		warm_lpc(x, w, RV_LPC_CLOCK, &e->clk_frames, &e->clk_free, &e->clk_evictions);
 	if (x->have_cg) {
-		row.v = RV_KERNEL;
 		progress("read %s: warming the kernel's page cache", read_workload_name[w]);
 		for (t = now_ns(); (double)(now_ns() - t) / 1e9 < READ_WARM_CAP_S;) {
 			run_row(x, &row, READ_WARM_SLICE_NS, &s);

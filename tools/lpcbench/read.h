@@ -27,6 +27,7 @@ enum read_variant {
 	RV_MMAP,   /* memcpy out of a MAP_SHARED mapping, same cgroup */
 	RV_DIRECT, /* O_DIRECT pread(2), no cache */
 	RV_PROBE,  /* lpc, one thread, each read timed and classified hit/miss */
+	RV_LPC_CLOCK, /* --policy both: as lpc, in a second cache with plain CLOCK */
 	RV_NR,
 };
 
@@ -51,6 +52,7 @@ struct read_sample {
 	uint64_t scan_reads, scan_io_bytes; /* the sequential reader's */
 	/* lpc_stats deltas over the slice (lpc and probe rows; all threads) */
 	uint64_t hits, misses, read_around;
+	uint64_t evictions, direct_reclaims;
 	/* probe: TSC ticks in lpc_pread by outcome, and the counts */
 	uint64_t hit_ticks, miss_ticks, ra_ticks;
 	uint64_t hit_n, miss_n, ra_n;
@@ -61,6 +63,8 @@ struct read_phase_end {
 	bool ran;
 	double warm_s;           /* warm-up time */
 	uint64_t lpc_frames, lpc_free; /* lpc's cache after its warm-up */
+	uint64_t lpc_evictions;        /* ... and its evictions by then */
+	uint64_t clk_frames, clk_free, clk_evictions; /* lpc_clock's (both) */
 	uint64_t cg_usage, cg_file, cg_anon; /* the cgroup's, after the rounds */
 };
 
@@ -71,6 +75,7 @@ struct read_results {
 	struct read_sample *s; /* [rounds][nr_rows] */
 	struct read_phase_end end[RW_NR];
 	uint64_t cache_bytes, file_bytes;
+	unsigned policy;      /* enum bench_policy */
 	size_t page_size;
 	bool memcg;           /* the kernel/mmap rows ran */
 	char memcg_why[256];  /* else why not */
@@ -81,6 +86,12 @@ static inline struct read_sample *read_sample(const struct read_results *r,
 					      unsigned round, unsigned row)
 {
 	return &r->s[(size_t)round * r->nr_rows + row];
+}
+
+/* Whether variant v reads through an lpc cache (and has lpc_stats deltas). */
+static inline bool read_is_lpc(enum read_variant v)
+{
+	return v == RV_LPC || v == RV_PROBE || v == RV_LPC_CLOCK;
 }
 
 void read_report(const struct bench_env *env, const struct read_results *res);

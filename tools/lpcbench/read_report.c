@@ -12,8 +12,16 @@
  *               threads; kernel: the readers' reads that preadv2(RWF_NOWAIT)
  *               served / their reads
  *   around      lpc_stats read_around / reads: reads served past a full cache
+ *               (with eviction, only when nothing could be evicted)
+ *   evict/rd    lpc_stats evictions / all of the slice's reads (the scanner's
+ *               too): pages evicted, by a reader or the background reclaimer;
+ *               printed as sum / sum over the rounds (eviction is batched)
+ *   drecl/rd    lpc_stats direct_reclaims / all reads: allocations that had
+ *               to evict for themselves
  *   majflt      the readers' major faults / reads (mmap)
  *   lpc/kernel  kreads/s of lpc / kreads/s of kernel at the same thread count
+ * lpc_clock (--policy both) is lpc with plain CLOCK in a second cache: its
+ * rows read like lpc's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +84,45 @@ static double f_around(const struct rep *rp, unsigned r, int row, int row2)
 	const struct read_sample *s = smp(rp, r, row);
 
 	return s->reads ? (double)s->read_around / (double)s->reads : NAN;
+}
+
+/* Every read through the cache in the slice: the readers' and the scanner's. */
+static double f_evict(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+	uint64_t n = s->reads + s->scan_reads;
+
+	return n ? (double)s->evictions / (double)n : NAN;
+}
+
+static double f_dreclaim(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+	uint64_t n = s->reads + s->scan_reads;
+
+	return n ? (double)s->direct_reclaims / (double)n : NAN;
+}
+
+/* Eviction comes in batches (the reclaimer refills a free pool), so one
+ * slice may see none and the next two slices' worth: the table prints the
+ * rounds' sum of the counter over their sum of reads (the CSV has each
+ * round's ratio). */
+static const char *sum_per_read(char *buf, size_t len, const struct rep *rp, int row,
+				bool direct)
+{
+	uint64_t n = 0, c = 0;
+
+	for (unsigned r = 0; r < rp->res->rounds; r++) {
+		const struct read_sample *s = smp(rp, r, row);
+
+		n += s->reads + s->scan_reads;
+		c += direct ? s->direct_reclaims : s->evictions;
+	}
+	if (n)
+		snprintf(buf, len, "%.3f", (double)c / (double)n);
+	else
+		snprintf(buf, len, "n/a");
+	return buf;
 }
 
 static double f_majflt(const struct rep *rp, unsigned r, int row, int row2)
@@ -244,7 +291,7 @@ static void print_device(const struct rep *rp)
 static void print_workload(const struct rep *rp, enum read_workload w)
 {
 	const struct read_results *res = rp->res;
-	char name[32], title[128], a[64], b[64], c[64], d[64], e[64];
+	char name[32], title[128], a[64], b[64], c[64], d[64], e[64], f[32], g[32];
 	struct plot *pl;
 
 	snprintf(name, sizeof(name), "read_%s", read_workload_name[w]);
@@ -252,19 +299,22 @@ static void print_workload(const struct rep *rp, enum read_workload w)
 		 read_workload_name[w]);
 	pl = plot_open(&(struct plot_spec){
 		.name = name, .title = title, .ylabel = "kreads/s (log scale)", .stitle = "threads",
-		.header = "threads,variant,kreads_per_s,kreads_min,kreads_max,hit_io,hit_io_min,hit_io_max,hit_lpc,around_per_read,majflt_per_read",
+		.header = "threads,variant,kreads_per_s,kreads_min,kreads_max,hit_io,hit_io_min,hit_io_max,hit_lpc,around_per_read,majflt_per_read,evictions_per_read,direct_reclaims_per_read",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .logy = true, .ref = NAN });
 	printf("read %s: %u rounds, median [min - max]; hit (io): reads that fetched nothing from storage;\n"
-	       "  hit (counted): lpc_stats for lpc, preadv2(RWF_NOWAIT) successes for kernel; around: lpc's read_around per read\n",
+	       "  hit (counted): lpc_stats for lpc, preadv2(RWF_NOWAIT) successes for kernel; around: lpc's read_around per read;\n"
+	       "  evict/rd, drecl/rd: lpc's evictions and direct reclaims per read (lpc_stats; sums over the rounds)\n",
 	       read_workload_name[w], res->rounds);
-	printf("%7s  %-9s %-27s %-21s %-21s %-9s %s\n", "threads", "variant", "kreads/s",
-	       "hit (io)", "hit (counted)", "around", "majflt");
+	printf("%7s  %-9s %-27s %-21s %-21s %-9s %-9s %-9s %s\n", "threads", "variant", "kreads/s",
+	       "hit (io)", "hit (counted)", "around", "evict/rd", "drecl/rd", "majflt");
 	for (unsigned i = 0; i < res->nr_rows; i++) {
 		const struct read_row *row = &res->rows[i];
-		struct summary k, h, hl, ar, mf;
+		struct summary k, h, hl, ar, mf, ev, dr;
+		bool lpc;
 
 		if (row->w != w || row->v == RV_PROBE)
 			continue;
+		lpc = read_is_lpc(row->v);
 		if (row->skip) {
 			printf("%7u  %-9s skipped: no memory cgroup (%s)\n", row->threads,
 			       read_variant_name[row->v], res->memcg_why);
@@ -272,21 +322,31 @@ static void print_workload(const struct rep *rp, enum read_workload w)
 		}
 		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
 		h = over(rp, f_hit_io, (int)i, -1, "hit_ratio_io");
-		hl = row->v == RV_LPC ? over(rp, f_hit_lpc, (int)i, -1, "hit_ratio_lpc") :
+		hl = lpc ? over(rp, f_hit_lpc, (int)i, -1, "hit_ratio_lpc") :
 		     row->v == RV_KERNEL ? over(rp, f_hit_nowait, (int)i, -1, "hit_ratio_nowait") :
 					   (struct summary){ NAN, NAN, NAN, 0 };
-		ar = row->v == RV_LPC ? over(rp, f_around, (int)i, -1, "read_around_per_read") :
-					(struct summary){ NAN, NAN, NAN, 0 };
+		ar = lpc ? over(rp, f_around, (int)i, -1, "read_around_per_read") :
+			   (struct summary){ NAN, NAN, NAN, 0 };
+		ev = lpc ? over(rp, f_evict, (int)i, -1, "evictions_per_read") :
+			   (struct summary){ NAN, NAN, NAN, 0 };
+		dr = lpc ? over(rp, f_dreclaim, (int)i, -1, "direct_reclaims_per_read") :
+			   (struct summary){ NAN, NAN, NAN, 0 };
 		mf = row->v == RV_MMAP ? over(rp, f_majflt, (int)i, -1, "majflt_per_read") :
 					 (struct summary){ NAN, NAN, NAN, 0 };
 		snprintf(d, sizeof(d), ar.n ? "%.3f" : "", ar.med);
 		snprintf(e, sizeof(e), mf.n ? "%.3f" : "", mf.med);
-		printf("%7u  %-9s %-27s %-21s %-21s %-9s %s\n", row->threads,
+		if (lpc && ev.n && dr.n) { /* over() wrote each round's ratio to the CSV */
+			sum_per_read(f, sizeof(f), rp, (int)i, false);
+			sum_per_read(g, sizeof(g), rp, (int)i, true);
+		} else {
+			f[0] = g[0] = '\0';
+		}
+		printf("%7u  %-9s %-27s %-21s %-21s %-9s %-9s %-9s %s\n", row->threads,
 		       read_variant_name[row->v], fs(a, sizeof(a), &k, 7, 1),
-		       fs(b, sizeof(b), &h, 4, 3), fs(c, sizeof(c), &hl, 4, 3), d, e);
-		plot_row(pl, "%u,%s,%s,%s,%s,%s,%s", row->threads, read_variant_name[row->v],
+		       fs(b, sizeof(b), &h, 4, 3), fs(c, sizeof(c), &hl, 4, 3), d, f, g, e);
+		plot_row(pl, "%u,%s,%s,%s,%s,%s,%s,%s,%s", row->threads, read_variant_name[row->v],
 			 plot_sum(a, sizeof(a), &k), plot_sum(b, sizeof(b), &h),
-			 hl.n ? (snprintf(c, sizeof(c), "%.4g", hl.med), c) : "", d, e);
+			 hl.n ? (snprintf(c, sizeof(c), "%.4g", hl.med), c) : "", d, e, f, g);
 	}
 	plot_close(pl);
 	printf("\n");
@@ -342,18 +402,22 @@ static void print_scan(const struct rep *rp)
 	struct plot *pl = plot_open(&(struct plot_spec){
 		.name = "read_scan_mix", .title = "lpcbench read scan-mix: hit ratio of the Zipf readers while one thread scans the file",
 		.ylabel = "hot-set hit ratio (io)", .stitle = "Zipf readers",
-		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,hit_io,kreads_per_s,scan_kreads_per_s",
+		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,other_hit,kreads_per_s,scan_kreads_per_s,evictions_per_read,direct_reclaims_per_read",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .ref = NAN });
-	char a[64], b[64], d[64];
+	char a[64], b[64], d[64], f[32], g[32];
 
 	printf("read scan-mix: T Zipf readers + 1 sequential reader; the readers' (hot set's) hit ratio:\n"
 	       "  lpc by storage bytes (io: lpc has no readahead), kernel by RWF_NOWAIT (its io counts the\n"
-	       "  scanner's async readahead that a reader's hit sets off); the other measure beside it\n");
-	printf("%7s  %-9s %-21s %-7s %-9s %-27s %s\n", "readers", "variant", "hot hit",
-	       "by", "other", "readers kreads/s", "scan kr/s");
+	       "  scanner's async readahead that a reader's hit sets off); the other measure beside it\n"
+	       "  (lpc: lpc_stats, all threads); lpc's evictions and direct reclaims per read (all threads;\n"
+	       "  sums over the rounds)\n");
+	if (res->policy == BENCH_POLICY_BOTH)
+		printf("  lpc evicts with CLOCK2 (inactive/active), lpc_clock with plain CLOCK, in the same rounds\n");
+	printf("%7s  %-9s %-21s %-7s %-9s %-27s %-9s %-9s %s\n", "readers", "variant", "hot hit",
+	       "by", "other", "readers kreads/s", "scan kr/s", "evict/rd", "drecl/rd");
 	for (unsigned i = 0; i < res->nr_rows; i++) {
 		const struct read_row *row = &res->rows[i];
-		struct summary h, k, sk, hl = { NAN, NAN, NAN, 0 };
+		struct summary h, k, sk, ev, dr, hl = { NAN, NAN, NAN, 0 };
 
 		if (row->w != RW_SCAN)
 			continue;
@@ -370,11 +434,22 @@ static void print_scan(const struct rep *rp)
 			  kern ? "hot_hit_ratio_io" : "hit_ratio_lpc_all_threads");
 		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
 		sk = over(rp, f_scan_kreads, (int)i, -1, "scan_kreads_per_s");
-		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %.1f\n", row->threads,
+		ev = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
+			    over(rp, f_evict, (int)i, -1, "evictions_per_read");
+		dr = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
+			    over(rp, f_dreclaim, (int)i, -1, "direct_reclaims_per_read");
+		if (!kern && ev.n && dr.n) {
+			sum_per_read(f, sizeof(f), rp, (int)i, false);
+			sum_per_read(g, sizeof(g), rp, (int)i, true);
+		} else {
+			f[0] = g[0] = '\0';
+		}
+		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %-9.1f %-9s %s\n", row->threads,
 		       read_variant_name[row->v], fs(a, sizeof(a), &h, 4, 3),
-		       kern ? "nowait" : "io", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med);
-		plot_row(pl, "%u,%s,%s,%s,%.4g,%.6g,%.6g", row->threads, read_variant_name[row->v],
-			 plot_sum(d, sizeof(d), &h), kern ? "nowait" : "io", hl.med, k.med, sk.med);
+		       kern ? "nowait" : "io", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med, f, g);
+		plot_row(pl, "%u,%s,%s,%s,%.4g,%.6g,%.6g,%s,%s", row->threads,
+			 read_variant_name[row->v], plot_sum(d, sizeof(d), &h),
+			 kern ? "nowait" : "io", hl.med, k.med, sk.med, f, g);
 	}
 	plot_close(pl);
 	printf("\n");
@@ -417,9 +492,9 @@ static void print_miss(const struct rep *rp)
 	plot_close(pl);
 	printf("  device QD1: %s us per O_DIRECT read, from the device rows\n",
 	       fs(a, sizeof(a), &dev, 5, 1));
-	printf("  TODO eviction: lpc has no eviction yet (issue 6); a full cache reads around it.  Once it\n"
-	       "       exists, a miss also pays for reclaim: split lookup / allocation / eviction / I/O with\n"
-	       "       timestamps inside the miss path (a library change), and print them here.\n\n");
+	printf("  a miss includes any eviction it did itself (direct reclaim; drecl/rd in the tables above);\n"
+	       "  TODO: split lookup / allocation / eviction / I/O with timestamps inside the miss path\n"
+	       "  (a library change), and print them here.\n\n");
 }
 
 static void print_goals(const struct rep *rp, struct summary lk[2][BENCH_MAX_TCONF],
@@ -467,10 +542,16 @@ static void print_phases(const struct rep *rp)
 		.header = "workload,warm_s,lpc_frames_mib,lpc_free_mib,cgroup_usage_mib,cgroup_file_mib,cgroup_anon_mib",
 		.xcol = 1, .ycol = 5, .ref = NAN });
 
-	printf("phases: lpc after its warm-up; the kernel's cgroup (limit %llu MiB) after the rounds\n",
+	bool both = res->policy == BENCH_POLICY_BOTH;
+
+	printf("phases: lpc%s after the warm-up (evicted: pages evicted by then); the kernel's cgroup\n"
+	       "  (limit %llu MiB) after the rounds\n", both ? " and lpc_clock" : "",
 	       (unsigned long long)(res->cache_bytes >> 20));
-	printf("  %-9s %8s %16s %14s %14s %14s %14s\n", "workload", "warm s", "lpc frames MiB",
-	       "lpc free MiB", "cg usage MiB", "cg file MiB", "cg anon MiB");
+	printf("  %-9s %8s %16s %14s %10s %14s %14s %14s", "workload", "warm s", "lpc frames MiB",
+	       "lpc free MiB", "evicted", "cg usage MiB", "cg file MiB", "cg anon MiB");
+	if (both)
+		printf(" %14s %10s", "clock free MiB", "clk evicted");
+	printf("\n");
 	for (enum read_workload w = RW_UNIFORM; w < RW_NR; w++) {
 		const struct read_phase_end *e = &res->end[w];
 		double mib = (double)res->page_size / (1 << 20);
@@ -480,8 +561,13 @@ static void print_phases(const struct rep *rp)
 
 		if (!e->ran)
 			continue;
-		printf("  %-9s %8.1f %16.1f %14.1f %14.1f %14.1f %14.1f\n", read_workload_name[w],
-		       e->warm_s, (double)e->lpc_frames * mib, (double)e->lpc_free * mib, u, f, an);
+		printf("  %-9s %8.1f %16.1f %14.1f %10llu %14.1f %14.1f %14.1f", read_workload_name[w],
+		       e->warm_s, (double)e->lpc_frames * mib, (double)e->lpc_free * mib,
+		       (unsigned long long)e->lpc_evictions, u, f, an);
+		if (both)
+			printf(" %14.1f %10llu", (double)e->clk_free * mib,
+			       (unsigned long long)e->clk_evictions);
+		printf("\n");
 		plot_row(pl, "%s,%.2f,%.1f,%.1f,%.1f,%.1f,%.1f", read_workload_name[w], e->warm_s,
 			 (double)e->lpc_frames * mib, (double)e->lpc_free * mib, u, f, an);
 	}
