@@ -190,7 +190,10 @@
  *      the page as cached at `index` at an instant during the call: never
  *      a mix of two versions (a write in progress), never another page's
  *      data (a frame reused during the call), never a page that had left
- *      the cache (tests/stress/stress_optimistic.c).
+ *      the cache (tests/stress/stress_optimistic.c).  "Write" means lpc's own
+ *      (lpc_pwrite, a read, truncate): a user who changes a cached page in
+ *      place under lpc_page_lock bumps its version only at
+ *      lpc_page_mark_dirty, so a copy taken during that change may mix.
  *  K.2 A hit of either call takes no reference and writes no shared line
  *      but, once, the page's REFERENCED bit: readers of one hot page do not
  *      slow each other down.  When the optimistic try fails (the page is
