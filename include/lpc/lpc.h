@@ -325,6 +325,15 @@ struct lpc_stats {
 					* without a reference (also in hits) */
 	uint64_t optimistic_fallbacks; /* optimistic tries that took the
 					* referenced path (counted there too) */
+	/* where the time of a miss goes (nanoseconds, CLOCK_MONOTONIC, summed
+	 * over the misses that did the step; never measured on a hit) */
+	uint64_t miss_ns_alloc;  /* allocating the frame (M1), direct reclaim
+				  * included */
+	uint64_t miss_ns_insert; /* inserting it in the index (M3, index lock) */
+	uint64_t miss_ns_read;   /* the backend read (M4) */
+	uint64_t miss_ns_evict;  /* direct reclaim's eviction inside frame
+				  * allocations: part of miss_ns_alloc for a
+				  * miss; lpc_pwrite's allocations count too */
 };
 
 /*

@@ -191,6 +191,10 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->read_errors = cnt[LPC_C_READ_ERRORS];
 	out->optimistic_hits = cnt[LPC_C_OPT_HITS];
 	out->optimistic_fallbacks = cnt[LPC_C_OPT_FALLBACKS];
+	out->miss_ns_alloc = cnt[LPC_C_MISS_NS_ALLOC];
+	out->miss_ns_insert = cnt[LPC_C_MISS_NS_INSERT];
+	out->miss_ns_read = cnt[LPC_C_MISS_NS_READ];
+	out->miss_ns_evict = cnt[LPC_C_MISS_NS_EVICT];
 	out->direct_fallbacks = cnt[LPC_C_DIRECT_FALLBACKS];
 	out->read_around = cnt[LPC_C_READ_AROUND];
 	out->alloc_failures = cnt[LPC_C_ALLOC_FAILURES];

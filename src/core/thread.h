@@ -64,6 +64,11 @@ enum lpc_counter {
 	/* optimistic reads */
 	LPC_C_OPT_HITS,      /* also counted in lpc_stats' hits and lookups */
 	LPC_C_OPT_FALLBACKS, /* the referenced try after counts as usual */
+	/* where a miss's time goes (filemap/miss.c; ns, CLOCK_MONOTONIC) */
+	LPC_C_MISS_NS_ALLOC,  /* M1: lpc_page_alloc_frame, direct reclaim included */
+	LPC_C_MISS_NS_INSERT, /* M3: lpc_filemap_insert (the index lock) */
+	LPC_C_MISS_NS_READ,   /* M4: the backend read */
+	LPC_C_MISS_NS_EVICT,  /* page/alloc.c: direct reclaim's pool->evict calls */
 	LPC_NR_COUNTERS,
 };
 

@@ -517,6 +517,14 @@ unlock:
 	return rc;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -550,7 +558,9 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 	struct lpc_page *p;
 	uint64_t deadline = 0;
 	unsigned got, again = 0, rounds = 0, sleep_us = 100;
+	uint64_t t0;
 	int rc;
+	bool evicted;
 
 	for (;;) {
 		got = 0;
@@ -607,7 +617,10 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
 		if (c->wake)
 			c->wake(c->reclaim_arg);
-		if (c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t)) {
+		t0 = now_ns();
+		evicted = c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t);
+		lpc_count_add(t, LPC_C_MISS_NS_EVICT, now_ns() - t0);
+		if (evicted) {
 			again = 0;
 			continue;
 		}

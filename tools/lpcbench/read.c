@@ -953,6 +953,10 @@ static void run_row(struct rctx *x, const struct read_row *row, uint64_t slice_n
 			s->read_around = b.read_around - a.read_around;
 			s->evictions = b.evictions - a.evictions;
 			s->direct_reclaims = b.direct_reclaims - a.direct_reclaims;
+			s->ns_alloc = b.miss_ns_alloc - a.miss_ns_alloc;
+			s->ns_evict = b.miss_ns_evict - a.miss_ns_evict;
+			s->ns_insert = b.miss_ns_insert - a.miss_ns_insert;
+			s->ns_read = b.miss_ns_read - a.miss_ns_read;
 		}
 	}
 	if (err)

@@ -53,6 +53,8 @@ struct read_sample {
 	/* lpc_stats deltas over the slice (lpc and probe rows; all threads) */
 	uint64_t hits, misses, read_around;
 	uint64_t evictions, direct_reclaims;
+	/* ... and where the misses' time went (lpc_stats miss_ns_*) */
+	uint64_t ns_alloc, ns_evict, ns_insert, ns_read;
 	/* probe: TSC ticks in lpc_pread by outcome, and the counts */
 	uint64_t hit_ticks, miss_ticks, ra_ticks;
 	uint64_t hit_n, miss_n, ra_n;
