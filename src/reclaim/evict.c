@@ -28,10 +28,10 @@
  *   E5 re-check LOCKED, DIRTY, WRITEBACK after the freeze: set before it
  *      (nobody can set them after: they need a reference), unfreeze (store
  *      1, release) and skip.
- *   E6 delete the slot (step B, radix N1-N4), nrpages--, bump p->seq by 2
- *      (identity change; issue 9 makes seq a real sequence count), count
- *      the removal for LPC_DEBUG's LOOKUP-NOT-IN-INDEX check (after B, under
- *      the lock), unlock.
+ *   E6 delete the slot (step B, radix N1-N4), nrpages--, count the removal
+ *      for LPC_DEBUG's LOOKUP-NOT-IN-INDEX check (after B, under the lock),
+ *      unlock.  No seq bump: data and identity are unchanged (optimistic
+ *      readers re-check the slot; the allocator bumps seq on reuse).
  *   E7 free through the deferred path (step C: lpc_page_free_deferred puts
  *      it on pending; 64 of them go to call_rcu as one batch), still inside
  *      the batch's read section: a reclaimer's grace period therefore waits
@@ -247,8 +247,9 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
 	lpc_debug_frozen--; /* out of its slot */
 #endif
 	f->nrpages--;
-	/* Identity change: issue 9 makes seq a sequence count readers check. */
-	atomic_fetch_add_explicit(&p->seq, 2, memory_order_relaxed);
+	/* No seq bump: the page's data and identity do not change here (an
+	 * optimistic reader's slot re-check sees the removal; the allocator
+	 * bumps seq when it reuses the frame: filemap/optimistic.h). */
 	lpc_file_index_unlock(f);
 	lpc_yield_point(LPC_YP_E7);
 	lpc_page_free_deferred(p);						/* E7 */
