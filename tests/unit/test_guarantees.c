@@ -310,21 +310,19 @@ static void g_b3_put_from_any_thread(void)
 	struct tfile t;
 	pthread_t th;
 
+	/* The story is about references, not eviction: with eviction on, the
+	 * full cache wakes the reclaimer, which can hold a page frozen while
+	 * invalidate runs and count it only later (reclaim/ installs it). */
+	c->pool.evict = NULL;
+	c->pool.wake = NULL;
 	mk_file(c, &t, "b3", N * PS);
 	for (unsigned i = 0; i < N / 2; i++)
 		REQUIRE(lpc_page_get(t.f, i, 0, &pg[i]) == 0);
 	for (unsigned i = N / 2; i < N; i++)
 		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0);
-	lpc_stats(c, &st);
-	uint64_t evicted = st.evictions;
 	REQUIRE(pthread_create(&th, NULL, putter_main, &pt) == 0);
 	pthread_join(th, NULL);
-	/* The cache is full: the reclaimer may evict some of them first. */
-	int dropped = lpc_invalidate(t.f, 0, 0);
-	lpc_stats(c, &st);
-	CHECK_EQ((uint64_t)dropped + st.evictions - evicted, (uint64_t)N / 2,
-		 "cached pages still held (invalidated %d, evicted %llu)", dropped,
-		 (unsigned long long)(st.evictions - evicted));
+	CHECK_EQ(lpc_invalidate(t.f, 0, 0), N / 2, "cached pages still held");
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	/* The deferred frees land after a grace period: allocate them all. */
 	for (unsigned i = 0; i < N; i++)
