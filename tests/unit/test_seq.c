@@ -158,7 +158,11 @@ static void seq_recycle_changes_seq(void)
 			last[k] = s;
 		}
 		lpc_page_put(p);
-		CHECK_EQ(lpc_invalidate(f, i * PS, PS), 1, "drop %llu", (unsigned long long)i);
+		/* Drop it so its frame is reused; the background reclaimer may
+		 * have evicted it first (a cache of 4 frames runs low at once). */
+		int dropped = lpc_invalidate(f, i * PS, PS);
+
+		CHECK(dropped == 0 || dropped == 1, "drop %llu: %d", (unsigned long long)i, dropped);
 	}
 	CHECK(recycled >= 32, "only %u recycled frames seen", recycled);
 
