@@ -89,7 +89,10 @@ static void *reader(void *arg)
 			break;
 		for (ssize_t k = 0; k < n / 8; k++) {
 			if (!word_ok(off + 8 * (uint64_t)k, buf[k])) {
-				CHECK(0, "reader: word at %llu is %llx", (unsigned long long)(off + 8 * (uint64_t)k),
+				/* Named, so that tests/mutants/run.sh counts a kill here
+				 * (a torn or stale copy, e.g. opt-no-seq-recheck). */
+				CHECK(0, "lpc test: rule READ-DATA violated: reader: word at %llu is %llx",
+				      (unsigned long long)(off + 8 * (uint64_t)k),
 				      (unsigned long long)buf[k]);
 				atomic_store(&g_stop, true);
 				break;
