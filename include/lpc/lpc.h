@@ -236,6 +236,9 @@ struct lpc_page;
 enum lpc_io_backend {
 	LPC_IO_SYNC = 0, /* pread/pwrite on an O_DIRECT descriptor */
 	LPC_IO_NULL = 1, /* reads fill a pattern of (file, index); no disk */
+	LPC_IO_URING = 2, /* io_uring (liburing), batched; falls back to
+			   * LPC_IO_SYNC, counted in uring_fallbacks, where
+			   * the kernel refuses io_uring */
 };
 
 /* Index protection (lpc_config.lookup_mode). */
