@@ -550,24 +550,34 @@ static void parent_done(struct ns_walk_res *res)
 	close(res->fd);
 }
 
-LPC_EXPORT int lpc_ns_mkdir(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
-			    mode_t mode)
+enum parent_op { PARENT_MKDIR, PARENT_UNLINK };
+
+/*
+ * mkdir and unlink: the same V1-V3 story on the parent of `path` (walked
+ * and held), with the caller's credentials for the kernel call (V2) and
+ * the name forgotten after it (V3); only the call differs.
+ */
+static int parent_change(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+			 enum parent_op op, int arg)
 {
 	struct ns_walk_res p;
 	struct cred_save sv;
 	char buf[NS_NAME_MAX + 3];
-	int err = check_args(ns, cred, path);
+	int err = walk_parent(ns, cred, path, &p);
 
-	if (err)
-		return err;
-	err = walk_parent(ns, cred, path, &p);
 	if (err)
 		return err;
 	mut_begin(ns, false);
 	err = cred_enter(cred, &sv);
 	lpc_yield_point(LPC_YP_V2);
-	if (!err && mkdirat(p.fd, kernel_last(&p, buf), mode) != 0) /* V2 */
-		err = -errno;
+	if (!err) {
+		const char *last = kernel_last(&p, buf);
+		int r = op == PARENT_MKDIR ? mkdirat(p.fd, last, (mode_t)arg)
+					   : unlinkat(p.fd, last, arg); /* V2 */
+
+		if (r != 0)
+			err = -errno;
+	}
 	cred_exit(&sv);
 	lpc_yield_point(LPC_YP_V3);
 	if (!err)
@@ -577,33 +587,24 @@ LPC_EXPORT int lpc_ns_mkdir(struct lpc_ns *ns, const struct lpc_cred *cred, cons
 	return err;
 }
 
+LPC_EXPORT int lpc_ns_mkdir(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+			    mode_t mode)
+{
+	int err = check_args(ns, cred, path);
+
+	return err ? err : parent_change(ns, cred, path, PARENT_MKDIR, (int)mode);
+}
+
 LPC_EXPORT int lpc_ns_unlink(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
 			     int flags)
 {
-	struct ns_walk_res p;
-	struct cred_save sv;
-	char buf[NS_NAME_MAX + 3];
 	int err = check_args(ns, cred, path);
 
 	if (err)
 		return err;
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	err = walk_parent(ns, cred, path, &p);
-	if (err)
-		return err;
-	mut_begin(ns, false);
-	err = cred_enter(cred, &sv);
-	lpc_yield_point(LPC_YP_V2);
-	if (!err && unlinkat(p.fd, kernel_last(&p, buf), flags) != 0) /* V2 */
-		err = -errno;
-	cred_exit(&sv);
-	lpc_yield_point(LPC_YP_V3);
-	if (!err)
-		forget_name(ns, &p); /* V3 */
-	mut_end(ns, false);
-	parent_done(&p);
-	return err;
+	return parent_change(ns, cred, path, PARENT_UNLINK, flags);
 }
 
 LPC_EXPORT int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, const char *oldpath,
