@@ -7,6 +7,11 @@
  * stderr; CTest runs it once per rule (debug.death.RULE).  Without an
  * argument it runs every rule.  Built only with -DLPC_DEBUG=ON.
  *
+ * Rules that no caller can break through the API are broken from inside:
+ * EVICT-SLOT by a yield-point hook that swaps the slot's entry while the
+ * evictor holds the index lock (a writer that ignored the lock), the two
+ * name-cache rules by calling dcache.c's writers as a buggy caller would.
+ *
  * Rules with no death test here, and where they are shown firing instead:
  *  - RADIX-NODES-USED (an internal count of radix.c's insert; no caller can
  *    break it): test_debug_radix_nodes.c, with a copy of radix.c broken on
@@ -20,6 +25,7 @@
 
 #include "cache/cache.h"
 #include "filemap/optimistic.h"
+#include "names/names.h"
 #include "../common/lpc_test.h"
 
 static struct lpc_cache *cache;
@@ -300,6 +306,88 @@ static void break_optimistic_in_index(void)
 	lpc_rcu_read_unlock();
 }
 
+/* EVICT-SLOT: at E6 (index lock held, page frozen) a hook plays a writer
+ * that ignored the index lock: it puts another page in the slot, so E6's
+ * delete takes that one. */
+static struct lpc_page *evict_victim, *evict_intruder;
+
+static void swap_slot_hook(enum lpc_yield_point yp)
+{
+	uint64_t index;
+
+	if (yp != LPC_YP_E6 || !evict_intruder)
+		return;
+	index = atomic_load_explicit(&evict_victim->index, memory_order_relaxed);
+	REQUIRE(lpc_radix_delete(&file->tree, index) == evict_victim, "victim in its slot");
+	REQUIRE(lpc_radix_insert(&file->tree, index, evict_intruder) == 0, "intruder in");
+	evict_intruder = NULL;
+}
+
+static void break_evict_slot(void)
+{
+	struct lpc_tcache *t;
+
+	evict_victim = cached_page();
+	evict_intruder = private_page();
+	lpc_yield_set_hook(swap_slot_hook);
+	REQUIRE(lpc_yield_arm("E6", 1.0, 1) == 0, "arm E6");
+	t = lpc_tcache(&cache->pool.owner);
+	REQUIRE(t, "thread block");
+	/* CLOCK2 keeps a referenced page for a pass or two: go round until
+	 * the victim reaches E6 (the hook makes it fire there). */
+	for (int i = 0; i < 64; i++)
+		lpc_reclaim_evict(&cache->reclaim, 4, t);
+}
+
+/* A name space over a fresh directory holding one file, "x", looked up
+ * once so that its dentry is cached. */
+static struct lpc_ns *ns_with_x(struct ns_dentry **x)
+{
+	static const struct lpc_cred root_cred = { 0, 0, 0, NULL };
+	char dir[512], path[600];
+	struct lpc_ns *ns;
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/nsdeath", tst_tmpdir());
+	REQUIRE(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s", dir);
+	snprintf(path, sizeof(path), "%s/x", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	REQUIRE(fd >= 0, "create %s", path);
+	close(fd);
+	REQUIRE(lpc_ns_create(cache, dir, &ns) == 0, "lpc_ns_create");
+	REQUIRE(lpc_ns_stat(ns, &root_cred, "x", &st) == 0, "stat x");
+	lpc_rcu_read_lock();
+	*x = ns_lookup_rcu(ns, ns->root, "x", 1);
+	lpc_rcu_read_unlock();
+	REQUIRE(*x, "x's dentry cached");
+	return ns;
+}
+
+/* NS-DROP-ROOT: the root dentry dropped like any other. */
+static void break_ns_drop_root(void)
+{
+	struct ns_dentry *x;
+	struct lpc_ns *ns = ns_with_x(&x);
+
+	pthread_mutex_lock(&ns->lock);
+	ns_drop_locked(ns, ns->root);
+	pthread_mutex_unlock(&ns->lock);
+}
+
+/* NS-SEQ-NESTED: a dentry's seq write section opened twice (a writer that
+ * began a change while another was still inside one). */
+static void break_ns_seq_nested(void)
+{
+	struct ns_dentry *x;
+	struct lpc_ns *ns = ns_with_x(&x);
+
+	pthread_mutex_lock(&ns->lock);
+	atomic_fetch_add(&x->seq, 1); /* the first writer's begin */
+	ns_drop_locked(ns, x);        /* the second's */
+	pthread_mutex_unlock(&ns->lock);
+}
+
 static const struct {
 	const char *rule;
 	void (*fn)(void);
@@ -331,6 +419,9 @@ static const struct {
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
+	{ "EVICT-SLOT", break_evict_slot },
+	{ "NS-DROP-ROOT", break_ns_drop_root },
+	{ "NS-SEQ-NESTED", break_ns_seq_nested },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */
@@ -382,6 +473,9 @@ int main(int argc, char **argv)
 	unsigned n = sizeof(rules) / sizeof(rules[0]), ran = 0, skipped = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Made here, so every child (which dies by abort, without atexit)
+	 * shares this directory and the parent removes it. */
+	REQUIRE(tst_tmpdir(), "temporary directory");
 	for (unsigned i = 0; i < n; i++) {
 		if (argc > 1 && strcmp(argv[1], rules[i].rule))
 			continue;
