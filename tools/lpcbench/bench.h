@@ -63,5 +63,6 @@ extern const struct bench bench_read;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
 extern const struct bench bench_walk;
+extern const struct bench bench_write;
 
 #endif /* LPCBENCH_BENCH_H */
