@@ -97,7 +97,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\noptions [default]:\n"
 		"  --threads LIST   thread counts, comma-separated; every round runs each [" DEF_THREADS "]\n"
-		"  --rounds N       measured rounds; ratios are taken within a round [%u]\n"
+		"  --rounds N       measured rounds; ratios are taken within a round [%u; write: 11]\n"
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
@@ -184,6 +184,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_ROUNDS:
 			o->rounds = (unsigned)parse_num("--rounds", optarg, 1, MAX_ROUNDS);
+			o->rounds_set = true;
 			break;
 		case OPT_WARMUP:
 			o->warmup = (unsigned)parse_num("--warmup", optarg, 0, MAX_ROUNDS);
