@@ -88,6 +88,10 @@ struct lpc_file {
 	struct rcu_head rcu;
 #if LPC_DEBUG
 	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
+	/* Rule FSYNC-INFLIGHT (writeback.c Y3): writebacks begun (K3, under
+	 * the index lock) and ended (K5, counted before WRITEBACK clears);
+	 * release increments, acquire loads. */
+	_Atomic uint64_t dbg_wb_started, dbg_wb_ended;
 #endif
 };
 
