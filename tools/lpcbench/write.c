@@ -314,9 +314,15 @@ static void child_open(void *arg)
 {
 	struct wctx *x = arg;
 
+	int rc;
+
 	x->kfd = open(x->kpath, O_RDWR | O_CLOEXEC);
 	if (x->kfd < 0)
 		die_err(errno, "opening %s", x->kpath);
+	/* No readahead for the mix's reads: lpc and direct read one page. */
+	rc = posix_fadvise(x->kfd, 0, 0, POSIX_FADV_RANDOM);
+	if (rc)
+		die_err(rc, "posix_fadvise on %s", x->kpath);
 }
 
 static char kfile_rm[PATH_MAX];
@@ -465,7 +471,8 @@ static void write_echo(const struct wctx *x)
 	       "             fdatasync; seq also direct_1m: O_DIRECT writes of %u pages (the device's\n"
 	       "             sequential bandwidth, the goal's reference)\n", WR_BIG_PAGES);
 	printf("  workloads  seq: each thread its own 1/T of the file in order; rand: uniform pages;\n"
-	       "             mix: Zipf (theta %.2f) pages, %d %% reads / %d %% writes, reads checked\n",
+	       "             mix: Zipf (theta %.2f) pages, %d %% reads / %d %% writes, reads checked\n"
+	       "             (kernel: POSIX_FADV_RANDOM, no readahead, as lpc and direct)\n",
 	       o->zipf_theta, 100 - WR_MIX_WRITE_PCT, WR_MIX_WRITE_PCT);
 	printf("  rounds     %u warm-up + %u measured per workload, %u ms of writing per slice\n\n",
 	       o->warmup, o->rounds, o->slice_ms);
