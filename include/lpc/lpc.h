@@ -117,6 +117,10 @@
  *      lpc_page_get and lpc_page_alloc retry with a sleeping backoff for
  *      alloc_wait_ms (default 1 s) and then return -ENOMEM; a page put
  *      meanwhile is evicted for a waiter.  lpc_pread does not wait (C.4).
+ *      A dirty page eviction meets is handed to the cache's flusher, which
+ *      writes its file back whatever the dirty thresholds; written, it is
+ *      evicted on a later pass, so dirty pages alone never make these
+ *      calls fail (tests/unit/test_write_evict.c).
  *  H.4 Eviction never blocks a lookup: lpc_page_find on a page being evicted
  *      retries inside its read section until the page has left the index,
  *      then returns -ENOENT (counted in retries).

@@ -130,6 +130,9 @@ bool lpc_filemap_start_writeback(struct lpc_file *f, struct lpc_page *p, uint64_
 		lpc_radix_tag_clear(&f->tree, index, LPC_TAG_TOWRITE);
 		lpc_radix_tag_set(&f->tree, index, LPC_TAG_WRITEBACK);
 		dirty_dec(f);
+#if LPC_DEBUG
+		atomic_fetch_add_explicit(&f->dbg_wb_started, 1, memory_order_release);
+#endif
 		ok = true;
 	}
 	lpc_file_index_unlock(f);
@@ -140,6 +143,11 @@ void lpc_filemap_end_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t 
 {
 	uint32_t set = 0;
 
+#if LPC_DEBUG
+	/* Counted before the tag and the flag clear: an fsync that saw either
+	 * clear sees the count (rule FSYNC-INFLIGHT, writeback.c). */
+	atomic_fetch_add_explicit(&f->dbg_wb_ended, 1, memory_order_release);
+#endif
 	/* The error is on the file before WRITEBACK clears: whoever waited
 	 * for this page and then checks the errseq sees it (F3, F5). */
 	if (err)

@@ -77,6 +77,10 @@ struct lpc_file {
 	pthread_mutex_t size_lock;     /* the kernel file's size: ftruncate, truncate */
 	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
 	unsigned wb_busy;              /* flusher passes on f; under files->lock */
+	/* Eviction met a dirty page of f (reclaim/evict.c E8): the flusher's
+	 * next round writes f back whatever its age.  Set (test, then
+	 * exchange) by evictors, cleared by the flusher's pick. */
+	_Atomic bool wb_reclaim;
 
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
@@ -84,6 +88,10 @@ struct lpc_file {
 	struct rcu_head rcu;
 #if LPC_DEBUG
 	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
+	/* Rule FSYNC-INFLIGHT (writeback.c Y3): writebacks begun (K3, under
+	 * the index lock) and ended (K5, counted before WRITEBACK clears);
+	 * release increments, acquire loads. */
+	_Atomic uint64_t dbg_wb_started, dbg_wb_ended;
 #endif
 };
 

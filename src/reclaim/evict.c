@@ -6,7 +6,7 @@
  * The hand is a descriptor number; an evictor takes the next `batch`
  * descriptors with one atomic add (relaxed: it only hands out disjoint
  * ranges), so evictors running at once work on different batches.  One batch
- * is one RCU read section.  Per descriptor p (the evictor's steps E1-E7;
+ * is one RCU read section.  Per descriptor p (the evictor's steps E1-E8;
  * the lockless reader's are R1-R5 in filemap/lookup.c, the remover's A-C):
  *   E1 loads of ref, then flags (both acquire): skip unless ref == 1 (the
  *      index's reference alone), PUBLISHED, and none of REMOVED, LOCKED,
@@ -36,6 +36,29 @@
  *      it on pending; 64 of them go to call_rcu as one batch), still inside
  *      the batch's read section: a reclaimer's grace period therefore waits
  *      for a frame between E4 and pending (page/alloc.c, frames in transit).
+ *   E8 (E1's dirty branch) a page E1 finds DIRTY and nothing else keeps
+ *      (ref 1, published, not LOCKED, not WRITEBACK) is handed to
+ *      writeback instead: f = p->file (relaxed, as E2), and if
+ *      f->wb_reclaim is clear, set it (exchange, relaxed: a hint, it
+ *      orders nothing) and, once the batches' read sections are over,
+ *      kick the cache's flusher (writeback/flusher.c), whose next round
+ *      writes f back (WB_ASYNC, K1-K5) whatever its age or the ratios.
+ *      The page itself is skipped (counted skipped_dirty), untouched: the
+ *      evictor never changes DIRTY or WRITEBACK, never writes, and E5
+ *      still refuses a page dirtied after E1, so a dirty page is never
+ *      dropped.  Once written it is clean, and a later pass evicts it;
+ *      the allocator's bounded wait re-runs direct reclaim meanwhile
+ *      (page/alloc.c).  Following p->file is safe inside the read
+ *      section (below); a stale f (the frame reused since E1's loads) only
+ *      costs a pass over a file that did not need one, and a file being
+ *      closed is written back by its close anyway (the flusher picks only
+ *      open files).  Why the flusher and not a write here: eviction runs
+ *      inside an RCU read section and in allocating threads (direct
+ *      reclaim), where a synchronous write would stall grace periods and
+ *      the allocation; the kernel's direct reclaim, likewise, wakes the
+ *      flusher rather than writing file pages.  And a pass over the file
+ *      coalesces its dirty pages into long vectored writes, where a write
+ *      of the one page met would go out alone.
  *
  * The rule that must not break (cache/cache.h): nothing waits for a grace
  * period while it holds a frozen page in a slot - a reader that loaded the
@@ -99,6 +122,7 @@
 
 #include "filemap/filemap.h"
 #include "reclaim/reclaim.h"
+#include "writeback/writeback.h"
 
 enum {
 	SK_HELD,
@@ -178,10 +202,25 @@ static int policy_locked(struct lpc_reclaim *r, struct lpc_page *p, uint32_t fl)
 }
 
 /*
- * E1-E7 for one descriptor.  Return: EV_EVICTED, EV_IGNORED, or the reason
+ * E1-E8 for one descriptor.  Return: EV_EVICTED, EV_IGNORED, or the reason
  * it was skipped (SK_*).  Context: inside the batch's read section.
  */
-static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
+/* E8: hands p's file to the flusher; *kick receives the cache's writeback
+ * state when the flusher must be kicked.  Context: the batch's read
+ * section. */
+static void handoff(struct lpc_page *p, struct lpc_wb **kick)
+{
+	struct lpc_file *f;
+
+	lpc_yield_point(LPC_YP_E8);
+	f = atomic_load_explicit(&p->file, memory_order_relaxed);		/* E8 */
+	if (!f || atomic_load_explicit(&f->wb_reclaim, memory_order_relaxed))
+		return; /* a pass is asked for already */
+	if (!atomic_exchange_explicit(&f->wb_reclaim, true, memory_order_relaxed))
+		*kick = f->files->wb;
+}
+
+static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick)
 {
 	struct lpc_file *f;
 	uint64_t index;
@@ -195,8 +234,11 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p)
 		return EV_IGNORED; /* free, pending, or frozen by another remover */
 	if (ref != 1 || (fl & (LPC_PG_PUBLISHED | LPC_PG_REMOVED)) != LPC_PG_PUBLISHED)
 		return SK_HELD; /* a user's, or a private page */
-	if (fl & busy_flags)
+	if (fl & busy_flags) {
+		if ((fl & busy_flags) == LPC_PG_DIRTY)
+			handoff(p, kick);
 		return busy_reason(fl);
+	}
 	if (fl & LPC_PG_REFERENCED) {
 		/* Keeping it needs no lock when the active count cannot
 		 * change: CLOCK, or an active page (E3 otherwise). */
@@ -263,6 +305,7 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 {
 	struct lpc_pool *c = r->pool;
 	uint64_t skipped[SK_NR] = { 0 };
+	struct lpc_wb *kick = NULL;
 	unsigned evicted = 0, b;
 
 	for (b = 0; b < max_batches; b++) {
@@ -273,7 +316,7 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_lock();
 		for (uint32_t i = 0; i < r->batch; i++) {
 			struct lpc_page *p = &c->pages[(start + i) % c->nframes];
-			int rc = evict_one(r, p);
+			int rc = evict_one(r, p, &kick);
 
 			if (rc == EV_EVICTED)
 				got++;
@@ -283,6 +326,8 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_unlock();
 		evicted += got;
 	}
+	if (kick) /* E8, outside the read sections: it takes the flusher's mutex */
+		lpc_wb_kick(kick);
 	/* A whole sweep of the hand without an eviction lets CLOCK2 demote
 	 * below its target until one evicts again (written only when it
 	 * changes). */

@@ -5,7 +5,8 @@
  * and the background reclaimer thread (reclaimer.c).
  *
  * Layering: reclaim/ sits above filemap/ (it needs a page's file, to take
- * its index lock and delete the slot) and below cache/.  The allocator in
+ * its index lock and delete the slot) and writeback/ (a dirty page it meets
+ * is handed to the flusher: evict.c E8) and below cache/.  The allocator in
  * page/ reaches it only through the callbacks this part installs in the
  * pool (pool->evict, pool->wake: see page/pool.h), as core/ reaches page/
  * through lpc_towner's thread_exit: page/ never includes reclaim/.
@@ -83,7 +84,7 @@ void lpc_reclaim_stop(struct lpc_reclaim *r);
 void lpc_reclaim_destroy(struct lpc_reclaim *r);
 
 /*
- * Runs up to max_batches batches of the hand (E1-E7, evict.c), counting in
+ * Runs up to max_batches batches of the hand (E1-E8, evict.c), counting in
  * t.  Return: pages evicted (now on the pool's pending list, or queued for
  * a grace period).  Context: outside any RCU read section, no index lock,
  * no frozen page held; t is the calling thread's block.

@@ -14,6 +14,15 @@
  * locked: the allocators then fall back to direct reclaim and their bounded
  * wait).  lpc_cache_destroy stops and joins it (lpc_reclaim_stop).
  *
+ * Backoff: a refill that evicted nothing while the free list is below `low`
+ * (every frame held, locked, dirty, or its file's index lock busy: in
+ * LOCKED mode misses hold the rwlock for reading across their reads, and
+ * E2's trylock for writing fails) would otherwise be followed at once by
+ * another sweep of the whole hand, and the thread would spin.  It waits
+ * first, RECLAIM_BACKOFF_MIN_US doubling to RECLAIM_BACKOFF_MAX_US, kicks
+ * ignored (allocators meanwhile evict themselves: direct reclaim), cut
+ * short only by a stop; a refill that evicts resets it.
+ *
  * Waking: allocators that see nfree below `low` read `awake` (relaxed) and
  * do nothing more if it is set: no shared write while the reclaimer works.
  * Otherwise one of them wins the exchange, takes `lock` and signals.  The
@@ -25,10 +34,14 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <time.h>
 
 #include <lpc/lpc.h>
 
 #include "reclaim/reclaim.h"
+
+#define RECLAIM_BACKOFF_MIN_US 100u
+#define RECLAIM_BACKOFF_MAX_US 10000u
 
 static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 {
@@ -74,8 +87,10 @@ static uint32_t free_frames(struct lpc_pool *c)
 	return atomic_load_explicit(&c->nfree, memory_order_relaxed);
 }
 
-/* One wake-up's work.  Context: the reclaimer thread, no lock held. */
-static void refill(struct lpc_reclaim *r, struct lpc_tcache *t)
+/* One wake-up's work.  Return: false when its last sweep found nothing to
+ * evict with the free list short of `high`.  Context: the reclaimer
+ * thread, no lock held. */
+static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 {
 	struct lpc_pool *c = r->pool;
 	/* Two sweeps of the hand at most per round: a page kept for its
@@ -87,7 +102,7 @@ static void refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 		unsigned b = 0;
 
 		if (free >= r->high)
-			return;
+			return true;
 		while (free + got < r->high && b < max_batches) {
 			got += lpc_reclaim_evict(r, 1, t);
 			b++;
@@ -95,7 +110,7 @@ static void refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 				break; /* destroy is stopping us */
 		}
 		if (!got)
-			return;
+			return false;
 		/* The evicted frames wait on pending: queue them now, and let
 		 * them land before measuring again. */
 		lpc_page_pending_flush(c);
@@ -107,6 +122,7 @@ static void *reclaimer_main(void *arg)
 {
 	struct lpc_reclaim *r = arg;
 	struct lpc_tcache *t = lpc_tcache(&r->pool->owner);
+	unsigned backoff_us = 0;
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
@@ -122,8 +138,29 @@ static void *reclaimer_main(void *arg)
 		r->kick = false;
 		pthread_mutex_unlock(&r->lock);
 		lpc_count(t, LPC_C_RECLAIMER_WAKEUPS);
-		refill(r, t);
-		pthread_mutex_lock(&r->lock);
+		if (refill(r, t)) {
+			backoff_us = 0;
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		/* Nothing evictable: back off before the next sweep. */
+		backoff_us = !backoff_us ? RECLAIM_BACKOFF_MIN_US :
+			     backoff_us >= RECLAIM_BACKOFF_MAX_US / 2 ? RECLAIM_BACKOFF_MAX_US :
+			     2 * backoff_us;
+		{
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
+			ts.tv_nsec += (long)backoff_us * 1000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_mutex_lock(&r->lock);
+			while (!r->stop &&
+			       pthread_cond_timedwait(&r->cond, &r->lock, &ts) != ETIMEDOUT)
+				;
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	return NULL;

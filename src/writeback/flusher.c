@@ -6,8 +6,11 @@
  * kicked, and writes back (WB_ASYNC) every file whose dirty pages are older
  * than the age (f->dirtied_when: when its dirty count last left 0), or every
  * file with dirty pages while the cache holds more than the background
- * threshold.  It pins the file it works on with f->wb_busy (under
- * files->lock): the last close waits for it to drop.
+ * threshold, or every file eviction handed to it (f->wb_reclaim, set by
+ * reclaim/evict.c E8 with a kick: the cache met dirty pages it needed to
+ * evict; the pick clears the flag before the pass, so a hand-off during the
+ * pass asks for another).  It pins the file it works on with f->wb_busy
+ * (under files->lock): the last close waits for it to drop.
  *
  * Throttling: a writer that leaves the cache above the hard limit writes its
  * own file back (WB_ASYNC, a batch at a time) until the cache is below it;
@@ -67,9 +70,18 @@ static struct lpc_file *pick(struct lpc_wb *wb, uint64_t now, bool bg)
 		uint64_t nd = atomic_load_explicit(&f->nrdirty, memory_order_relaxed);
 		uint64_t when = atomic_load_explicit(&f->dirtied_when, memory_order_relaxed);
 
-		if (f->wb_busy || !nd)
+		bool rq = atomic_load_explicit(&f->wb_reclaim, memory_order_relaxed);
+
+		if (f->wb_busy)
 			continue;
-		if (bg || now - when >= wb->expire_ns) {
+		if (!nd) {
+			if (rq) /* nothing left to write: the hand-off is done */
+				atomic_store_explicit(&f->wb_reclaim, false, memory_order_relaxed);
+			continue;
+		}
+		if (bg || rq || now - when >= wb->expire_ns) {
+			if (rq)
+				atomic_store_explicit(&f->wb_reclaim, false, memory_order_relaxed);
 			f->wb_busy++;
 			return f;
 		}
@@ -172,6 +184,14 @@ void lpc_wb_destroy(struct lpc_wb *wb)
 	lpc_wb_stop(wb);
 	pthread_cond_destroy(&wb->cond);
 	pthread_mutex_destroy(&wb->lock);
+}
+
+void lpc_wb_kick(struct lpc_wb *wb)
+{
+	pthread_mutex_lock(&wb->lock);
+	wb->kick = true;
+	pthread_cond_broadcast(&wb->cond);
+	pthread_mutex_unlock(&wb->lock);
 }
 
 void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t)

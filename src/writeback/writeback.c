@@ -45,7 +45,10 @@
  * and written by Y2 after any write in flight), or was taken to WRITEBACK
  * by another pass before Y2 (Y3 waits for it, and a failure is recorded
  * before its WRITEBACK clears, so Y4 sees it).  tests/model/writeback.pml
- * checks this, with broken variants.
+ * checks this, with broken variants; in LPC_DEBUG builds rule
+ * FSYNC-INFLIGHT checks Y3 (every write begun before Y1 has ended after
+ * Y3, by counts kept at K3 and K5), which the mutant no-y3 and
+ * tests/regress/regress_fsync_inflight.c show firing.
  *
  * Errors: each write error is returned once to each lpc_fsync (or last
  * lpc_file_close) whose call it happened during, and an error that happened
@@ -269,14 +272,28 @@ static int wb_sync_file(struct lpc_file *f, bool sync, struct lpc_tcache *t)
 {
 	uint64_t since;
 	int rc;
+#if LPC_DEBUG
+	uint64_t dbg_begun, dbg_ended;
+#endif
 
 	lpc_yield_point(LPC_YP_Y1);
+#if LPC_DEBUG
+	dbg_begun = atomic_load_explicit(&f->dbg_wb_started, memory_order_acquire);
+#endif
 	since = lpc_file_err_sample(f);					/* Y1 */
 	lpc_yield_point(LPC_YP_Y2);
 	tag_towrite(f);							/* Y2 */
 	lpc_writeback_file(f, LPC_WB_SYNC, 0, t);
 	lpc_yield_point(LPC_YP_Y3);
 	wait_writeback_all(f);						/* Y3 */
+#if LPC_DEBUG
+	/* Every write begun (K3) before Y1 has ended (K5) by now: a sound
+	 * bound (the counts, not the pages: others may have ended too). */
+	dbg_ended = atomic_load_explicit(&f->dbg_wb_ended, memory_order_acquire);
+	lpc_debug_check(dbg_ended >= dbg_begun, "FSYNC-INFLIGHT", NULL,
+			"fsync past Y3 with writes begun before it still in flight (%llu begun before Y1, %llu ended)",
+			(unsigned long long)dbg_begun, (unsigned long long)dbg_ended);
+#endif
 	lpc_yield_point(LPC_YP_Y4);
 	rc = lpc_wb_publish_size(f);					/* Y4 */
 	if (rc)

@@ -74,6 +74,11 @@ int lpc_wb_flush_file(struct lpc_file *f);
  */
 int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p);
 
+/* Wakes the flusher for a round now (eviction's hand-off, E8 of
+ * reclaim/evict.c; throttling).  Context: takes wb->lock; not in an RCU
+ * read section (it may wait for the flusher's lock). */
+void lpc_wb_kick(struct lpc_wb *wb);
+
 /* Throttling: a writer that left the cache over the hard limit. */
 void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t);
 

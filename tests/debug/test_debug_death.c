@@ -268,6 +268,14 @@ static void break_dirty_count(void)
 	lpc_filemap_truncate_page(file, p, 0);
 }
 
+/* FSYNC-INFLIGHT: a write counted as begun (K3) that never ends: the
+ * fsync that follows passes Y3 with it still "in flight". */
+static void break_fsync_inflight(void)
+{
+	atomic_fetch_add(&file->dbg_wb_started, 1);
+	lpc_fsync(file);
+}
+
 /* SEQ-IDENTITY: a locked private page may take an identity, but only
  * inside a seq write section (the allocator and M2 open one). */
 static void break_seq_identity(void)
@@ -416,6 +424,7 @@ static const struct {
 	{ "WRITEBACK-END", break_writeback_end },
 	{ "TRUNCATE-WRITEBACK", break_truncate_writeback },
 	{ "DIRTY-COUNT", break_dirty_count },
+	{ "FSYNC-INFLIGHT", break_fsync_inflight },
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },

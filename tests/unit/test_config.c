@@ -58,8 +58,8 @@ static void t_config(void)
 	bad.page_size = 65536;
 	bad.cache_bytes = 65535;
 	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "cache_bytes 65535 < page 65536");
-	/* Unknown backend and mode. */
-	int bad_vals[] = { -1, 2, 3, 1000 };
+	/* Unknown backend and mode (backend 2 is LPC_IO_URING). */
+	int bad_vals[] = { -1, 3, 4, 1000 };
 	for (size_t i = 0; i < 4; i++) {
 		bad = cfg;
 		bad.io_backend = bad_vals[i];

@@ -23,6 +23,7 @@ struct bench_opts {
 	unsigned threads[BENCH_MAX_TCONF]; /* thread counts, in run order */
 	unsigned nr_tconf;
 	unsigned rounds;   /* measured rounds */
+	bool rounds_set;   /* --rounds given (write runs fewer by default) */
 	unsigned warmup;   /* rounds run first and not recorded */
 	unsigned slice_ms; /* one variant at one thread count */
 	unsigned file_mb; /* lookup's file; read's if file_mb_set */
@@ -63,5 +64,6 @@ extern const struct bench bench_read;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
 extern const struct bench bench_walk;
+extern const struct bench bench_write;
 
 #endif /* LPCBENCH_BENCH_H */

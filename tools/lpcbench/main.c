@@ -49,6 +49,7 @@ static const struct bench *const benches[] = {
 	&bench_pin,
 	&bench_fault,
 	&bench_walk,
+	&bench_write,
 };
 
 enum {
@@ -96,13 +97,13 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\noptions [default]:\n"
 		"  --threads LIST   thread counts, comma-separated; every round runs each [" DEF_THREADS "]\n"
-		"  --rounds N       measured rounds; ratios are taken within a round [%u]\n"
+		"  --rounds N       measured rounds; ratios are taken within a round [%u; write: 11]\n"
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
-		"                   [lookup: %u; read: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
-		"  --cache-mb MB    read: lpc's cache budget, and the memory cgroup limit of the\n"
-		"                   kernel's page cache for the kernel and mmap rows [%u]\n"
+		"                   [lookup: %u; read, write: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
+		"  --cache-mb MB    read, write: lpc's cache budget, and the memory cgroup limit of\n"
+		"                   the kernel's page cache for the kernel and mmap rows [%u]\n"
 		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
 		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
 		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
@@ -183,6 +184,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_ROUNDS:
 			o->rounds = (unsigned)parse_num("--rounds", optarg, 1, MAX_ROUNDS);
+			o->rounds_set = true;
 			break;
 		case OPT_WARMUP:
 			o->warmup = (unsigned)parse_num("--warmup", optarg, 0, MAX_ROUNDS);

@@ -32,7 +32,11 @@ void rounds_run(const struct bench_env *env, struct pool *pool, struct rounds *r
 				struct pool_slice s;
 				double ops_s;
 
-				pool_run(pool, o->threads[t], r->v[v].fn, r->v[v].arg, slice_ns, &s);
+				if (r->v[v].slice)
+					r->v[v].slice(r->v[v].arg, o->threads[t], slice_ns, &s);
+				else
+					pool_run(pool, o->threads[t], r->v[v].fn, r->v[v].arg,
+						 slice_ns, &s);
 				ops_s = s.wall_ns ? (double)s.ops * 1e9 / (double)s.wall_ns : NAN;
 				if (round < o->warmup)
 					continue;

@@ -9,6 +9,7 @@
 #define LPCBENCH_ROUNDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "bench.h"
 #include "pool.h"
@@ -20,6 +21,10 @@ struct rounds_variant {
 	const char *name;
 	pool_fn fn;
 	void *arg;
+	/* NULL: the slice is pool_run(pool, threads, fn, arg).  Else this
+	 * runs it instead (in another process, or with counters read around
+	 * it: write.c) and fills *out. */
+	void (*slice)(void *arg, unsigned threads, uint64_t slice_ns, struct pool_slice *out);
 };
 
 /* Per round, per thread count, per variant: operations per second. */
