@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	dir = tst_tmpdir();
 	REQUIRE(dir, "tmpdir");
 	rs = tst_seed;
-	rounds(dir, "delete", 12, &rs);
-	rounds(dir, "wal", 12, &rs);
+	rounds(dir, "delete", SQT_SCALE(12), &rs);
+	rounds(dir, "wal", SQT_SCALE(12), &rs);
 	return tst_finish();
 }

@@ -143,12 +143,12 @@ int main(int argc, char **argv)
 	dir = tst_tmpdir();
 	REQUIRE(dir, "tmpdir");
 	rs = tst_seed;
-	workload(dir, "delete", 4096, 120, &rs);
-	workload(dir, "wal", 4096, 120, &rs);
-	workload(dir, "delete", 512, 80, &rs);
-	workload(dir, "wal", 1024, 80, &rs);
-	workload(dir, "truncate", 65536, 60, &rs);
-	workload(dir, "wal", 65536, 60, &rs);
+	workload(dir, "delete", 4096, SQT_SCALE(120), &rs);
+	workload(dir, "wal", 4096, SQT_SCALE(120), &rs);
+	workload(dir, "delete", 512, SQT_SCALE(80), &rs);
+	workload(dir, "wal", 1024, SQT_SCALE(80), &rs);
+	workload(dir, "truncate", 65536, SQT_SCALE(60), &rs);
+	workload(dir, "wal", 65536, SQT_SCALE(60), &rs);
 	lpc_sqlite_stats(&st);
 	printf("lpc: %llu lookups, %llu hits, %llu reads, %llu writebacks, %llu evictions, %llu fsyncs\n",
 	       (unsigned long long)st.lookups, (unsigned long long)st.hits,
