@@ -197,6 +197,20 @@ static int check_counter(struct lpcs_file *p)
 	return rc;
 }
 
+/* C3: true if the wal-index moved from what lpc's pages reflect only by a
+ * restart of this connection's own (it holds WAL_WRITE_LOCK, so nobody
+ * else restarts): the pair was known when the write lock was taken, the
+ * WAL was wholly backfilled then, the salt moved by exactly one restart
+ * and nothing was backfilled since.  Caller holds node->lock. */
+static bool own_restart(struct lpcs_file *p, uint32_t salt0, uint32_t bf)
+{
+	struct lpcs_node *n = p->node;
+
+	return p->write_held && n->wal_known && n->wal_salt[0] == p->w_salt[0] &&
+	       n->wal_salt[1] == p->w_salt[1] && n->wal_backfill == p->w_backfill &&
+	       p->w_backfill == p->w_mxframe && bf == 0 && be32(salt0) == be32(p->w_salt[0]) + 1;
+}
+
 /* C3: compares the wal-index with what lpc's pages reflect.  resize: the
  * caller holds WAL_CKPT_LOCK (no other checkpointer: lpc's size may be set
  * from the kernel's). */
@@ -214,7 +228,9 @@ static int check_wal(struct lpcs_file *p, bool resize)
 	pthread_mutex_lock(&n->lock);
 	if (!n->wal_known || salt0 != n->wal_salt[0] || salt1 != n->wal_salt[1] ||
 	    bf != n->wal_backfill) {
-		rc = drop_pages(p, resize);
+		/* A writer that restarts the WAL takes a read lock again at
+		 * once (SQLite's walRestartLog): its own restart is no change. */
+		rc = own_restart(p, salt0, bf) ? SQLITE_OK : drop_pages(p, resize);
 		if (rc == SQLITE_OK) {
 			n->wal_known = true;
 			n->wal_salt[0] = salt0;
@@ -454,7 +470,6 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 		p->ckpt_held = false;
 	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->write_held && ofst == WAL_WRITE_LOCK) {
-		p->write_held = false;
 		if (p->shm0) {
 			struct lpcs_node *nd = p->node;
 			uint32_t s0 = shm_u32(p->shm0, WALIDX_SALT);
@@ -463,16 +478,14 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 
 			pthread_mutex_lock(&nd->lock);
 			/* C3: our own restart, provably nothing else. */
-			if (nd->wal_known && nd->wal_salt[0] == p->w_salt[0] &&
-			    nd->wal_salt[1] == p->w_salt[1] && nd->wal_backfill == p->w_backfill &&
-			    p->w_backfill == p->w_mxframe && bf == 0 &&
-			    be32(s0) == be32(p->w_salt[0]) + 1) {
+			if (own_restart(p, s0, bf)) {
 				nd->wal_salt[0] = s0;
 				nd->wal_salt[1] = s1;
 				nd->wal_backfill = 0;
 			}
 			pthread_mutex_unlock(&nd->lock);
 		}
+		p->write_held = false;
 	}
 	rc = p->real->pMethods->xShmLock(p->real, ofst, n, flags);
 	if (rc != SQLITE_OK || !(flags & SQLITE_SHM_LOCK))
