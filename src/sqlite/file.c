@@ -151,9 +151,12 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	rc = kernel_size(p, &ks);
 	if (rc != SQLITE_OK)
 		return rc;
-	if (p->lpc_rw && ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
+	/* lpc_truncate sets lpc's size (a no-op ftruncate).  -EBADF: lf is
+	 * read-only, so lpc never kept a size of its own and follows the
+	 * kernel's by itself. */
+	if (ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
 		rc = lpc_truncate(p->lf, ks);
-		if (rc < 0)
+		if (rc < 0 && rc != -EBADF)
 			return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
 	}
 	atomic_store_explicit(&n->size, ks, memory_order_relaxed);
