@@ -126,7 +126,7 @@ static void workload(const char *dir, const char *mode, int page_size, int ops, 
 	}
 	sqlite3_close(db[0]);
 	CHECK(sqlite3_close(db[1]) == SQLITE_OK, "%s: close", what);
-	/* One process alone: the coherence checks (file.c C2, C3) must see
+	/* One process alone: the coherence checks (file.c SQ2, SQ3) must see
 	 * only its own changes, checkpoints and WAL restarts included, and
 	 * drop nothing but what the first lock finds cached (at most page 1
 	 * and the schema page: 2 SQLite pages). */
