@@ -282,10 +282,19 @@ static int lpcs_close(sqlite3_file *f)
 static int lpcs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 {
 	struct lpcs_file *p = F(f);
-	ssize_t n = lpc_pread(p->lf, buf, (size_t)amt, (uint64_t)off);
+	ssize_t n = lpc_pread(p->lf, buf, (size_t)amt, (uint64_t)off), r;
 
 	if (n < 0)
 		return lpcs_errcode(n, SQLITE_IOERR_READ);
+	/* lpc_pread ends short at the end of the file, and also before a page
+	 * whose read failed (C.2): ask again from there, so that a failure is
+	 * SQLITE_IOERR_READ, never zeros taken for the end of the file. */
+	while (n < amt && (r = lpc_pread(p->lf, (char *)buf + n, (size_t)(amt - n),
+					 (uint64_t)off + (uint64_t)n)) != 0) {
+		if (r < 0)
+			return lpcs_errcode(r, SQLITE_IOERR_READ);
+		n += r;
+	}
 	if (n == amt)
 		return SQLITE_OK;
 	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed))
