@@ -15,13 +15,14 @@
 #   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
 #                    without it lpcbench writes the CSVs and says so)
 #   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
+#   libsqlite3-dev   lpcbench sqlite (and liblpc_sqlite) link the system SQLite
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
-	  gnuplot-nox clang libclang-rt-14-dev)
+	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev)
 
 say() { echo "deps: $*"; }
 
