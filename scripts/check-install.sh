@@ -11,7 +11,10 @@
 #   6. a CMake project with find_package(lpc) and lpc::lpc builds and runs;
 #   7. the installed bin/lpcbench runs (finds liblpc through its RPATH);
 #   8. with MANPATH=<prefix>/share/man, `man -w` finds a page for every
-#      exported function of src/lpc.map, and lpc(7).
+#      exported function of src/lpc.map, and lpc(7);
+#   9. when liblpc_sqlite was built: lpc_sqlite.h compiles as C11 and C++, a
+#      program linked with -llpc_sqlite -lsqlite3 opens a database through
+#      the VFS "lpc", and the stock sqlite3 shell loads the extension.
 # Ends with "install: N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 
@@ -173,6 +176,47 @@ step_man() {
 	return $ok
 }
 
+step_sqlite() {
+	local so="$libdir/liblpc_sqlite.so"
+	[[ -e $so && -f $prefix/include/lpc/lpc_sqlite.h ]] || { echo "not installed"; return 1; }
+	[[ -f $libdir/liblpc_sqlite.a ]] || { echo "no liblpc_sqlite.a"; return 1; }
+	[[ -n $(find "$prefix" -name lpc_sqlite.7 -path '*/man7/*') ]] || { echo "no lpc_sqlite(7)"; return 1; }
+	echo '#include <lpc/lpc_sqlite.h>' >"$tmp/hs.c"
+	# shellcheck disable=SC2046
+	cc -std=c11 -pedantic -Wall -Wextra -Werror $(pkg-config --cflags lpc) \
+	   -fsyntax-only "$tmp/hs.c" || return 1
+	# shellcheck disable=SC2046
+	c++ -std=c++11 -Wall -Wextra -Werror $(pkg-config --cflags lpc) \
+	    -fsyntax-only -x c++ "$tmp/hs.c" || return 1
+	cat >"$tmp/sq.c" <<'C'
+#include <stdio.h>
+#include <sqlite3.h>
+#include <lpc/lpc_sqlite.h>
+int main(int argc, char **argv)
+{
+	sqlite3 *db;
+	struct lpc_stats st;
+	if (argc < 2 || lpc_sqlite_register(0) != SQLITE_OK ||
+	    sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "lpc") ||
+	    sqlite3_exec(db, "CREATE TABLE t(a); INSERT INTO t VALUES(42)", 0, 0, 0) ||
+	    sqlite3_close(db) || lpc_sqlite_stats(&st) || !st.writes)
+		return 1;
+	printf("sqlite consumer: a database written through lpc (%llu writes)\n",
+	       (unsigned long long)st.writes);
+	return 0;
+}
+C
+	# shellcheck disable=SC2046
+	cc -std=c11 -Wall -Wextra -Werror "$tmp/sq.c" -o "$tmp/sq" $(pkg-config --cflags lpc) \
+	   -L"$libdir" -llpc_sqlite -lsqlite3 || return 1
+	LD_LIBRARY_PATH="$libdir" "$tmp/sq" "$tmp/sq.db" || return 1
+	if command -v sqlite3 >/dev/null 2>&1; then
+		[[ $(sqlite3 -cmd ".load $libdir/liblpc_sqlite" -cmd ".open file:$tmp/sq.db?vfs=lpc" \
+			:memory: 'SELECT a FROM t') == 42 ]] || { echo "the shell did not load it"; return 1; }
+		echo "sqlite3 shell: .load $libdir/liblpc_sqlite: ok"
+	fi
+}
+
 if [[ ! -f $build/CMakeCache.txt ]]; then
 	echo "check-install: $build is not a build directory" >&2
 	echo "install: 0 passed, 1 failed"
@@ -188,6 +232,9 @@ if [[ -n $libdir ]]; then
 	check "find_package(lpc) + lpc::lpc: program runs" step_cmake
 	if command -v man >/dev/null 2>&1; then
 		check "MANPATH=PREFIX/share/man man -w: every exported function" step_man
+	fi
+	if [[ -e $build/src/sqlite/liblpc_sqlite.so ]]; then
+		check "liblpc_sqlite: header, a linked program, the sqlite3 shell" step_sqlite
 	fi
 	if [[ -e $prefix/bin/lpcbench ]]; then
 		check "installed bin/lpcbench runs" step_lpcbench

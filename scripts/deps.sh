@@ -15,14 +15,15 @@
 #   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
 #                    without it lpcbench writes the CSVs and says so)
 #   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
-#   libsqlite3-dev   lpcbench sqlite (and liblpc_sqlite) link the system SQLite
+#   libsqlite3-dev, sqlite3, python3  the SQLite VFS (src/sqlite) and its tests
+#                    (tests/sqlite: the stock shell and python3 load it)
 #
 # On a system without dpkg (not Debian) it only checks that the tools and
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
-	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev)
+	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev sqlite3 python3)
 
 say() { echo "deps: $*"; }
 

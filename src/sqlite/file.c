@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file.c - the main database file's io methods: its data through lpc, its
+ * locks and shared memory through the "unix" VFS's file of the same path
+ * (`real`), and the checks that keep lpc's pages coherent with what other
+ * processes write.
+ *
+ * Data: xRead -> lpc_pread, xWrite -> lpc_pwrite, xSync -> lpc_fsync,
+ * xTruncate -> lpc_truncate, xFileSize -> lpc's size as the node keeps it.
+ * Any SQLite page size (512..65536) against any lpc page size works: the
+ * lpc calls take any byte range (a SQLite page smaller than lpc's is a
+ * partial lpc page, read first, changed under its page lock).  No mmap
+ * (xFetch returns no page, SQLITE_FCNTL_MMAP_SIZE is answered 0): a mapping
+ * of the kernel's file would bypass lpc.
+ *
+ * Journals, the WAL and temporary files are the unix VFS's own (vfs.c opens
+ * them with it): they are written once and read back only for a rollback, a
+ * recovery or by readers of the WAL, so caching them would spend frames
+ * that the database's pages need; the unix VFS also keeps the WAL coherent
+ * with other processes for free.
+ *
+ * Durability (what is on disk before a commit returns).
+ *  - Rollback journal: SQLite writes the original pages to the journal and
+ *    syncs it (unix: fsync), then writes the new pages to the database
+ *    (lpc_pwrite: dirty in lpc), then xSync on the database: lpc_fsync,
+ *    which writes every page dirtied before it began and fdatasync()s
+ *    (guarantee J.2 of lpc.h); only when it returns 0 does SQLite delete,
+ *    truncate or zero the journal, which is the commit point.  A failed
+ *    lpc_fsync returns SQLITE_IOERR_FSYNC: the commit fails, the journal
+ *    stays hot and the next opener rolls the database back.
+ *  - WAL: a commit is the WAL frames written and synced by the unix VFS;
+ *    the database file is written only by checkpoints, which write the
+ *    pages (lpc_pwrite), xSync the database (lpc_fsync) and only then
+ *    record nBackfill or restart the WAL; so a page leaves the WAL only
+ *    once lpc_fsync said it is on disk.
+ *  - synchronous=OFF skips xSync, as with unix; lpc writes the pages back
+ *    later (the flusher) and, for other processes, before the lock that
+ *    covers them is released (below).
+ *
+ * Coherence with other processes.  Another process's writes reach the
+ * kernel's file, not this process's lpc pages, so lpc must learn of them
+ * before any connection here reads a page they changed.  SQLite's own
+ * per-connection cache has the same problem and the same answers, which we
+ * follow:
+ *
+ *  C1  Before this process gives up the lock that let it write (rollback:
+ *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
+ *      WAL_CKPT_LOCK), every page it wrote is written back (lpc_fsync when
+ *      the node has unsynced writes): another process never reads the
+ *      kernel's file without them, and no dirty page of ours can later
+ *      overwrite its writes.
+ *  C2  Rollback journal: when the first connection of this process takes a
+ *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
+ *      SHARED no other process can write the file), read bytes 24..39 of
+ *      the kernel's file (the file change counter, which every writing
+ *      transaction changes; SQLite's pager reads the same bytes for the same
+ *      reason) around the cache.  If they differ from what this process
+ *      last wrote or saw (node->ver), drop every lpc page of the file
+ *      (lpc_invalidate) and set lpc's size to the kernel's (lpc_truncate,
+ *      a no-op ftruncate; safe because no other process can change the size
+ *      while we hold SHARED).  Our own writes of page 1 update node->ver.
+ *  C3  WAL: the database file changes only by checkpoints, which advance
+ *      nBackfill in the wal-index (shared memory) after writing the pages;
+ *      a WAL restart changes aSalt and sets nBackfill to 0 without touching
+ *      the database.  node->wal_* is the (aSalt, nBackfill) that lpc's pages
+ *      reflect.  When a connection here takes a read lock (WAL_READ_LOCK(i))
+ *      or the checkpoint lock, the current pair is compared with it; on a
+ *      difference lpc's pages are dropped and the pair recorded.  Our own
+ *      checkpoint records the pair when it releases WAL_CKPT_LOCK (after C1:
+ *      no other process can checkpoint while we hold it); our own restart
+ *      (a writer, holding WAL_WRITE_LOCK) records the new pair at the
+ *      write lock's release when it can prove nothing else happened: the
+ *      WAL was wholly backfilled and known when the lock was taken, the salt
+ *      moved by exactly one restart and nBackfill is still 0.  Anything else
+ *      is a difference, and the pages are dropped (never a stale page;
+ *      dropping too often costs reads, not correctness).  A checkpoint by
+ *      another process may have grown the file past lpc's size: until our
+ *      next checkpoint lock sets lpc's size from the kernel's (lpc_truncate,
+ *      safe then: no other checkpointer), a short lpc_pread is completed
+ *      from the kernel's file (node->maybe_grown).
+ *  Why a page being dropped is never in use: C2 runs when no connection of
+ *  this process holds SHARED, so none reads; in C3 a checkpoint of another
+ *  process only writes pages that every reader of ours reads from the WAL
+ *  (frames at or below every read mark; readers of the database alone,
+ *  WAL_READ_LOCK(0), are kept out while it backfills), so a reader of ours
+ *  never caches a page while another process writes it.  lpc_invalidate
+ *  skips held, locked and dirty pages (B.1); by C1 none is dirty, and none
+ *  is held or being read for the reason above.
+ *  Limits: a process that writes the file without SQLite's locks, or a
+ *  connection of this same process that opens the file with another VFS,
+ *  is not seen (and closing a descriptor of the file drops the process's
+ *  POSIX locks, as with unix).  lpc_sqlite(7) says so.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sqlite_int.h"
+
+/* The wal-index (SQLite's wal.c, file format 3007000): two copies of the
+ * 48-byte header, then the checkpoint info; all native byte order except
+ * aSalt (copied from the WAL's big-endian header). */
+#define WALIDX_MXFRAME 16
+#define WALIDX_SALT 32
+#define WALIDX_BACKFILL 96
+#define WAL_WRITE_LOCK 0
+#define WAL_CKPT_LOCK 1
+#define WAL_READ_LOCK0 3
+
+static inline struct lpcs_file *F(sqlite3_file *f)
+{
+	return (struct lpcs_file *)f;
+}
+
+static uint32_t shm_u32(volatile void *shm, unsigned off)
+{
+	return __atomic_load_n((uint32_t *)((char *)shm + off), __ATOMIC_ACQUIRE);
+}
+
+static uint32_t be32(uint32_t raw)
+{
+	const unsigned char *b = (const unsigned char *)&raw;
+
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* The file's size as the kernel sees it, through the unix file. */
+static int kernel_size(struct lpcs_file *p, uint64_t *size)
+{
+	sqlite3_int64 s = 0;
+	int rc = p->real->pMethods->xFileSize(p->real, &s);
+
+	*size = s < 0 ? 0 : (uint64_t)s;
+	return rc;
+}
+
+/* Drops lpc's pages of the file (C2, C3); with resize, sets lpc's size to
+ * the kernel's.  Caller holds node->lock. */
+static int drop_pages(struct lpcs_file *p, bool resize)
+{
+	struct lpcs_node *n = p->node;
+	uint64_t ks;
+	int rc;
+
+	rc = lpc_invalidate(p->lf, 0, 0);
+	if (rc < 0)
+		return lpcs_errcode(rc, SQLITE_IOERR_READ);
+	if (!resize) {
+		atomic_store_explicit(&n->maybe_grown, 1, memory_order_relaxed);
+		return SQLITE_OK;
+	}
+	rc = kernel_size(p, &ks);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (p->lpc_rw && ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
+		rc = lpc_truncate(p->lf, ks);
+		if (rc < 0)
+			return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
+	}
+	atomic_store_explicit(&n->size, ks, memory_order_relaxed);
+	atomic_store_explicit(&n->maybe_grown, 0, memory_order_relaxed);
+	return SQLITE_OK;
+}
+
+/* C1: writes back what this process wrote.  Return: SQLite code. */
+static int flush(struct lpcs_file *p)
+{
+	int rc;
+
+	if (!atomic_exchange_explicit(&p->node->unsynced, 0, memory_order_acq_rel))
+		return SQLITE_OK;
+	rc = lpc_fsync(p->lf);
+	if (rc < 0) {
+		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
+	}
+	return SQLITE_OK;
+}
+
+/* C2: the first SHARED lock of this process.  Caller holds node->lock. */
+static int check_counter(struct lpcs_file *p)
+{
+	struct lpcs_node *n = p->node;
+	unsigned char ver[16];
+	int rc;
+
+	memset(ver, 0, sizeof(ver));
+	rc = p->real->pMethods->xRead(p->real, ver, sizeof(ver), 24);
+	if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
+		return rc;
+	if (n->ver_known && !memcmp(ver, n->ver, sizeof(ver)))
+		return SQLITE_OK;
+	rc = drop_pages(p, true);
+	if (rc == SQLITE_OK) {
+		memcpy(n->ver, ver, sizeof(ver));
+		n->ver_known = true;
+	}
+	return rc;
+}
+
+/* C3: compares the wal-index with what lpc's pages reflect.  resize: the
+ * caller holds WAL_CKPT_LOCK (no other checkpointer: lpc's size may be set
+ * from the kernel's). */
+static int check_wal(struct lpcs_file *p, bool resize)
+{
+	struct lpcs_node *n = p->node;
+	uint32_t salt0, salt1, bf;
+	int rc = SQLITE_OK;
+
+	if (!p->shm0)
+		return SQLITE_OK;
+	salt0 = shm_u32(p->shm0, WALIDX_SALT);
+	salt1 = shm_u32(p->shm0, WALIDX_SALT + 4);
+	bf = shm_u32(p->shm0, WALIDX_BACKFILL);
+	pthread_mutex_lock(&n->lock);
+	if (!n->wal_known || salt0 != n->wal_salt[0] || salt1 != n->wal_salt[1] ||
+	    bf != n->wal_backfill) {
+		rc = drop_pages(p, resize);
+		if (rc == SQLITE_OK) {
+			n->wal_known = true;
+			n->wal_salt[0] = salt0;
+			n->wal_salt[1] = salt1;
+			n->wal_backfill = bf;
+		}
+	} else if (resize && atomic_load_explicit(&n->maybe_grown, memory_order_relaxed)) {
+		rc = drop_pages(p, true);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return rc;
+}
+
+/* Records the wal-index pair as what lpc's pages reflect (our checkpoint). */
+static void record_wal(struct lpcs_file *p)
+{
+	struct lpcs_node *n = p->node;
+
+	pthread_mutex_lock(&n->lock);
+	n->wal_salt[0] = shm_u32(p->shm0, WALIDX_SALT);
+	n->wal_salt[1] = shm_u32(p->shm0, WALIDX_SALT + 4);
+	n->wal_backfill = shm_u32(p->shm0, WALIDX_BACKFILL);
+	n->wal_known = true;
+	pthread_mutex_unlock(&n->lock);
+}
+
+static int lpcs_close(sqlite3_file *f)
+{
+	struct lpcs_file *p = F(f);
+	int rc, rc2 = 0;
+
+	/* unix first: lpc's last close closes its descriptor, which would drop
+	 * the locks unix still held for this connection's file. */
+	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
+	if (p->node)
+		lpcs_node_put(p->node);
+	if (p->lf)
+		rc2 = lpc_file_close(p->lf);
+	if (rc == SQLITE_OK && rc2 < 0)
+		rc = lpcs_errcode(rc2, SQLITE_IOERR_CLOSE);
+	p->node = NULL;
+	p->lf = NULL;
+	return rc;
+}
+
+static int lpcs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
+{
+	struct lpcs_file *p = F(f);
+	ssize_t n = lpc_pread(p->lf, buf, (size_t)amt, (uint64_t)off);
+
+	if (n < 0)
+		return lpcs_errcode(n, SQLITE_IOERR_READ);
+	if (n == amt)
+		return SQLITE_OK;
+	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed))
+		/* C3: another process's checkpoint may have grown the file. */
+		return p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
+	memset((char *)buf + n, 0, (size_t)(amt - n));
+	return SQLITE_IOERR_SHORT_READ;
+}
+
+static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
+{
+	struct lpcs_file *p = F(f);
+	struct lpcs_node *n = p->node;
+	uint64_t end = (uint64_t)off + (uint64_t)amt, size;
+	ssize_t w;
+
+	atomic_store_explicit(&n->unsynced, 1, memory_order_relaxed);
+	w = lpc_pwrite(p->lf, buf, (size_t)amt, (uint64_t)off);
+	if (w != amt)
+		return lpcs_errcode(w < 0 ? w : -EIO, SQLITE_IOERR_WRITE);
+	size = atomic_load_explicit(&n->size, memory_order_relaxed);
+	while (end > size && !atomic_compare_exchange_weak_explicit(
+				     &n->size, &size, end, memory_order_relaxed, memory_order_relaxed))
+		;
+	if (off <= 24 && end >= 40) { /* C2: page 1's change counter */
+		pthread_mutex_lock(&n->lock);
+		memcpy(n->ver, (const char *)buf + (24 - off), sizeof(n->ver));
+		n->ver_known = true;
+		pthread_mutex_unlock(&n->lock);
+	}
+	return SQLITE_OK;
+}
+
+static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	struct lpcs_file *p = F(f);
+	int rc;
+
+	atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+	rc = lpc_truncate(p->lf, (uint64_t)size);
+	if (rc < 0)
+		return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
+	atomic_store_explicit(&p->node->size, (uint64_t)size, memory_order_relaxed);
+	return SQLITE_OK;
+}
+
+static int lpcs_sync(sqlite3_file *f, int flags)
+{
+	struct lpcs_file *p = F(f);
+	int rc;
+
+	atomic_store_explicit(&p->node->unsynced, 0, memory_order_relaxed);
+	rc = lpc_fsync(p->lf);
+	if (rc < 0) {
+		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
+	}
+	return SQLITE_OK;
+}
+
+static int lpcs_file_size(sqlite3_file *f, sqlite3_int64 *pSize)
+{
+	struct lpcs_file *p = F(f);
+	uint64_t s = atomic_load_explicit(&p->node->size, memory_order_relaxed), ks;
+
+	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) &&
+	    kernel_size(p, &ks) == SQLITE_OK && ks > s)
+		s = ks;
+	*pSize = (sqlite3_int64)s;
+	return SQLITE_OK;
+}
+
+static int lpcs_lock(sqlite3_file *f, int level)
+{
+	struct lpcs_file *p = F(f);
+	struct lpcs_node *n = p->node;
+	int rc = p->real->pMethods->xLock(p->real, level);
+
+	if (rc != SQLITE_OK || p->lock >= level)
+		return rc;
+	if (p->lock == SQLITE_LOCK_NONE) {
+		pthread_mutex_lock(&n->lock);
+		rc = n->nshared++ ? SQLITE_OK : check_counter(p);
+		if (rc != SQLITE_OK)
+			n->nshared--;
+		pthread_mutex_unlock(&n->lock);
+		if (rc != SQLITE_OK) {
+			p->real->pMethods->xUnlock(p->real, SQLITE_LOCK_NONE);
+			return rc;
+		}
+	}
+	p->lock = level;
+	return SQLITE_OK;
+}
+
+static int lpcs_unlock(sqlite3_file *f, int level)
+{
+	struct lpcs_file *p = F(f);
+	struct lpcs_node *n = p->node;
+	int rc = SQLITE_OK, rc2;
+
+	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
+		rc = flush(p); /* C1 */
+	rc2 = p->real->pMethods->xUnlock(p->real, level);
+	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
+		pthread_mutex_lock(&n->lock);
+		n->nshared--;
+		pthread_mutex_unlock(&n->lock);
+	}
+	if (p->lock > level)
+		p->lock = level;
+	return rc != SQLITE_OK ? rc : rc2;
+}
+
+static int lpcs_check_reserved(sqlite3_file *f, int *pResOut)
+{
+	return F(f)->real->pMethods->xCheckReservedLock(F(f)->real, pResOut);
+}
+
+static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
+{
+	struct lpcs_file *p = F(f);
+
+	switch (op) {
+	case SQLITE_FCNTL_VFSNAME:
+		*(char **)pArg = sqlite3_mprintf("%s", LPC_SQLITE_VFS_NAME);
+		return SQLITE_OK;
+	case SQLITE_FCNTL_MMAP_SIZE:
+		*(sqlite3_int64 *)pArg = 0; /* never map: it would bypass lpc */
+		return SQLITE_OK;
+	case SQLITE_FCNTL_SIZE_HINT:
+	case SQLITE_FCNTL_CHUNK_SIZE:
+		return SQLITE_OK; /* unix would grow the kernel's file behind lpc */
+	default:
+		return p->real->pMethods->xFileControl(p->real, op, pArg);
+	}
+}
+
+static int lpcs_sector_size(sqlite3_file *f)
+{
+	struct lpcs_file *p = F(f);
+	int s = p->real->pMethods->xSectorSize(p->real);
+
+	/* lpc writes back whole lpc pages: a torn write may touch that much. */
+	return s > (int)lpcs_page_size ? s : (int)lpcs_page_size;
+}
+
+static int lpcs_device_characteristics(sqlite3_file *f)
+{
+	struct lpcs_file *p = F(f);
+	int dc = p->real->pMethods->xDeviceCharacteristics(p->real);
+
+	/* lpc writes whole pages of its own size back, as the kernel writes
+	 * whole 4 KiB pages for unix: no atomic write of any size is claimed,
+	 * and "power-safe overwrite" only while lpc's pages are no larger. */
+	if (lpcs_page_size > 4096)
+		dc &= ~SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+	return dc & ~(SQLITE_IOCAP_ATOMIC | SQLITE_IOCAP_ATOMIC512 | SQLITE_IOCAP_ATOMIC1K |
+		      SQLITE_IOCAP_ATOMIC2K | SQLITE_IOCAP_ATOMIC4K | SQLITE_IOCAP_ATOMIC8K |
+		      SQLITE_IOCAP_ATOMIC16K | SQLITE_IOCAP_ATOMIC32K | SQLITE_IOCAP_ATOMIC64K |
+		      SQLITE_IOCAP_BATCH_ATOMIC | SQLITE_IOCAP_SEQUENTIAL);
+}
+
+static int lpcs_shm_map(sqlite3_file *f, int iPg, int pgsz, int bExtend, void volatile **pp)
+{
+	struct lpcs_file *p = F(f);
+	int rc = p->real->pMethods->xShmMap(p->real, iPg, pgsz, bExtend, pp);
+
+	if (rc == SQLITE_OK && iPg == 0 && *pp)
+		p->shm0 = *pp;
+	return rc;
+}
+
+static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
+{
+	struct lpcs_file *p = F(f);
+	int rc;
+
+	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
+	    ofst + n > WAL_CKPT_LOCK) {
+		/* C1, C3: the end of our checkpoint. */
+		rc = flush(p);
+		if (rc == SQLITE_OK && p->shm0)
+			record_wal(p);
+		p->ckpt_held = false;
+	}
+	if ((flags & SQLITE_SHM_UNLOCK) && p->write_held && ofst == WAL_WRITE_LOCK) {
+		p->write_held = false;
+		if (p->shm0) {
+			struct lpcs_node *nd = p->node;
+			uint32_t s0 = shm_u32(p->shm0, WALIDX_SALT);
+			uint32_t s1 = shm_u32(p->shm0, WALIDX_SALT + 4);
+			uint32_t bf = shm_u32(p->shm0, WALIDX_BACKFILL);
+
+			pthread_mutex_lock(&nd->lock);
+			/* C3: our own restart, provably nothing else. */
+			if (nd->wal_known && nd->wal_salt[0] == p->w_salt[0] &&
+			    nd->wal_salt[1] == p->w_salt[1] && nd->wal_backfill == p->w_backfill &&
+			    p->w_backfill == p->w_mxframe && bf == 0 &&
+			    be32(s0) == be32(p->w_salt[0]) + 1) {
+				nd->wal_salt[0] = s0;
+				nd->wal_salt[1] = s1;
+				nd->wal_backfill = 0;
+			}
+			pthread_mutex_unlock(&nd->lock);
+		}
+	}
+	rc = p->real->pMethods->xShmLock(p->real, ofst, n, flags);
+	if (rc != SQLITE_OK || !(flags & SQLITE_SHM_LOCK))
+		return rc;
+	if ((flags & SQLITE_SHM_EXCLUSIVE) && ofst <= WAL_CKPT_LOCK && ofst + n > WAL_CKPT_LOCK) {
+		rc = check_wal(p, true);
+		if (rc != SQLITE_OK) {
+			p->real->pMethods->xShmLock(p->real, ofst, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
+			return rc;
+		}
+		p->ckpt_held = true;
+	}
+	if ((flags & SQLITE_SHM_EXCLUSIVE) && ofst == WAL_WRITE_LOCK && p->shm0) {
+		p->write_held = true;
+		p->w_salt[0] = shm_u32(p->shm0, WALIDX_SALT);
+		p->w_salt[1] = shm_u32(p->shm0, WALIDX_SALT + 4);
+		p->w_backfill = shm_u32(p->shm0, WALIDX_BACKFILL);
+		p->w_mxframe = shm_u32(p->shm0, WALIDX_MXFRAME);
+	}
+	if ((flags & SQLITE_SHM_SHARED) && ofst >= WAL_READ_LOCK0) {
+		rc = check_wal(p, false);
+		if (rc != SQLITE_OK) {
+			p->real->pMethods->xShmLock(p->real, ofst, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
+			return rc;
+		}
+	}
+	return SQLITE_OK;
+}
+
+static void lpcs_shm_barrier(sqlite3_file *f)
+{
+	F(f)->real->pMethods->xShmBarrier(F(f)->real);
+}
+
+static int lpcs_shm_unmap(sqlite3_file *f, int deleteFlag)
+{
+	struct lpcs_file *p = F(f);
+
+	p->shm0 = NULL;
+	return p->real->pMethods->xShmUnmap(p->real, deleteFlag);
+}
+
+static int lpcs_fetch(sqlite3_file *f, sqlite3_int64 off, int amt, void **pp)
+{
+	*pp = NULL; /* no mapping: SQLite reads with xRead */
+	return SQLITE_OK;
+}
+
+static int lpcs_unfetch(sqlite3_file *f, sqlite3_int64 off, void *pg)
+{
+	return SQLITE_OK;
+}
+
+const sqlite3_io_methods lpcs_io_methods = {
+	.iVersion = 3,
+	.xClose = lpcs_close,
+	.xRead = lpcs_read,
+	.xWrite = lpcs_write,
+	.xTruncate = lpcs_truncate,
+	.xSync = lpcs_sync,
+	.xFileSize = lpcs_file_size,
+	.xLock = lpcs_lock,
+	.xUnlock = lpcs_unlock,
+	.xCheckReservedLock = lpcs_check_reserved,
+	.xFileControl = lpcs_file_control,
+	.xSectorSize = lpcs_sector_size,
+	.xDeviceCharacteristics = lpcs_device_characteristics,
+	.xShmMap = lpcs_shm_map,
+	.xShmLock = lpcs_shm_lock,
+	.xShmBarrier = lpcs_shm_barrier,
+	.xShmUnmap = lpcs_shm_unmap,
+	.xFetch = lpcs_fetch,
+	.xUnfetch = lpcs_unfetch,
+};

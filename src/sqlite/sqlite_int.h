@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlite_int.h - the parts of the SQLite VFS "lpc" (liblpc_sqlite) and what
+ * they share.  One job per file:
+ *   vfs.c       the sqlite3_vfs: xOpen, the rest forwarded to "unix";
+ *               lpc_sqlite_register() and the extension's entry point
+ *   file.c      the main database file's io methods, and the coherence
+ *               checks with other processes (the protocol is told there)
+ *   registry.c  the process-wide lpc_cache and one node per lpc_file,
+ *               shared by every connection to that file
+ *   errors.c    lpc's negative errno -> SQLite result code
+ *
+ * Lock order: registry lock (registry.c) -> node->lock.  Neither is held
+ * across an lpc call that waits for I/O except node->lock around the
+ * coherence checks' lpc_invalidate/lpc_truncate/lpc_fsync (file.c says why).
+ */
+#ifndef LPC_SQLITE_SQLITE_INT_H
+#define LPC_SQLITE_SQLITE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include <lpc/lpc.h>
+#include <lpc/lpc_sqlite.h>
+
+/* The symbols of lpc_sqlite.h and the extension's entry point. */
+#define LPCS_EXPORT __attribute__((visibility("default")))
+
+/*
+ * What the connections of one process know about one database file, shared
+ * by every connection whose lpc_file_open returned the same lpc_file (A.5:
+ * one lpc_file per file and cache).  Fields under `lock` unless said.
+ */
+struct lpcs_node {
+	struct lpcs_node *next; /* registry list; under the registry lock */
+	struct lpc_file *lf;    /* constant */
+	unsigned refs;          /* connections; under the registry lock */
+	pthread_mutex_t lock;
+	unsigned nshared;      /* connections holding >= SHARED on the file */
+	bool ver_known;        /* ver is what the kernel's file holds */
+	unsigned char ver[16]; /* bytes 24..39 of the file (change counter ...) */
+	bool wal_known;        /* wal_* is the WAL state lpc's pages reflect */
+	uint32_t wal_salt[2];  /* wal-index header aSalt (raw) */
+	uint32_t wal_backfill; /* nBackfill */
+	/* lpc's size of the file as the VFS keeps it (xFileSize); written by
+	 * the connection that holds the write lock, read by any (relaxed: the
+	 * file lock orders them). */
+	_Atomic uint64_t size;
+	_Atomic int unsynced;    /* lpc writes not yet made durable by lpc_fsync */
+	_Atomic int maybe_grown; /* another process may have grown the file
+				  * beyond lpc's size (WAL checkpoints): a short
+				  * lpc_pread is completed from the kernel */
+};
+
+/* The main database file as SQLite sees it; `real`, the unix VFS's file of
+ * the same path (locks and shared memory), follows it in the same block. */
+struct lpcs_file {
+	sqlite3_file base;
+	struct lpcs_node *node;
+	struct lpc_file *lf;
+	sqlite3_file *real;
+	int lock;        /* this connection's SQLite lock level */
+	bool lpc_rw;     /* lf was opened read-write by this connection */
+	volatile void *shm0; /* region 0 of the wal-index once mapped */
+	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
+	bool write_held; /* holds WAL_WRITE_LOCK; w_*: the wal state then */
+	uint32_t w_salt[2], w_backfill, w_mxframe;
+};
+
+/* registry.c */
+/* The process's cache, created on the first call with the configuration of
+ * lpc_sqlite.h (zName: the first open's URI, for lpc_cache_mb=).
+ * Return: SQLITE_OK with *out; SQLITE_NOMEM or SQLITE_CANTOPEN. */
+int lpcs_cache_get(const char *zName, struct lpc_cache **out);
+/* The cache's page size (set before the first file is opened). */
+extern size_t lpcs_page_size;
+/* The cache if it exists, else NULL (stats, tests). */
+struct lpc_cache *lpcs_cache_peek(void);
+/* The node of lf, created with refs 1 (size: initial size) or referenced.
+ * Return: NULL when it cannot be allocated. */
+struct lpcs_node *lpcs_node_get(struct lpc_file *lf, uint64_t size);
+void lpcs_node_put(struct lpcs_node *n);
+
+/* errors.c: rc is lpc's negative errno; ioerr the method's SQLITE_IOERR_x. */
+int lpcs_errcode(long rc, int ioerr);
+
+/* file.c */
+extern const sqlite3_io_methods lpcs_io_methods;
+/* vfs.c: the "unix" VFS under ours. */
+extern sqlite3_vfs *lpcs_unix;
+
+#endif /* LPC_SQLITE_SQLITE_INT_H */

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sqlite_threads.c - many threads, each with its own connection
+ * through "lpc" to one database, so every connection shares the process's
+ * one cache and the file's pages (registry.c); run under TSan in CI.  Each
+ * thread commits transfers between accounts (BEGIN IMMEDIATE, two updates
+ * and a history row) and reads: the total of the balances never changes
+ * and equals the history's count of transfers times zero net, and at the
+ * end every transfer is there and integrity_check is ok.  Both journal
+ * modes.  Threads: 8 (LPC_SQLITE_THREADS); seconds: LPC_STRESS_SECONDS
+ * (default 1 per mode).  Prints its seed.
+ */
+#include <pthread.h>
+
+#include "sqlite_test.h"
+
+#define ACCOUNTS 500
+#define TOTAL (ACCOUNTS * 1000)
+
+struct worker {
+	pthread_t tid;
+	const char *uri;
+	uint64_t seed;
+	double seconds;
+	int64_t transfers, reads;
+	int errors;
+};
+
+static int retry(sqlite3 *db, const char *sql)
+{
+	int rc;
+
+	while ((rc = sqt_try(db, sql)) == SQLITE_BUSY || rc == SQLITE_LOCKED ||
+	       (rc & 0xff) == SQLITE_BUSY)
+		tst_sleep_us(200);
+	return rc;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	sqlite3 *db;
+	uint64_t end = tst_now_ns() + (uint64_t)(w->seconds * 1e9);
+	char sql[256];
+
+	if (sqlite3_open_v2(w->uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, "lpc") !=
+	    SQLITE_OK) {
+		w->errors++;
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	sqlite3_exec(db, "PRAGMA cache_size=20", NULL, NULL, NULL);
+	while (tst_now_ns() < end) {
+		uint64_t r = tst_rnd(&w->seed);
+		int a = (int)(r % ACCOUNTS) + 1, b = (int)((r >> 20) % ACCOUNTS) + 1;
+
+		if (r & (1ull << 60)) {
+			snprintf(sql, sizeof(sql),
+				 "BEGIN IMMEDIATE; UPDATE acct SET bal = bal - 7 WHERE id = %d;"
+				 "UPDATE acct SET bal = bal + 7 WHERE id = %d;"
+				 "INSERT INTO hist VALUES(NULL, %d, %d, randomblob(%d)); COMMIT",
+				 a, b, a, b, (int)((r >> 40) % 2000));
+			if (retry(db, sql) != SQLITE_OK) {
+				fprintf(stderr, "transfer: %s\n", sqlite3_errmsg(db));
+				w->errors++;
+				sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+				continue;
+			}
+			w->transfers++;
+		} else {
+			sqlite3_stmt *st;
+			int rc = sqlite3_prepare_v2(db, "SELECT sum(bal), count(*) FROM acct", -1, &st,
+						    NULL);
+
+			while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_BUSY)
+				sqlite3_reset(st);
+			if (rc != SQLITE_ROW || sqlite3_column_int64(st, 0) != TOTAL ||
+			    sqlite3_column_int64(st, 1) != ACCOUNTS) {
+				fprintf(stderr, "read: rc %d sum %lld: %s\n", rc,
+					(long long)sqlite3_column_int64(st, 0), sqlite3_errmsg(db));
+				w->errors++;
+			}
+			sqlite3_finalize(st);
+			w->reads++;
+		}
+	}
+	if (sqlite3_close(db) != SQLITE_OK)
+		w->errors++;
+	return NULL;
+}
+
+static void run(const char *dir, const char *mode, int nthreads, double seconds, uint64_t *rs)
+{
+	char path[600], uri[700], sql[128];
+	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+	int64_t transfers = 0, reads = 0;
+	sqlite3 *db;
+
+	REQUIRE(w, "calloc");
+	snprintf(path, sizeof(path), "%s/threads-%s.db", dir, mode);
+	snprintf(uri, sizeof(uri), "file:%s", path);
+	db = sqt_open(uri, "lpc");
+	snprintf(sql, sizeof(sql), "PRAGMA journal_mode=%s", mode);
+	sqt_exec(db, sql);
+	sqt_exec(db, "CREATE TABLE acct(id INTEGER PRIMARY KEY, bal INT);"
+		     "CREATE TABLE hist(id INTEGER PRIMARY KEY, a INT, b INT, pad BLOB);"
+		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)"
+		     " INSERT INTO acct SELECT i, 1000 FROM n");
+	for (int i = 0; i < nthreads; i++) {
+		w[i].uri = uri;
+		w[i].seed = tst_rnd(rs);
+		w[i].seconds = seconds;
+		REQUIRE(pthread_create(&w[i].tid, NULL, work, &w[i]) == 0, "pthread_create");
+	}
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(w[i].tid, NULL);
+		CHECK_EQ(w[i].errors, 0, "%s: thread %d had no error", mode, i);
+		transfers += w[i].transfers;
+		reads += w[i].reads;
+	}
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM hist"), transfers, "%s: every transfer", mode);
+	CHECK_EQ(sqt_int(db, "SELECT sum(bal) FROM acct"), TOTAL, "%s: the total", mode);
+	sqt_check_integrity(db, mode);
+	printf("%s: %d threads, %lld transfers, %lld reads\n", mode, nthreads,
+	       (long long)transfers, (long long)reads);
+	CHECK(transfers > 0 && reads > 0, "%s: both kinds ran", mode);
+	CHECK(sqlite3_close(db) == SQLITE_OK, "%s: close", mode);
+	free(w);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir, *e = getenv("LPC_SQLITE_THREADS");
+	int n = e && atoi(e) > 0 ? atoi(e) : 8;
+	double secs = tst_stress_seconds(1.0);
+	uint64_t rs;
+
+	tst_init(argc, argv, 300);
+	sqt_register();
+	dir = tst_tmpdir();
+	REQUIRE(dir, "tmpdir");
+	rs = tst_seed;
+	run(dir, "delete", n, secs, &rs);
+	run(dir, "wal", n, secs, &rs);
+	return tst_finish();
+}
