@@ -81,7 +81,7 @@
 #define SQ_DEF_CACHE_MB 16u /* B; C = B / 8 */
 #define SQ_VALUE 100u       /* bytes of t.v */
 #define SQ_ROW_EST 112u     /* bytes of file per row of t, about */
-#define SQ_ACC_EST 120u     /* ... per row of accounts */
+#define SQ_ACC_EST 98u      /* ... per row of accounts */
 #define SQ_BATCH 8          /* selects between two looks at the stop flag */
 #define SQ_WARM_SLICE_NS 250000000u
 #define SQ_SLACK (512u << 10) /* over B + anon: the child's heap may grow a little */
