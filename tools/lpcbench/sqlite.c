@@ -86,6 +86,15 @@
 #define SQ_WARM_SLICE_NS 250000000u
 #define SQ_SLACK (512u << 10) /* over B + anon: the child's heap may grow a little */
 #define SQ_BUSY_MS 10000
+#define SQ_OPEN_ROOM ((uint64_t)256 << 20) /* the cgroup's room over B while opening */
+/* Sanitizer builds: the child's anonymous memory grows all the time (ASan's
+ * quarantine), so the limit is not lowered to B + anon (it would kill it):
+ * such a run checks that everything works, it measures nothing. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SQ_SANITIZER 1
+#else
+#define SQ_SANITIZER 0
+#endif
 #define SQ_BUSY_POLL_NS 100000u /* a waiting writer polls the lock this often */
 
 const char *const sq_work_name[SQ_NR] = {
@@ -96,8 +105,20 @@ const char *const sq_work_name[SQ_NR] = {
 const char *const sq_db_name[SD_NR] = { "small", "large", "tpcb", "tpcb-wal" };
 const char *const sq_vfs_name[SV_NR] = { "unix", "lpc" };
 
-/* Seconds each side warms with the phase's workload after the limit is set. */
+/* Seconds each side warms with the phase's workload after the limit is set,
+ * at the default --slice-ms (100); both this and SQ_WARM_SLICE_NS scale with
+ * --slice-ms, so that a short smoke run stays short. */
 static const double warm_s[SD_NR] = { 0.5, 2.0, 0.5, 0.5 };
+
+static double warm_scale(const struct bench_opts *o)
+{
+	return o->slice_ms / 100.0;
+}
+
+static uint64_t warm_slice_ns(const struct bench_opts *o)
+{
+	return (uint64_t)(SQ_WARM_SLICE_NS * warm_scale(o));
+}
 
 struct sworker {
 	alignas(BENCH_CACHELINE) uint64_t rng;
@@ -834,8 +855,31 @@ static __attribute__((noreturn)) void child_main(struct sqctx *x, const char *vf
 
 static void child_call(struct sqctx *x, const struct sq_cmd *c, struct sq_res *r)
 {
+	size_t done = 0;
+
 	xwrite_full(x->cmd_fd, c, sizeof(*c));
-	xread_full(x->res_fd, r, sizeof(*r));
+	while (done < sizeof(*r)) {
+		ssize_t n = read(x->res_fd, (char *)r + done, sizeof(*r) - done);
+		int status;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		/* The child is gone: say how (the OOM killer of its cgroup?). */
+		if (waitpid(x->child, &status, 0) == x->child) {
+			x->child = 0;
+			if (WIFSIGNALED(status))
+				die("sqlite: the unix side's process died of signal %d%s",
+				    WTERMSIG(status),
+				    WTERMSIG(status) == SIGKILL ? " (the memory cgroup's OOM killer?)" : "");
+			die("sqlite: the unix side's process exited with status %d",
+			    WEXITSTATUS(status));
+		}
+		die_err(n < 0 ? errno : EPIPE, "the sqlite benchmark's child pipe");
+	}
 }
 
 /* Forks the unix side into the memory cgroup, whose limit is raised for now
@@ -846,7 +890,7 @@ static void child_start(struct sqctx *x, const char *name)
 	struct sq_res r;
 	int cmd[2], res[2], err;
 
-	if (memcg_create(&x->cg, name, x->lpc_bytes + ((uint64_t)256 << 20))) {
+	if (memcg_create(&x->cg, name, x->lpc_bytes + SQ_OPEN_ROOM)) {
 		x->have_cg = false;
 		return;
 	}
@@ -932,7 +976,7 @@ static double sq_estimate_s(const struct bench_opts *o)
 	for (enum sq_work w = 0; w < SQ_NR; w++)
 		slices += (double)o->nr_tconf * SV_NR * (double)slice_ns_of(o, w) / 1e9;
 	for (enum sq_db d = 0; d < SD_NR; d++)
-		warm += SV_NR * (warm_s[d] + SQ_WARM_SLICE_NS / 1e9);
+		warm += SV_NR * (warm_s[d] + SQ_WARM_SLICE_NS / 1e9) * warm_scale(o);
 	return (o->warmup + o->rounds) * slices + warm;
 }
 
@@ -1042,6 +1086,10 @@ static void sq_echo(const struct sqctx *x, const struct sq_results *res)
 	       x->conn_bytes >> 10);
 	if (!res->have_lpc)
 		printf("  lpc rows   SKIPPED: lpcbench was built without liblpc_sqlite\n");
+	if (SQ_SANITIZER)
+		printf("  SANITIZER  build: the cgroup's limit stays %" PRIu64 " MiB over lpc's budget (the sanitizer's\n"
+		       "             memory would not fit B + anon): not equal memory, and slow; a check, not a measurement\n",
+		       SQ_OPEN_ROOM >> 20);
 	printf("  databases  in %s/:\n", x->dir);
 	for (unsigned d = 0; d < SD_NR; d++)
 		printf("             %-9s %6.1f MiB = %4.1fx the connection cache, %4.2fx lpc's (%" PRIu64 " %s)\n",
@@ -1056,7 +1104,8 @@ static void sq_echo(const struct sqctx *x, const struct sq_results *res)
 	       o->seed);
 	printf("  phases     per database: open, scan once, warm %.2f s at the most threads, set the limit,\n"
 	       "             warm %.1f-%.1f s more, then %u warm-up and %u measured rounds (unix, lpc alternate)\n",
-	       SQ_WARM_SLICE_NS / 1e9, warm_s[SD_SMALL], warm_s[SD_LARGE], o->warmup, o->rounds);
+	       warm_slice_ns(o) / 1e9, warm_s[SD_SMALL] * warm_scale(o),
+	       warm_s[SD_LARGE] * warm_scale(o), o->warmup, o->rounds);
 	printf("  counting   VFS calls by a counting VFS over each; system calls: the unix VFS's system-call\n"
 	       "             table and fdatasync/fsync wrapped (exact for unix and for what lpc's VFS delegates\n"
 	       "             to it), plus lpc's backend reads and vectored writes (lpc_sqlite_stats)\n");
@@ -1171,6 +1220,9 @@ static void open_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 	struct sq_cmd c = { .op = CMD_OPEN, .d = d };
 	struct sq_res r;
 
+	/* Room for the new connections until warm() sets the phase's limit. */
+	if (x->have_cg)
+		memcg_set_limit(&x->cg, x->lpc_bytes + SQ_OPEN_ROOM);
 	if (x->have_cg) {
 		child_call(x, &c, &r);
 		if (r.err)
@@ -1202,6 +1254,7 @@ static void close_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
  * one slice, the cgroup's limit, then warm_s[d] more each. */
 static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 {
+	const struct bench_opts *o = x->env->opts;
 	unsigned t = x->nr_workers;
 	struct sq_phase_end *e = &res->end[d];
 	enum sq_work w = SQ_NR;
@@ -1219,7 +1272,7 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
 		if ((v == SV_UNIX ? !x->have_cg : !x->have_lpc) || e->err[v][0])
 			continue;
-		run_row(x, w, v, t, SQ_WARM_SLICE_NS, &s, msg, sizeof(msg));
+		run_row(x, w, v, t, warm_slice_ns(o), &s, msg, sizeof(msg));
 		if (s.err)
 			side_failed(res, d, v, msg);
 	}
@@ -1228,6 +1281,8 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 		int err;
 
 		e->cg_limit = x->lpc_bytes + (anon == UINT64_MAX ? 0 : anon) + SQ_SLACK;
+		if (SQ_SANITIZER)
+			e->cg_limit = x->lpc_bytes + SQ_OPEN_ROOM;
 		err = memcg_set_limit(&x->cg, e->cg_limit);
 		if (err)
 			fprintf(stderr, "lpcbench: sqlite %s: setting the cgroup's limit to %" PRIu64 " MiB: %s\n",
@@ -1238,8 +1293,8 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 
 		if ((v == SV_UNIX ? !x->have_cg : !x->have_lpc) || e->err[v][0])
 			continue;
-		while ((double)(now_ns() - t1) / 1e9 < warm_s[d]) {
-			run_row(x, w, v, t, SQ_WARM_SLICE_NS, &s, msg, sizeof(msg));
+		while ((double)(now_ns() - t1) / 1e9 < warm_s[d] * warm_scale(o)) {
+			run_row(x, w, v, t, warm_slice_ns(o), &s, msg, sizeof(msg));
 			if (s.err) {
 				side_failed(res, d, v, msg);
 				break;
