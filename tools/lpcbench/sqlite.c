@@ -1250,6 +1250,34 @@ static void close_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 		side_failed(res, d, SV_LPC, r.msg);
 }
 
+/*
+ * Sets the cgroup's limit to B + the child's anonymous memory now (+ a little
+ * slack), so that its page cache gets B.  Called after the first warm slice
+ * and before every slice of the unix side after it: SQLite's per-connection
+ * caches keep growing until each is full (8 x 32 MiB take many rounds to
+ * fill at --cache-mb 256), and a limit set once would leave the page cache
+ * less and less.  Records the smallest page cache seen.
+ */
+static void cg_fit(struct sqctx *x, enum sq_db d, struct sq_phase_end *e)
+{
+	uint64_t anon, file;
+	int err;
+
+	if (!x->have_cg)
+		return;
+	anon = memcg_stat(&x->cg, x->cg.version == 1 ? "rss" : "anon");
+	file = memcg_stat(&x->cg, x->cg.version == 1 ? "cache" : "file");
+	if (e->cg_limit && file < e->cg_file_min)
+		e->cg_file_min = file; /* after a slice under the last limit */
+	e->cg_limit = x->lpc_bytes + (anon == UINT64_MAX ? 0 : anon) + SQ_SLACK;
+	if (SQ_SANITIZER)
+		e->cg_limit = x->lpc_bytes + SQ_OPEN_ROOM;
+	err = memcg_set_limit(&x->cg, e->cg_limit);
+	if (err)
+		fprintf(stderr, "lpcbench: sqlite %s: setting the cgroup's limit to %" PRIu64 " MiB: %s\n",
+			sq_db_name[d], e->cg_limit >> 20, strerror(err));
+}
+
 /* Warms both sides with the phase's first workload at the most threads:
  * one slice, the cgroup's limit, then warm_s[d] more each. */
 static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
@@ -1276,24 +1304,15 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 		if (s.err)
 			side_failed(res, d, v, msg);
 	}
-	if (x->have_cg) {
-		uint64_t anon = memcg_stat(&x->cg, x->cg.version == 1 ? "rss" : "anon");
-		int err;
-
-		e->cg_limit = x->lpc_bytes + (anon == UINT64_MAX ? 0 : anon) + SQ_SLACK;
-		if (SQ_SANITIZER)
-			e->cg_limit = x->lpc_bytes + SQ_OPEN_ROOM;
-		err = memcg_set_limit(&x->cg, e->cg_limit);
-		if (err)
-			fprintf(stderr, "lpcbench: sqlite %s: setting the cgroup's limit to %" PRIu64 " MiB: %s\n",
-				sq_db_name[d], e->cg_limit >> 20, strerror(err));
-	}
+	cg_fit(x, d, e);
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
 		uint64_t t1 = now_ns();
 
 		if ((v == SV_UNIX ? !x->have_cg : !x->have_lpc) || e->err[v][0])
 			continue;
 		while ((double)(now_ns() - t1) / 1e9 < warm_s[d] * warm_scale(o)) {
+			if (v == SV_UNIX)
+				cg_fit(x, d, e);
 			run_row(x, w, v, t, warm_slice_ns(o), &s, msg, sizeof(msg));
 			if (s.err) {
 				side_failed(res, d, v, msg);
@@ -1318,6 +1337,7 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 	open_both(x, d, res);
 	progress_done();
 	warm(x, d, res);
+	e->cg_file_min = UINT64_MAX;
 	for (unsigned r = 0; r < total; r++) {
 		bool warmup = r < o->warmup;
 		double el = (double)(now_ns() - t_start) / 1e9;
@@ -1333,6 +1353,8 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 			if (!row_runs(res, row, d))
 				continue;
 			dst = warmup ? &s : sq_sample(res, r - o->warmup, i);
+			if (row->v == SV_UNIX)
+				cg_fit(x, d, e);
 			run_row(x, row->w, row->v, row->threads, slice_ns_of(o, row->w), dst, msg,
 				sizeof(msg));
 			if (dst->err)

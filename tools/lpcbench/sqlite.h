@@ -114,6 +114,8 @@ struct sq_phase_end {
 	uint64_t db_bytes;     /* the database file's size at the start */
 	double warm_s;
 	uint64_t cg_limit, cg_usage, cg_file, cg_anon; /* at the end */
+	uint64_t cg_file_min; /* the page cache's least after a unix slice of
+			       * the rounds (UINT64_MAX: none seen) */
 	uint64_t lpc_frames;   /* lpc's cache at the end (gauge) */
 	char err[SV_NR][160];  /* a side that failed, and why */
 };

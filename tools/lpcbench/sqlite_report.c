@@ -239,8 +239,8 @@ static void print_phases(const struct rep *rp)
 {
 	const struct sq_results *res = rp->res;
 
-	printf("memory per phase (at its end): the unix child's cgroup (limit, page cache, anonymous)\n"
-	       "and lpc's cache (%.0f MiB budget)\n",
+	printf("memory per phase (at its end): the unix child's cgroup (limit, page cache and its least\n"
+	       "after any unix slice of the rounds, anonymous) and lpc's cache (%.0f MiB budget)\n",
 	       (double)res->lpc_bytes / 1048576.0);
 	for (enum sq_db d = 0; d < SD_NR; d++) {
 		const struct sq_phase_end *e = &res->end[d];
@@ -250,8 +250,9 @@ static void print_phases(const struct rep *rp)
 		printf("  %-9s db %6.1f MiB, warm %4.1f s", sq_db_name[d],
 		       (double)e->db_bytes / 1048576.0, e->warm_s);
 		if (res->memcg)
-			printf("; cgroup limit %6.1f MiB, page cache %6.1f MiB, anon %6.1f MiB",
+			printf("; cgroup limit %6.1f MiB, page cache %6.1f MiB (least %6.1f), anon %6.1f MiB",
 			       (double)e->cg_limit / 1048576.0, (double)e->cg_file / 1048576.0,
+			       e->cg_file_min == UINT64_MAX ? NAN : (double)e->cg_file_min / 1048576.0,
 			       (double)e->cg_anon / 1048576.0);
 		printf("\n");
 		for (enum sq_vfs v = 0; v < SV_NR; v++)
