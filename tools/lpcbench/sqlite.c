@@ -30,7 +30,8 @@
  * URI parameter lpc_cache_mb of the first open) under SQLite's own
  * per-connection caches.  The unix rows run in a child process in a memory
  * cgroup (memcg.h) whose limit is set, once each phase's connections are
- * open and warm, to B + the child's anonymous memory at that moment (SQLite's
+ * open and warm and again before every unix slice (cg_fit), to B + the
+ * child's anonymous memory at that moment (SQLite's
  * per-connection caches, which the lpc side has as well, its heap and the
  * workers' stacks; there is no swap): the kernel's page cache gets B.  The
  * cgroup's page cache at the end of each phase is printed to show it.
