@@ -43,13 +43,13 @@
  * per-connection cache has the same problem and the same answers, which we
  * follow:
  *
- *  C1  Before this process gives up the lock that let it write (rollback:
+ *  SQ1  Before this process gives up the lock that let it write (rollback:
  *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
  *      WAL_CKPT_LOCK), every page it wrote is written back (lpc_fsync when
  *      the node has unsynced writes): another process never reads the
  *      kernel's file without them, and no dirty page of ours can later
  *      overwrite its writes.
- *  C2  Rollback journal: when the first connection of this process takes a
+ *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
  *      SHARED no other process can write the file), read bytes 24..39 of
  *      the kernel's file (the file change counter, which every writing
@@ -59,14 +59,14 @@
  *      (lpc_invalidate) and set lpc's size to the kernel's (lpc_truncate,
  *      a no-op ftruncate; safe because no other process can change the size
  *      while we hold SHARED).  Our own writes of page 1 update node->ver.
- *  C3  WAL: the database file changes only by checkpoints, which advance
+ *  SQ3  WAL: the database file changes only by checkpoints, which advance
  *      nBackfill in the wal-index (shared memory) after writing the pages;
  *      a WAL restart changes aSalt and sets nBackfill to 0 without touching
  *      the database.  node->wal_* is the (aSalt, nBackfill) that lpc's pages
  *      reflect.  When a connection here takes a read lock (WAL_READ_LOCK(i))
  *      or the checkpoint lock, the current pair is compared with it; on a
  *      difference lpc's pages are dropped and the pair recorded.  Our own
- *      checkpoint records the pair when it releases WAL_CKPT_LOCK (after C1:
+ *      checkpoint records the pair when it releases WAL_CKPT_LOCK (after SQ1:
  *      no other process can checkpoint while we hold it); our own restart
  *      (a writer, holding WAL_WRITE_LOCK) records the new pair at the
  *      write lock's release when it can prove nothing else happened: the
@@ -78,13 +78,13 @@
  *      next checkpoint lock sets lpc's size from the kernel's (lpc_truncate,
  *      safe then: no other checkpointer), a short lpc_pread is completed
  *      from the kernel's file (node->maybe_grown).
- *  Why a page being dropped is never in use: C2 runs when no connection of
- *  this process holds SHARED, so none reads; in C3 a checkpoint of another
+ *  Why a page being dropped is never in use: SQ2 runs when no connection of
+ *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
  *  process only writes pages that every reader of ours reads from the WAL
  *  (frames at or below every read mark; readers of the database alone,
  *  WAL_READ_LOCK(0), are kept out while it backfills), so a reader of ours
  *  never caches a page while another process writes it.  lpc_invalidate
- *  skips held, locked and dirty pages (B.1); by C1 none is dirty, and none
+ *  skips held, locked and dirty pages (B.1); by SQ1 none is dirty, and none
  *  is held or being read for the reason above.
  *  Limits: a process that writes the file without SQLite's locks, or a
  *  connection of this same process that opens the file with another VFS,
@@ -133,7 +133,7 @@ static int kernel_size(struct lpcs_file *p, uint64_t *size)
 	return rc;
 }
 
-/* Drops lpc's pages of the file (C2, C3); with resize, sets lpc's size to
+/* Drops lpc's pages of the file (SQ2, SQ3); with resize, sets lpc's size to
  * the kernel's.  Caller holds node->lock. */
 static int drop_pages(struct lpcs_file *p, bool resize)
 {
@@ -151,9 +151,12 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	rc = kernel_size(p, &ks);
 	if (rc != SQLITE_OK)
 		return rc;
-	if (p->lpc_rw && ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
+	/* lpc_truncate sets lpc's size (a no-op ftruncate).  -EBADF: lf is
+	 * read-only, so lpc never kept a size of its own and follows the
+	 * kernel's by itself. */
+	if (ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
 		rc = lpc_truncate(p->lf, ks);
-		if (rc < 0)
+		if (rc < 0 && rc != -EBADF)
 			return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
 	}
 	atomic_store_explicit(&n->size, ks, memory_order_relaxed);
@@ -161,7 +164,7 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	return SQLITE_OK;
 }
 
-/* C1: writes back what this process wrote.  Return: SQLite code. */
+/* SQ1: writes back what this process wrote.  Return: SQLite code. */
 static int flush(struct lpcs_file *p)
 {
 	int rc;
@@ -176,7 +179,7 @@ static int flush(struct lpcs_file *p)
 	return SQLITE_OK;
 }
 
-/* C2: the first SHARED lock of this process.  Caller holds node->lock. */
+/* SQ2: the first SHARED lock of this process.  Caller holds node->lock. */
 static int check_counter(struct lpcs_file *p)
 {
 	struct lpcs_node *n = p->node;
@@ -197,7 +200,21 @@ static int check_counter(struct lpcs_file *p)
 	return rc;
 }
 
-/* C3: compares the wal-index with what lpc's pages reflect.  resize: the
+/* SQ3: true if the wal-index moved from what lpc's pages reflect only by a
+ * restart of this connection's own (it holds WAL_WRITE_LOCK, so nobody
+ * else restarts): the pair was known when the write lock was taken, the
+ * WAL was wholly backfilled then, the salt moved by exactly one restart
+ * and nothing was backfilled since.  Caller holds node->lock. */
+static bool own_restart(struct lpcs_file *p, uint32_t salt0, uint32_t bf)
+{
+	struct lpcs_node *n = p->node;
+
+	return p->write_held && n->wal_known && n->wal_salt[0] == p->w_salt[0] &&
+	       n->wal_salt[1] == p->w_salt[1] && n->wal_backfill == p->w_backfill &&
+	       p->w_backfill == p->w_mxframe && bf == 0 && be32(salt0) == be32(p->w_salt[0]) + 1;
+}
+
+/* SQ3: compares the wal-index with what lpc's pages reflect.  resize: the
  * caller holds WAL_CKPT_LOCK (no other checkpointer: lpc's size may be set
  * from the kernel's). */
 static int check_wal(struct lpcs_file *p, bool resize)
@@ -214,7 +231,9 @@ static int check_wal(struct lpcs_file *p, bool resize)
 	pthread_mutex_lock(&n->lock);
 	if (!n->wal_known || salt0 != n->wal_salt[0] || salt1 != n->wal_salt[1] ||
 	    bf != n->wal_backfill) {
-		rc = drop_pages(p, resize);
+		/* A writer that restarts the WAL takes a read lock again at
+		 * once (SQLite's walRestartLog): its own restart is no change. */
+		rc = own_restart(p, salt0, bf) ? SQLITE_OK : drop_pages(p, resize);
 		if (rc == SQLITE_OK) {
 			n->wal_known = true;
 			n->wal_salt[0] = salt0;
@@ -263,14 +282,23 @@ static int lpcs_close(sqlite3_file *f)
 static int lpcs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 {
 	struct lpcs_file *p = F(f);
-	ssize_t n = lpc_pread(p->lf, buf, (size_t)amt, (uint64_t)off);
+	ssize_t n = lpc_pread(p->lf, buf, (size_t)amt, (uint64_t)off), r;
 
 	if (n < 0)
 		return lpcs_errcode(n, SQLITE_IOERR_READ);
+	/* lpc_pread ends short at the end of the file, and also before a page
+	 * whose read failed (C.2): ask again from there, so that a failure is
+	 * SQLITE_IOERR_READ, never zeros taken for the end of the file. */
+	while (n < amt && (r = lpc_pread(p->lf, (char *)buf + n, (size_t)(amt - n),
+					 (uint64_t)off + (uint64_t)n)) != 0) {
+		if (r < 0)
+			return lpcs_errcode(r, SQLITE_IOERR_READ);
+		n += r;
+	}
 	if (n == amt)
 		return SQLITE_OK;
 	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed))
-		/* C3: another process's checkpoint may have grown the file. */
+		/* SQ3: another process's checkpoint may have grown the file. */
 		return p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
 	memset((char *)buf + n, 0, (size_t)(amt - n));
 	return SQLITE_IOERR_SHORT_READ;
@@ -291,7 +319,7 @@ static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 o
 	while (end > size && !atomic_compare_exchange_weak_explicit(
 				     &n->size, &size, end, memory_order_relaxed, memory_order_relaxed))
 		;
-	if (off <= 24 && end >= 40) { /* C2: page 1's change counter */
+	if (off <= 24 && end >= 40) { /* SQ2: page 1's change counter */
 		pthread_mutex_lock(&n->lock);
 		memcpy(n->ver, (const char *)buf + (24 - off), sizeof(n->ver));
 		n->ver_known = true;
@@ -369,7 +397,7 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 	int rc = SQLITE_OK, rc2;
 
 	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
-		rc = flush(p); /* C1 */
+		rc = flush(p); /* SQ1 */
 	rc2 = p->real->pMethods->xUnlock(p->real, level);
 	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
 		pthread_mutex_lock(&n->lock);
@@ -447,14 +475,13 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 
 	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
 	    ofst + n > WAL_CKPT_LOCK) {
-		/* C1, C3: the end of our checkpoint. */
+		/* SQ1, SQ3: the end of our checkpoint. */
 		rc = flush(p);
 		if (rc == SQLITE_OK && p->shm0)
 			record_wal(p);
 		p->ckpt_held = false;
 	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->write_held && ofst == WAL_WRITE_LOCK) {
-		p->write_held = false;
 		if (p->shm0) {
 			struct lpcs_node *nd = p->node;
 			uint32_t s0 = shm_u32(p->shm0, WALIDX_SALT);
@@ -462,17 +489,15 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 			uint32_t bf = shm_u32(p->shm0, WALIDX_BACKFILL);
 
 			pthread_mutex_lock(&nd->lock);
-			/* C3: our own restart, provably nothing else. */
-			if (nd->wal_known && nd->wal_salt[0] == p->w_salt[0] &&
-			    nd->wal_salt[1] == p->w_salt[1] && nd->wal_backfill == p->w_backfill &&
-			    p->w_backfill == p->w_mxframe && bf == 0 &&
-			    be32(s0) == be32(p->w_salt[0]) + 1) {
+			/* SQ3: our own restart, provably nothing else. */
+			if (own_restart(p, s0, bf)) {
 				nd->wal_salt[0] = s0;
 				nd->wal_salt[1] = s1;
 				nd->wal_backfill = 0;
 			}
 			pthread_mutex_unlock(&nd->lock);
 		}
+		p->write_held = false;
 	}
 	rc = p->real->pMethods->xShmLock(p->real, ofst, n, flags);
 	if (rc != SQLITE_OK || !(flags & SQLITE_SHM_LOCK))

@@ -64,7 +64,6 @@ struct lpcs_file {
 	struct lpc_file *lf;
 	sqlite3_file *real;
 	int lock;        /* this connection's SQLite lock level */
-	bool lpc_rw;     /* lf was opened read-write by this connection */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
 	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
 	bool write_held; /* holds WAL_WRITE_LOCK; w_*: the wal state then */

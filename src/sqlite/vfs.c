@@ -46,7 +46,6 @@ static int lpcs_open(sqlite3_vfs *vfs, const char *zName, sqlite3_file *file, in
 	if (rc != SQLITE_OK)
 		goto fail;
 	lrc = lpc_file_open(c, zName, O_RDWR, 0, &p->lf);
-	p->lpc_rw = lrc == 0;
 	if (lrc == -EACCES || lrc == -EROFS || lrc == -EPERM)
 		lrc = lpc_file_open(c, zName, O_RDONLY, 0, &p->lf);
 	if (lrc < 0) {

@@ -9,7 +9,8 @@
  *  - ENOSPC on writeback: COMMIT fails with SQLITE_FULL;
  *  - EIO from fdatasync: SQLITE_IOERR_FSYNC;
  *  - EIO on a page read (a cold cache): SQLITE_IOERR_READ; the next read
- *    succeeds once the fault is cleared;
+ *    succeeds once the fault is cleared; also when the failed lpc page is
+ *    in the middle of one 64 KiB SQLite page (lpc_pread ends short);
  *  - WAL mode: the checkpoint's writeback fails, the checkpoint reports it,
  *    every commit stays readable, and a later checkpoint succeeds.
  * integrity_check is "ok" after each, through lpc and through unix.
@@ -105,6 +106,35 @@ static void read_fault(const char *dir)
 	sqlite3_close(db);
 }
 
+/* A failed page in the middle of one xRead (a 64 KiB SQLite page is 16 lpc
+ * pages): lpc_pread ends short before it, which must be SQLITE_IOERR_READ,
+ * never zeros taken for the end of the file. */
+static void read_fault_mid_page(const char *dir)
+{
+	char path[600];
+	sqlite3 *db;
+	int rc, fired;
+
+	snprintf(path, sizeof(path), "%s/read64k.db", dir);
+	db = sqt_open(path, "lpc");
+	sqt_exec(db, "PRAGMA page_size=65536; CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
+		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
+		     " INSERT INTO t SELECT i, randomblob(900) FROM n");
+	sqlite3_close(db);
+	db = sqt_open(path, "lpc");
+	arm(LPC_IO_READ, EIO, 3);
+	rc = sqt_try(db, "SELECT sum(length(b)) FROM t");
+	fired = lpc_io_faults_fired(&cache()->io) > 0;
+	disarm();
+	CHECK(fired, "mid-page read fault: the fault fired");
+	CHECK_EQ(rc, SQLITE_IOERR_READ, "mid-page read fault: SQLITE_IOERR_READ (%s)",
+		 sqlite3_errmsg(db));
+	CHECK_EQ(sqt_int(db, "SELECT sum(length(b)) FROM t"), 300 * 900,
+		 "mid-page read fault: the next read succeeds");
+	sqt_check_integrity(db, "mid-page read fault");
+	sqlite3_close(db);
+}
+
 static void wal_checkpoint_fault(const char *dir)
 {
 	char path[600];
@@ -142,6 +172,7 @@ int main(int argc, char **argv)
 	failed_commit(dir, LPC_IO_WRITE, ENOSPC, SQLITE_FULL, "write-enospc");
 	failed_commit(dir, LPC_IO_SYNCOP, EIO, SQLITE_IOERR_FSYNC, "fdatasync-eio");
 	read_fault(dir);
+	read_fault_mid_page(dir);
 	wal_checkpoint_fault(dir);
 	return tst_finish();
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sqlite_multiproc.c - coherence with other processes (file.c, C1-C3).
+ * test_sqlite_multiproc.c - coherence with other processes (file.c, SQ1-SQ3).
  * This process keeps one connection through "lpc" open on a database for
  * the whole test, with its pages in lpc's cache.  Each round another
  * process (this program exec()ed again, through "unix" or through its own
@@ -9,7 +9,7 @@
  * itself changes behind our cache.  Then this process must read the new
  * counter and row count, with integrity_check ok: never a stale page.
  * The other way round too: this process writes through lpc (half the rounds
- * with synchronous=OFF, so only C1's write-back at unlock makes the pages
+ * with synchronous=OFF, so only SQ1's write-back at unlock makes the pages
  * reach the file) and the other process, through unix, must read it.
  * Both journal modes.  Prints its seed.
  */

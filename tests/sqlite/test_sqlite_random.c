@@ -10,9 +10,13 @@
  * at the end the file lpc wrote, read back through "unix" after the close,
  * must hash the same.  A 4 MiB cache (lpc_cache_mb=4 on the first open) and
  * SQLite's cache_size=32 keep lpc evicting and SQLite reading through it.
- * Prints its seed; --seed N replays.
+ * LPC_SQLITE_PAGE_KB sets lpc's page size (the release build runs it again
+ * with 1 KiB lpc pages, smaller than most SQLite pages).  Prints its seed;
+ * --seed N replays.
  */
 #include "sqlite_test.h"
+
+#include "sqlite/sqlite_int.h" /* lpcs_page_size */
 
 struct op {
 	const char *sql;
@@ -74,6 +78,9 @@ static void workload(const char *dir, const char *mode, int page_size, int ops, 
 	char p0[600], p1[700], sql[128], what[64];
 	sqlite3 *db[2];
 
+	struct lpc_stats st0, st1;
+
+	lpc_sqlite_stats(&st0);
 	snprintf(what, sizeof(what), "%s/%d", mode, page_size);
 	snprintf(p0, sizeof(p0), "%s/unix-%s-%d.db", dir, mode, page_size);
 	snprintf(p1, sizeof(p1), "file:%s/lpc-%s-%d.db?lpc_cache_mb=4", dir, mode, page_size);
@@ -123,6 +130,17 @@ static void workload(const char *dir, const char *mode, int page_size, int ops, 
 	}
 	sqlite3_close(db[0]);
 	CHECK(sqlite3_close(db[1]) == SQLITE_OK, "%s: close", what);
+	/* One process alone: the coherence checks (file.c SQ2, SQ3) must see
+	 * only its own changes, checkpoints and WAL restarts included, and
+	 * drop nothing but what the first lock finds cached (at most page 1
+	 * and the schema page: 2 SQLite pages). */
+	lpc_sqlite_stats(&st1);
+	CHECK(st1.invalidated - st0.invalidated <=
+		      2u * ((size_t)page_size > lpcs_page_size ? page_size / lpcs_page_size : 1),
+	      "%s: %llu lpc pages dropped by coherence checks", what,
+	      (unsigned long long)(st1.invalidated - st0.invalidated));
+	printf("%s: %llu lpc pages dropped by coherence checks\n", what,
+	       (unsigned long long)(st1.invalidated - st0.invalidated));
 	/* What lpc wrote, read by the unix VFS from the file. */
 	db[0] = sqt_open(p0, "unix");
 	snprintf(p1, sizeof(p1), "%s/lpc-%s-%d.db", dir, mode, page_size);
