@@ -29,6 +29,7 @@ struct bench_opts {
 	unsigned file_mb; /* lookup's file; read's if file_mb_set */
 	bool file_mb_set; /* --file-mb given: else read uses 4 x cache_mb */
 	unsigned cache_mb; /* read: lpc's budget and the kernel's memory limit */
+	bool cache_mb_set; /* --cache-mb given (sqlite: else its own default) */
 	double zipf_theta; /* read */
 	unsigned policy; /* read: enum bench_policy (--policy) */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
@@ -65,5 +66,6 @@ extern const struct bench bench_pin;
 extern const struct bench bench_fault;
 extern const struct bench bench_walk;
 extern const struct bench bench_write;
+extern const struct bench bench_sqlite;
 
 #endif /* LPCBENCH_BENCH_H */

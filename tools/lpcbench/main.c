@@ -50,6 +50,7 @@ static const struct bench *const benches[] = {
 	&bench_fault,
 	&bench_walk,
 	&bench_write,
+	&bench_sqlite,
 };
 
 enum {
@@ -105,6 +106,8 @@ static void usage(FILE *out)
 		"  --cache-mb MB    read, write: lpc's cache budget, and the memory cgroup limit of\n"
 		"                   the kernel's page cache for the kernel and mmap rows [%u]\n"
 		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
+		"                   sqlite: lpc's budget, default 16; databases 4x an eighth of it\n"
+		"                   and 4x it (full size: --cache-mb 256)\n"
 		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
 		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
 		"                   reclaim_policy), or both: lpc (clock2) and lpc_clock side by\n"
@@ -198,6 +201,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_CACHE_MB:
 			o->cache_mb = (unsigned)parse_num("--cache-mb", optarg, 1, MAX_FILE_MB);
+			o->cache_mb_set = true;
 			break;
 		case OPT_ZIPF_THETA: {
 			char *end;

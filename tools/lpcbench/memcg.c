@@ -210,6 +210,16 @@ uint64_t memcg_usage(const struct memcg *m)
 	return read_u64(m->path, m->version == 1 ? "memory.usage_in_bytes" : "memory.current");
 }
 
+int memcg_set_limit(const struct memcg *m, uint64_t limit)
+{
+	char val[32];
+
+	if (!m->version)
+		return ENOENT;
+	snprintf(val, sizeof(val), "%" PRIu64, limit);
+	return write_str(m->path, m->version == 1 ? "memory.limit_in_bytes" : "memory.max", val);
+}
+
 void memcg_remove(struct memcg *m)
 {
 	if (!m->version)

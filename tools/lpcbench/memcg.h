@@ -44,6 +44,10 @@ uint64_t memcg_stat(const struct memcg *m, const char *key);
 /* memory.usage_in_bytes (v1) or memory.current (v2); UINT64_MAX if unknown. */
 uint64_t memcg_usage(const struct memcg *m);
 
+/* Changes the limit (a lower one makes the kernel reclaim down to it).
+ * Return: 0 or a positive errno. */
+int memcg_set_limit(const struct memcg *m, uint64_t limit);
+
 /* rmdir; async-signal-safe.  A no-op when there is no group. */
 void memcg_remove(struct memcg *m);
 
