@@ -282,6 +282,17 @@ static void break_seq_open(void)
 	lpc_page_unlock(p);
 }
 
+/* SEQ-UNBALANCED: lpc code that took the public lock on a cached page
+ * (which opened a write section, lock.c X1) opens its own section inside
+ * it: the nested begin would make seq even while the data changes. */
+static void break_seq_unbalanced(void)
+{
+	struct lpc_page *p = cached_page();
+
+	lpc_page_lock(p);
+	lpc_page_seq_write_begin(p);
+}
+
 /* OPTIMISTIC-NOT-IN-INDEX: O5's check called as a reader that skipped the
  * slot re-check would: the page left the index before its removal count
  * was read (O3).  All in one read section, so the removed leaf and frame
@@ -330,6 +341,7 @@ static const struct {
 	{ "DIRTY-COUNT", break_dirty_count },
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
+	{ "SEQ-UNBALANCED", break_seq_unbalanced },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 };
 
