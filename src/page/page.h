@@ -325,24 +325,38 @@ void lpc_page_release_last(struct lpc_page *p);
  * lpc_page_release_last, inside an RCU read section that lasts until the
  * frame is on the pending list or its batch is queued: a reclaimer's grace
  * period then waits for a frame in transit instead of missing it (alloc.c).
- * A put that is not the last costs one load of a line it holds and one CAS,
- * as the fetch_sub did; it retries only if another holder changed the count
- * in between.  Context: any, RCU read section included.
+ *
+ * Why not one fetch_sub now that allocation waits before -ENOMEM (H.3):
+ * with a fetch_sub the count would reach 0 before the read section opens,
+ * and a reclaimer whose grace period ends in that window reads pending
+ * without the frame.  The wait (alloc_wait_ms) would hide it when eviction
+ * is on, but a cache without eviction (and LPC_ALLOC_NOWAIT) fails at once,
+ * so E.1 ("-ENOMEM only when no frame is free anywhere") would hold only
+ * by timing; tests/regress/regress_alloc_transit parks a put at C0 in that
+ * window's place.  The CAS costs the hit about 3 instructions (callgrind,
+ * tools/hitcost), not a second transfer of the line: see the guess below.
+ *
+ * The first CAS guesses the count of a page held once besides the index's
+ * (2) instead of loading it, as lpc_page_try_get guesses 1: the CAS then
+ * asks for the line exclusive at once.  A wrong guess returns the count and
+ * the loop goes on from it; 1 or less is the last reference.  Context: any,
+ * RCU read section included.
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
+	uint32_t r = 2;
 
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"RELEASE-PRIVATE", p,
 			"published-page release of a private page (reused under a reader?)");
-	while (likely(r > 1)) {
-		if (likely(atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1,
-								 memory_order_acq_rel,
-								 memory_order_relaxed)))
+	while (unlikely(!atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1,
+							       memory_order_acq_rel,
+							       memory_order_relaxed))) {
+		if (unlikely(r <= 1)) {
+			lpc_page_release_last(p);
 			return;
+		}
 	}
-	lpc_page_release_last(p);
 }
 
 /*
