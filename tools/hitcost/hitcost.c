@@ -44,6 +44,15 @@
  * operations per step, measured).
  *
  * Usage: hitcost [--rounds N] [--ops N] [--warm N]
+ *
+ * Instructions per operation, which a busy machine does not disturb: run one
+ * round under callgrind and divide each step's inclusive count by --ops:
+ *   valgrind --tool=callgrind --callgrind-out-file=cg.out \
+ *       hitcost --rounds 1 --ops 200000 --warm 0
+ *   callgrind_annotate --inclusive=yes --threshold=100 cg.out | grep run_
+ * (run_floor ... run_pread; 2026-11-30, x86-64, gcc 12 -O2: floor 14, flat
+ * 17, walk 49, walk+rcu 71, calls 85, api 127.6, opt 92, page_read 150,
+ * pread 178; the tree of a 256 MiB file has 3 levels.)
  */
 #include <errno.h>
 #include <fcntl.h>
