@@ -493,7 +493,10 @@ void *lpc_page_data(const struct lpc_page *p);
  * lpc_page_unlock they see the page as changing and take the referenced
  * path, which waits for the unlock; so the holder may change the frame in
  * place (then lpc_page_mark_dirty), and a lock held only to read costs
- * optimistic readers of that page their fast path while it is held.
+ * optimistic readers of that page their fast path while it is held.  The
+ * holder itself reads the page through lpc_page_data: its own lpc_pread or
+ * lpc_page_read of that page would wait for its unlock (a deadlock, as
+ * locking it twice).
  * Context: lpc_page_lock may sleep (futex) for as long as the holder keeps
  * it, and a page in flight is held across its read; no other lock is taken.
  * lpc_page_unlock never sleeps (it may wake sleepers, a system call).  Never
