@@ -162,6 +162,17 @@ static uint32_t lpc_page_lock_slow(struct lpc_page *p)
 {
 	uint32_t f = atomic_load_explicit(&p->flags, memory_order_relaxed);
 
+#if LPC_DEBUG
+	/* Rule LOCK-RECURSIVE: this thread waits for a lock it holds itself
+	 * (it locked the page twice, or read it with lpc_pread/lpc_page_read
+	 * while holding it: their fallback F3 locks it).  Only the holder
+	 * stores its id in dbg_owner, and clears it at unlock. */
+	lpc_debug_check(atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) !=
+				lpc_debug_tid(),
+			"LOCK-RECURSIVE", p, "thread %llu waits for a page lock it holds",
+			(unsigned long long)lpc_debug_tid());
+#endif
+
 	for (;;) {
 		if (!(f & LPC_PG_LOCKED)) {					/* L3 */
 			lpc_yield_point(LPC_YP_L3);

@@ -293,6 +293,23 @@ static void break_seq_unbalanced(void)
 	lpc_page_seq_write_begin(p);
 }
 
+/* LOCK-RECURSIVE: the holder of a cached page's lock reads the page with
+ * lpc_page_read: the optimistic try refuses (seq odd) and the fallback
+ * F3 waits for the lock this thread holds. */
+static void read_nothing(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len, (void)arg;
+}
+
+static void break_lock_recursive(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(file, 2, 0, &p) == 0, "get page 2");
+	lpc_page_lock(p);
+	lpc_page_read(file, 2, 0, read_nothing, NULL);
+}
+
 /* OPTIMISTIC-NOT-IN-INDEX: O5's check called as a reader that skipped the
  * slot re-check would: the page left the index before its removal count
  * was read (O3).  All in one read section, so the removed leaf and frame
@@ -342,6 +359,7 @@ static const struct {
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
 	{ "SEQ-UNBALANCED", break_seq_unbalanced },
+	{ "LOCK-RECURSIVE", break_lock_recursive },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 };
 
