@@ -194,10 +194,11 @@
  *      the page as cached at `index` at an instant during the call: never
  *      a mix of two versions (a write in progress), never another page's
  *      data (a frame reused during the call), never a page that had left
- *      the cache (tests/stress/stress_optimistic.c).  "Write" means lpc's own
- *      (lpc_pwrite, a read, truncate): a user who changes a cached page in
- *      place under lpc_page_lock bumps its version only at
- *      lpc_page_mark_dirty, so a copy taken during that change may mix.
+ *      the cache (tests/stress/stress_optimistic.c).  A write is lpc's own
+ *      (lpc_pwrite, a read, truncate) or a user's change in place: on a
+ *      cached page, lpc_page_lock opens a new version and lpc_page_unlock
+ *      closes it, so a view taken while a user holds the lock is never
+ *      accepted (tests/regress/regress_user_lock_seq.c).
  *  K.2 A hit of either call takes no reference and writes no shared line
  *      but, once, the page's REFERENCED bit: readers of one hot page do not
  *      slow each other down.  When the optimistic try fails (the page is
@@ -478,9 +479,10 @@ void lpc_page_put(struct lpc_page *p);
 /*
  * The page's frame: page_size bytes, aligned for O_DIRECT, valid while the
  * caller holds its reference.  A cached page's frame is read-only to its
- * users (optimistic readers rely on it: every change of a cached page's
- * data goes through lpc's write path, which brackets it for them); a
- * private page's (lpc_page_alloc) is its owner's to write.  NULL for NULL.
+ * users except under lpc_page_lock (optimistic readers rely on it: every
+ * change of a cached page's data is bracketed for them, by lpc's write path
+ * or by the page lock); a private page's (lpc_page_alloc) is its owner's to
+ * write.  NULL for NULL.
  * Context: any, signal handlers included.
  */
 void *lpc_page_data(const struct lpc_page *p);
@@ -490,7 +492,15 @@ void *lpc_page_data(const struct lpc_page *p);
  * The caller holds a reference.  Not recursive: locking a page this thread
  * holds locked deadlocks.  The thread that locked it unlocks it.  NULL is
  * ignored.  lpc_invalidate skips a locked page (B.1); a page being read is
- * locked by the reader until the read ends.
+ * locked by the reader until the read ends.  On a cached page the lock is
+ * also a write section for optimistic readers (K.1): from lpc_page_lock to
+ * lpc_page_unlock they see the page as changing and take the referenced
+ * path, which waits for the unlock; so the holder may change the frame in
+ * place (then lpc_page_mark_dirty), and a lock held only to read costs
+ * optimistic readers of that page their fast path while it is held.  The
+ * holder itself reads the page through lpc_page_data: its own lpc_pread or
+ * lpc_page_read of that page would wait for its unlock (a deadlock, as
+ * locking it twice).
  * Context: lpc_page_lock may sleep (futex) for as long as the holder keeps
  * it, and a page in flight is held across its read; no other lock is taken.
  * lpc_page_unlock never sleeps (it may wake sleepers, a system call).  Never

@@ -177,6 +177,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	f->owner_id = c->pool->owner.id;
 	lpc_radix_init(&f->tree);
 	f->locked_lookup = c->locked_lookup;
+	f->hit_id = c->locked_lookup ? LPC_FILE_NO_FAST_PATH : f->owner_id;
 	f->page_shift = c->pool->page_shift;
 	f->files = c;
 	f->iodev = c->io;

@@ -37,10 +37,18 @@
 
 struct lpc_files;
 
+/* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
+#define LPC_FILE_NO_FAST_PATH UINT64_MAX
+
 struct lpc_file {
 	/* Hot, read-mostly line: every lookup reads these. */
 	struct lpc_pool *pool;
 	uint64_t owner_id; /* pool->owner.id, here so a hit reads one line of f */
+	/* owner_id in lockless mode, LPC_FILE_NO_FAST_PATH in LOCKED mode: the
+	 * hit paths (lpc_page_find, lpc_page_read) test "this thread has its
+	 * block and the file is lockless" with one compare against
+	 * lpc_self.cur_id, which is 0 or a real owner id, never this. */
+	uint64_t hit_id;
 	struct lpc_radix_root tree;
 	bool locked_lookup;
 	unsigned page_shift;

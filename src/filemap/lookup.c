@@ -261,7 +261,7 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 	/* The lockless path, for a thread that already has its block for f's
 	 * cache: first calls and LOCKED mode are find_slow's. */
 	lpc_debug_file_check(f);
-	if (unlikely(lpc_self.cur_id != f->owner_id || f->locked_lookup))
+	if (unlikely(lpc_self.cur_id != f->hit_id))
 		return find_slow(f, index, out); /* leaves the read section */
 	t = lpc_self.cur;
 	p = filemap_lookup_rcu(f, index, t);

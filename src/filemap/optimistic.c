@@ -64,7 +64,7 @@ LPC_EXPORT int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags,
 	lpc_debug_file_check(f);
 	/* The hit path, for a thread that has its block for f's cache (so it
 	 * is registered: O1 counts) in lockless mode. */
-	if (unlikely(lpc_self.cur_id != f->owner_id || f->locked_lookup))
+	if (unlikely(lpc_self.cur_id != f->hit_id))
 		return page_read_slow(f, index, fn, arg, false);
 	lpc_rcu_read_lock();							/* O1 */
 	ok = lpc_filemap_read_optimistic(f, index, fn, arg);

@@ -176,9 +176,9 @@ static lpc_always_inline void lpc_filemap_read_held(struct lpc_page *p, lpc_page
 		if (likely(atomic_load_explicit(&p->seq, memory_order_relaxed) == s1))
 			return;
 	}
-	lpc_page_lock(p);							/* F3 */
+	lpc_page_lock_noseq(p);							/* F3 */
 	fn(lpc_page_frame(p), p->pool->page_size, arg);
-	lpc_page_unlock(p);
+	lpc_page_unlock_noseq(p);
 }
 
 #endif /* LPC_FILEMAP_OPTIMISTIC_H */

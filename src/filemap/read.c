@@ -75,7 +75,14 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 	return 0;
 }
 
-LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off)
+/*
+ * lpc_pread in full: any range, LOCKED mode, a thread's first call, the
+ * fallback.  `tried`: the caller's optimistic try of the first page failed
+ * (it is not tried again: one try per page).  Out of line, so that the
+ * one-page hit below saves fewer registers.
+ */
+static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *buf, size_t len,
+						    uint64_t off, bool tried)
 {
 	struct lpc_tcache *t;
 	uint64_t size;
@@ -113,17 +120,20 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 		if (n > len - done)
 			n = len - done;
 		if (likely(!f->locked_lookup)) {
-			struct pread_copy a = { (char *)buf + done, pgoff, n };
-			bool ok;
+			if (likely(!tried)) {
+				struct pread_copy a = { (char *)buf + done, pgoff, n };
+				bool ok;
 
-			lpc_rcu_read_lock();				/* O1 */
-			ok = lpc_filemap_read_optimistic(f, index, pread_copy, &a);
-			lpc_rcu_read_unlock();				/* O6 */
-			if (likely(ok)) {
-				lpc_count(t, LPC_C_OPT_HITS);
-				done += n;
-				continue;
+				lpc_rcu_read_lock();			/* O1 */
+				ok = lpc_filemap_read_optimistic(f, index, pread_copy, &a);
+				lpc_rcu_read_unlock();			/* O6 */
+				if (likely(ok)) {
+					lpc_count(t, LPC_C_OPT_HITS);
+					done += n;
+					continue;
+				}
 			}
+			tried = false;
 			lpc_count(t, LPC_C_OPT_FALLBACKS);
 		}
 		rc = lpc_filemap_get_page(f, index, t, LPC_ALLOC_NOWAIT, &p);
@@ -144,4 +154,39 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 		done += n;
 	}
 	return (ssize_t)done;
+}
+
+/*
+ * The hit of a read inside one page (the common call: a page, or part of
+ * one), for a thread that has its block for f's cache, in lockless mode:
+ * O1-O6 once, in straight-line code.  Everything else, and a failed try,
+ * is pread_slow's.  The checks are pread_slow's in another order: a range
+ * inside [0, size) of one page needs no clamping.
+ */
+LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off)
+{
+	struct pread_copy a;
+	uint64_t size;
+	size_t ps;
+	bool ok;
+
+	if (unlikely(!f || !buf || lpc_self.cur_id != f->hit_id))
+		return pread_slow(f, buf, len, off, false);
+	lpc_debug_file_check(f);
+	ps = f->pool->page_size;
+	a.dst = buf;
+	a.pgoff = (size_t)off & (ps - 1);
+	a.n = len;
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
+	/* len - 1 wraps for 0: pread_slow returns 0 for it. */
+	if (unlikely(len - 1 >= ps - a.pgoff || off >= size || len > size - off))
+		return pread_slow(f, buf, len, off, false);
+	lpc_rcu_read_lock();							/* O1 */
+	ok = lpc_filemap_read_optimistic(f, off >> f->page_shift, pread_copy, &a);
+	lpc_rcu_read_unlock();							/* O6 */
+	if (unlikely(!ok))
+		return pread_slow(f, buf, len, off, true);
+	/* lpc_self.cur is still f's block: only this thread changes it. */
+	lpc_count(lpc_self.cur, LPC_C_OPT_HITS);
+	return (ssize_t)len;
 }

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/compiler.h"
 #include "core/rcu.h"
 
 #ifndef LPC_RADIX_SHIFT
@@ -57,13 +58,16 @@ enum lpc_radix_tag {
  * only radix.c writes it.  Readers use shift and slots alone.
  */
 struct lpc_radix_node {
+	/* First, so that a step down addresses slot i as node + 8 i, with no
+	 * offset to add (a walk reads slots at every level, shift only at
+	 * the root). */
+	void *_Atomic slots[LPC_RADIX_SLOTS];
 	uint8_t shift;		       /* fixed before publication */
 	uint8_t offset;		       /* slot in parent; writer only */
 	uint16_t count;		       /* used slots; writer only */
 	struct lpc_radix_node *parent; /* NULL at the root; writer only */
 	_Atomic uint64_t tags[LPC_RADIX_NTAGS];
 	struct rcu_head rcu;
-	void *_Atomic slots[LPC_RADIX_SLOTS];
 };
 
 struct lpc_radix_root {
@@ -82,6 +86,43 @@ void lpc_radix_init(struct lpc_radix_root *root);
  * lpc_radix_gang before).  Context: writer.
  */
 void lpc_radix_destroy(struct lpc_radix_root *root);
+
+/* One step down: the child of node at `shift` that covers index. */
+static inline struct lpc_radix_node *lpc_radix_child(const struct lpc_radix_node *node,
+						     uint64_t index, unsigned shift)
+{
+	return atomic_load_explicit(&((struct lpc_radix_node *)node)->slots[(index >> shift) &
+									 LPC_RADIX_MASK],
+				    memory_order_acquire);
+}
+
+/*
+ * The leaf that covers index, from a root node at `shift` (index >> shift
+ * is within the root's slots), or NULL where a node is missing.  Specialised
+ * to the height: the last two steps above the leaf are written out with
+ * constant shifts, so a tree of up to three levels (2^(3 * LPC_RADIX_SHIFT)
+ * pages: a 256 MiB file of 4 KiB pages) descends with one test of the
+ * height and no loop; a taller one loops down to that point first.  The
+ * steps are the reader protocol's step 3 (radix.c), in the same order.
+ */
+static inline struct lpc_radix_node *lpc_radix_descend(struct lpc_radix_node *node,
+						       uint64_t index, unsigned shift)
+{
+	if (shift >= 2 * LPC_RADIX_SHIFT) {
+		while (unlikely(shift > 2 * LPC_RADIX_SHIFT)) {
+			node = lpc_radix_child(node, index, shift);
+			if (!node)
+				return NULL;
+			shift -= LPC_RADIX_SHIFT;
+		}
+		node = lpc_radix_child(node, index, 2 * LPC_RADIX_SHIFT);
+		if (!node)
+			return NULL;
+	} else if (shift == 0) {
+		return node;
+	}
+	return lpc_radix_child(node, index, LPC_RADIX_SHIFT);
+}
 
 /*
  * Returns the entry at index, or NULL.  If slotp is not NULL it receives the
@@ -107,13 +148,9 @@ static inline void *lpc_radix_lookup(const struct lpc_radix_root *root, uint64_t
 	shift = node->shift;
 	if ((index >> shift) > LPC_RADIX_MASK)
 		goto miss;
-	while (shift) {
-		node = atomic_load_explicit(&node->slots[(index >> shift) & LPC_RADIX_MASK],
-					    memory_order_acquire);
-		if (!node)
-			goto miss;
-		shift -= LPC_RADIX_SHIFT;
-	}
+	node = lpc_radix_descend(node, index, shift);
+	if (!node)
+		goto miss;
 	slot = &node->slots[index & LPC_RADIX_MASK];
 	entry = atomic_load_explicit((void *_Atomic *)slot, memory_order_acquire);
 	if (!entry)
@@ -151,14 +188,8 @@ static inline void *_Atomic const *lpc_radix_lookup_leaf(const struct lpc_radix_
 	shift = node->shift;
 	if ((index >> shift) > LPC_RADIX_MASK)
 		return NULL;
-	while (shift) {
-		node = atomic_load_explicit(&node->slots[(index >> shift) & LPC_RADIX_MASK],
-					    memory_order_acquire);
-		if (!node)
-			return NULL;
-		shift -= LPC_RADIX_SHIFT;
-	}
-	return (void *_Atomic const *)node->slots;
+	node = lpc_radix_descend(node, index, shift);
+	return node ? (void *_Atomic const *)node->slots : NULL;
 }
 
 /*

@@ -34,6 +34,34 @@
  * what the previous holder wrote (frame data, identity) is visible to the
  * next.  W1's acquire pairs with U1's release: a reader that saw the read
  * end also sees UPTODATE or ERROR and the frame data set before U1.
+ *
+ * The public lock is a seq write section too (steps X1-X2).  A user who
+ * holds lpc_page_lock may change a cached page's frame in place (then
+ * lpc_page_mark_dirty), and optimistic readers (filemap/optimistic.h) copy
+ * the frame without the lock, validating against the page's seq.  So:
+ *   X1 lpc_page_lock, once the lock is ours (L1 or L3): if the page is
+ *      PUBLISHED, lpc_page_seq_write_begin (seq odd, release fence) before
+ *      returning, so every store the user makes to the frame lies inside
+ *      the section;
+ *   X2 lpc_page_unlock, before U1: if the page is PUBLISHED,
+ *      lpc_page_seq_write_end (seq even again, release).
+ * A reader that loads seq while the user holds the lock sees it odd and
+ * falls back (to the referenced path, whose copy waits for the lock: F3); a
+ * reader whose copy began before X1 sees seq moved at O5 and falls back.
+ * PUBLISHED cannot change between X1 and X2: the user holds a reference
+ * (it is cleared only when a frame is reallocated) and only lpc itself
+ * publishes the private frames it fills (miss.c, write.c), with the
+ * internal lock below.  A private page (lpc_page_alloc) has no readers: no
+ * section, and no cost.
+ *
+ * lpc's own lockers (the miss path, write.c, writeback, truncate, the
+ * fallback copy F3) use lpc_page_lock_noseq / lpc_page_unlock_noseq: they
+ * bump seq exactly where they change data or identity (D2, M2-M5, the
+ * truncate's zeroing), or not at all (writeback and F3 only read the
+ * frame), so a reader is not sent to the slow path by a lock that changes
+ * nothing.  The debug build checks that sections neither nest nor close
+ * twice (rule SEQ-UNBALANCED, page.h), which catches an internal path that
+ * took the public lock and then opened its own section.
  */
 #include <errno.h>
 #include <limits.h>
@@ -73,7 +101,7 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 
 #if LPC_DEBUG
 /* Rules UNLOCK-NOT-LOCKED and UNLOCK-NOT-OWNER, then forgets the owner. */
-static void debug_unlock_check(struct lpc_page *p)
+static void debug_unlock_owner_check(struct lpc_page *p)
 {
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_LOCKED,
 			"UNLOCK-NOT-LOCKED", p, "unlock of a page that is not locked");
@@ -84,7 +112,18 @@ static void debug_unlock_check(struct lpc_page *p)
 			(unsigned long long)atomic_load_explicit(&p->dbg_owner,
 								 memory_order_relaxed));
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+}
+
+/* Rule SEQ-OPEN: no page is unlocked with a write section open. */
+static void debug_unlock_seq_check(struct lpc_page *p)
+{
 	lpc_page_debug_seq_closed(p, "page unlocked");
+}
+
+static void debug_unlock_check(struct lpc_page *p)
+{
+	debug_unlock_owner_check(p);
+	debug_unlock_seq_check(p);
 }
 
 static void debug_locked(struct lpc_page *p)
@@ -93,6 +132,8 @@ static void debug_locked(struct lpc_page *p)
 }
 #else
 #define debug_unlock_check(p) ((void)(p))
+#define debug_unlock_owner_check(p) ((void)(p))
+#define debug_unlock_seq_check(p) ((void)(p))
 #define debug_locked(p) ((void)(p))
 #endif
 
@@ -101,19 +142,36 @@ static void futex_wake_all(_Atomic uint32_t *word)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-bool lpc_page_trylock(struct lpc_page *p)
+/* L1: the flags word as it was before; LOCKED clear in it means ours. */
+static lpc_always_inline uint32_t page_trylock_old(struct lpc_page *p)
 {
-	bool locked = !(atomic_fetch_or_explicit(&p->flags, LPC_PG_LOCKED, memory_order_acquire) &
-			LPC_PG_LOCKED);
+	uint32_t old = atomic_fetch_or_explicit(&p->flags, LPC_PG_LOCKED, memory_order_acquire);
 
-	if (locked)
+	if (!(old & LPC_PG_LOCKED))
 		debug_locked(p);
-	return locked;
+	return old;
 }
 
-static void lpc_page_lock_slow(struct lpc_page *p)
+bool lpc_page_trylock(struct lpc_page *p)
+{
+	return !(page_trylock_old(p) & LPC_PG_LOCKED);
+}
+
+/* L2-L5.  Return: the flags word the lock was taken from (L3's CAS). */
+static uint32_t lpc_page_lock_slow(struct lpc_page *p)
 {
 	uint32_t f = atomic_load_explicit(&p->flags, memory_order_relaxed);
+
+#if LPC_DEBUG
+	/* Rule LOCK-RECURSIVE: this thread waits for a lock it holds itself
+	 * (it locked the page twice, or read it with lpc_pread/lpc_page_read
+	 * while holding it: their fallback F3 locks it).  Only the holder
+	 * stores its id in dbg_owner, and clears it at unlock. */
+	lpc_debug_check(atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) !=
+				lpc_debug_tid(),
+			"LOCK-RECURSIVE", p, "thread %llu waits for a page lock it holds",
+			(unsigned long long)lpc_debug_tid());
+#endif
 
 	for (;;) {
 		if (!(f & LPC_PG_LOCKED)) {					/* L3 */
@@ -123,7 +181,7 @@ static void lpc_page_lock_slow(struct lpc_page *p)
 								  memory_order_acquire,
 								  memory_order_relaxed)) {
 				debug_locked(p);
-				return;
+				return f;
 			}
 			continue;
 		}
@@ -143,14 +201,29 @@ static void lpc_page_lock_slow(struct lpc_page *p)
 	}
 }
 
+/* L1, else L2-L5.  Return: the flags word the lock was taken from. */
+static lpc_always_inline uint32_t page_lock(struct lpc_page *p)
+{
+	uint32_t old;
+
+	lpc_yield_point(LPC_YP_L1);
+	old = page_trylock_old(p);						/* L1 */
+	if (likely(!(old & LPC_PG_LOCKED)))
+		return old;
+	return lpc_page_lock_slow(p);
+}
+
+void lpc_page_lock_noseq(struct lpc_page *p)
+{
+	page_lock(p);
+}
+
 LPC_EXPORT void lpc_page_lock(struct lpc_page *p)
 {
 	if (unlikely(!p))
 		return;
-	lpc_yield_point(LPC_YP_L1);
-	if (likely(lpc_page_trylock(p)))					/* L1 */
-		return;
-	lpc_page_lock_slow(p);
+	if (page_lock(p) & LPC_PG_PUBLISHED)
+		lpc_page_seq_write_begin(p);					/* X1 */
 }
 
 void lpc_page_unlock_set(struct lpc_page *p, uint32_t set)
@@ -173,13 +246,11 @@ void lpc_page_unlock_set(struct lpc_page *p, uint32_t set)
 		futex_wake_all(&p->flags);
 }
 
-LPC_EXPORT void lpc_page_unlock(struct lpc_page *p)
+/* U1-U2; the caller ran debug_unlock_check. */
+static lpc_always_inline void page_unlock(struct lpc_page *p)
 {
 	uint32_t old;
 
-	if (unlikely(!p))
-		return;
-	debug_unlock_check(p);
 	lpc_yield_point(LPC_YP_U1);
 	old = atomic_fetch_and_explicit(&p->flags,
 						 ~(uint32_t)(LPC_PG_LOCKED | LPC_PG_WAITERS),
@@ -187,6 +258,23 @@ LPC_EXPORT void lpc_page_unlock(struct lpc_page *p)
 	lpc_yield_point(LPC_YP_U2);
 	if (old & LPC_PG_WAITERS)						/* U2 */
 		futex_wake_all(&p->flags);
+}
+
+void lpc_page_unlock_noseq(struct lpc_page *p)
+{
+	debug_unlock_check(p);
+	page_unlock(p);
+}
+
+LPC_EXPORT void lpc_page_unlock(struct lpc_page *p)
+{
+	if (unlikely(!p))
+		return;
+	debug_unlock_owner_check(p);
+	if (atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED)
+		lpc_page_seq_write_end(p);					/* X2 */
+	debug_unlock_seq_check(p);
+	page_unlock(p);
 }
 
 void lpc_page_wait_unlocked(struct lpc_page *p)

@@ -25,13 +25,16 @@
  *           page lock's holder or the owner of a page nobody else can reach.
  *           Who bumps it: the allocator when it recycles a frame (alloc.c,
  *           page_init_private: the identity is cleared), the miss path from
- *           M2 to M5 (miss.c: identity set, data read), and every later
- *           writer of data (the write path) or identity.  Removal from an
+ *           M2 to M5 (miss.c: identity set, data read), every later writer
+ *           of data (the write path D2, truncate's zeroing) or identity, and
+ *           the public lpc_page_lock .. lpc_page_unlock of a published page
+ *           (lock.c X1-X2: a user may change the frame in place).  Removal from an
  *           index changes neither (the optimistic reader's slot re-check
  *           sees it).  Read by optimistic readers (filemap/optimistic.c).
  *           Rules checked by LPC_DEBUG: SEQ-IDENTITY (the identity changes
  *           only while seq is odd), SEQ-OPEN (no page is unlocked or freed
- *           with seq odd: a write section left open).
+ *           with seq odd: a write section left open), SEQ-UNBALANCED
+ *           (sections do not nest: begin sees seq even, end sees it odd).
  *   id      the descriptor's number in the array; constant.
  *   pool    the descriptor pool it belongs to (page/pool.h); constant.
  *   file    identity: written by the owner while the page is private, read
@@ -130,12 +133,19 @@ static inline uint32_t lpc_page_flags(const struct lpc_page *p)
  * nobody else can reach) changes them, even when stable.  Readers that copy
  * without a reference (optimistic reads) load seq (acquire), copy, and
  * accept the copy only if seq is even and unchanged after the copy (the
- * re-load is ordered after the copy by an acquire fence).
+ * re-load is ordered after the copy by an acquire fence).  Sections do not
+ * nest: rule SEQ-UNBALANCED (LPC_DEBUG) fires on a begin with seq odd or an
+ * end with seq even.  The public lpc_page_lock opens one on a published
+ * page and lpc_page_unlock closes it (lock.c X1-X2); lpc's own code locks
+ * with the _noseq variants and opens sections where it changes the page.
  */
 static inline void lpc_page_seq_write_begin(struct lpc_page *p)
 {
 	uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
 
+	lpc_debug_check(!(s & 1), "SEQ-UNBALANCED", p,
+			"seq write section opened inside another (seq %u odd): it would close it",
+			s);
 	atomic_store_explicit(&p->seq, s + 1, memory_order_relaxed);
 	/* The odd count is visible before any change of data or identity. */
 	atomic_thread_fence(memory_order_release);
@@ -145,6 +155,8 @@ static inline void lpc_page_seq_write_end(struct lpc_page *p)
 {
 	uint32_t s = atomic_load_explicit(&p->seq, memory_order_relaxed);
 
+	lpc_debug_check(s & 1, "SEQ-UNBALANCED", p,
+			"seq write section closed that was not open (seq %u even)", s);
 	/* Release: the changes are visible before the even count. */
 	atomic_store_explicit(&p->seq, s + 1, memory_order_release);
 }
@@ -313,24 +325,38 @@ void lpc_page_release_last(struct lpc_page *p);
  * lpc_page_release_last, inside an RCU read section that lasts until the
  * frame is on the pending list or its batch is queued: a reclaimer's grace
  * period then waits for a frame in transit instead of missing it (alloc.c).
- * A put that is not the last costs one load of a line it holds and one CAS,
- * as the fetch_sub did; it retries only if another holder changed the count
- * in between.  Context: any, RCU read section included.
+ *
+ * Why not one fetch_sub now that allocation waits before -ENOMEM (H.3):
+ * with a fetch_sub the count would reach 0 before the read section opens,
+ * and a reclaimer whose grace period ends in that window reads pending
+ * without the frame.  The wait (alloc_wait_ms) would hide it when eviction
+ * is on, but a cache without eviction (and LPC_ALLOC_NOWAIT) fails at once,
+ * so E.1 ("-ENOMEM only when no frame is free anywhere") would hold only
+ * by timing; tests/regress/regress_alloc_transit parks a put at C0 in that
+ * window's place.  The CAS costs the hit about 3 instructions (callgrind,
+ * tools/hitcost), not a second transfer of the line: see the guess below.
+ *
+ * The first CAS guesses the count of a page held once besides the index's
+ * (2) instead of loading it, as lpc_page_try_get guesses 1: the CAS then
+ * asks for the line exclusive at once.  A wrong guess returns the count and
+ * the loop goes on from it; 1 or less is the last reference.  Context: any,
+ * RCU read section included.
  */
 static inline void lpc_page_release(struct lpc_page *p)
 {
-	uint32_t r = atomic_load_explicit(&p->ref, memory_order_relaxed);
+	uint32_t r = 2;
 
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"RELEASE-PRIVATE", p,
 			"published-page release of a private page (reused under a reader?)");
-	while (likely(r > 1)) {
-		if (likely(atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1,
-								 memory_order_acq_rel,
-								 memory_order_relaxed)))
+	while (unlikely(!atomic_compare_exchange_weak_explicit(&p->ref, &r, r - 1,
+							       memory_order_acq_rel,
+							       memory_order_relaxed))) {
+		if (unlikely(r <= 1)) {
+			lpc_page_release_last(p);
 			return;
+		}
 	}
-	lpc_page_release_last(p);
 }
 
 /*
@@ -362,7 +388,16 @@ static inline void lpc_page_unpin(struct lpc_page *p)
 	lpc_page_release_last(p);
 }
 
-/* Page lock (lock.c); see the protocol there and tests/model/page_lock.pml. */
+/*
+ * Page lock (lock.c); see the protocol there and tests/model/page_lock.pml.
+ * lpc's own code takes it with lpc_page_lock_noseq / lpc_page_unlock_noseq
+ * (or trylock, unlock_set): no seq write section, the caller opens one where
+ * it changes data or identity.  The public lpc_page_lock / lpc_page_unlock
+ * also open and close a section on a published page (X1-X2), for users who
+ * change a cached frame in place.
+ */
+void lpc_page_lock_noseq(struct lpc_page *p);
+void lpc_page_unlock_noseq(struct lpc_page *p);
 bool lpc_page_trylock(struct lpc_page *p);
 /* Sleeps until LOCKED is clear, without taking the lock. */
 void lpc_page_wait_unlocked(struct lpc_page *p);

@@ -32,11 +32,11 @@
 /* Locks p and waits until no write of it is in flight. */
 static void lock_no_writeback(struct lpc_page *p)
 {
-	lpc_page_lock(p);
+	lpc_page_lock_noseq(p);
 	while (lpc_page_flags(p) & LPC_PG_WRITEBACK) {
-		lpc_page_unlock(p);
+		lpc_page_unlock_noseq(p);
 		lpc_page_wait_writeback(p);
-		lpc_page_lock(p);
+		lpc_page_lock_noseq(p);
 	}
 }
 
@@ -53,7 +53,7 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 		for (unsigned i = 0; i < n; i++) {
 			lock_no_writeback(pages[i]);
 			lpc_filemap_truncate_page(f, pages[i], idx[i]);
-			lpc_page_unlock(pages[i]);
+			lpc_page_unlock_noseq(pages[i]);
 			lpc_page_release(pages[i]);
 		}
 	}
@@ -73,7 +73,7 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 					memset((char *)lpc_page_frame(p) + keep, 0, ps - keep);
 					lpc_page_seq_write_end(p);
 				}
-				lpc_page_unlock(p);
+				lpc_page_unlock_noseq(p);
 			}
 			lpc_page_release(p);
 		}

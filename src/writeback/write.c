@@ -90,9 +90,9 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 				return rc;
 		}
 		lpc_yield_point(LPC_YP_D1);
-		lpc_page_lock(p);						/* D1 */
+		lpc_page_lock_noseq(p);						/* D1 */
 		if (!lpc_filemap_holds(f, p, index)) {
-			lpc_page_unlock(p);
+			lpc_page_unlock_noseq(p);
 			lpc_page_release(p);
 			continue;
 		}
@@ -101,7 +101,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 		memcpy((char *)lpc_page_frame(p) + pgoff, src, n);
 		lpc_page_seq_write_end(p);
 		rc = lpc_filemap_dirty_locked(f, p, index);			/* D3 */
-		lpc_page_unlock(p);
+		lpc_page_unlock_noseq(p);
 		lpc_page_release(p);
 		if (rc == -ENOENT)
 			continue; /* removed under us, cannot be: we held its lock */
@@ -185,10 +185,10 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
 		return -EBADF;
 	index = atomic_load_explicit(&p->index, memory_order_relaxed);
-	/* The caller changed the data under the lock: tell optimistic readers
-	 * the data moved (they validate against seq). */
-	lpc_page_seq_write_begin(p);
-	lpc_page_seq_write_end(p);
+	/* No seq bump here: the caller's lpc_page_lock opened a seq write
+	 * section on this published page (lock.c X1) that its unlock closes
+	 * (X2), so optimistic readers already refuse every copy taken while
+	 * the caller changed the frame, before or after this call. */
 	rc = lpc_filemap_dirty_locked(f, p, index);
 	if (rc == 0 && !atomic_load_explicit(&f->size_kept, memory_order_relaxed))
 		atomic_store_explicit(&f->size_kept, true, memory_order_release);

@@ -183,7 +183,7 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 				/* Never wait holding pages not yet submitted. */
 				rc = run_flush(f, &run, t);
 				err = err ? err : rc;
-				lpc_page_lock(p);
+				lpc_page_lock_noseq(p);
 			}
 			for (;;) {
 				if (!lpc_filemap_holds(f, p, idx[i])) {
@@ -197,24 +197,24 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 				/* K2, WB_SYNC: wait for the write in flight. */
 				rc = run_flush(f, &run, t);
 				err = err ? err : rc;
-				lpc_page_unlock(p);
+				lpc_page_unlock_noseq(p);
 				lpc_page_wait_writeback(p);
-				lpc_page_lock(p);
+				lpc_page_lock_noseq(p);
 			}
 			if ((fl & (LPC_PG_DIRTY | LPC_PG_WRITEBACK)) != LPC_PG_DIRTY) {
 				if (mode == LPC_WB_SYNC && fl && !(fl & LPC_PG_DIRTY))
 					lpc_filemap_clear_towrite(f, idx[i]);
-				lpc_page_unlock(p);
+				lpc_page_unlock_noseq(p);
 				lpc_page_release(p);
 				continue;
 			}
 			lpc_yield_point(LPC_YP_K3);
 			if (!lpc_filemap_start_writeback(f, p, idx[i])) {	/* K3 */
-				lpc_page_unlock(p);
+				lpc_page_unlock_noseq(p);
 				lpc_page_release(p);
 				continue;
 			}
-			lpc_page_unlock(p);
+			lpc_page_unlock_noseq(p);
 			if (!run.n)
 				run.first = idx[i];
 			run.pages[run.n++] = p; /* keeps the reference */
@@ -338,19 +338,19 @@ int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
 		return -EBUSY;
 	if (atomic_load_explicit(&p->file, memory_order_relaxed) != f ||
 	    !lpc_filemap_holds(f, p, index)) {
-		lpc_page_unlock(p);
+		lpc_page_unlock_noseq(p);
 		return -ENOENT;
 	}
 	fl = lpc_page_flags(p);
 	if (fl & LPC_PG_WRITEBACK) {
-		lpc_page_unlock(p);
+		lpc_page_unlock_noseq(p);
 		return -EBUSY;
 	}
 	if (!(fl & LPC_PG_DIRTY) || !lpc_filemap_start_writeback(f, p, index)) {
-		lpc_page_unlock(p);
+		lpc_page_unlock_noseq(p);
 		return 0;
 	}
-	lpc_page_unlock(p);
+	lpc_page_unlock_noseq(p);
 	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed); /* run_flush's */
 	run.first = index;
 	run.pages[run.n++] = p;

@@ -296,6 +296,34 @@ static void break_seq_open(void)
 	lpc_page_unlock(p);
 }
 
+/* SEQ-UNBALANCED: lpc code that took the public lock on a cached page
+ * (which opened a write section, lock.c X1) opens its own section inside
+ * it: the nested begin would make seq even while the data changes. */
+static void break_seq_unbalanced(void)
+{
+	struct lpc_page *p = cached_page();
+
+	lpc_page_lock(p);
+	lpc_page_seq_write_begin(p);
+}
+
+/* LOCK-RECURSIVE: the holder of a cached page's lock reads the page with
+ * lpc_page_read: the optimistic try refuses (seq odd) and the fallback
+ * F3 waits for the lock this thread holds. */
+static void read_nothing(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len, (void)arg;
+}
+
+static void break_lock_recursive(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(file, 2, 0, &p) == 0, "get page 2");
+	lpc_page_lock(p);
+	lpc_page_read(file, 2, 0, read_nothing, NULL);
+}
+
 /* OPTIMISTIC-NOT-IN-INDEX: O5's check called as a reader that skipped the
  * slot re-check would: the page left the index before its removal count
  * was read (O3).  All in one read section, so the removed leaf and frame
@@ -427,6 +455,8 @@ static const struct {
 	{ "FSYNC-INFLIGHT", break_fsync_inflight },
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
+	{ "SEQ-UNBALANCED", break_seq_unbalanced },
+	{ "LOCK-RECURSIVE", break_lock_recursive },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
 	{ "NS-DROP-ROOT", break_ns_drop_root },

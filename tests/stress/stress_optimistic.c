@@ -67,7 +67,8 @@ static void write_stamp(unsigned char *frame, size_t off, uint64_t index, uint64
 	memcpy(frame + off, &s, sizeof(s));
 }
 
-/* What the write path will do: lock, seq section, change, end, unlock. */
+/* A user's in-place change: lpc_page_lock opens the page's seq write
+ * section (lock.c X1), lpc_page_unlock closes it (X2). */
 static void rewrite_page(struct worker *w, uint64_t index)
 {
 	struct lpc_page *p;
@@ -83,7 +84,6 @@ static void rewrite_page(struct worker *w, uint64_t index)
 	frame = lpc_page_data(p);
 	memcpy(&old, frame, sizeof(old));
 	version = old.version + 1;
-	lpc_page_seq_write_begin(p);
 	write_stamp(frame, 0, index, version);
 	if ((w->rng & 3) == 0)
 		sched_yield();
@@ -91,7 +91,6 @@ static void rewrite_page(struct worker *w, uint64_t index)
 	if ((w->rng & 12) == 0)
 		sched_yield();
 	write_stamp(frame, END, index, version);
-	lpc_page_seq_write_end(p);
 	lpc_page_unlock(p);
 	lpc_page_put(p);
 	w->n.writes++;
@@ -209,12 +208,10 @@ static void part1(double seconds, uint64_t seed)
 
 		REQUIRE(lpc_page_get(wfile, i, 0, &p) == 0);
 		lpc_page_lock(p);
-		lpc_page_seq_write_begin(p);
 		memset(lpc_page_data(p), 0, PS);
 		write_stamp(lpc_page_data(p), 0, i, 0);
 		write_stamp(lpc_page_data(p), MID, i, 0);
 		write_stamp(lpc_page_data(p), END, i, 0);
-		lpc_page_seq_write_end(p);
 		lpc_page_unlock(p);
 		lpc_page_put(p);
 	}

@@ -135,7 +135,12 @@ static void run_wait_unlocked(struct lpc_page *p, unsigned nthreads, unsigned ro
 	for (unsigned i = 0; i < nthreads; i++)
 		REQUIRE(pthread_create(&th[i], NULL, wait_worker, NULL) == 0);
 	for (unsigned r = 1; r <= rounds; r++) {
-		lpc_page_lock(p);
+		/* Odd rounds: a user's lock (a seq write section on a cached
+		 * page); even rounds: lpc's own, as the miss path pairs it. */
+		if (r & 1)
+			lpc_page_lock(p);
+		else
+			lpc_page_lock_noseq(p);
 		pthread_barrier_wait(&round_start);
 		/* Vary how long they wait: 0 (they may not sleep at all) to 2 ms. */
 		if (r % 4)

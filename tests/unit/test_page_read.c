@@ -155,16 +155,15 @@ static void k1_waits_for_writer(void)
 	pthread_t th;
 
 	REQUIRE(lpc_page_get(f, 1, 0, &p) == 0);
-	/* A writer inside its section: what lpc_pwrite will do. */
+	/* A user changing the page in place: lpc_page_lock opens its seq write
+	 * section (lock.c X1). */
 	lpc_page_lock(p);
-	lpc_page_seq_write_begin(p);
 	memcpy((char *)lpc_page_data(p) + 8, &v, sizeof(v)); /* half of a new stamp */
 	REQUIRE(pthread_create(&th, NULL, reader_main, &r) == 0);
 	tst_sleep_us(100000);
 	CHECK(!atomic_load(&r.done), "lpc_page_read returned while a writer was inside");
 	memcpy(lpc_page_data(p), &v, sizeof(v)); /* the other half */
-	lpc_page_seq_write_end(p);
-	lpc_page_unlock(p);
+	lpc_page_unlock(p); /* X2 closes the section */
 	pthread_join(th, NULL);
 	CHECK_EQ(r.rc, 0);
 	CHECK(r.s.stamp[0] == 77 && r.s.stamp[1] == 77, "saw {%llu, %llu}, want the new version",
