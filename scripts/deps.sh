@@ -10,6 +10,7 @@
 #                    runtimes (libasan8, libubsan1, libtsan2) with libgcc-12-dev
 #   cmake, ninja-build, pkg-config
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
+#   liburing-dev     the io_uring backend (src/io/uring.c)
 #   spin             the Promela model checker (tests/model)
 #   man-db, groff-base  render the man pages in the docs.man test
 #   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
@@ -20,7 +21,7 @@
 # liburcu-memb are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev liburing-dev spin man-db groff-base
 	  gnuplot-nox clang libclang-rt-14-dev)
 
 say() { echo "deps: $*"; }

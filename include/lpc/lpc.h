@@ -337,6 +337,10 @@ struct lpc_stats {
 	uint64_t miss_ns_evict;  /* direct reclaim's eviction inside frame
 				  * allocations: part of miss_ns_alloc for a
 				  * miss; lpc_pwrite's allocations count too */
+	/* io_uring (LPC_IO_URING) */
+	uint64_t uring_unregistered; /* threads' rings that run without the
+				      * frame arena registered as fixed buffers
+				      * (RLIMIT_MEMLOCK refused the pin) */
 };
 
 /*
