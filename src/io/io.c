@@ -198,22 +198,30 @@ int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_w
 	int ntodo = 0, first = 0;
 
 	/* The hook first, once per run, in run order (as lpc_io_write would
-	 * see them): a faulted run is written (or failed) on its own. */
+	 * see them), before any write: a faulted run is then written (or
+	 * failed) on its own, its completions passing the hook again. */
 	for (int i = 0; i < nruns; i++) {
 		struct lpc_io_wrun *w = &runs[i];
-		ssize_t fault = fault_check(&io->faults, LPC_IO_WRITE, f->id);
 
 		w->todo = 0;
-		w->res = 0;
 		w->err = 0;
+		w->res = 0;
 		if (w->iovcnt <= 0 || w->iovcnt > LPC_IO_MAX_IOV)
 			w->err = -EINVAL;
-		else if (fault < 0)
-			w->err = (int)fault;
-		else if (fault > 0)
+		else
+			w->res = fault_check(&io->faults, LPC_IO_WRITE, f->id);
+	}
+	for (int i = 0; i < nruns; i++) {
+		struct lpc_io_wrun *w = &runs[i];
+
+		if (w->err)
+			continue;
+		if (w->res < 0) {
+			w->err = (int)w->res;
+		} else if (w->res > 0) {
 			w->err = write_loop(io, f, w->iov, w->iovcnt, w->off, calls, FIRST_FAULTED,
-					    fault);
-		else {
+					    w->res);
+		} else {
 			w->todo = 1;
 			ntodo++;
 		}

@@ -168,6 +168,11 @@ int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_w
 int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 		      size_t arena_bytes);
 
+/* This thread's ring for io, made now if it has none (tests).  Return: 1 if
+ * the arena is registered with it, 0 if it runs unregistered, -1 if the
+ * thread has no ring (sync) or io is not an io_uring one. */
+int lpc_io_uring_registered(struct lpc_io *io);
+
 /* fdatasync through the hook (op LPC_IO_SYNCOP).  Return: 0 or negative errno. */
 int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f);
 

@@ -380,6 +380,17 @@ const struct lpc_io_backend_ops lpc_io_uring_ops = {
 	.writev_batch = uring_writev_batch,
 };
 
+int lpc_io_uring_registered(struct lpc_io *io)
+{
+	struct lpc_tcache *t;
+	struct uring *r;
+
+	if (io->ops != &lpc_io_uring_ops)
+		return -1;
+	r = ring_get(io, &t);
+	return r ? r->fixed : -1;
+}
+
 int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 		      size_t arena_bytes)
 {
