@@ -82,7 +82,8 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	 * io_uring_disabled sysctl, an old kernel): sync, counted. */
 	if (cfg->io_backend == LPC_IO_URING &&
 	    lpc_io_uring_init(&c->io, &c->pool.owner, c->pool.frames, c->pool.frames_bytes) < 0)
-		lpc_count_noblock(&c->pool.owner, LPC_C_URING_FALLBACKS);
+		c->pool.owner.retired[LPC_C_URING_FALLBACKS]++; /* no other thread
+								 * knows c yet */
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
