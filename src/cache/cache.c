@@ -95,6 +95,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		if (rc != -EINVAL)
 			lpc_wb_destroy(&c->wb);
 		lpc_files_destroy(&c->files);
+		lpc_io_uring_destroy(&c->io);
 		lpc_pool_destroy(&c->pool);
 		free(c);
 		return rc == -EAGAIN ? -ENOMEM : rc;
@@ -164,6 +165,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_rcu_barrier();
 	lpc_rcu_scope_exit(scoped);
 	lpc_wb_destroy(&c->wb);
+	lpc_io_uring_destroy(&c->io); /* after every thread's ring (orphan) */
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	lpc_reclaim_destroy(&c->reclaim);

@@ -20,6 +20,7 @@
 #ifndef LPC_IO_IO_H
 #define LPC_IO_IO_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,6 +123,11 @@ struct lpc_io {
 	size_t arena_bytes;
 	_Atomic int unregistered;  /* 1: registration was refused; later rings
 				    * do not try again */
+	void *reg;                 /* the cache's own ring, holding the arena's
+				    * registration that threads' rings clone */
+	int reg_state;             /* under reg_lock: 0 not tried, 1 done,
+				    * -errno refused */
+	pthread_mutex_t reg_lock;
 };
 
 /*
@@ -158,8 +164,9 @@ int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_w
 		       int nruns, unsigned *calls);
 
 /*
- * Makes io an io_uring one (uring.c): probes the kernel with a ring of its
- * own (closed again), then sets io->ops to lpc_io_uring_ops.  Threads make
+ * Makes io an io_uring one (uring.c): makes the cache's own ring (the probe:
+ * it later holds the arena's registration), then sets io->ops to
+ * lpc_io_uring_ops.  Threads make
  * their rings on their first I/O, in their blocks of `owner`.
  * Return: 0; a negative errno when the kernel refuses io_uring (-ENOSYS,
  * -EPERM, -EACCES under seccomp or io_uring_disabled; -ENOMEM), io
@@ -167,6 +174,10 @@ int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_w
  */
 int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 		      size_t arena_bytes);
+
+/* Closes the cache's own ring (lpc_io_uring_init).  Context: every thread's
+ * ring is closed (lpc_towner_orphan), the arena still mapped. */
+void lpc_io_uring_destroy(struct lpc_io *io);
 
 /* This thread's ring for io, made now if it has none (tests).  Return: 1 if
  * the arena is registered with it, 0 if it runs unregistered, -1 if the

@@ -16,25 +16,31 @@
  *    completion thread to hand results back (a wake-up per read);
  *  - a batch (the runs of one writeback pass) comes from one thread, so that
  *    thread's ring is where it goes in one io_uring_enter;
- *  - the cost is a ring per thread that does I/O (its fd and a few pages)
- *    and, with registered buffers, the arena pinned once per ring: the
- *    first I/O of each thread pins the whole arena (it becomes resident),
- *    and without CAP_IPC_LOCK each ring's pin counts against
- *    RLIMIT_MEMLOCK.
+ *  - the cost is a ring per thread that does I/O: its fd and a few pages
+ *    (without CAP_IPC_LOCK, counted against RLIMIT_MEMLOCK).  The arena's
+ *    registration is made once per cache, not per ring: see below.
  * Every request is reaped by its thread before the call returns: no request
  * outlives its call, so a ring is idle whenever another thread closes it
  * (cache destroy), and no frame is touched by the kernel after its call.
  *
- * Registered buffers: the frame arena (page/pool.c) is registered with each
- * ring as fixed buffers of at most 1 GiB (the kernel's bound per buffer),
+ * Registered buffers: the frame arena (page/pool.c) is registered as fixed
+ * buffers of at most 1 GiB (the kernel's bound per buffer),
  * buffer i covering arena bytes [i GiB, (i+1) GiB); a frame never straddles
  * two (page sizes divide 1 GiB).  A read into a frame is READ_FIXED with its
  * buffer's index; a run whose frames lie back to back in the arena (one
  * buffer) is one WRITE_FIXED, any other run one WRITEV.  Reads into memory
- * outside the arena (read.c's bounce buffer) are plain READs.  When the
- * kernel refuses to pin (RLIMIT_MEMLOCK, no CAP_IPC_LOCK), the ring runs
- * unregistered: counted per ring (uring_unregistered), one line on stderr
- * once per process, and the cache's later rings do not try again.
+ * outside the arena (read.c's bounce buffer) are plain READs.
+ * Registering pins the arena, which faults all of it in: measured here,
+ * 36-800 ms for 64 MiB (THP compaction on a busy machine), so it is done
+ * once per cache, on the cache's own ring (io->reg, the probe ring kept),
+ * by the first thread that makes its ring (under reg_lock; the arena is
+ * resident from then on).  Every thread's ring then clones that table
+ * (IORING_REGISTER_CLONE_BUFFERS, Linux 6.12; a few microseconds, no second
+ * pin, no second RLIMIT_MEMLOCK charge); where the kernel has no clone, the
+ * ring registers the arena itself.  When the kernel refuses to pin
+ * (RLIMIT_MEMLOCK, no CAP_IPC_LOCK), the rings run unregistered: counted
+ * per ring (uring_unregistered), one line on stderr once per process, and
+ * the cache's later rings do not try again.
  *
  * Fallback: lpc_io_uring_init probes with a ring of its own; when the kernel
  * refuses (ENOSYS: no io_uring; EPERM/EACCES: seccomp or the
@@ -47,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <liburing.h>
 
@@ -55,6 +63,12 @@
 #define URING_ENTRIES 64u
 #define URING_BUF_SHIFT 30 /* 1 GiB per registered buffer */
 #define URING_MAX_BUFS 1024u
+/* IORING_REGISTER_CLONE_BUFFERS (Linux 6.12), newer than liburing 2.3's
+ * headers: the opcode and its argument as the kernel defines them. */
+#define URING_REGISTER_CLONE_BUFFERS 30u
+struct uring_clone_buffers {
+	uint32_t src_fd, flags, src_off, dst_off, nr, pad[3];
+};
 
 struct uring {
 	struct io_uring ring;
@@ -108,6 +122,39 @@ static int ring_register(struct lpc_io *io, struct uring *r)
 	return rc;
 }
 
+/* The cache's registration, made once (the first ring to need it pins the
+ * arena on io->reg).  Return: 0 when registered; negative errno otherwise. */
+static int reg_get(struct lpc_io *io)
+{
+	int rc;
+
+	if (atomic_load_explicit(&io->unregistered, memory_order_relaxed))
+		return -ENOMEM;
+	pthread_mutex_lock(&io->reg_lock);
+	if (io->reg_state == 0) {
+		io->reg_state = ring_register(io, io->reg);
+		if (io->reg_state == 0)
+			io->reg_state = 1;
+		else
+			atomic_store_explicit(&io->unregistered, 1, memory_order_relaxed);
+	}
+	rc = io->reg_state == 1 ? 0 : io->reg_state;
+	pthread_mutex_unlock(&io->reg_lock);
+	return rc;
+}
+
+/* Gives r the cache's registered buffers (no second pin).  Return: 0 or
+ * negative errno (-EINVAL: a kernel without IORING_REGISTER_CLONE_BUFFERS). */
+static int ring_clone(struct lpc_io *io, struct uring *r)
+{
+	struct uring *src = io->reg;
+	struct uring_clone_buffers arg = { .src_fd = (uint32_t)src->ring.ring_fd };
+	long rc = syscall(SYS_io_uring_register, r->ring.ring_fd, URING_REGISTER_CLONE_BUFFERS,
+			  &arg, 1);
+
+	return rc < 0 ? -errno : 0;
+}
+
 /* Makes this thread's ring for io.  Return: it, or NULL (use sync). */
 static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 {
@@ -120,17 +167,18 @@ static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 		t->io_ring = &ring_none;
 		return NULL;
 	}
-	if (!atomic_load_explicit(&io->unregistered, memory_order_relaxed)) {
-		rc = ring_register(io, r);
-		if (rc == 0) {
+	rc = reg_get(io);
+	if (rc == 0) {
+		rc = ring_clone(io, r);
+		if (rc == -EINVAL || rc == -EOPNOTSUPP || rc == -ENOSYS)
+			rc = ring_register(io, r); /* a kernel without clone */
+		if (rc == 0)
 			r->fixed = true;
-		} else {
+		else
 			atomic_store_explicit(&io->unregistered, 1, memory_order_relaxed);
-			note_unregistered(io, t, rc);
-		}
-	} else {
-		note_unregistered(io, t, -ENOMEM);
 	}
+	if (rc)
+		note_unregistered(io, t, rc);
 	t->io_ring = r;
 	t->io_ring_free = ring_free;
 	return r;
@@ -394,16 +442,33 @@ int lpc_io_uring_registered(struct lpc_io *io)
 int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 		      size_t arena_bytes)
 {
-	struct io_uring probe;
-	int rc = io_uring_queue_init(2, &probe, 0);
+	struct uring *reg = calloc(1, sizeof(*reg));
+	int rc;
 
-	if (rc < 0)
+	if (!reg)
+		return -ENOMEM;
+	/* The probe, kept: it will hold the arena's registration. */
+	rc = io_uring_queue_init(2, &reg->ring, 0);
+	if (rc < 0) {
+		free(reg);
 		return rc;
-	io_uring_queue_exit(&probe);
+	}
+	io->reg = reg;
+	io->reg_state = 0;
+	pthread_mutex_init(&io->reg_lock, NULL);
 	io->owner = owner;
 	io->arena = arena;
 	io->arena_bytes = arena_bytes;
 	atomic_store_explicit(&io->unregistered, 0, memory_order_relaxed);
 	io->ops = &lpc_io_uring_ops;
 	return 0;
+}
+
+void lpc_io_uring_destroy(struct lpc_io *io)
+{
+	if (!io->reg)
+		return;
+	ring_free(io->reg);
+	io->reg = NULL;
+	pthread_mutex_destroy(&io->reg_lock);
 }
