@@ -8,6 +8,7 @@
  *    outside the arena (WRITEV), fdatasync; then lpc_pwrite at random
  *    offsets, lpc_fsync, the file read through a fresh kernel descriptor and
  *    through a second cache;
+ *  - a second thread's ring shares the cache's registration (cloned);
  *  - the same in a child that cannot pin the arena (CAP_IPC_LOCK dropped,
  *    RLIMIT_MEMLOCK 0): the rings run unregistered, counted in
  *    uring_unregistered, and stderr gets one line, once per process (two
@@ -251,6 +252,32 @@ static void batch_faults(void)
 	free(want);
 }
 
+/* A second thread's ring shares the cache's registration (cloned, or
+ * registered itself on a kernel without clone). */
+static void *reg_of_thread(void *arg)
+{
+	struct lpc_cache *c = arg;
+
+	return (void *)(intptr_t)lpc_io_uring_registered(&c->io);
+}
+
+static void shared_registration(void)
+{
+	struct lpc_cache *c = mk_cache(64);
+	struct lpc_stats s;
+	pthread_t th;
+	void *ret = NULL;
+	int mine = lpc_io_uring_registered(&c->io);
+
+	REQUIRE(pthread_create(&th, NULL, reg_of_thread, c) == 0);
+	pthread_join(th, &ret);
+	CHECK_EQ((int)(intptr_t)ret, mine, "the second thread's ring as the first");
+	lpc_stats(c, &s);
+	CHECK_EQ(s.uring_unregistered, mine ? 0 : 2, "unregistered rings counted");
+	CHECK_EQ(s.uring_fallbacks, 0);
+	tst_cache_destroy(c);
+}
+
 /* --- children: unregistered, and refused by seccomp --- */
 
 /* Drops CAP_IPC_LOCK from the effective set and sets RLIMIT_MEMLOCK to
@@ -269,6 +296,16 @@ static int cannot_pin(void)
 	if (syscall(SYS_capset, &h, d) != 0)
 		return -1;
 	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* True if this process may pin memory without limit (CAP_IPC_LOCK). */
+static bool can_lock(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	return syscall(SYS_capget, &h, d) == 0 &&
+	       (d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
 }
 
 static void *thread_round_trip(void *arg)
@@ -461,7 +498,8 @@ int main(int argc, char **argv)
 	tst_cache_destroy(c);
 	/* Children first: they fork before this process has caches. */
 	TST_RUN(t_children());
-	TST_RUN(backend_round_trip(-1));
+	TST_RUN(backend_round_trip(can_lock() ? 1 : -1));
+	TST_RUN(shared_registration());
 	TST_RUN(api_round_trip());
 	TST_RUN(batch_faults());
 	return tst_finish();
