@@ -17,8 +17,8 @@
 #                    without it lpcbench writes the CSVs and says so)
 #   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
 #
-# On a system without dpkg (not Debian) it only checks that the tools and
-# liburcu-memb are there, and says what is missing.
+# On a system without dpkg (not Debian) it only checks that the tools,
+# liburcu-memb and liburing are there, and says what is missing.
 set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev liburing-dev spin man-db groff-base
@@ -34,6 +34,9 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	if command -v pkg-config >/dev/null 2>&1 &&
 	   ! pkg-config --exists liburcu-memb; then
 		missing+=(liburcu-memb)
+	fi
+	if command -v pkg-config >/dev/null 2>&1 && ! pkg-config --exists liburing; then
+		missing+=(liburing)
 	fi
 	if ((${#missing[@]})); then
 		say "not a Debian system and missing: ${missing[*]}" >&2
