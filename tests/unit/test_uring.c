@@ -218,7 +218,8 @@ static void batch_faults(void)
 	CHECK_EQ(lpc_fsync(f), -EIO, "the failed run's error");
 	CHECK_EQ(lpc_io_faults_fired(&c->io), 1);
 	lpc_stats(c, &s);
-	CHECK_EQ(s.dirty_pages, 2, "only the failed run's pages stay dirty");
+	CHECK_EQ(s.dirty_pages, 2,
+		 "rule WRITE-ERROR-KEEPS-DIRTY violated: the failed run's pages stay dirty");
 	CHECK_EQ(s.write_errors, 1);
 	/* A short run: the hook makes the second run's write transfer one page;
 	 * the rest is written again. */
