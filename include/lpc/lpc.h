@@ -242,9 +242,10 @@ enum lpc_io_backend {
 	LPC_IO_NULL = 1, /* reads fill a pattern of (file, index); no disk */
 	LPC_IO_URING = 2, /* the default: io_uring (liburing), a ring per
 			   * thread and cache made on its first I/O, the
-			   * frame arena registered as fixed buffers where
-			   * RLIMIT_MEMLOCK or CAP_IPC_LOCK lets it be pinned
-			   * (it then stays resident; refused: unregistered,
+			   * frame arena registered as fixed buffers (once
+			   * per cache, at its first I/O) where RLIMIT_MEMLOCK
+			   * or CAP_IPC_LOCK lets it be pinned (it then stays
+			   * resident; refused: unregistered,
 			   * counted in uring_unregistered, one line on
 			   * stderr once per process), writeback's runs of a
 			   * pass submitted together; falls back to
