@@ -10,6 +10,7 @@
 #                    runtimes (libasan8, libubsan1, libtsan2) with libgcc-12-dev
 #   cmake, ninja-build, pkg-config
 #   liburcu-dev      RCU (urcu-memb flavour: membarrier(2))
+#   liburing-dev     the io_uring backend (src/io/uring.c)
 #   spin             the Promela model checker (tests/model)
 #   man-db, groff-base  render the man pages in the docs.man test
 #   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
@@ -18,11 +19,11 @@
 #   libsqlite3-dev, sqlite3, python3  the SQLite VFS (src/sqlite) and its tests
 #                    (tests/sqlite: the stock shell and python3 load it)
 #
-# On a system without dpkg (not Debian) it only checks that the tools and
-# liburcu-memb are there, and says what is missing.
+# On a system without dpkg (not Debian) it only checks that the tools,
+# liburcu-memb and liburing are there, and says what is missing.
 set -euo pipefail
 
-PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev spin man-db groff-base
+PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev liburing-dev spin man-db groff-base
 	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev sqlite3 python3)
 
 say() { echo "deps: $*"; }
@@ -35,6 +36,9 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	if command -v pkg-config >/dev/null 2>&1 &&
 	   ! pkg-config --exists liburcu-memb; then
 		missing+=(liburcu-memb)
+	fi
+	if command -v pkg-config >/dev/null 2>&1 && ! pkg-config --exists liburing; then
+		missing+=(liburing)
 	fi
 	if ((${#missing[@]})); then
 		say "not a Debian system and missing: ${missing[*]}" >&2

@@ -7,7 +7,11 @@
  *
  * Conventions (as liburing): every function returns 0 or a count on success and
  * a negative errno on failure; errno is never set; objects are opaque and come
- * back through out-parameters.  Library code never aborts and never exits.
+ * back through out-parameters.  Library code never aborts and never exits,
+ * and writes nothing but one documented line on stderr, at most once per
+ * process: when io_uring cannot register a cache's frame arena
+ * (LPC_IO_URING, "lpc: io_uring: cannot register the N-byte frame arena
+ * (...): running unregistered").
  * No function fails with -EINTR except where lpc_file_open passes on
  * open(2)'s; a sleep in the page lock resumes by itself after a signal.
  *
@@ -241,9 +245,18 @@ struct lpc_page;
 enum lpc_io_backend {
 	LPC_IO_SYNC = 0, /* pread/pwrite on an O_DIRECT descriptor */
 	LPC_IO_NULL = 1, /* reads fill a pattern of (file, index); no disk */
-	LPC_IO_URING = 2, /* io_uring (liburing), batched; falls back to
+	LPC_IO_URING = 2, /* the default: io_uring (liburing), a ring per
+			   * thread and cache made on its first I/O, the
+			   * frame arena registered as fixed buffers (once
+			   * per cache, at its first I/O) where RLIMIT_MEMLOCK
+			   * or CAP_IPC_LOCK lets it be pinned (it then stays
+			   * resident; refused: unregistered,
+			   * counted in uring_unregistered, one line on
+			   * stderr once per process), writeback's runs of a
+			   * pass submitted together; falls back to
 			   * LPC_IO_SYNC, counted in uring_fallbacks, where
-			   * the kernel refuses io_uring */
+			   * the kernel refuses io_uring (ENOSYS, EPERM,
+			   * EACCES: seccomp, io_uring_disabled; ENOMEM) */
 };
 
 /* Index protection (lpc_config.lookup_mode). */
@@ -267,7 +280,7 @@ enum lpc_reclaim_policy {
 struct lpc_config {
 	size_t cache_bytes;   /* frame budget; default 64 MiB; at least one page */
 	size_t page_size;     /* power of two, 512 B .. 2 MiB; default 4 KiB */
-	int io_backend;       /* enum lpc_io_backend; default LPC_IO_SYNC */
+	int io_backend;       /* enum lpc_io_backend; default LPC_IO_URING */
 	int lookup_mode;      /* enum lpc_lookup_mode; default LPC_LOOKUP_LOCKLESS */
 	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
 				 * a frame when nothing can be evicted; 0: 1000 */
@@ -326,7 +339,9 @@ struct lpc_stats {
 	uint64_t write_errors;     /* writebacks that failed (the pages stay dirty) */
 	uint64_t throttled;        /* lpc_pwrite calls that wrote back themselves */
 	uint64_t fsyncs;           /* lpc_fsync calls */
-	uint64_t uring_fallbacks;  /* caches that asked for io_uring and got sync */
+	uint64_t uring_fallbacks;  /* caches that asked for io_uring and got sync,
+				    * and threads whose own ring could not be
+				    * made (they do their I/O the sync way) */
 	uint64_t dirty_pages;      /* dirty pages now (gauge) */
 	/* optimistic reads */
 	uint64_t optimistic_hits;      /* pages lpc_pread and lpc_page_read read
@@ -342,6 +357,10 @@ struct lpc_stats {
 	uint64_t miss_ns_evict;  /* direct reclaim's eviction inside frame
 				  * allocations: part of miss_ns_alloc for a
 				  * miss; lpc_pwrite's allocations count too */
+	/* io_uring (LPC_IO_URING) */
+	uint64_t uring_unregistered; /* threads' rings that run without the
+				      * frame arena registered as fixed buffers
+				      * (RLIMIT_MEMLOCK refused the pin) */
 };
 
 /*
@@ -360,8 +379,11 @@ void lpc_config_init(struct lpc_config *cfg);
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
  * The cache's background reclaimer thread is not started here: the first
  * allocation that finds the free frames below a low watermark starts it.
- * Context: may sleep (malloc, mmap); no I/O, no grace period, no internal
- * lock; does not register the thread.
+ * LPC_IO_URING probes the kernel with a ring (made and closed at once); a
+ * refusal makes the cache on LPC_IO_SYNC (counted in uring_fallbacks), never
+ * an error.
+ * Context: may sleep (malloc, mmap, io_uring_setup); no I/O, no grace
+ * period, no internal lock; does not register the thread.
  */
 int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache **out);
 
@@ -650,8 +672,10 @@ int lpc_page_mark_dirty(struct lpc_page *p);
 /*
  * Makes every byte written to f before the call durable: writes back the
  * pages dirty when it began (coalescing contiguous pages into one vectored
- * write), waits for writes already in flight, publishes the size, then
- * fdatasync(2) (H.2, H.3).
+ * write, the runs of a pass submitted together), waits for writes already
+ * in flight, publishes the size, then fdatasync(2) (IORING_OP_FSYNC with
+ * IORING_FSYNC_DATASYNC on LPC_IO_URING) (H.2, H.3).  A short write is
+ * written again until every byte is on the file or an error is returned.
  * Return: 0 only when all of that succeeded; -EINVAL for NULL; -ENOMEM for
  * the thread's block; otherwise a write error (-EIO, -ENOSPC, -EDQUOT, ...)
  * under this rule: an error is returned to every lpc_fsync (and last

@@ -27,7 +27,7 @@ LPC_EXPORT void lpc_config_init(struct lpc_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->cache_bytes = 64u << 20;
 	cfg->page_size = 4096;
-	cfg->io_backend = LPC_IO_SYNC;
+	cfg->io_backend = LPC_IO_URING;
 	cfg->lookup_mode = LPC_LOOKUP_LOCKLESS;
 }
 
@@ -77,9 +77,13 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		return rc;
 	}
 	c->locked_lookup = cfg->lookup_mode == LPC_LOOKUP_LOCKED;
-	/* LPC_IO_URING: the io_uring backend lands with issue 7 (slice uring);
-	 * until then it is served by sync. */
 	c->io.ops = cfg->io_backend == LPC_IO_NULL ? &lpc_io_null_ops : &lpc_io_sync_ops;
+	/* io_uring where the kernel allows it; refused (seccomp, the
+	 * io_uring_disabled sysctl, an old kernel): sync, counted. */
+	if (cfg->io_backend == LPC_IO_URING &&
+	    lpc_io_uring_init(&c->io, &c->pool.owner, c->pool.frames, c->pool.frames_bytes) < 0)
+		c->pool.owner.retired[LPC_C_URING_FALLBACKS]++; /* no other thread
+								 * knows c yet */
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
@@ -91,6 +95,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		if (rc != -EINVAL)
 			lpc_wb_destroy(&c->wb);
 		lpc_files_destroy(&c->files);
+		lpc_io_uring_destroy(&c->io);
 		lpc_pool_destroy(&c->pool);
 		free(c);
 		return rc == -EAGAIN ? -ENOMEM : rc;
@@ -160,6 +165,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_rcu_barrier();
 	lpc_rcu_scope_exit(scoped);
 	lpc_wb_destroy(&c->wb);
+	lpc_io_uring_destroy(&c->io); /* after every thread's ring (orphan) */
 	lpc_pool_destroy(&c->pool);
 	lpc_files_destroy(&c->files);
 	lpc_reclaim_destroy(&c->reclaim);
@@ -222,6 +228,7 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->throttled = cnt[LPC_C_THROTTLED];
 	out->fsyncs = cnt[LPC_C_FSYNCS];
 	out->uring_fallbacks = cnt[LPC_C_URING_FALLBACKS];
+	out->uring_unregistered = cnt[LPC_C_URING_UNREGISTERED];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 

@@ -67,6 +67,15 @@
  *                                      size_lock, so the wait ends
  *   page lock -> index lock (writes)   filemap/dirty.c: D3, K3 under the page
  *                                      lock; K5 takes the index lock alone
+ *   page lock -> io->reg_lock          io/uring.c: a thread's first I/O through
+ *                                      the cache (a miss holds the page lock)
+ *                                      makes its ring and, once per cache,
+ *                                      registers the arena under reg_lock (a
+ *                                      leaf: nothing is taken inside it)
+ *   page lock -> lpc_threads_lock      io/uring.c: the ring lives in the
+ *                                      thread's block (lpc_tcache); ring_free
+ *                                      runs under lpc_threads_lock (exit,
+ *                                      orphan) and takes nothing
  * Writes: lpc_pwrite, lpc_fsync and writeback take page locks one at a
  * time; a WB_SYNC pass submits the pages it holds in WRITEBACK before it
  * blocks on a page lock, so no wait for a lock is made with an unsubmitted

@@ -55,6 +55,15 @@ void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache
 	o->thread_exit = thread_exit;
 }
 
+/* Frees t's I/O state (io/uring.c's ring), once.  Context: lpc_threads_lock. */
+static void tcache_io_free(struct lpc_tcache *t)
+{
+	if (t->io_ring_free)
+		t->io_ring_free(t->io_ring);
+	t->io_ring = NULL;
+	t->io_ring_free = NULL;
+}
+
 /* Unlinks t from its owner, after the owner's thread_exit, folding its
  * counters in.  Context: lpc_threads_lock. */
 static void tcache_retire(struct lpc_tcache *t)
@@ -65,6 +74,7 @@ static void tcache_retire(struct lpc_tcache *t)
 		return;
 	if (o->thread_exit)
 		o->thread_exit(t);
+	tcache_io_free(t);
 	for (int i = 0; i < LPC_NR_COUNTERS; i++)
 		o->retired[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
 	if (t->owner_prev)
@@ -239,6 +249,7 @@ void lpc_towner_orphan(struct lpc_towner *o)
 		next = t->owner_next;
 		/* Its private list dies with the owner; its thread frees the block. */
 		t->free = NULL;
+		tcache_io_free(t);
 		t->owner = NULL;
 	}
 	o->blocks = NULL;

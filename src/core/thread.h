@@ -61,6 +61,7 @@ enum lpc_counter {
 	LPC_C_THROTTLED,
 	LPC_C_FSYNCS,
 	LPC_C_URING_FALLBACKS,
+	LPC_C_URING_UNREGISTERED, /* io/uring.c: rings without registered frames */
 	/* optimistic reads */
 	LPC_C_OPT_HITS,      /* also counted in lpc_stats' hits and lookups */
 	LPC_C_OPT_FALLBACKS, /* the referenced try after counts as usual */
@@ -108,6 +109,12 @@ struct lpc_tcache {
 	_Atomic bool steal;
 	struct lpc_tcache *owner_next, *owner_prev;
 	struct lpc_tcache *thread_next;
+	/* The I/O layer's per-thread state for this owner, opaque here
+	 * (io/uring.c: the thread's ring).  Only its thread uses it;
+	 * io_ring_free runs once, under lpc_threads_lock, when the thread
+	 * exits or the owner is orphaned (whichever comes first). */
+	void *io_ring;
+	void (*io_ring_free)(void *ring);
 } lpc_cacheline_aligned;
 
 struct lpc_thread {
@@ -163,7 +170,8 @@ void lpc_towner_for_each(struct lpc_towner *o, void (*fn)(struct lpc_tcache *t, 
 			 void *arg);
 
 /* Detaches every block from o (owner destroyed): their private lists are
- * dropped unread, their threads free them later.  Context: no block of o in
+ * dropped unread, their I/O state freed (io_ring_free), their threads free
+ * them later.  Context: no block of o in
  * use by another thread's library call. */
 void lpc_towner_orphan(struct lpc_towner *o);
 

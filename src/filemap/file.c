@@ -181,6 +181,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	f->page_shift = c->pool->page_shift;
 	f->files = c;
 	f->iodev = c->io;
+	f->io.dev = c->io;
 	f->io.fd = fd;
 	f->io.id = (uint64_t)st.st_ino;
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);

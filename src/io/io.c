@@ -102,8 +102,29 @@ static int iov_advance(struct iovec *iov, int cnt, size_t n)
 
 #define LPC_IO_MAX_IOV 1024
 
-int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov0,
-		 int iovcnt, uint64_t off, unsigned *calls)
+/* Clears O_DIRECT on f after the kernel refused a direct transfer (EINVAL).
+ * Return: true if the transfer should be tried again buffered. */
+static bool direct_off(struct lpc_io_file *f)
+{
+	int fl;
+
+	if (!atomic_load_explicit(&f->direct, memory_order_relaxed))
+		return false;
+	fl = fcntl(f->fd, F_GETFL);
+	if (fl < 0 || fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) != 0)
+		return false;
+	atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
+	return true;
+}
+
+/* How write_loop's first round starts: as any (the hook, then the backend);
+ * with the hook's answer already taken (`first` is it: a short size); or with
+ * the backend's result already there (a batch made the call: `first`). */
+enum { FIRST_PLAIN, FIRST_FAULTED, FIRST_DONE };
+
+/* The loop of lpc_io_write (see its comment in io.h). */
+static int write_loop(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov0,
+		      int iovcnt, uint64_t off, unsigned *calls, int how, ssize_t first)
 {
 	struct iovec iov[LPC_IO_MAX_IOV];
 	struct iovec *v = iov;
@@ -116,7 +137,8 @@ int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *i
 	for (int i = 0; i < iovcnt; i++)
 		total += iov[i].iov_len;
 	while (total > 0) {
-		ssize_t fault = fault_check(&io->faults, LPC_IO_WRITE, f->id);
+		ssize_t fault = how == FIRST_PLAIN ? fault_check(&io->faults, LPC_IO_WRITE, f->id)
+				: how == FIRST_FAULTED ? first : 0;
 		ssize_t r;
 
 		if (fault < 0)
@@ -140,16 +162,11 @@ int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *i
 			}
 			r = want ? io->ops->writev(f, part, n, off) : 0;
 		} else {
-			r = io->ops->writev(f, v, cnt, off);
-			if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
-				int fl = fcntl(f->fd, F_GETFL);
-
-				if (fl >= 0 && fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
-					atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
-					r = io->ops->writev(f, v, cnt, off);
-				}
-			}
+			r = how == FIRST_DONE ? first : io->ops->writev(f, v, cnt, off);
+			if (r == -EINVAL && direct_off(f))
+				r = io->ops->writev(f, v, cnt, off);
 		}
+		how = FIRST_PLAIN;
 		if (calls)
 			(*calls)++;
 		if (r < 0)
@@ -167,6 +184,69 @@ int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *i
 		off += (uint64_t)r;
 	}
 	return 0;
+}
+
+int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov0,
+		 int iovcnt, uint64_t off, unsigned *calls)
+{
+	return write_loop(io, f, iov0, iovcnt, off, calls, FIRST_PLAIN, 0);
+}
+
+int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_wrun *runs,
+		       int nruns, unsigned *calls)
+{
+	int ntodo = 0, first = 0;
+
+	/* The hook first, once per run, in run order (as lpc_io_write would
+	 * see them), before any write: a faulted run is then written (or
+	 * failed) on its own, its completions passing the hook again. */
+	for (int i = 0; i < nruns; i++) {
+		struct lpc_io_wrun *w = &runs[i];
+
+		w->todo = 0;
+		w->err = 0;
+		w->res = 0;
+		if (w->iovcnt <= 0 || w->iovcnt > LPC_IO_MAX_IOV)
+			w->err = -EINVAL;
+		else
+			w->res = fault_check(&io->faults, LPC_IO_WRITE, f->id);
+	}
+	for (int i = 0; i < nruns; i++) {
+		struct lpc_io_wrun *w = &runs[i];
+
+		if (w->err)
+			continue;
+		if (w->res < 0) {
+			w->err = (int)w->res;
+		} else if (w->res > 0) {
+			w->err = write_loop(io, f, w->iov, w->iovcnt, w->off, calls, FIRST_FAULTED,
+					    w->res);
+		} else {
+			w->todo = 1;
+			ntodo++;
+		}
+	}
+	if (ntodo) {
+		if (io->ops->writev_batch) {
+			io->ops->writev_batch(f, runs, nruns);
+		} else {
+			for (int i = 0; i < nruns; i++)
+				if (runs[i].todo)
+					runs[i].res = io->ops->writev(f, runs[i].iov,
+								      runs[i].iovcnt, runs[i].off);
+		}
+		/* Complete what came back short, redo EINVAL buffered. */
+		for (int i = 0; i < nruns; i++) {
+			struct lpc_io_wrun *w = &runs[i];
+
+			if (w->todo)
+				w->err = write_loop(io, f, w->iov, w->iovcnt, w->off, calls, FIRST_DONE,
+						    w->res);
+		}
+	}
+	for (int i = 0; i < nruns && !first; i++)
+		first = runs[i].err;
+	return first;
 }
 
 int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f)

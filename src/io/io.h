@@ -9,18 +9,25 @@
  *    the file system refused it), retrying EINTR and partial transfers;
  *  - null: reads fill lpc_io_null_pattern(file id, index), writes are
  *    discarded, sync succeeds; like the kernel's null_blk, it lets tests and
- *    benchmarks measure the cache rather than the disk.
+ *    benchmarks measure the cache rather than the disk;
+ *  - uring (uring.c): io_uring through liburing, one ring per thread and
+ *    cache, the frame arena registered as fixed buffers where the kernel
+ *    lets it be pinned; writeback's runs of one pass go in one submission
+ *    (writev_batch).  Falls back to sync where io_uring is refused.
  *
  * Context: every call may sleep; none is made on a lookup hit.
  */
 #ifndef LPC_IO_IO_H
 #define LPC_IO_IO_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+#include "core/thread.h"
 
 enum lpc_io_op { LPC_IO_READ = 1, LPC_IO_WRITE = 2, LPC_IO_SYNCOP = 4 };
 
@@ -53,11 +60,28 @@ struct lpc_io_faults {
  * null backend reads short at it, as a disk does at end of file), and whether
  * the descriptor is still O_DIRECT.
  */
+struct lpc_io;
+
 struct lpc_io_file {
+	struct lpc_io *dev; /* the cache's I/O: backends that keep state there */
 	int fd;
 	uint64_t id;
 	_Atomic uint64_t size;
 	_Atomic int direct;
+};
+
+/*
+ * One run of a batched write (lpc_io_write_batch): iovcnt iovecs written at
+ * off.  `todo` and `res` belong to the front and the backend (writev_batch);
+ * `err` is the run's result: 0 when every byte was written.
+ */
+struct lpc_io_wrun {
+	const struct iovec *iov;
+	int iovcnt;
+	uint64_t off;
+	int todo;
+	ssize_t res;
+	int err;
 };
 
 struct lpc_io_backend_ops {
@@ -76,16 +100,34 @@ struct lpc_io_backend_ops {
 			  uint64_t off);
 	/* Sets the file's size (ftruncate).  Return: 0 or negative errno. */
 	int (*truncate)(struct lpc_io_file *f, uint64_t size);
+	/* Optional (NULL: the front calls writev per run).  Writes every run
+	 * with `todo` set, as writev would, submitting them together where
+	 * the backend can; sets each such run's `res` (bytes written, possibly
+	 * short, or negative errno).  The front completes short runs. */
+	void (*writev_batch)(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns);
 };
 
 extern const struct lpc_io_backend_ops lpc_io_sync_ops;
 extern const struct lpc_io_backend_ops lpc_io_null_ops;
+extern const struct lpc_io_backend_ops lpc_io_uring_ops;
 
 /* A cache's I/O: its backend and its fault hook.  The cache embeds one; each
  * file points at it (filemap.h), so the I/O layer never needs the cache. */
 struct lpc_io {
 	const struct lpc_io_backend_ops *ops;
 	struct lpc_io_faults faults;
+	/* The uring backend's (uring.c), set by lpc_io_uring_init; read-only
+	 * after it but for `unregistered`. */
+	struct lpc_towner *owner;  /* per-thread blocks: each keeps its ring */
+	unsigned char *arena;      /* the frame arena: registered buffers */
+	size_t arena_bytes;
+	_Atomic int unregistered;  /* 1: registration was refused; later rings
+				    * do not try again */
+	void *reg;                 /* the cache's own ring, holding the arena's
+				    * registration that threads' rings clone */
+	int reg_state;             /* under reg_lock: 0 not tried, 1 done,
+				    * -errno refused */
+	pthread_mutex_t reg_lock;
 };
 
 /*
@@ -109,6 +151,38 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
  */
 int lpc_io_write(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
 		 uint64_t off, unsigned *calls);
+
+/*
+ * Writes nruns runs as lpc_io_write writes each (the fault hook is passed
+ * once per run, a short run is completed, EINVAL on O_DIRECT moves the file
+ * off it), but hands the runs the hook let through to the backend together
+ * (writev_batch: one io_uring submission).  Each run's result is in its
+ * `err`.  Return: the first run's error in run order, or 0.  *calls counts
+ * the backend writes (one per run, plus completions).
+ */
+int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_wrun *runs,
+		       int nruns, unsigned *calls);
+
+/*
+ * Makes io an io_uring one (uring.c): makes the cache's own ring (the probe:
+ * it later holds the arena's registration), then sets io->ops to
+ * lpc_io_uring_ops.  Threads make
+ * their rings on their first I/O, in their blocks of `owner`.
+ * Return: 0; a negative errno when the kernel refuses io_uring (-ENOSYS,
+ * -EPERM, -EACCES under seccomp or io_uring_disabled; -ENOMEM), io
+ * unchanged: the caller uses sync and counts the fallback.
+ */
+int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
+		      size_t arena_bytes);
+
+/* Closes the cache's own ring (lpc_io_uring_init).  Context: every thread's
+ * ring is closed (lpc_towner_orphan), the arena still mapped. */
+void lpc_io_uring_destroy(struct lpc_io *io);
+
+/* This thread's ring for io, made now if it has none (tests).  Return: 1 if
+ * the arena is registered with it, 0 if it runs unregistered, -1 if the
+ * thread has no ring (sync) or io is not an io_uring one. */
+int lpc_io_uring_registered(struct lpc_io *io);
 
 /* fdatasync through the hook (op LPC_IO_SYNCOP).  Return: 0 or negative errno. */
 int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f);

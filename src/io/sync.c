@@ -71,6 +71,14 @@ static ssize_t sync_writev(struct lpc_io_file *f, const struct iovec *iov, int i
 	return r < 0 ? -errno : r;
 }
 
+/* A batch is a loop of pwritev here (io_uring submits it at once). */
+static void sync_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns)
+{
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].todo)
+			runs[i].res = sync_writev(f, runs[i].iov, runs[i].iovcnt, runs[i].off);
+}
+
 static int sync_truncate(struct lpc_io_file *f, uint64_t size)
 {
 	while (ftruncate(f->fd, (off_t)size) != 0) {
@@ -87,4 +95,5 @@ const struct lpc_io_backend_ops lpc_io_sync_ops = {
 	.sync = sync_sync,
 	.writev = sync_writev,
 	.truncate = sync_truncate,
+	.writev_batch = sync_writev_batch,
 };

@@ -23,8 +23,13 @@
  *   K3 DIRTY -> WRITEBACK in one RMW, tags DIRTY/TOWRITE -> WRITEBACK,
  *      under the index lock; unlock the page.  A writer may dirty it again
  *      at once (D1-D3): it is then DIRTY|WRITEBACK and written again later
- *   K4 coalesce the run of contiguous pages in WRITEBACK into one vectored
- *      write (lpc_io_write completes a short one)
+ *   K4 coalesce each run of contiguous pages in WRITEBACK into one vectored
+ *      write, and submit the runs of the pass together (up to WB_RUNS runs
+ *      and WB_RUN pages: lpc_io_write_batch, one io_uring submission; the
+ *      sync backend loops over pwritev); a short write is completed.  The
+ *      batch is submitted before the pass waits for anything (a page lock,
+ *      a write in flight) and at its end, so no wait is made with pages in
+ *      WRITEBACK that are not submitted
  *   K5 per page: on failure record the error on the file (errseq) and set
  *      DIRTY again (the data is kept); then clear WRITEBACK and wake its
  *      waiters (release: they see DIRTY and the error)
@@ -62,7 +67,8 @@
 #include "writeback/writeback.h"
 
 #define WB_GANG 64
-#define WB_RUN 256 /* pages per vectored write at most */
+#define WB_RUN 256 /* pages per batch (so per vectored write) at most */
+#define WB_RUNS 32 /* runs per batch at most */
 
 static void count(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
 {
@@ -88,41 +94,76 @@ int lpc_wb_publish_size(struct lpc_file *f)
 	return rc;
 }
 
-/* A run of contiguous pages in WRITEBACK, each with a reference. */
-struct wb_run {
+/* Runs of contiguous pages in WRITEBACK, each page with a reference: run r
+ * is pages[start[r] .. start[r] + len[r]), at file index first[r]. */
+struct wb_batch {
 	struct lpc_page *pages[WB_RUN];
-	uint64_t first;
-	unsigned n;
+	unsigned n, nruns;
+	uint64_t first[WB_RUNS];
+	unsigned start[WB_RUNS], len[WB_RUNS];
 };
 
-/* K4-K5: writes the run and ends each page's writeback.  Return: 0 or the
- * write's error. */
-static int run_flush(struct lpc_file *f, struct wb_run *run, struct lpc_tcache *t)
+/* Adds page p at index to b, extending the last run if it is contiguous.
+ * Context: b has room (batch_full is false). */
+static void batch_add(struct wb_batch *b, struct lpc_page *p, uint64_t index)
+{
+	unsigned r = b->nruns;
+
+	if (!r || b->first[r - 1] + b->len[r - 1] != index) {
+		b->first[r] = index;
+		b->start[r] = b->n;
+		b->len[r] = 0;
+		b->nruns = ++r;
+	}
+	b->len[r - 1]++;
+	b->pages[b->n++] = p;
+}
+
+/* True if page `index` would not fit in b. */
+static bool batch_full(const struct wb_batch *b, uint64_t index)
+{
+	unsigned r = b->nruns;
+
+	return b->n == WB_RUN ||
+	       (r == WB_RUNS && b->first[r - 1] + b->len[r - 1] != index);
+}
+
+/* K4-K5: writes the batch's runs and ends each page's writeback.  Return: 0
+ * or the first run's error. */
+static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache *t)
 {
 	struct iovec iov[WB_RUN];
+	struct lpc_io_wrun w[WB_RUNS];
 	size_t ps = f->pool->page_size;
 	unsigned calls = 0;
-	uint64_t end;
-	int err;
+	uint64_t end = 0;
+	int err = 0;
 
-	if (!run->n)
+	if (!b->n)
 		return 0;
-	for (unsigned i = 0; i < run->n; i++) {
-		iov[i].iov_base = lpc_page_frame(run->pages[i]);
+	for (unsigned i = 0; i < b->n; i++) {
+		iov[i].iov_base = lpc_page_frame(b->pages[i]);
 		iov[i].iov_len = ps;
 	}
+	for (unsigned r = 0; r < b->nruns; r++)
+		w[r] = (struct lpc_io_wrun){ .iov = iov + b->start[r], .iovcnt = (int)b->len[r],
+					     .off = b->first[r] << f->page_shift };
 	lpc_yield_point(LPC_YP_K4);
 	/* A writer may change a frame while the kernel copies it (core/rcu.h). */
 	lpc_tsan_ignore_begin();
-	err = lpc_io_write(f->iodev, &f->io, iov, (int)run->n, run->first << f->page_shift,
-			   &calls);							/* K4 */
+	lpc_io_write_batch(f->iodev, &f->io, w, (int)b->nruns, &calls);	/* K4 */
 	lpc_tsan_ignore_end();
-	count(t, LPC_C_WB_PAGES, run->n);
+	count(t, LPC_C_WB_PAGES, b->n);
 	count(t, LPC_C_WB_WRITES, calls);
-	if (err)
-		count(t, LPC_C_WRITE_ERRORS, 1);
-	end = (run->first + run->n) << f->page_shift;
-	if (!err) {
+	for (unsigned r = 0; r < b->nruns; r++) {
+		if (w[r].err) {
+			count(t, LPC_C_WRITE_ERRORS, 1);
+			err = err ? err : w[r].err;
+		} else if (((b->first[r] + b->len[r]) << f->page_shift) > end) {
+			end = (b->first[r] + b->len[r]) << f->page_shift;
+		}
+	}
+	if (end) {
 		/* The kernel's file now reaches at least `end`. */
 		uint64_t ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 
@@ -131,19 +172,24 @@ static int run_flush(struct lpc_file *f, struct wb_run *run, struct lpc_tcache *
 					   memory_order_relaxed))
 			;
 	}
-	for (unsigned i = 0; i < run->n; i++) {
-		lpc_filemap_end_writeback(f, run->pages[i], run->first + i, err);	/* K5 */
-		lpc_page_release(run->pages[i]);
+	for (unsigned r = 0; r < b->nruns; r++) {
+		for (unsigned i = 0; i < b->len[r]; i++) {
+			struct lpc_page *p = b->pages[b->start[r] + i];
+
+			lpc_filemap_end_writeback(f, p, b->first[r] + i, w[r].err);	/* K5 */
+			lpc_page_release(p);
+		}
 	}
-	run->n = 0;
+	b->n = 0;
+	b->nruns = 0;
 	/* A whole last page wrote past lpc's size: cut the kernel's file back
 	 * (after K5: a truncate waiting for these pages holds size_lock). */
-	if (!err && end > atomic_load_explicit(&f->size, memory_order_acquire)) {
+	if (end > atomic_load_explicit(&f->size, memory_order_acquire)) {
 		int rc = lpc_wb_publish_size(f);
 
 		if (rc) {
 			lpc_file_err_record(f, rc);
-			err = rc;
+			err = err ? err : rc;
 		}
 	}
 	return err;
@@ -155,7 +201,7 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 	unsigned tag = mode == LPC_WB_SYNC ? LPC_TAG_TOWRITE : LPC_TAG_DIRTY;
 	struct lpc_page *pages[WB_GANG];
 	uint64_t idx[WB_GANG];
-	struct wb_run run = { .n = 0 };
+	struct wb_batch run = { .n = 0 };
 	uint64_t next = 0, done = 0;
 	unsigned n;
 	int err = 0, rc;
@@ -170,8 +216,8 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 
 			if (budget && done >= budget)
 				break;
-			if (run.n && (idx[i] != run.first + run.n || run.n == WB_RUN)) {
-				rc = run_flush(f, &run, t);
+			if (batch_full(&run, idx[i])) {
+				rc = batch_flush(f, &run, t);
 				err = err ? err : rc;
 			}
 			lpc_yield_point(LPC_YP_K1);
@@ -181,7 +227,7 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 					continue;
 				}
 				/* Never wait holding pages not yet submitted. */
-				rc = run_flush(f, &run, t);
+				rc = batch_flush(f, &run, t);
 				err = err ? err : rc;
 				lpc_page_lock_noseq(p);
 			}
@@ -195,7 +241,7 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 				if (!(fl & LPC_PG_WRITEBACK) || mode == LPC_WB_ASYNC)
 					break;
 				/* K2, WB_SYNC: wait for the write in flight. */
-				rc = run_flush(f, &run, t);
+				rc = batch_flush(f, &run, t);
 				err = err ? err : rc;
 				lpc_page_unlock_noseq(p);
 				lpc_page_wait_writeback(p);
@@ -215,19 +261,19 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 				continue;
 			}
 			lpc_page_unlock_noseq(p);
-			if (!run.n)
-				run.first = idx[i];
-			run.pages[run.n++] = p; /* keeps the reference */
+			batch_add(&run, p, idx[i]); /* keeps the reference */
 			done++;
 		}
 		/* References of pages the budget left unvisited. */
 		for (; i < n; i++)
 			lpc_page_release(pages[i]);
-		rc = run_flush(f, &run, t);
-		err = err ? err : rc;
 		if (budget && done >= budget)
 			break;
 	}
+	/* The batch spans gangs: nothing between them waits (the gang lookup
+	 * takes only the index lock). */
+	rc = batch_flush(f, &run, t);
+	err = err ? err : rc;
 	return err;
 }
 
@@ -330,7 +376,7 @@ LPC_EXPORT int lpc_fsync(struct lpc_file *f)
 int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
 {
 	struct lpc_tcache *t = lpc_file_tcache(f);
-	struct wb_run run = { .n = 0 };
+	struct wb_batch run = { .n = 0 };
 	uint64_t index = atomic_load_explicit(&p->index, memory_order_relaxed);
 	uint32_t fl;
 
@@ -351,8 +397,7 @@ int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
 		return 0;
 	}
 	lpc_page_unlock_noseq(p);
-	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed); /* run_flush's */
-	run.first = index;
-	run.pages[run.n++] = p;
-	return run_flush(f, &run, t);
+	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed); /* batch_flush's */
+	batch_add(&run, p, index);
+	return batch_flush(f, &run, t);
 }

@@ -419,14 +419,32 @@ static inline int tst_null_check_page(uint64_t id, uint64_t index, size_t page_s
 	return memcmp(data, scratch, page_size) ? 2 : 0;
 }
 
-/* A cache of `bytes` in pages of `ps`, with the given backend and lookup
- * mode; the test stops if it cannot be created. */
+/*
+ * The disk backend the suites run on.  A test that asks tst_cache_create for
+ * LPC_IO_SYNC or LPC_IO_URING means "a real file": it gets the backend
+ * LPC_TEST_IO names (sync or uring; default uring, the library's default),
+ * so the unit and stress suites run under both (ctest's `.sync` twins set
+ * LPC_TEST_IO=sync).  LPC_IO_NULL is kept.  Tests that loop over the
+ * backends themselves (write_test.h) make their caches otherwise.
+ */
+static inline int tst_disk_backend(int backend)
+{
+	const char *e = getenv("LPC_TEST_IO");
+
+	if (backend != LPC_IO_SYNC && backend != LPC_IO_URING)
+		return backend;
+	return e && !strcmp(e, "sync") ? LPC_IO_SYNC : LPC_IO_URING;
+}
+
+/* A cache of `bytes` in pages of `ps`, with the given backend (see
+ * tst_disk_backend) and lookup mode; the test stops if it cannot be created. */
 static inline struct lpc_cache *tst_cache_create(size_t bytes, size_t ps, int backend, int mode)
 {
 	struct lpc_config cfg;
 	struct lpc_cache *c = NULL;
 	int rc;
 
+	backend = tst_disk_backend(backend);
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = bytes;
 	cfg.page_size = ps;

@@ -29,7 +29,7 @@ static void t_config(void)
 	lpc_config_init(&cfg);
 	CHECK_EQ(cfg.cache_bytes, 64 * MiB);
 	CHECK_EQ(cfg.page_size, 4096);
-	CHECK_EQ(cfg.io_backend, LPC_IO_SYNC);
+	CHECK_EQ(cfg.io_backend, LPC_IO_URING);
 	CHECK_EQ(cfg.lookup_mode, LPC_LOOKUP_LOCKLESS);
 	CHECK_EQ(cfg.alloc_wait_ms, 0);
 	CHECK_EQ(cfg.reclaim_policy, LPC_RECLAIM_CLOCK2);
@@ -62,8 +62,8 @@ static void t_config(void)
 	int bad_vals[] = { -1, 3, 4, 1000 };
 	for (size_t i = 0; i < 4; i++) {
 		bad = cfg;
-		bad.io_backend = bad_vals[i];
-		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "backend %d", bad_vals[i]);
+		bad.io_backend = bad_vals[i] == LPC_IO_URING ? 4 : bad_vals[i];
+		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "backend %d", bad.io_backend);
 		bad = cfg;
 		bad.lookup_mode = bad_vals[i];
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "mode %d", bad_vals[i]);
@@ -119,8 +119,8 @@ static void t_config(void)
 		CHECK_EQ(st.frames, 10);
 		tst_cache_destroy(c);
 	}
-	/* Both backends and modes. */
-	for (int b = 0; b < 2; b++)
+	/* Every backend and mode. */
+	for (int b = 0; b < 3; b++)
 		for (int m = 0; m < 2; m++) {
 			bad = cfg;
 			bad.cache_bytes = 1 * MiB;
