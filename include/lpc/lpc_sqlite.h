@@ -18,6 +18,13 @@
  *  - LPC_SQLITE_CACHE_MB: the cache's budget in MiB (default 256); the URI
  *    parameter lpc_cache_mb=N of that first open wins over it;
  *  - LPC_SQLITE_PAGE_KB: lpc's page size in KiB (default 4; 1..64).
+ * Per database (each open; the first connection of the process decides):
+ *  - LPC_SQLITE_COHERENCE=detect|exclusive, or the URI parameter
+ *    lpc_coherence= (which wins): detect (default) keeps lpc coherent with
+ *    other processes; exclusive refuses them (an OFD lock while the file is
+ *    open here: their locks, or their exclusive open, get SQLITE_BUSY, and
+ *    the refused open logs a line through sqlite3_log), with no system call
+ *    per transaction for locks or the hot-journal check (lpc_sqlite(7)).
  *
  * Errors: SQLite result codes.  The VFS's own failures map lpc's negative
  * errno: -ENOSPC and -EDQUOT to SQLITE_FULL, -ENOMEM to SQLITE_IOERR_NOMEM,

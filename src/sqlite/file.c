@@ -90,6 +90,40 @@
  *  connection of this same process that opens the file with another VFS,
  *  is not seen (and closing a descriptor of the file drops the process's
  *  POSIX locks, as with unix).  lpc_sqlite(7) says so.
+ *
+ * Exclusive coherence (lpc_coherence=exclusive; the issue's "refuse").  The
+ * node holds an OFD lock on SQLite's lock bytes while any connection of
+ * this process has the file open (registry.c): no other process can take
+ * any SQLite lock on the file, so none can change it, and SQ1-SQ3 have
+ * nothing to do (none runs: no write-back at unlock, no read of the change
+ * counter, no wal-index check; lpc's size is the kernel's from the lock on).
+ * SQLite's file locks between the connections of this process are kept
+ * here, in the node, with the semantics the unix VFS's inode lock table
+ * gives the connections of one process (os_unix.c unixLock/posixUnlock),
+ * no system call:
+ *   node->xlevel: the highest lock any connection holds (NONE, SHARED,
+ *   RESERVED, PENDING, EXCLUSIVE); node->xshared: connections holding
+ *   SHARED or more; p->lock: this connection's.  At most one connection
+ *   is above SHARED, and then xlevel is its level.  All under node->lock.
+ *  X1  xLock(L) with p->lock >= L: nothing.  If another connection is above
+ *      SHARED (p->lock != xlevel) and it is at PENDING or more, or L is
+ *      above SHARED: SQLITE_BUSY (a PENDING or EXCLUSIVE holder blocks new
+ *      SHARED locks; one writer at a time).
+ *  X2  L = SHARED: xshared++, xlevel = max(xlevel, SHARED).
+ *  X3  L = EXCLUSIVE with other SHARED holders (xshared > 1): SQLITE_BUSY,
+ *      and this connection holds PENDING (xlevel = p->lock = PENDING):
+ *      the readers finish, no new one starts, the writer retries.  Else
+ *      (RESERVED, or EXCLUSIVE alone) xlevel = p->lock = L.
+ *  X4  xUnlock(L < p->lock): from above SHARED, xlevel = SHARED; to NONE,
+ *      xshared-- and xlevel = NONE at 0; p->lock = L.
+ *  xCheckReservedLock: xlevel > SHARED.
+ * Durability and hot journals are SQLite's as with unix; the hot-journal
+ * check's xAccess calls are answered by registry.c (XJ1-XJ3).  Before the
+ * last connection of the process closes (and the OFD lock goes), the
+ * pages written are written back (lpcs_close), so the next process reads
+ * them from the file.  WAL mode: the wal-index stays the unix VFS's shared
+ * memory (the -shm file and its locks), which no other process can reach
+ * without a SHARED lock on the database first.
  */
 #include <errno.h>
 #include <string.h>
@@ -176,6 +210,50 @@ static int flush(struct lpcs_file *p)
 		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
 		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
 	}
+	return SQLITE_OK;
+}
+
+/* X1-X3: xLock in exclusive coherence. */
+static int excl_lock(struct lpcs_file *p, int level)
+{
+	struct lpcs_node *n = p->node;
+	int rc = SQLITE_OK;
+
+	if (p->lock >= level)
+		return SQLITE_OK;
+	pthread_mutex_lock(&n->lock);
+	if (p->lock != n->xlevel &&
+	    (n->xlevel >= SQLITE_LOCK_PENDING || level > SQLITE_LOCK_SHARED)) {
+		rc = SQLITE_BUSY; /* X1 */
+	} else if (level == SQLITE_LOCK_SHARED) { /* X2 */
+		n->xshared++;
+		if (n->xlevel < SQLITE_LOCK_SHARED)
+			n->xlevel = SQLITE_LOCK_SHARED;
+		p->lock = SQLITE_LOCK_SHARED;
+	} else if (level == SQLITE_LOCK_EXCLUSIVE && n->xshared > 1) { /* X3 */
+		rc = SQLITE_BUSY;
+		n->xlevel = p->lock = SQLITE_LOCK_PENDING;
+	} else {
+		n->xlevel = p->lock = level;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return rc;
+}
+
+/* X4: xUnlock in exclusive coherence. */
+static int excl_unlock(struct lpcs_file *p, int level)
+{
+	struct lpcs_node *n = p->node;
+
+	if (p->lock <= level)
+		return SQLITE_OK;
+	pthread_mutex_lock(&n->lock);
+	if (p->lock > SQLITE_LOCK_SHARED)
+		n->xlevel = SQLITE_LOCK_SHARED;
+	if (level == SQLITE_LOCK_NONE && --n->xshared == 0)
+		n->xlevel = SQLITE_LOCK_NONE;
+	p->lock = level;
+	pthread_mutex_unlock(&n->lock);
 	return SQLITE_OK;
 }
 
@@ -268,6 +346,12 @@ static int lpcs_close(sqlite3_file *f)
 	/* unix first: lpc's last close closes its descriptor, which would drop
 	 * the locks unix still held for this connection's file. */
 	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
+	/* Exclusive: write back before the last close lets the lock go. */
+	if (p->node && p->excl && p->lock > SQLITE_LOCK_NONE)
+		excl_unlock(p, SQLITE_LOCK_NONE);
+	if (p->node && p->excl && (rc2 = flush(p)) != SQLITE_OK && rc == SQLITE_OK)
+		rc = rc2;
+	rc2 = 0;
 	if (p->node)
 		lpcs_node_put(p->node);
 	if (p->lf)
@@ -319,7 +403,7 @@ static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 o
 	while (end > size && !atomic_compare_exchange_weak_explicit(
 				     &n->size, &size, end, memory_order_relaxed, memory_order_relaxed))
 		;
-	if (off <= 24 && end >= 40) { /* SQ2: page 1's change counter */
+	if (off <= 24 && end >= 40 && !p->excl) { /* SQ2: page 1's change counter */
 		pthread_mutex_lock(&n->lock);
 		memcpy(n->ver, (const char *)buf + (24 - off), sizeof(n->ver));
 		n->ver_known = true;
@@ -371,8 +455,11 @@ static int lpcs_lock(sqlite3_file *f, int level)
 {
 	struct lpcs_file *p = F(f);
 	struct lpcs_node *n = p->node;
-	int rc = p->real->pMethods->xLock(p->real, level);
+	int rc;
 
+	if (p->excl)
+		return excl_lock(p, level);
+	rc = p->real->pMethods->xLock(p->real, level);
 	if (rc != SQLITE_OK || p->lock >= level)
 		return rc;
 	if (p->lock == SQLITE_LOCK_NONE) {
@@ -396,6 +483,8 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 	struct lpcs_node *n = p->node;
 	int rc = SQLITE_OK, rc2;
 
+	if (p->excl)
+		return excl_unlock(p, level);
 	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
 		rc = flush(p); /* SQ1 */
 	rc2 = p->real->pMethods->xUnlock(p->real, level);
@@ -411,7 +500,15 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 
 static int lpcs_check_reserved(sqlite3_file *f, int *pResOut)
 {
-	return F(f)->real->pMethods->xCheckReservedLock(F(f)->real, pResOut);
+	struct lpcs_file *p = F(f);
+
+	if (p->excl) {
+		pthread_mutex_lock(&p->node->lock);
+		*pResOut = p->node->xlevel > SQLITE_LOCK_SHARED;
+		pthread_mutex_unlock(&p->node->lock);
+		return SQLITE_OK;
+	}
+	return p->real->pMethods->xCheckReservedLock(p->real, pResOut);
 }
 
 static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
@@ -473,6 +570,8 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 	struct lpcs_file *p = F(f);
 	int rc;
 
+	if (p->excl) /* nobody else checkpoints or restarts: no SQ1, SQ3 */
+		return p->real->pMethods->xShmLock(p->real, ofst, n, flags);
 	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
 	    ofst + n > WAL_CKPT_LOCK) {
 		/* SQ1, SQ3: the end of our checkpoint. */

@@ -13,16 +13,57 @@
  * Nodes: lpc_file_open returns the same lpc_file for every open of a file
  * (A.5), so the node is found by that pointer; it holds the coherence state
  * of file.c and lpc's size of the file.  Lock order: reg_lock -> node->lock.
+ *
+ * Exclusive coherence (lpc_coherence=exclusive, file.c says what it is).
+ * The node that is created in it opens the database once more and takes an
+ * OFD write lock (F_OFD_SETLK) on SQLite's whole lock range, PENDING_BYTE
+ * (0x40000000) through the last SHARED byte (512 bytes), and keeps it
+ * until its last connection closes.  Another process's SQLite (unix VFS,
+ * or lpc in detect mode) asks for POSIX locks on those bytes, which
+ * conflict with an OFD lock: every lock it asks for is SQLITE_BUSY.
+ * Another process in exclusive mode fails here, at open, with SQLITE_BUSY
+ * and a line through sqlite3_log().  (An OFD lock belongs to the open file
+ * description, not the process: closing unix's or lpc's descriptors of the
+ * file does not drop it, and a connection of this process through another
+ * VFS is refused like another process.)  A read-only file gets a read lock:
+ * nobody can write it then.
+ *
+ * Journal and WAL existence, for xAccess (the pager asks at every read
+ * transaction in rollback mode whether "-journal" and "-wal" exist: two
+ * system calls).  With the lock held, no other process can create or
+ * delete them (SQLite creates a journal only under RESERVED, a WAL under
+ * SHARED), so this process's own xOpen/xDelete through the VFS are the
+ * only changes:
+ *  XJ1  xAccess(EXISTS) of a tracked name answers from jstate; UNKNOWN (a
+ *      new node: a crashed process may have left a hot journal) asks the
+ *      kernel, under reg_lock, and records the answer.
+ *  XJ2  xOpen of it that succeeds: PRESENT (after unix's open returns; a
+ *      racing XJ1 that still sees ABSENT runs while the creator holds
+ *      RESERVED, when the journal is not hot anyway).
+ *  XJ3  xDelete: ABSENT when unix's unlink succeeded or found nothing,
+ *      after it (the deleter holds EXCLUSIVE or, for a WAL, is the last
+ *      connection: no reader asks in between); any failure: UNKNOWN.
+ * A name tracked by no node goes to the kernel.  reg_nexcl lets xAccess
+ * skip reg_lock while there is no exclusive node.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sqlite_int.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lpc_cache *_Atomic reg_cache;
 static struct lpcs_node *reg_nodes; /* under reg_lock */
+static _Atomic unsigned reg_nexcl;  /* exclusive nodes; written under reg_lock */
+
+/* SQLite's lock bytes (os.h): PENDING_BYTE, RESERVED_BYTE, SHARED_FIRST,
+ * SHARED_SIZE = 510: 512 bytes from PENDING_BYTE. */
+#define SQLITE_LOCK_FIRST 0x40000000
+#define SQLITE_LOCK_LEN 512
 size_t lpcs_page_size = 4096;
 
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
@@ -81,9 +122,77 @@ struct lpc_cache *lpcs_cache_peek(void)
 	return atomic_load_explicit(&reg_cache, memory_order_acquire);
 }
 
-struct lpcs_node *lpcs_node_get(struct lpc_file *lf, uint64_t size)
+/* Takes the OFD lock for n (exclusive coherence) and sets lpc's view of the
+ * file from the kernel's.  Caller holds reg_lock.  Return: SQLite code. */
+static int excl_start(struct lpcs_node *n, const char *zName)
+{
+	struct flock fl = { .l_whence = SEEK_SET, .l_start = SQLITE_LOCK_FIRST,
+			    .l_len = SQLITE_LOCK_LEN };
+	struct stat st;
+	size_t len = strlen(zName);
+	int fd, rc;
+
+	fl.l_type = F_WRLCK;
+	fd = open(zName, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		fd = open(zName, O_RDONLY | O_CLOEXEC);
+		fl.l_type = F_RDLCK;
+	}
+	if (fd < 0)
+		return errno == ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+		int e = errno;
+
+		close(fd);
+		if (e == EAGAIN || e == EACCES) {
+			sqlite3_log(SQLITE_BUSY,
+				    "lpc_sqlite: %s is in use by another process or VFS "
+				    "(lpc_coherence=exclusive refuses to share it)",
+				    zName);
+			return SQLITE_BUSY;
+		}
+		return SQLITE_CANTOPEN;
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return SQLITE_CANTOPEN;
+	}
+	n->jname[0] = malloc(len + sizeof("-journal"));
+	n->jname[1] = malloc(len + sizeof("-wal"));
+	if (!n->jname[0] || !n->jname[1]) {
+		close(fd);
+		free(n->jname[0]);
+		free(n->jname[1]);
+		return SQLITE_NOMEM;
+	}
+	memcpy(n->jname[0], zName, len);
+	memcpy(n->jname[0] + len, "-journal", sizeof("-journal"));
+	memcpy(n->jname[1], zName, len);
+	memcpy(n->jname[1] + len, "-wal", sizeof("-wal"));
+	/* lf may have outlived an earlier node (another user of the same
+	 * lpc_file): its pages may predate the lock.  A fresh lf has none. */
+	lpc_invalidate(n->lf, 0, 0);
+	if (fl.l_type == F_WRLCK) {
+		rc = lpc_truncate(n->lf, (uint64_t)st.st_size);
+		if (rc < 0 && rc != -EBADF) {
+			close(fd);
+			free(n->jname[0]);
+			free(n->jname[1]);
+			return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
+		}
+	}
+	atomic_store_explicit(&n->size, (uint64_t)st.st_size, memory_order_relaxed);
+	n->ofd = fd;
+	n->excl = true;
+	atomic_fetch_add_explicit(&reg_nexcl, 1, memory_order_relaxed);
+	return SQLITE_OK;
+}
+
+int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl,
+		  struct lpcs_node **out)
 {
 	struct lpcs_node *n;
+	int rc = SQLITE_OK;
 
 	pthread_mutex_lock(&reg_lock);
 	for (n = reg_nodes; n; n = n->next)
@@ -94,13 +203,23 @@ struct lpcs_node *lpcs_node_get(struct lpc_file *lf, uint64_t size)
 	} else if ((n = calloc(1, sizeof(*n)))) {
 		n->lf = lf;
 		n->refs = 1;
-		pthread_mutex_init(&n->lock, NULL);
+		n->ofd = -1;
 		atomic_init(&n->size, size);
-		n->next = reg_nodes;
-		reg_nodes = n;
+		rc = excl ? excl_start(n, zName) : SQLITE_OK;
+		if (rc != SQLITE_OK) {
+			free(n);
+			n = NULL;
+		} else {
+			pthread_mutex_init(&n->lock, NULL);
+			n->next = reg_nodes;
+			reg_nodes = n;
+		}
+	} else {
+		rc = SQLITE_NOMEM;
 	}
 	pthread_mutex_unlock(&reg_lock);
-	return n;
+	*out = n;
+	return rc;
 }
 
 void lpcs_node_put(struct lpcs_node *n)
@@ -115,9 +234,83 @@ void lpcs_node_put(struct lpcs_node *n)
 	for (pp = &reg_nodes; *pp != n; pp = &(*pp)->next)
 		;
 	*pp = n->next;
+	if (n->excl) {
+		/* Under reg_lock: a new open of the file here waits, then takes
+		 * the lock afresh (our descriptor would refuse it otherwise). */
+		close(n->ofd);
+		atomic_fetch_sub_explicit(&reg_nexcl, 1, memory_order_relaxed);
+	}
 	pthread_mutex_unlock(&reg_lock);
+	free(n->jname[0]);
+	free(n->jname[1]);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
+}
+
+/* The exclusive node and kind (0 journal, 1 WAL) of zName; reg_lock held. */
+static struct lpcs_node *track_find(const char *zName, int *kind)
+{
+	for (struct lpcs_node *n = reg_nodes; n; n = n->next) {
+		if (!n->excl)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (!strcmp(n->jname[k], zName)) {
+				*kind = k;
+				return n;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Cheap filter before reg_lock: an exclusive node exists and the name ends
+ * as a journal or WAL does. */
+static bool track_maybe(const char *zName)
+{
+	size_t len;
+
+	if (!zName || !atomic_load_explicit(&reg_nexcl, memory_order_relaxed))
+		return false;
+	len = strlen(zName);
+	return (len > 8 && !strcmp(zName + len - 8, "-journal")) ||
+	       (len > 4 && !strcmp(zName + len - 4, "-wal"));
+}
+
+bool lpcs_track_access(const char *zName, int *res, int *rc)
+{
+	struct lpcs_node *n;
+	int kind;
+
+	if (!track_maybe(zName))
+		return false;
+	pthread_mutex_lock(&reg_lock);
+	n = track_find(zName, &kind);
+	if (n) {
+		if (n->jstate[kind] == LPCS_J_UNKNOWN) { /* XJ1: ask once */
+			*rc = lpcs_unix->xAccess(lpcs_unix, zName, SQLITE_ACCESS_EXISTS, res);
+			if (*rc == SQLITE_OK)
+				n->jstate[kind] = *res ? LPCS_J_PRESENT : LPCS_J_ABSENT;
+		} else {
+			*res = n->jstate[kind] == LPCS_J_PRESENT;
+			*rc = SQLITE_OK;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return n != NULL;
+}
+
+void lpcs_track_set(const char *zName, int state)
+{
+	struct lpcs_node *n;
+	int kind;
+
+	if (!track_maybe(zName))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	n = track_find(zName, &kind);
+	if (n)
+		n->jstate[kind] = state;
+	pthread_mutex_unlock(&reg_lock);
 }
 
 LPCS_EXPORT int lpc_sqlite_stats(struct lpc_stats *out)

@@ -7,7 +7,9 @@
  *   file.c      the main database file's io methods, and the coherence
  *               checks with other processes (the protocol is told there)
  *   registry.c  the process-wide lpc_cache and one node per lpc_file,
- *               shared by every connection to that file
+ *               shared by every connection to that file; in exclusive
+ *               coherence, the node's OFD lock and what it knows of the
+ *               file's journal and WAL (XJ1-XJ3)
  *   errors.c    lpc's negative errno -> SQLite result code
  *
  * Lock order: registry lock (registry.c) -> node->lock.  Neither is held
@@ -54,7 +56,19 @@ struct lpcs_node {
 	_Atomic int maybe_grown; /* another process may have grown the file
 				  * beyond lpc's size (WAL checkpoints): a short
 				  * lpc_pread is completed from the kernel */
+	/* Exclusive coherence (lpc_coherence=exclusive; file.c, "Exclusive
+	 * coherence").  excl, ofd, jname: constant from creation. */
+	bool excl;
+	int ofd;              /* holds the OFD lock on SQLite's lock bytes */
+	char *jname[2];       /* the path + "-journal", + "-wal" */
+	int jstate[2];        /* LPCS_J_*; under the registry lock (XJ1-XJ3) */
+	int xlevel;           /* the highest SQLite lock any connection here
+			       * holds (X1-X4); under lock */
+	unsigned xshared;     /* connections holding >= SHARED; under lock */
 };
+
+/* What the registry knows of a journal or WAL of an exclusive node. */
+enum { LPCS_J_UNKNOWN, LPCS_J_ABSENT, LPCS_J_PRESENT };
 
 /* The main database file as SQLite sees it; `real`, the unix VFS's file of
  * the same path (locks and shared memory), follows it in the same block. */
@@ -64,6 +78,7 @@ struct lpcs_file {
 	struct lpc_file *lf;
 	sqlite3_file *real;
 	int lock;        /* this connection's SQLite lock level */
+	bool excl;       /* node->excl (copied: read on every method) */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
 	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
 	bool write_held; /* holds WAL_WRITE_LOCK; w_*: the wal state then */
@@ -80,9 +95,20 @@ extern size_t lpcs_page_size;
 /* The cache if it exists, else NULL (stats, tests). */
 struct lpc_cache *lpcs_cache_peek(void);
 /* The node of lf, created with refs 1 (size: initial size) or referenced.
- * Return: NULL when it cannot be allocated. */
-struct lpcs_node *lpcs_node_get(struct lpc_file *lf, uint64_t size);
+ * A node is created in exclusive coherence when excl (the first opener's
+ * choice; later connections follow the node's mode): it takes the OFD lock
+ * on zName (the main database's full path) and drops any page lf has.
+ * Return: SQLITE_OK with *out; SQLITE_NOMEM; SQLITE_BUSY when another
+ * process holds the file (logged); SQLITE_CANTOPEN. */
+int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl,
+		  struct lpcs_node **out);
 void lpcs_node_put(struct lpcs_node *n);
+/* XJ1: true when zName is the journal or WAL of an exclusive node, with
+ * *res (exists) and *rc set (asking the kernel only the first time). */
+bool lpcs_track_access(const char *zName, int *res, int *rc);
+/* XJ2, XJ3: zName (if tracked) was created or opened (state PRESENT), or
+ * deleted (ABSENT), or its state is unknown after a failure (UNKNOWN). */
+void lpcs_track_set(const char *zName, int state);
 
 /* errors.c: rc is lpc's negative errno; ioerr the method's SQLITE_IOERR_x. */
 int lpcs_errcode(long rc, int ioerr);

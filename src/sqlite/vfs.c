@@ -12,6 +12,12 @@
  * POSIX locks on it, those unix holds for other connections included.
  * Journals, WAL, temporary and transient files are unix's alone (file.c
  * says why).  The other methods are unix's.
+ *
+ * Coherence mode (file.c): the URI parameter lpc_coherence=detect|exclusive,
+ * else the environment's LPC_SQLITE_COHERENCE, else detect; another word
+ * fails the open (SQLITE_CANTOPEN, logged).  The node's mode is its first
+ * connection's.  xOpen, xDelete and xAccess of an exclusive node's journal
+ * and WAL keep what registry.c knows of them (XJ1-XJ3).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,17 +28,39 @@
 
 sqlite3_vfs *lpcs_unix;
 
+/* The coherence mode asked for: 1 exclusive, 0 detect, -1 unknown word. */
+static int coherence_mode(const char *zName)
+{
+	const char *m = sqlite3_uri_parameter(zName, "lpc_coherence");
+
+	if (!m)
+		m = getenv("LPC_SQLITE_COHERENCE");
+	if (!m || !*m || !strcmp(m, "detect"))
+		return 0;
+	if (!strcmp(m, "exclusive"))
+		return 1;
+	sqlite3_log(SQLITE_CANTOPEN, "lpc_sqlite: lpc_coherence=%s: not detect or exclusive", m);
+	return -1;
+}
+
 static int lpcs_open(sqlite3_vfs *vfs, const char *zName, sqlite3_file *file, int flags,
 		     int *pOutFlags)
 {
 	struct lpcs_file *p = (struct lpcs_file *)file;
 	struct lpc_cache *c;
 	sqlite3_int64 size = 0;
-	int outflags = 0, rc, lrc;
+	int outflags = 0, rc, lrc, mode;
 
-	if (!(flags & SQLITE_OPEN_MAIN_DB) || !zName)
-		return lpcs_unix->xOpen(lpcs_unix, zName, file, flags, pOutFlags);
+	if (!(flags & SQLITE_OPEN_MAIN_DB) || !zName) {
+		rc = lpcs_unix->xOpen(lpcs_unix, zName, file, flags, pOutFlags);
+		if (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_WAL)) /* XJ2 */
+			lpcs_track_set(zName, rc == SQLITE_OK ? LPCS_J_PRESENT : LPCS_J_UNKNOWN);
+		return rc;
+	}
 	memset(p, 0, sizeof(*p));
+	mode = coherence_mode(zName);
+	if (mode < 0)
+		return SQLITE_CANTOPEN;
 	p->real = (sqlite3_file *)(p + 1);
 	rc = lpcs_unix->xOpen(lpcs_unix, zName, p->real, flags, &outflags);
 	if (rc != SQLITE_OK) {
@@ -56,11 +84,10 @@ static int lpcs_open(sqlite3_vfs *vfs, const char *zName, sqlite3_file *file, in
 	rc = p->real->pMethods->xFileSize(p->real, &size);
 	if (rc != SQLITE_OK)
 		goto fail;
-	p->node = lpcs_node_get(p->lf, size < 0 ? 0 : (uint64_t)size);
-	if (!p->node) {
-		rc = SQLITE_NOMEM;
+	rc = lpcs_node_get(p->lf, size < 0 ? 0 : (uint64_t)size, zName, mode == 1, &p->node);
+	if (rc != SQLITE_OK)
 		goto fail;
-	}
+	p->excl = p->node->excl;
 	p->base.pMethods = &lpcs_io_methods;
 	return SQLITE_OK;
 fail:
@@ -73,11 +100,20 @@ fail:
 
 static int lpcs_delete(sqlite3_vfs *vfs, const char *zName, int syncDir)
 {
-	return lpcs_unix->xDelete(lpcs_unix, zName, syncDir);
+	int rc = lpcs_unix->xDelete(lpcs_unix, zName, syncDir);
+
+	/* XJ3 */
+	lpcs_track_set(zName, rc == SQLITE_OK || rc == SQLITE_IOERR_DELETE_NOENT ?
+				      LPCS_J_ABSENT : LPCS_J_UNKNOWN);
+	return rc;
 }
 
 static int lpcs_access(sqlite3_vfs *vfs, const char *zName, int flags, int *pResOut)
 {
+	int rc;
+
+	if (flags == SQLITE_ACCESS_EXISTS && lpcs_track_access(zName, pResOut, &rc))
+		return rc; /* XJ1 */
 	return lpcs_unix->xAccess(lpcs_unix, zName, flags, pResOut);
 }
 

@@ -9,7 +9,10 @@
  * that each transaction is whole (a row per commit, and a running total
  * updated in the same transaction).  Rounds in both journal modes (default
  * 20 each; LPC_SQLITE_CRASH_ROUNDS).  A small SQLite cache makes big
- * transactions spill pages into lpc before their commit.  Prints its seed.
+ * transactions spill pages into lpc before their commit.  Odd rounds run
+ * child and reopen with lpc_coherence=exclusive: the reopen must find the
+ * hot journal or WAL the child left (registry.c XJ1), with no lock of the
+ * dead child's in the way.  Prints its seed.
  */
 #include <sys/wait.h>
 
@@ -52,11 +55,12 @@ static const char *self;
 
 static void rounds(const char *dir, const char *mode, int n, uint64_t *rs)
 {
-	char path[600], what[64];
+	char path[600], xpath[700], what[64];
 	int64_t reported = 0;
 	sqlite3 *db;
 
 	snprintf(path, sizeof(path), "%s/crash-%s.db", dir, mode);
+	snprintf(xpath, sizeof(xpath), "file:%s?lpc_coherence=exclusive", path);
 	db = sqt_open(path, "lpc");
 	sqt_exec(db, "CREATE TABLE t(seq INTEGER PRIMARY KEY, b BLOB);"
 		     "CREATE TABLE pad(id INTEGER PRIMARY KEY, b BLOB);"
@@ -68,7 +72,10 @@ static void rounds(const char *dir, const char *mode, int n, uint64_t *rs)
 		int64_t seq, commits = 0;
 		ssize_t r;
 
-		snprintf(what, sizeof(what), "%s round %d", mode, round);
+		const char *p = (round & 1) ? xpath : path;
+
+		snprintf(what, sizeof(what), "%s round %d (%s)", mode, round,
+			 (round & 1) ? "exclusive" : "detect");
 		REQUIRE(pipe(pfd) == 0, "pipe");
 		fflush(NULL);
 		pid = fork();
@@ -82,7 +89,7 @@ static void rounds(const char *dir, const char *mode, int n, uint64_t *rs)
 			snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
 			snprintf(seedarg, sizeof(seedarg), "%llu",
 				 (unsigned long long)(tst_rnd(rs) ^ (uint64_t)round));
-			execl(self, self, "--child", path, mode, fdarg, seedarg, (char *)NULL);
+			execl(self, self, "--child", p, mode, fdarg, seedarg, (char *)NULL);
 			_exit(4);
 		}
 		close(pfd[1]);
@@ -96,7 +103,7 @@ static void rounds(const char *dir, const char *mode, int n, uint64_t *rs)
 		REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		      "%s: the child died of SIGKILL (status 0x%x)", what, status);
-		db = sqt_open(path, "lpc");
+		db = sqt_open(p, "lpc");
 		sqt_check_integrity(db, what);
 		{
 			char sql[160];

@@ -12,6 +12,12 @@
  * with synchronous=OFF, so only SQ1's write-back at unlock makes the pages
  * reach the file) and the other process, through unix, must read it.
  * Both journal modes.  Prints its seed.
+ *
+ * Exclusive coherence (lpc_coherence=exclusive, registry.c): while this
+ * process has the database open so, another process is refused: through
+ * lpc in exclusive mode its open fails with SQLITE_BUSY and the VFS's line
+ * in sqlite3_log; through unix or lpc in detect mode its first statement
+ * is SQLITE_BUSY.  Once this process closes, the other opens and reads.
  */
 #include <sys/wait.h>
 
@@ -20,11 +26,52 @@
 /* The other process: --child PATH VFS MODE ACTION EXPECT.  ACTION "write":
  * counter += 1, 50 rows, WAL checkpoint; "read": exits 0 if the counter is
  * EXPECT and integrity_check is ok. */
+static int logged_refusal;
+
+static void log_cb(void *arg, int code, const char *msg)
+{
+	if (code == SQLITE_BUSY && strstr(msg, "lpc_sqlite:") && strstr(msg, "exclusive"))
+		logged_refusal = 1;
+}
+
+/* "refused": the open (lpc exclusive: EXPECT 1) or the first read fails
+ * with SQLITE_BUSY. */
+static int child_refused(const char *path, const char *vfs, long long at_open)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, vfs);
+
+	if (at_open) {
+		if (rc != SQLITE_BUSY || !logged_refusal) {
+			fprintf(stderr, "child: open through %s = %d (want SQLITE_BUSY), logged %d\n",
+				vfs, rc, logged_refusal);
+			return 1;
+		}
+		sqlite3_close(db);
+		return 0;
+	}
+	if (rc != SQLITE_OK) {
+		fprintf(stderr, "child: open through %s = %d\n", vfs, rc);
+		return 1;
+	}
+	rc = sqlite3_exec(db, "SELECT count(*) FROM kv", NULL, NULL, NULL);
+	sqlite3_close(db);
+	if (rc != SQLITE_BUSY) {
+		fprintf(stderr, "child: read through %s = %d (want SQLITE_BUSY)\n", vfs, rc);
+		return 1;
+	}
+	return 0;
+}
+
 static int child(const char *path, const char *vfs, const char *mode, const char *action,
 		 long long expect)
 {
-	sqlite3 *db = sqt_open(path, vfs);
+	sqlite3 *db;
 	char sql[160];
+
+	if (!strcmp(action, "refused"))
+		return child_refused(path, vfs, expect);
+	db = sqt_open(path, vfs);
 
 	if (!strcmp(action, "read")) {
 		char ic[256];
@@ -112,12 +159,40 @@ static void rounds(const char *dir, const char *mode, int n, uint64_t *rs)
 	CHECK(sqlite3_close(db) == SQLITE_OK, "%s: close", mode);
 }
 
+static void refused(const char *dir, const char *mode)
+{
+	char path[600], uri[700], detect[720], what[64];
+	sqlite3 *db;
+
+	snprintf(path, sizeof(path), "%s/excl-%s.db", dir, mode);
+	snprintf(uri, sizeof(uri), "file:%s?lpc_coherence=exclusive", path);
+	snprintf(detect, sizeof(detect), "file:%s?lpc_coherence=detect", path);
+	snprintf(what, sizeof(what), "exclusive/%s", mode);
+	db = sqt_open(uri, "lpc");
+	sqt_exec(db, strcmp(mode, "wal") ? "PRAGMA journal_mode=delete" : "PRAGMA journal_mode=wal");
+	sqt_exec(db, "CREATE TABLE kv(k INTEGER PRIMARY KEY, v INT); INSERT INTO kv VALUES(1, 41);"
+		     "PRAGMA synchronous=OFF; UPDATE kv SET v = 42");
+	CHECK_EQ(spawn(uri, "lpc", mode, "refused", 1), 0,
+		 "%s: lpc exclusive in another process: open is SQLITE_BUSY, logged", what);
+	CHECK_EQ(spawn(path, "unix", mode, "refused", 0), 0,
+		 "%s: unix in another process: SQLITE_BUSY", what);
+	CHECK_EQ(spawn(detect, "lpc", mode, "refused", 0), 0,
+		 "%s: lpc detect in another process: SQLITE_BUSY", what);
+	CHECK_EQ(sqt_int(db, "SELECT v FROM kv WHERE k = 1"), 42, "%s: we still read", what);
+	CHECK(sqlite3_close(db) == SQLITE_OK, "%s: close", what);
+	/* Closed: the lock is gone, and the synchronous=OFF write reached the
+	 * file before it went. */
+	CHECK_EQ(spawn(uri, "lpc", mode, "read", 42), 0, "%s: after close, another reads", what);
+	CHECK_EQ(spawn(path, "unix", mode, "read", 42), 0, "%s: after close, unix reads", what);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir;
 	uint64_t rs;
 
 	if (argc == 7 && !strcmp(argv[1], "--child")) {
+		sqlite3_config(SQLITE_CONFIG_LOG, log_cb, NULL);
 		sqt_register();
 		return child(argv[2], argv[3], argv[4], argv[5], atoll(argv[6]));
 	}
@@ -128,5 +203,7 @@ int main(int argc, char **argv)
 	rs = tst_seed;
 	rounds(dir, "delete", SQT_SCALE(12), &rs);
 	rounds(dir, "wal", SQT_SCALE(12), &rs);
+	refused(dir, "delete");
+	refused(dir, "wal");
 	return tst_finish();
 }

@@ -12,6 +12,8 @@
  * SQLite's cache_size=32 keep lpc evicting and SQLite reading through it.
  * LPC_SQLITE_PAGE_KB sets lpc's page size (the release build runs it again
  * with 1 KiB lpc pages, smaller than most SQLite pages).  Prints its seed;
+ * Half the workloads open the lpc twin with lpc_coherence=exclusive (file.c,
+ * X1-X4, XJ1-XJ3): the same checks, the rounds shared between the modes.
  * --seed N replays.
  */
 #include "sqlite_test.h"
@@ -73,7 +75,8 @@ static void compare(sqlite3 *db[2], const char *what, int step)
 	      (long long)r1, (unsigned long long)h1, (long long)r0, (unsigned long long)h0);
 }
 
-static void workload(const char *dir, const char *mode, int page_size, int ops, uint64_t *rs)
+static void workload(const char *dir, const char *mode, int page_size, bool excl, int ops,
+		     uint64_t *rs)
 {
 	char p0[600], p1[700], sql[128], what[64];
 	sqlite3 *db[2];
@@ -81,9 +84,10 @@ static void workload(const char *dir, const char *mode, int page_size, int ops, 
 	struct lpc_stats st0, st1;
 
 	lpc_sqlite_stats(&st0);
-	snprintf(what, sizeof(what), "%s/%d", mode, page_size);
+	snprintf(what, sizeof(what), "%s/%d/%s", mode, page_size, excl ? "exclusive" : "detect");
 	snprintf(p0, sizeof(p0), "%s/unix-%s-%d.db", dir, mode, page_size);
-	snprintf(p1, sizeof(p1), "file:%s/lpc-%s-%d.db?lpc_cache_mb=4", dir, mode, page_size);
+	snprintf(p1, sizeof(p1), "file:%s/lpc-%s-%d.db?lpc_cache_mb=4&lpc_coherence=%s", dir, mode,
+		 page_size, excl ? "exclusive" : "detect");
 	db[0] = sqt_open(p0, "unix");
 	db[1] = sqt_open(p1, "lpc");
 	snprintf(sql, sizeof(sql), "PRAGMA page_size=%d; PRAGMA journal_mode=%s; PRAGMA cache_size=32",
@@ -161,12 +165,13 @@ int main(int argc, char **argv)
 	dir = tst_tmpdir();
 	REQUIRE(dir, "tmpdir");
 	rs = tst_seed;
-	workload(dir, "delete", 4096, SQT_SCALE(120), &rs);
-	workload(dir, "wal", 4096, SQT_SCALE(120), &rs);
-	workload(dir, "delete", 512, SQT_SCALE(80), &rs);
-	workload(dir, "wal", 1024, SQT_SCALE(80), &rs);
-	workload(dir, "truncate", 65536, SQT_SCALE(60), &rs);
-	workload(dir, "wal", 65536, SQT_SCALE(60), &rs);
+	workload(dir, "delete", 4096, false, SQT_SCALE(120), &rs);
+	workload(dir, "wal", 4096, true, SQT_SCALE(120), &rs);
+	workload(dir, "delete", 512, true, SQT_SCALE(80), &rs);
+	workload(dir, "wal", 1024, false, SQT_SCALE(80), &rs);
+	workload(dir, "truncate", 65536, true, SQT_SCALE(60), &rs);
+	workload(dir, "wal", 65536, false, SQT_SCALE(60), &rs);
+	workload(dir, "delete", 1024, true, SQT_SCALE(40), &rs);
 	lpc_sqlite_stats(&st);
 	printf("lpc: %llu lookups, %llu hits, %llu reads, %llu writebacks, %llu evictions, %llu fsyncs\n",
 	       (unsigned long long)st.lookups, (unsigned long long)st.hits,

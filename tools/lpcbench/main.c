@@ -98,7 +98,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\noptions [default]:\n"
 		"  --threads LIST   thread counts, comma-separated; every round runs each [" DEF_THREADS "]\n"
-		"  --rounds N       measured rounds; ratios are taken within a round [%u; write: 11]\n"
+		"  --rounds N       measured rounds; ratios are taken within a round [%u; write: 11; sqlite: 15]\n"
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"

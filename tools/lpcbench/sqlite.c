@@ -26,6 +26,15 @@
  * PRAGMA quick_check), each at every --threads count with one connection
  * per thread, through unix and through lpc.
  *
+ * lpc_excl: the same as lpc, but every connection opens its copy of the
+ * database with lpc_coherence=exclusive (liblpc_sqlite's refusing mode: an
+ * OFD lock keeps other processes out, SQLite's locks between this
+ * process's connections are the VFS's own, no system call per query).  Its
+ * rows run in a second child process, forked as the first, with an lpc
+ * cache of its own of the same budget (one process has one lpc cache: in
+ * this process both lpc files would share B).  unix with PRAGMA
+ * locking_mode=EXCLUSIVE is not a row: bench/README.md says why.
+ *
  * Equal memory.  lpc's rows run in this process: one lpc cache of B (the
  * URI parameter lpc_cache_mb of the first open) under SQLite's own
  * per-connection caches.  The unix rows run in a child process in a memory
@@ -104,7 +113,7 @@ const char *const sq_work_name[SQ_NR] = {
 	[SQ_TPCB] = "tpcb", [SQ_TPCB_WAL] = "tpcb-wal",
 };
 const char *const sq_db_name[SD_NR] = { "small", "large", "tpcb", "tpcb-wal" };
-const char *const sq_vfs_name[SV_NR] = { "unix", "lpc" };
+const char *const sq_vfs_name[SV_NR] = { "unix", "lpc", "lpc_excl" };
 
 /* Seconds each side warms with the phase's workload after the limit is set,
  * at the default --slice-ms (100); both this and SQ_WARM_SLICE_NS scale with
@@ -177,8 +186,8 @@ struct sqctx {
 	struct side side;    /* this process's: lpc (the child's: unix) */
 	struct memcg cg;
 	bool have_cg, have_lpc;
-	pid_t child;
-	int cmd_fd, res_fd;
+	/* the children: [SV_UNIX] in the cgroup, [SV_LPC_EXCL]; pid 0: none */
+	struct { pid_t pid; int cmd_fd, res_fd; } kid[SV_NR];
 };
 
 /* ---- cleanup: the child, the cgroup and the files, at exit and on a signal ---- */
@@ -199,10 +208,12 @@ static void sq_cleanup_now(void)
 	if (!x || getpid() != cleanup_owner)
 		return;
 	cleanup_ctx = NULL;
-	if (x->child > 0) {
-		kill(x->child, SIGKILL);
-		waitpid(x->child, NULL, 0);
-		x->child = 0;
+	for (unsigned v = 0; v < SV_NR; v++) {
+		if (x->kid[v].pid > 0) {
+			kill(x->kid[v].pid, SIGKILL);
+			waitpid(x->kid[v].pid, NULL, 0);
+			x->kid[v].pid = 0;
+		}
 	}
 	memcg_remove(&x->cg);
 	for (unsigned i = 0; i < SQ_NR_FILES; i++)
@@ -569,7 +580,8 @@ static uint64_t sq_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop
 
 static void conn_uri(const struct sqctx *x, enum sq_db d, enum sq_vfs v, char *buf, size_t len)
 {
-	snprintf(buf, len, "file:%s?lpc_cache_mb=%" PRIu64, x->path[d][v], x->lpc_bytes >> 20);
+	snprintf(buf, len, "file:%s?lpc_cache_mb=%" PRIu64 "&lpc_coherence=%s", x->path[d][v],
+		 x->lpc_bytes >> 20, v == SV_LPC_EXCL ? "exclusive" : "detect");
 }
 
 #define PREP(db, sql, out)                                                      \
@@ -763,6 +775,8 @@ static void side_init(struct sqctx *x, struct side *sd, enum sq_vfs v, const cha
 	sd->pool = pool_create(x->nr_workers, x->env->opts->pin);
 }
 
+static void lpc_counters(struct lpc_stats *st);
+
 /* Does one command on this process's side (the child's, or lpc's here). */
 static void side_cmd(struct sqctx *x, struct side *sd, const struct sq_cmd *c, struct sq_res *r)
 {
@@ -783,11 +797,26 @@ static void side_cmd(struct sqctx *x, struct side *sd, const struct sq_cmd *c, s
 		if (!r->err)
 			r->err = side_scan(sd, r->msg, sizeof(r->msg));
 		break;
-	case CMD_RUN:
+	case CMD_RUN: {
+		struct lpc_stats a, b;
+
+		if (sd->v != SV_UNIX)
+			lpc_counters(&a);
 		side_run(sd, (enum sq_work)c->w, c->threads, c->slice_ns, &r->s, r->msg,
 			 sizeof(r->msg));
 		r->err = r->s.err;
+		if (sd->v != SV_UNIX) {
+			lpc_counters(&b);
+			r->s.lookups = b.lookups - a.lookups;
+			r->s.hits = b.hits - a.hits;
+			r->s.reads = b.reads - a.reads;
+			r->s.read_around = b.read_around - a.read_around;
+			r->s.vwrites = b.vectored_writes - a.vectored_writes;
+			r->s.fsyncs = b.fsyncs - a.fsyncs;
+			r->s.evictions = b.evictions - a.evictions;
+		}
 		break;
+	}
 	case CMD_CLOSE:
 		if (sd->open && (sd->d == SD_TPCB || sd->d == SD_TPCB_WAL))
 			r->err = side_check(sd, r->msg, sizeof(r->msg));
@@ -831,36 +860,57 @@ static void xwrite_full(int fd, const void *p, size_t len)
 	}
 }
 
-static __attribute__((noreturn)) void child_main(struct sqctx *x, const char *vfs)
+/* The lpc_excl child's own VFS: lpc registered in it, counted. */
+static void child_lpc_vfs(char *name, size_t len)
+{
+#ifdef LPCBENCH_HAVE_LPC_SQLITE
+	int rc = lpc_sqlite_register(0);
+
+	if (rc)
+		die("sqlite: lpc_sqlite_register: %s", sqlite3_errstr(rc));
+	rc = sq_vfs_wrap(LPC_SQLITE_VFS_NAME, name, (unsigned)len);
+	if (rc)
+		die("sqlite: cannot wrap the lpc VFS: %s", sqlite3_errstr(rc));
+#else
+	snprintf(name, len, "count-lpc");
+#endif
+}
+
+static __attribute__((noreturn)) void child_main(struct sqctx *x, enum sq_vfs v, const char *vfs)
 {
 	struct side sd = { 0 };
 	struct sq_cmd c;
 	struct sq_res r;
+	char name[64];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		_exit(1);
 	for (;;) {
-		xread_full(x->cmd_fd, &c, sizeof(c));
-		if (c.op == CMD_SETUP) /* inside the cgroup now */
-			side_init(x, &sd, SV_UNIX, vfs);
+		xread_full(x->kid[v].cmd_fd, &c, sizeof(c));
+		if (c.op == CMD_SETUP) { /* inside the cgroup now (unix) */
+			snprintf(name, sizeof(name), "%s", vfs);
+			if (v != SV_UNIX)
+				child_lpc_vfs(name, sizeof(name));
+			side_init(x, &sd, v, name);
+		}
 		side_cmd(x, &sd, &c, &r);
 		if (c.op == CMD_QUIT) {
 			if (sd.open)
 				side_close(&sd);
 			_exit(0);
 		}
-		xwrite_full(x->res_fd, &r, sizeof(r));
+		xwrite_full(x->kid[v].res_fd, &r, sizeof(r));
 	}
 }
 
-static void child_call(struct sqctx *x, const struct sq_cmd *c, struct sq_res *r)
+static void child_call(struct sqctx *x, enum sq_vfs v, const struct sq_cmd *c, struct sq_res *r)
 {
 	size_t done = 0;
 
-	xwrite_full(x->cmd_fd, c, sizeof(*c));
+	xwrite_full(x->kid[v].cmd_fd, c, sizeof(*c));
 	while (done < sizeof(*r)) {
-		ssize_t n = read(x->res_fd, (char *)r + done, sizeof(*r) - done);
+		ssize_t n = read(x->kid[v].res_fd, (char *)r + done, sizeof(*r) - done);
 		int status;
 
 		if (n < 0 && errno == EINTR)
@@ -870,67 +920,85 @@ static void child_call(struct sqctx *x, const struct sq_cmd *c, struct sq_res *r
 			continue;
 		}
 		/* The child is gone: say how (the OOM killer of its cgroup?). */
-		if (waitpid(x->child, &status, 0) == x->child) {
-			x->child = 0;
+		if (waitpid(x->kid[v].pid, &status, 0) == x->kid[v].pid) {
+			x->kid[v].pid = 0;
 			if (WIFSIGNALED(status))
-				die("sqlite: the unix side's process died of signal %d%s",
+				die("sqlite: the %s side's process died of signal %d%s", sq_vfs_name[v],
 				    WTERMSIG(status),
 				    WTERMSIG(status) == SIGKILL ? " (the memory cgroup's OOM killer?)" : "");
-			die("sqlite: the unix side's process exited with status %d",
+			die("sqlite: the %s side's process exited with status %d", sq_vfs_name[v],
 			    WEXITSTATUS(status));
 		}
 		die_err(n < 0 ? errno : EPIPE, "the sqlite benchmark's child pipe");
 	}
 }
 
-/* Forks the unix side into the memory cgroup, whose limit is raised for now
- * (set per phase once the connections are warm). */
-static void child_start(struct sqctx *x, const char *name)
+/* Forks the side v's process: unix into the memory cgroup, whose limit is
+ * raised for now (set per phase once the connections are warm); lpc_excl
+ * with no cgroup (lpc's budget bounds it).  Return: false if it cannot run
+ * (no cgroup for unix). */
+static bool child_start(struct sqctx *x, enum sq_vfs v, const char *name)
 {
 	struct sq_cmd c = { .op = CMD_SETUP };
 	struct sq_res r;
 	int cmd[2], res[2], err;
+	pid_t pid;
 
-	if (memcg_create(&x->cg, name, x->lpc_bytes + SQ_OPEN_ROOM)) {
-		x->have_cg = false;
-		return;
-	}
-	x->have_cg = true;
+	if (v == SV_UNIX && memcg_create(&x->cg, name, x->lpc_bytes + SQ_OPEN_ROOM))
+		return false;
 	if (pipe2(cmd, O_CLOEXEC) || pipe2(res, O_CLOEXEC))
 		die_err(errno, "pipe");
 	fflush(NULL);
-	x->child = fork();
-	if (x->child < 0)
+	pid = fork();
+	if (pid < 0)
 		die_err(errno, "fork");
-	if (x->child == 0) {
+	if (pid == 0) {
 		close(cmd[1]);
 		close(res[0]);
-		x->cmd_fd = cmd[0];
-		x->res_fd = res[1];
-		child_main(x, "count-unix");
+		for (unsigned i = 0; i < SV_NR; i++) /* the other child's pipes */
+			if (x->kid[i].pid > 0) {
+				close(x->kid[i].cmd_fd);
+				close(x->kid[i].res_fd);
+				x->kid[i].pid = 0;
+			}
+		x->kid[v].cmd_fd = cmd[0];
+		x->kid[v].res_fd = res[1];
+		child_main(x, v, "count-unix");
 	}
+	x->kid[v].pid = pid;
 	close(cmd[0]);
 	close(res[1]);
-	x->cmd_fd = cmd[1];
-	x->res_fd = res[0];
-	err = memcg_add(&x->cg, x->child);
-	if (err)
-		die_err(err, "moving the unix rows' process into %s", x->cg.path);
-	child_call(x, &c, &r);
+	x->kid[v].cmd_fd = cmd[1];
+	x->kid[v].res_fd = res[0];
+	if (v == SV_UNIX) {
+		err = memcg_add(&x->cg, pid);
+		if (err)
+			die_err(err, "moving the unix rows' process into %s", x->cg.path);
+	}
+	child_call(x, v, &c, &r);
+	return true;
 }
 
-static void child_stop(struct sqctx *x)
+static void child_stop(struct sqctx *x, enum sq_vfs v)
 {
 	struct sq_cmd c = { .op = CMD_QUIT };
 
-	if (x->child <= 0)
+	if (x->kid[v].pid <= 0)
 		return;
-	xwrite_full(x->cmd_fd, &c, sizeof(c));
-	waitpid(x->child, NULL, 0);
-	x->child = 0;
-	close(x->cmd_fd);
-	close(x->res_fd);
-	memcg_remove(&x->cg);
+	xwrite_full(x->kid[v].cmd_fd, &c, sizeof(c));
+	waitpid(x->kid[v].pid, NULL, 0);
+	x->kid[v].pid = 0;
+	close(x->kid[v].cmd_fd);
+	close(x->kid[v].res_fd);
+	if (v == SV_UNIX)
+		memcg_remove(&x->cg);
+}
+
+/* Whether side v runs: unix with its cgroup, lpc with liblpc_sqlite,
+ * lpc_excl with it and its process. */
+static bool side_on(const struct sqctx *x, enum sq_vfs v)
+{
+	return v == SV_UNIX ? x->have_cg : v == SV_LPC ? x->have_lpc : x->kid[v].pid > 0;
 }
 
 /* ---- setup ---- */
@@ -950,7 +1018,8 @@ static uint64_t sq_budget(const struct bench_opts *o)
 	return (uint64_t)(o->cache_mb_set ? o->cache_mb : SQ_DEF_CACHE_MB) << 20;
 }
 
-static void build_rows(struct sq_results *res, const struct bench_opts *o, bool cg, bool lpc)
+static void build_rows(struct sq_results *res, const struct bench_opts *o, bool cg, bool lpc,
+		       bool excl)
 {
 	struct sq_row *r = xcalloc((size_t)SQ_NR * o->nr_tconf * SV_NR, sizeof(*r));
 	unsigned n = 0;
@@ -959,7 +1028,7 @@ static void build_rows(struct sq_results *res, const struct bench_opts *o, bool 
 		for (unsigned t = 0; t < o->nr_tconf; t++)
 			for (enum sq_vfs v = 0; v < SV_NR; v++)
 				r[n++] = (struct sq_row){ w, v, o->threads[t],
-							  v == SV_UNIX ? !cg : !lpc };
+							  v == SV_UNIX ? !cg : v == SV_LPC ? !lpc : !excl };
 	res->rows = r;
 	res->nr_rows = n;
 }
@@ -970,6 +1039,13 @@ static uint64_t slice_ns_of(const struct bench_opts *o, enum sq_work w)
 	return (uint64_t)o->slice_ms * 1000000u;
 }
 
+/* --rounds, else SQ_DEF_ROUNDS (three sides per round: about the time 21
+ * rounds of two took). */
+static unsigned sq_rounds(const struct bench_opts *o)
+{
+	return o->rounds_set || o->rounds < SQ_DEF_ROUNDS ? o->rounds : SQ_DEF_ROUNDS;
+}
+
 static double sq_estimate_s(const struct bench_opts *o)
 {
 	double slices = 0, warm = 0;
@@ -978,7 +1054,7 @@ static double sq_estimate_s(const struct bench_opts *o)
 		slices += (double)o->nr_tconf * SV_NR * (double)slice_ns_of(o, w) / 1e9;
 	for (enum sq_db d = 0; d < SD_NR; d++)
 		warm += SV_NR * (warm_s[d] + SQ_WARM_SLICE_NS / 1e9) * warm_scale(o);
-	return (o->warmup + o->rounds) * slices + warm;
+	return (o->warmup + sq_rounds(o)) * slices + warm;
 }
 
 static void sq_check_opts(const struct bench_opts *o)
@@ -1034,8 +1110,9 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 			build_tpcb(x->path[d][SV_UNIX], x->rows[d], x->tellers, x->branches,
 				   d == SD_TPCB_WAL);
 		copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC]);
-		sync_drop(x->path[d][SV_UNIX]);
-		sync_drop(x->path[d][SV_LPC]);
+		copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC_EXCL]);
+		for (unsigned v = 0; v < SV_NR; v++)
+			sync_drop(x->path[d][v]);
 		res->end[d].db_bytes = file_bytes(x->path[d][SV_UNIX]);
 		progress_done();
 	}
@@ -1044,9 +1121,12 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	zipf_init(&x->zipf[1], (uint32_t)x->rows[SD_LARGE], o->zipf_theta, o->seed);
 	progress_done();
 
-	/* The child first, before this process starts threads or lpc's cache. */
+	/* The children first, before this process starts threads or lpc's cache. */
 	snprintf(name, sizeof(name), "lpcbench-sqlite.%d", (int)getpid());
-	child_start(x, name);
+	x->have_cg = child_start(x, SV_UNIX, name);
+#ifdef LPCBENCH_HAVE_LPC_SQLITE
+	child_start(x, SV_LPC_EXCL, name);
+#endif
 	res->memcg = x->have_cg;
 	res->memcg_version = x->cg.version;
 	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->cg.why);
@@ -1065,7 +1145,7 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 #endif
 	res->have_lpc = x->have_lpc;
 	side_init(x, &x->side, SV_LPC, name);
-	build_rows(res, o, x->have_cg, x->have_lpc);
+	build_rows(res, o, x->have_cg, x->have_lpc, side_on(x, SV_LPC_EXCL));
 }
 
 static void sq_echo(const struct sqctx *x, const struct sq_results *res)
@@ -1104,9 +1184,9 @@ static void sq_echo(const struct sqctx *x, const struct sq_results *res)
 	printf("  zipf       theta %.2f over the keys (ranks permuted, seed %" PRIu64 ")\n", o->zipf_theta,
 	       o->seed);
 	printf("  phases     per database: open, scan once, warm %.2f s at the most threads, set the limit,\n"
-	       "             warm %.1f-%.1f s more, then %u warm-up and %u measured rounds (unix, lpc alternate)\n",
+	       "             warm %.1f-%.1f s more, then %u warm-up and %u measured rounds (unix, lpc, lpc_excl in turn)\n",
 	       warm_slice_ns(o) / 1e9, warm_s[SD_SMALL] * warm_scale(o),
-	       warm_s[SD_LARGE] * warm_scale(o), o->warmup, o->rounds);
+	       warm_s[SD_LARGE] * warm_scale(o), o->warmup, sq_rounds(o));
 	printf("  counting   VFS calls by a counting VFS over each; system calls: the unix VFS's system-call\n"
 	       "             table and fdatasync/fsync wrapped (exact for unix and for what lpc's VFS delegates\n"
 	       "             to it), plus lpc's backend reads and vectored writes (lpc_sqlite_stats)\n");
@@ -1120,7 +1200,8 @@ static void sq_teardown(struct sqctx *x)
 	struct sq_cmd c = { .op = CMD_CLOSE };
 	struct sq_res r;
 
-	child_stop(x);
+	child_stop(x, SV_UNIX);
+	child_stop(x, SV_LPC_EXCL);
 	side_cmd(x, &x->side, &c, &r);
 	pool_destroy(x->side.pool);
 	for (unsigned i = 0; i < x->nr_workers; i++)
@@ -1149,25 +1230,13 @@ static void run_row(struct sqctx *x, enum sq_work w, enum sq_vfs v, unsigned thr
 	struct sq_cmd c = { CMD_RUN, sq_work_db(w), w, threads, slice_ns };
 	struct sq_res r;
 
-	if (v == SV_UNIX) {
-		child_call(x, &c, &r);
-		*s = r.s;
-		if (r.err)
-			snprintf(msg, len, "%s", r.msg);
-	} else {
-		struct lpc_stats a, b;
-
-		lpc_counters(&a);
-		side_run(&x->side, w, threads, slice_ns, s, msg, len);
-		lpc_counters(&b);
-		s->lookups = b.lookups - a.lookups;
-		s->hits = b.hits - a.hits;
-		s->reads = b.reads - a.reads;
-		s->read_around = b.read_around - a.read_around;
-		s->vwrites = b.vectored_writes - a.vectored_writes;
-		s->fsyncs = b.fsyncs - a.fsyncs;
-		s->evictions = b.evictions - a.evictions;
-	}
+	if (v == SV_LPC)
+		side_cmd(x, &x->side, &c, &r);
+	else
+		child_call(x, v, &c, &r);
+	*s = r.s;
+	if (r.err)
+		snprintf(msg, len, "%s", r.msg);
 }
 
 static void csv_sample(const struct bench_env *env, unsigned round, const struct sq_row *row,
@@ -1193,7 +1262,7 @@ static void csv_sample(const struct bench_env *env, unsigned round, const struct
 		return;
 	snprintf(var, sizeof(var), "%s/%s", sq_work_name[row->w], sq_vfs_name[row->v]);
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
-		if (i >= 13 && row->v != SV_LPC)
+		if (i >= 13 && row->v == SV_UNIX)
 			break;
 		k.metric = f[i].m;
 		csv_raw(env->csv, &k, (double)f[i].v);
@@ -1224,15 +1293,15 @@ static void open_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 	/* Room for the new connections until warm() sets the phase's limit. */
 	if (x->have_cg)
 		memcg_set_limit(&x->cg, x->lpc_bytes + SQ_OPEN_ROOM);
-	if (x->have_cg) {
-		child_call(x, &c, &r);
+	for (enum sq_vfs v = 0; v < SV_NR; v++) {
+		if (!side_on(x, v))
+			continue;
+		if (v == SV_LPC)
+			side_cmd(x, &x->side, &c, &r);
+		else
+			child_call(x, v, &c, &r);
 		if (r.err)
-			side_failed(res, d, SV_UNIX, r.msg);
-	}
-	if (x->have_lpc) {
-		side_cmd(x, &x->side, &c, &r);
-		if (r.err)
-			side_failed(res, d, SV_LPC, r.msg);
+			side_failed(res, d, v, r.msg);
 	}
 }
 
@@ -1241,14 +1310,16 @@ static void close_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 	struct sq_cmd c = { .op = CMD_CLOSE };
 	struct sq_res r;
 
-	if (x->have_cg) {
-		child_call(x, &c, &r);
+	for (enum sq_vfs v = 0; v < SV_NR; v++) {
+		if (v == SV_LPC)
+			side_cmd(x, &x->side, &c, &r);
+		else if (side_on(x, v))
+			child_call(x, v, &c, &r);
+		else
+			continue;
 		if (r.err)
-			side_failed(res, d, SV_UNIX, r.msg);
+			side_failed(res, d, v, r.msg);
 	}
-	side_cmd(x, &x->side, &c, &r);
-	if (r.err)
-		side_failed(res, d, SV_LPC, r.msg);
 }
 
 /*
@@ -1299,7 +1370,7 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 		w++;
 	progress("sqlite %s: warming", sq_db_name[d]);
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
-		if ((v == SV_UNIX ? !x->have_cg : !x->have_lpc) || e->err[v][0])
+		if (!side_on(x, v) || e->err[v][0])
 			continue;
 		run_row(x, w, v, t, warm_slice_ns(o), &s, msg, sizeof(msg));
 		if (s.err)
@@ -1309,7 +1380,7 @@ static void warm(struct sqctx *x, enum sq_db d, struct sq_results *res)
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
 		uint64_t t1 = now_ns();
 
-		if ((v == SV_UNIX ? !x->have_cg : !x->have_lpc) || e->err[v][0])
+		if (!side_on(x, v) || e->err[v][0])
 			continue;
 		while ((double)(now_ns() - t1) / 1e9 < warm_s[d] * warm_scale(o)) {
 			if (v == SV_UNIX)
@@ -1329,7 +1400,7 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 		      double est)
 {
 	const struct bench_opts *o = x->env->opts;
-	unsigned total = o->warmup + o->rounds;
+	unsigned total = o->warmup + sq_rounds(o);
 	struct sq_phase_end *e = &res->end[d];
 	struct lpc_stats st;
 
@@ -1345,7 +1416,7 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 
 		progress("sqlite %s: %s round %u/%u, ~%.0f s left", sq_db_name[d],
 			 warmup ? "warm-up" : "measured", warmup ? r + 1 : r - o->warmup + 1,
-			 warmup ? o->warmup : o->rounds, est > el ? est - el : 0);
+			 warmup ? o->warmup : sq_rounds(o), est > el ? est - el : 0);
 		for (unsigned i = 0; i < res->nr_rows; i++) {
 			const struct sq_row *row = &res->rows[i];
 			struct sq_sample s, *dst;
@@ -1379,12 +1450,12 @@ static void sq_run(const struct bench_env *env)
 {
 	const struct bench_opts *o = env->opts;
 	struct sqctx x = { .env = env };
-	struct sq_results res = { .rounds = o->rounds };
+	struct sq_results res = { .rounds = sq_rounds(o) };
 	uint64_t t0;
 
 	sq_setup(&x, &res);
 	sq_echo(&x, &res);
-	res.s = xcalloc((size_t)o->rounds * res.nr_rows, sizeof(*res.s));
+	res.s = xcalloc((size_t)res.rounds * res.nr_rows, sizeof(*res.s));
 	t0 = now_ns();
 	for (enum sq_db d = 0; d < SD_NR; d++)
 		run_phase(&x, d, &res, t0, sq_estimate_s(o));

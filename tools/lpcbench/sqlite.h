@@ -27,7 +27,13 @@ enum sq_work {
 	SQ_NR,
 };
 
-enum sq_vfs { SV_UNIX, SV_LPC, SV_NR };
+/* unix: the unix VFS in a memory cgroup (a child process); lpc: the VFS
+ * lpc in detect coherence (this process); lpc_excl: lpc with
+ * lpc_coherence=exclusive (a second child, with a cache of its own). */
+enum sq_vfs { SV_UNIX, SV_LPC, SV_LPC_EXCL, SV_NR };
+
+/* Measured rounds when --rounds is not given (three sides per round). */
+#define SQ_DEF_ROUNDS 15
 
 extern const char *const sq_work_name[SQ_NR];
 extern const char *const sq_db_name[SD_NR];

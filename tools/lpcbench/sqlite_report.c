@@ -156,7 +156,7 @@ static void csv_sum(const struct rep *rp, enum sq_work w, const char *vfs, unsig
 }
 
 static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
-		       struct summary goal[][BENCH_MAX_TCONF])
+		       struct summary goal[][SQ_NR][BENCH_MAX_TCONF])
 {
 	const struct bench_opts *o = rp->env->opts;
 	const char *unit = sq_work_writes(w) ? "ktx/s" : "kq/s";
@@ -164,7 +164,7 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 
 	printf("sqlite %s (%s; median [min - max] over %u rounds)\n", sq_work_name[w], unit,
 	       rp->res->rounds);
-	printf("  %7s %-5s %9s %21s %6s %7s %6s  %-28s%s\n", "threads", "vfs", unit, "range",
+	printf("  %7s %-8s %9s %21s %6s %7s %6s  %-28s%s\n", "threads", "vfs", unit, "range",
 	       "hit", "xRead/q", "sys/q", "(read write lock sync other)",
 	       sq_work_writes(w) ? " busy/tx" : "");
 	for (unsigned t = 0; t < o->nr_tconf; t++) {
@@ -176,12 +176,12 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 
 			row[v] = find_row(rp->res, w, v, th);
 			if (row[v] < 0) {
-				printf("  %7u %-5s %9s\n", th, sq_vfs_name[v], "skipped");
+				printf("  %7u %-8s %9s\n", th, sq_vfs_name[v], "skipped");
 				continue;
 			}
 			k = over(rp, f_kqps, row[v]);
-			h = over(rp, v == SV_LPC ? f_hit_lpc : f_hit_unix, row[v]);
-			printf("  %7u %-5s %9.2f [%8.2f - %8.2f] %6.3f %7.2f %6.2f  (%4.2f %4.2f %4.2f %4.2f %4.2f)",
+			h = over(rp, v != SV_UNIX ? f_hit_lpc : f_hit_unix, row[v]);
+			printf("  %7u %-8s %9.2f [%8.2f - %8.2f] %6.3f %7.2f %6.2f  (%4.2f %4.2f %4.2f %4.2f %4.2f)",
 			       th, sq_vfs_name[v], k.med, k.min, k.max, h.med,
 			       over(rp, f_xread, row[v]).med, over(rp, f_sys, row[v]).med,
 			       over(rp, f_sys_read, row[v]).med, over(rp, f_sys_write, row[v]).med,
@@ -202,21 +202,27 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 			plot_row(pl, "%s/%u,%s,%s", sq_work_name[w], th, sq_vfs_name[v],
 				 plot_sum(c, sizeof(c), &k));
 		}
-		goal[w][t] = ratio(rp, row[SV_LPC], row[SV_UNIX]);
-		if (!isnan(goal[w][t].med)) {
-			printf("  %7u lpc/unix %8.2f [%5.2f - %5.2f]\n", th, goal[w][t].med,
-			       goal[w][t].min, goal[w][t].max);
-			csv_sum(rp, w, "-", th, "ratio_lpc_unix", &goal[w][t]);
+		for (enum sq_vfs v = SV_LPC; v < SV_NR; v++) {
+			struct summary *g = &goal[v - SV_LPC][w][t];
+
+			*g = ratio(rp, row[v], row[SV_UNIX]);
+			if (isnan(g->med))
+				continue;
+			printf("  %7u %s/unix %*s%8.2f [%5.2f - %5.2f]\n", th, sq_vfs_name[v],
+			       v == SV_LPC ? 5 : 0, "", g->med, g->min, g->max);
+			csv_sum(rp, w, "-", th, v == SV_LPC ? "ratio_lpc_unix" : "ratio_lpc_excl_unix",
+				g);
 		}
 	}
 	printf("\n");
 }
 
-static void print_goals(const struct rep *rp, struct summary goal[][BENCH_MAX_TCONF])
+static void print_goals_of(const struct rep *rp, enum sq_vfs v,
+			   struct summary goal[][BENCH_MAX_TCONF])
 {
 	const struct bench_opts *o = rp->env->opts;
 
-	printf("issue 11's goals (lpc/unix, within rounds, median [min - max]):\n");
+	printf("issue 11's goals (%s/unix, within rounds, median [min - max]):\n", sq_vfs_name[v]);
 	for (enum sq_work w = 0; w < SQ_NR; w++) {
 		double g = sq_work_writes(w) ? GOAL_WRITE : GOAL_SELECT;
 
@@ -232,6 +238,12 @@ static void print_goals(const struct rep *rp, struct summary goal[][BENCH_MAX_TC
 		}
 		printf("\n");
 	}
+}
+
+static void print_goals(const struct rep *rp, struct summary goals[][SQ_NR][BENCH_MAX_TCONF])
+{
+	for (enum sq_vfs v = SV_LPC; v < SV_NR; v++)
+		print_goals_of(rp, v, goals[v - SV_LPC]);
 	printf("  (every database here exceeds SQLite's per-connection cache 4x or more)\n\n");
 }
 
@@ -265,7 +277,7 @@ static void print_phases(const struct rep *rp)
 void sq_report(const struct bench_env *env, const struct sq_results *res)
 {
 	struct rep rp = { env, res, xcalloc(res->rounds ? res->rounds : 1, sizeof(double)) };
-	struct summary goal[SQ_NR][BENCH_MAX_TCONF];
+	struct summary goal[SV_NR - SV_LPC][SQ_NR][BENCH_MAX_TCONF];
 	struct plot *pl = plot_open(&(struct plot_spec){
 		.name = "sqlite", .title = "SQLite: unix VFS in a memory cgroup vs VFS lpc, equal memory",
 		.ylabel = "k queries (tpcb: transactions) / s", .stitle = "vfs",
