@@ -105,16 +105,16 @@
  *   RESERVED, PENDING, EXCLUSIVE); node->xshared: connections holding
  *   SHARED or more; p->lock: this connection's.  At most one connection
  *   is above SHARED, and then xlevel is its level.  All under node->lock.
- *  X1  xLock(L) with p->lock >= L: nothing.  If another connection is above
+ *  SL1  xLock(L) with p->lock >= L: nothing.  If another connection is above
  *      SHARED (p->lock != xlevel) and it is at PENDING or more, or L is
  *      above SHARED: SQLITE_BUSY (a PENDING or EXCLUSIVE holder blocks new
  *      SHARED locks; one writer at a time).
- *  X2  L = SHARED: xshared++, xlevel = max(xlevel, SHARED).
- *  X3  L = EXCLUSIVE with other SHARED holders (xshared > 1): SQLITE_BUSY,
+ *  SL2  L = SHARED: xshared++, xlevel = max(xlevel, SHARED).
+ *  SL3  L = EXCLUSIVE with other SHARED holders (xshared > 1): SQLITE_BUSY,
  *      and this connection holds PENDING (xlevel = p->lock = PENDING):
  *      the readers finish, no new one starts, the writer retries.  Else
  *      (RESERVED, or EXCLUSIVE alone) xlevel = p->lock = L.
- *  X4  xUnlock(L < p->lock): from above SHARED, xlevel = SHARED; to NONE,
+ *  SL4  xUnlock(L < p->lock): from above SHARED, xlevel = SHARED; to NONE,
  *      xshared-- and xlevel = NONE at 0; p->lock = L.
  *  xCheckReservedLock: xlevel > SHARED.
  * Durability and hot journals are SQLite's as with unix; the hot-journal
@@ -213,7 +213,7 @@ static int flush(struct lpcs_file *p)
 	return SQLITE_OK;
 }
 
-/* X1-X3: xLock in exclusive coherence. */
+/* SL1-SL3: xLock in exclusive coherence. */
 static int excl_lock(struct lpcs_file *p, int level)
 {
 	struct lpcs_node *n = p->node;
@@ -224,13 +224,13 @@ static int excl_lock(struct lpcs_file *p, int level)
 	pthread_mutex_lock(&n->lock);
 	if (p->lock != n->xlevel &&
 	    (n->xlevel >= SQLITE_LOCK_PENDING || level > SQLITE_LOCK_SHARED)) {
-		rc = SQLITE_BUSY; /* X1 */
-	} else if (level == SQLITE_LOCK_SHARED) { /* X2 */
+		rc = SQLITE_BUSY; /* SL1 */
+	} else if (level == SQLITE_LOCK_SHARED) { /* SL2 */
 		n->xshared++;
 		if (n->xlevel < SQLITE_LOCK_SHARED)
 			n->xlevel = SQLITE_LOCK_SHARED;
 		p->lock = SQLITE_LOCK_SHARED;
-	} else if (level == SQLITE_LOCK_EXCLUSIVE && n->xshared > 1) { /* X3 */
+	} else if (level == SQLITE_LOCK_EXCLUSIVE && n->xshared > 1) { /* SL3 */
 		rc = SQLITE_BUSY;
 		n->xlevel = p->lock = SQLITE_LOCK_PENDING;
 	} else {
@@ -240,7 +240,7 @@ static int excl_lock(struct lpcs_file *p, int level)
 	return rc;
 }
 
-/* X4: xUnlock in exclusive coherence. */
+/* SL4: xUnlock in exclusive coherence. */
 static int excl_unlock(struct lpcs_file *p, int level)
 {
 	struct lpcs_node *n = p->node;

@@ -63,7 +63,7 @@ struct lpcs_node {
 	char *jname[2];       /* the path + "-journal", + "-wal" */
 	int jstate[2];        /* LPCS_J_*; under the registry lock (XJ1-XJ3) */
 	int xlevel;           /* the highest SQLite lock any connection here
-			       * holds (X1-X4); under lock */
+			       * holds (SL1-SL4); under lock */
 	unsigned xshared;     /* connections holding >= SHARED; under lock */
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sqlite_locks.c - exclusive coherence's lock table (file.c X1-X4) and
+ * test_sqlite_locks.c - exclusive coherence's lock table (file.c SL1-SL4) and
  * journal tracking (registry.c XJ1-XJ3), in one process.
  *
  * Part 1 calls the io methods of three connections to one file directly
@@ -66,24 +66,24 @@ static void part1(const char *dir)
 	b = open_file(name);
 	c = open_file(name);
 
-	CHECK_EQ(lk(a, SH), SQLITE_OK, "X2: a SHARED");
-	CHECK_EQ(lk(b, SH), SQLITE_OK, "X2: b SHARED beside a");
+	CHECK_EQ(lk(a, SH), SQLITE_OK, "SL2: a SHARED");
+	CHECK_EQ(lk(b, SH), SQLITE_OK, "SL2: b SHARED beside a");
 	CHECK_EQ(reserved(c), 0, "no RESERVED yet");
-	CHECK_EQ(lk(a, RES), SQLITE_OK, "X3: a RESERVED");
+	CHECK_EQ(lk(a, RES), SQLITE_OK, "SL3: a RESERVED");
 	CHECK_EQ(reserved(c), 1, "c sees a's RESERVED");
-	CHECK_EQ(lk(b, RES), SQLITE_BUSY, "X1: one RESERVED at a time");
-	CHECK_EQ(lk(c, SH), SQLITE_OK, "X1: SHARED beside RESERVED");
-	CHECK_EQ(lk(a, EXCL), SQLITE_BUSY, "X3: EXCLUSIVE beside readers is BUSY");
-	CHECK_EQ(unlk(c, NONE), SQLITE_OK, "X4: c to NONE");
-	CHECK_EQ(lk(c, SH), SQLITE_BUSY, "X1: PENDING blocks a new SHARED");
+	CHECK_EQ(lk(b, RES), SQLITE_BUSY, "SL1: one RESERVED at a time");
+	CHECK_EQ(lk(c, SH), SQLITE_OK, "SL1: SHARED beside RESERVED");
+	CHECK_EQ(lk(a, EXCL), SQLITE_BUSY, "SL3: EXCLUSIVE beside readers is BUSY");
+	CHECK_EQ(unlk(c, NONE), SQLITE_OK, "SL4: c to NONE");
+	CHECK_EQ(lk(c, SH), SQLITE_BUSY, "SL1: PENDING blocks a new SHARED");
 	CHECK_EQ(reserved(c), 1, "PENDING counts as reserved");
-	CHECK_EQ(lk(a, EXCL), SQLITE_BUSY, "X3: b still reads");
-	CHECK_EQ(unlk(b, NONE), SQLITE_OK, "X4: b to NONE");
-	CHECK_EQ(lk(b, SH), SQLITE_BUSY, "X1: still PENDING");
-	CHECK_EQ(lk(a, EXCL), SQLITE_OK, "X3: EXCLUSIVE once the readers left");
-	CHECK_EQ(lk(b, SH), SQLITE_BUSY, "X1: EXCLUSIVE blocks SHARED");
+	CHECK_EQ(lk(a, EXCL), SQLITE_BUSY, "SL3: b still reads");
+	CHECK_EQ(unlk(b, NONE), SQLITE_OK, "SL4: b to NONE");
+	CHECK_EQ(lk(b, SH), SQLITE_BUSY, "SL1: still PENDING");
+	CHECK_EQ(lk(a, EXCL), SQLITE_OK, "SL3: EXCLUSIVE once the readers left");
+	CHECK_EQ(lk(b, SH), SQLITE_BUSY, "SL1: EXCLUSIVE blocks SHARED");
 	CHECK_EQ(lk(a, RES), SQLITE_OK, "a lower level than held: nothing");
-	CHECK_EQ(unlk(a, SH), SQLITE_OK, "X4: a back to SHARED");
+	CHECK_EQ(unlk(a, SH), SQLITE_OK, "SL4: a back to SHARED");
 	CHECK_EQ(reserved(c), 0, "no RESERVED after the downgrade");
 	CHECK_EQ(lk(b, SH), SQLITE_OK, "b SHARED beside a's SHARED");
 	CHECK_EQ(lk(b, RES), SQLITE_OK, "b RESERVED now");
@@ -91,9 +91,9 @@ static void part1(const char *dir)
 	CHECK_EQ(reserved(c), 0, "b's RESERVED went with it");
 	CHECK_EQ(lk(c, SH), SQLITE_OK, "c SHARED");
 	CHECK_EQ(unlk(c, NONE), SQLITE_OK, "c to NONE");
-	CHECK_EQ(lk(a, EXCL), SQLITE_OK, "X3: EXCLUSIVE from SHARED when alone");
-	CHECK_EQ(lk(c, SH), SQLITE_BUSY, "X1: EXCLUSIVE blocks SHARED");
-	CHECK_EQ(unlk(a, NONE), SQLITE_OK, "X4: a to NONE");
+	CHECK_EQ(lk(a, EXCL), SQLITE_OK, "SL3: EXCLUSIVE from SHARED when alone");
+	CHECK_EQ(lk(c, SH), SQLITE_BUSY, "SL1: EXCLUSIVE blocks SHARED");
+	CHECK_EQ(unlk(a, NONE), SQLITE_OK, "SL4: a to NONE");
 	CHECK_EQ(lk(c, SH), SQLITE_OK, "c SHARED after all left");
 	CHECK_EQ(lk(c, EXCL), SQLITE_OK, "c EXCLUSIVE alone");
 	CHECK_EQ(unlk(c, NONE), SQLITE_OK, "c to NONE");

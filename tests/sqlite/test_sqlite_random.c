@@ -13,7 +13,7 @@
  * LPC_SQLITE_PAGE_KB sets lpc's page size (the release build runs it again
  * with 1 KiB lpc pages, smaller than most SQLite pages).  Prints its seed;
  * Half the workloads open the lpc twin with lpc_coherence=exclusive (file.c,
- * X1-X4, XJ1-XJ3): the same checks, the rounds shared between the modes.
+ * SL1-SL4, XJ1-XJ3): the same checks, the rounds shared between the modes.
  * --seed N replays.
  */
 #include "sqlite_test.h"

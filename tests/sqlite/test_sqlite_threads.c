@@ -8,7 +8,7 @@
  * and equals the history's count of transfers times zero net, and at the
  * end every transfer is there and integrity_check is ok.  Both journal
  * modes, each in both coherence modes (detect; exclusive, whose locks
- * between the connections are the VFS's own, file.c X1-X4), the seconds
+ * between the connections are the VFS's own, file.c SL1-SL4), the seconds
  * split between them.  Threads: 8 (LPC_SQLITE_THREADS); seconds per mode:
  * LPC_SQLITE_SECONDS (default 1; not LPC_STRESS_SECONDS, which CI sets to 12
  * for the stress label).  Prints its seed.
