@@ -72,6 +72,7 @@
 
 #include <lpc/lpc.h>
 
+#include "cleanup.h"
 #include "datafile.h"
 #include "memcg.h"
 #include "read.h"
@@ -156,10 +157,7 @@ struct rctx {
 
 static struct rctx *cleanup_ctx;
 static pid_t cleanup_owner;
-static struct sigaction old_sa[3];
-static const int cleanup_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-
-/* Async-signal-safe: kill, waitpid, rmdir. */
+/* Async-signal-safe: kill, waitpid, rmdir (cleanup.h). */
 static void read_cleanup_now(void)
 {
 	struct rctx *x = cleanup_ctx;
@@ -175,62 +173,14 @@ static void read_cleanup_now(void)
 	memcg_remove(&x->cg);
 }
 
-static void read_cleanup_signal(int sig)
-{
-	int i;
-
-	read_cleanup_now();
-	for (i = 0; i < 3 && cleanup_sigs[i] != sig; i++)
-		;
-	/* Then whatever was there before: datafile's handler removes the file
-	 * and dies of the signal. */
-	if (i < 3 && old_sa[i].sa_handler != SIG_DFL && old_sa[i].sa_handler != SIG_IGN) {
-		old_sa[i].sa_handler(sig);
-		return;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void read_cleanup_arm(struct rctx *x)
 {
-	static bool registered;
-	struct sigaction sa;
-
 	cleanup_ctx = x;
 	cleanup_owner = getpid();
-	if (registered)
-		return;
-	registered = true;
-	if (atexit(read_cleanup_now))
-		die("cannot register the read benchmark's cleanup");
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = read_cleanup_signal;
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(cleanup_sigs[i], &sa, &old_sa[i]);
+	cleanup_arm(read_cleanup_now);
 }
 
 /* ---- the timed loop ---- */
-
-/* read_bytes of this thread so far; the worker opens its own file. */
-static uint64_t thread_io_bytes(struct rworker *wk)
-{
-	char buf[512], *p;
-	ssize_t n;
-
-	if (wk->iofd < 0) {
-		wk->iofd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
-		if (wk->iofd < 0)
-			return 0;
-	}
-	n = pread(wk->iofd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nread_bytes:");
-	return p ? strtoull(p + 12, NULL, 10) : 0;
-}
 
 static uint64_t thread_majflt(void)
 {
@@ -378,7 +328,7 @@ static uint64_t read_slice_fn(unsigned id, void *arg, const _Atomic unsigned *st
 	struct rctx *x = arg;
 	struct rworker *wk = &x->wk[id];
 	bool seq = x->w == RW_SCAN && id == x->readers;
-	uint64_t io0 = thread_io_bytes(wk), flt0 = thread_majflt();
+	uint64_t io0 = thread_read_bytes(&wk->iofd), flt0 = thread_majflt();
 	uint64_t ops;
 
 	wk->err = 0;
@@ -392,7 +342,7 @@ static uint64_t read_slice_fn(unsigned id, void *arg, const _Atomic unsigned *st
 	else
 		ops = loop_random(x, wk, x->v, stop);
 	wk->reads = ops;
-	wk->io_bytes = thread_io_bytes(wk) - io0;
+	wk->io_bytes = thread_read_bytes(&wk->iofd) - io0;
 	wk->majflt = thread_majflt() - flt0;
 	return ops;
 }

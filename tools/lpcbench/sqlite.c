@@ -81,6 +81,7 @@
 #include <lpc/lpc_sqlite.h>
 #endif
 
+#include "cleanup.h"
 #include "datafile.h"
 #include "memcg.h"
 #include "rng.h"
@@ -197,9 +198,6 @@ static char rm_files[SQ_NR_FILES][PATH_MAX + 16];
 static char rm_dir[PATH_MAX];
 static struct sqctx *cleanup_ctx;
 static pid_t cleanup_owner;
-static struct sigaction old_sa[3];
-static const int cleanup_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-
 /* Async-signal-safe: kill, waitpid, unlink, rmdir. */
 static void sq_cleanup_now(void)
 {
@@ -223,26 +221,9 @@ static void sq_cleanup_now(void)
 		rmdir(rm_dir);
 }
 
-static void sq_cleanup_signal(int sig)
-{
-	int i;
-
-	sq_cleanup_now();
-	for (i = 0; i < 3 && cleanup_sigs[i] != sig; i++)
-		;
-	if (i < 3 && old_sa[i].sa_handler != SIG_DFL && old_sa[i].sa_handler != SIG_IGN) {
-		old_sa[i].sa_handler(sig);
-		return;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void sq_cleanup_arm(struct sqctx *x)
 {
-	static bool registered;
 	static const char *const sfx[4] = { "", "-journal", "-wal", "-shm" };
-	struct sigaction sa;
 	unsigned n = 0;
 
 	for (unsigned d = 0; d < SD_NR; d++)
@@ -253,37 +234,10 @@ static void sq_cleanup_arm(struct sqctx *x)
 	snprintf(rm_dir, sizeof(rm_dir), "%s", x->dir);
 	cleanup_ctx = x;
 	cleanup_owner = getpid();
-	if (registered)
-		return;
-	registered = true;
-	if (atexit(sq_cleanup_now))
-		die("cannot register the sqlite benchmark's cleanup");
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sq_cleanup_signal;
-	sigemptyset(&sa.sa_mask);
-	for (int i = 0; i < 3; i++)
-		sigaction(cleanup_sigs[i], &sa, &old_sa[i]);
+	cleanup_arm(sq_cleanup_now);
 }
 
 /* ---- small helpers ---- */
-
-static uint64_t thread_io_bytes(struct sworker *wk)
-{
-	char buf[512], *p;
-	ssize_t n;
-
-	if (wk->iofd < 0) {
-		wk->iofd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
-		if (wk->iofd < 0)
-			return 0;
-	}
-	n = pread(wk->iofd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nread_bytes:");
-	return p ? strtoull(p + 12, NULL, 10) : 0;
-}
 
 static void xexec(sqlite3 *db, const char *sql, const char *what)
 {
@@ -563,7 +517,7 @@ static uint64_t sq_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop
 {
 	struct side *sd = arg;
 	struct sworker *wk = &sd->wk[id];
-	uint64_t io0 = thread_io_bytes(wk), ops;
+	uint64_t io0 = thread_read_bytes(&wk->iofd), ops;
 
 	memset(&wk->c, 0, sizeof(wk->c));
 	wk->err = 0;
@@ -571,7 +525,7 @@ static uint64_t sq_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop
 	sq_count_set(&wk->c);
 	ops = sq_work_writes(sd->w) ? tpcb_loop(sd, wk, stop) : select_loop(sd, wk, stop);
 	sq_count_set(NULL);
-	wk->io_bytes = thread_io_bytes(wk) - io0;
+	wk->io_bytes = thread_read_bytes(&wk->iofd) - io0;
 	wk->queries = ops;
 	return ops;
 }
