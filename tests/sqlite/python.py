@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # python.py LIB SCRIPT - Python's sqlite3 module (Debian's python3, on the
-# system libsqlite3) with the VFS "lpc": ctypes loads liblpc_sqlite.so (LIB)
-# into the process and calls lpc_sqlite_register(0) -- Debian builds Python
-# without enable_load_extension() -- then SCRIPT runs statement by statement
+# system libsqlite3) with the VFS "lpc": a first connection loads the
+# extension LIB (enable_load_extension + load_extension, as a user would; a
+# Python built without them loads it with ctypes and calls
+# lpc_sqlite_register(0)), then SCRIPT runs statement by statement
 # through "file:...?vfs=lpc" and through "vfs=unix"; every row must be equal
 # (the printed outputs byte-identical), the cache's counters must show that
 # lpc served the reads, and the file lpc wrote must dump like unix's.
@@ -39,11 +40,19 @@ def run(dbpath, vfs, script):
 
 def main():
     lib, script = sys.argv[1], sys.argv[2]
-    so = ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-    rc = so.lpc_sqlite_register(0)
-    if rc != 0:
-        print(f"FAIL: lpc_sqlite_register = {rc}")
-        return 1
+    boot = sqlite3.connect(":memory:")
+    if hasattr(boot, "enable_load_extension"):
+        boot.enable_load_extension(True)
+        boot.load_extension(os.path.splitext(lib)[0] if lib.endswith(".so") else lib)
+        how = "load_extension"
+    else:
+        rc = ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL).lpc_sqlite_register(0)
+        if rc != 0:
+            print(f"FAIL: lpc_sqlite_register = {rc}")
+            return 1
+        how = "ctypes"
+    # The same handle (dlopen counts): lpc_sqlite_stats reads the VFS's cache.
+    so = ctypes.CDLL(lib)
     stats = (ctypes.c_uint64 * 64)()  # struct lpc_stats: lookups is the first field
     fail = 0
     with tempfile.TemporaryDirectory() as d:
@@ -64,7 +73,8 @@ def main():
         if dumps[0] != dumps[1]:
             print("FAIL: the files differ when dumped through unix")
             fail = 1
-    print(f"output: {out_lpc.count(chr(10))} lines; lpc lookups {stats[0]}, hits {stats[1]}")
+    print(f"loaded with {how}; output: {out_lpc.count(chr(10))} lines; "
+          f"lpc lookups {stats[0]}, hits {stats[1]}")
     if not fail:
         print("PASS: python sqlite3, identical output through lpc and unix")
     return fail
