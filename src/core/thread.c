@@ -28,6 +28,18 @@
  * the calls that need a block (find, get, pread, invalidate, alloc), while
  * the calls that only need RCU for a moment (the last put of a page, close,
  * cache destroy) register it for their own duration: lpc_rcu_scope_enter.
+ *
+ * Sharing liburcu.  urcu-memb's reader registry is one per process, and it
+ * asserts on a thread registered twice.  The application may register its
+ * threads itself (it uses liburcu too), and a process may hold two copies
+ * of lpc (liblpc.so, and the one liblpc_sqlite.so carries for dlopen): so
+ * lpc registers a thread only when liburcu does not count it as a reader
+ * already (urcu_registered), remembers whether the registration is its own
+ * (urcu_own), and unregisters only its own.  If the registration's owner
+ * drops it first (its key destructor ran before lpc's, or the application
+ * unregistered), lpc's exit work registers the thread for its duration.
+ * The rule for applications (lpc(7)): a thread you registered yourself
+ * stays registered while it calls lpc.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -86,11 +98,25 @@ static void tcache_retire(struct lpc_tcache *t)
 	t->owner = NULL;
 }
 
+/* Whether liburcu counts this thread as a reader now (whoever registered
+ * it).  The field is liburcu's own (urcu/static/urcu-common.h). */
+static bool urcu_registered(void)
+{
+	return URCU_TLS(urcu_memb_reader).registered;
+}
+
 static void lpc_thread_exit(void *arg)
 {
 	struct lpc_thread *self = arg;
 	struct lpc_tcache *t, *next;
+	bool scope = false;
 
+	/* The owners' exit callbacks may free through RCU: a registration
+	 * that another owner dropped already is made again for them. */
+	if (!urcu_registered()) {
+		urcu_memb_register_thread();
+		scope = true;
+	}
 	pthread_mutex_lock(&lpc_threads_lock);
 	for (t = self->blocks; t; t = next) {
 		next = t->thread_next;
@@ -101,10 +127,10 @@ static void lpc_thread_exit(void *arg)
 	self->blocks = NULL;
 	self->cur = NULL;
 	self->cur_id = 0;
-	if (self->registered) {
+	if (scope || (self->registered && self->urcu_own))
 		urcu_memb_unregister_thread();
-		self->registered = false;
-	}
+	self->registered = false;
+	self->urcu_own = false;
 }
 
 /* Makes lpc's key if it has none yet.  Return: true once it has one. */
@@ -138,8 +164,12 @@ int lpc_thread_register(void)
 	if (self->scoped) {
 		/* Registered for a scope already: keep it, now for good. */
 		self->scoped = false;
-	} else {
+		self->urcu_own = true;
+	} else if (!urcu_registered()) {
 		urcu_memb_register_thread();
+		self->urcu_own = true;
+	} else {
+		self->urcu_own = false; /* the application's, or another lpc's */
 	}
 	self->registered = true;
 	return 0;
@@ -164,6 +194,8 @@ bool lpc_rcu_scope_enter(void)
 		return false;
 	if (lpc_thread_register() == 0)
 		return false;
+	if (urcu_registered())
+		return false; /* a reader already (not lpc's registration) */
 	urcu_memb_register_thread();
 	self->scoped = true;
 	return true;

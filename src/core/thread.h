@@ -122,6 +122,7 @@ struct lpc_thread {
 	struct lpc_tcache *cur;
 	struct lpc_tcache *blocks;
 	bool registered;         /* with RCU, until the thread exits (lpc's key) */
+	bool urcu_own;           /* ... and lpc made that registration (below) */
 	bool scoped;             /* with RCU for one call (lpc_rcu_scope_enter) */
 };
 
