@@ -24,7 +24,10 @@
 
 #include "writeback/writeback.h"
 
-#define THROTTLE_BATCH 32
+/* Pages a throttled writer writes per pass: a whole batch of writeback.c
+ * (WB_PAGES: 4 MiB of 4 KiB pages), so a sequential writer's runs are as
+ * long as the flusher's. */
+#define THROTTLE_BATCH 1024
 
 static uint64_t now_ns(void)
 {
@@ -59,6 +62,7 @@ int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uin
 	pthread_cond_init(&wb->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	wb->started = wb->stop = wb->kick = false;
+	atomic_init(&wb->bg_on, false);
 	return 0;
 }
 
@@ -97,11 +101,12 @@ static void unpin(struct lpc_files *fs, struct lpc_file *f)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* One round over the files.  Return: pages the round left dirty. */
-static void flush_round(struct lpc_wb *wb)
+/* One round over the files.  Return: pages the round started writing. */
+static uint64_t flush_round(struct lpc_wb *wb)
 {
 	struct lpc_files *fs = wb->files;
 	unsigned passes = 0;
+	uint64_t wrote = 0;
 
 	/* Each file once per round at most: a pass clears its age. */
 	for (;;) {
@@ -117,12 +122,16 @@ static void flush_round(struct lpc_wb *wb)
 				unpin(fs, f);
 			break;
 		}
-		lpc_writeback_file(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f));
+		uint64_t n = 0;
+
+		lpc_wb_pass(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f), &n);
+		wrote += n;
 		/* Nothing it could write (all locked or in flight): let the
 		 * file's age restart so the round moves on. */
 		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
 		unpin(fs, f);
 	}
+	return wrote;
 }
 
 static void *flusher_main(void *arg)
@@ -148,7 +157,27 @@ static void *flusher_main(void *arg)
 			break;
 		wb->kick = false;
 		pthread_mutex_unlock(&wb->lock);
-		flush_round(wb);
+		/* Rounds while writers keep the cache above the background
+		 * threshold and rounds make progress; then bg_on goes back to
+		 * false before the sleep (seq_cst: a writer that saw it true
+		 * skipped its kick, and the re-check of ndirty after the clear
+		 * catches what it dirtied; a writer after the clear kicks). */
+		for (;;) {
+			uint64_t wrote = flush_round(wb);
+
+			atomic_store_explicit(&wb->bg_on, false, memory_order_seq_cst);
+			if (!wrote || atomic_load_explicit(&wb->files->ndirty,
+							   memory_order_seq_cst) <= wb->bg_pages)
+				break;
+			atomic_store_explicit(&wb->bg_on, true, memory_order_relaxed);
+			pthread_mutex_lock(&wb->lock);
+			pthread_cond_broadcast(&wb->cond); /* throttled writers */
+			bool stop = wb->stop;
+
+			pthread_mutex_unlock(&wb->lock);
+			if (stop)
+				break;
+		}
 		pthread_mutex_lock(&wb->lock);
 		pthread_cond_broadcast(&wb->cond); /* throttled writers */
 	}
