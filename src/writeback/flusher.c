@@ -3,8 +3,12 @@
  * flusher.c - one flusher thread per cache, and the throttling of writers.
  *
  * The flusher wakes every quarter of the age (at most every 500 ms) or when
- * kicked, and writes back (WB_ASYNC) every file whose dirty pages are older
- * than the age (f->dirtied_when: when its dirty count last left 0), or every
+ * kicked (by eviction, a throttled writer, or the first lpc_pwrite that
+ * leaves the cache above the background threshold: lpc_wb_kick_bg, so a
+ * streaming writer's pages are written beside it, not after it); while
+ * the cache stays above that threshold and its rounds make progress it
+ * runs round after round.  A round writes back (WB_ASYNC) every file whose
+ * dirty pages are older than the age (f->dirtied_when: when its dirty count last left 0), or every
  * file with dirty pages while the cache holds more than the background
  * threshold, or every file eviction handed to it (f->wb_reclaim, set by
  * reclaim/evict.c E8 with a kick: the cache met dirty pages it needed to
@@ -13,7 +17,8 @@
  * (under files->lock): the last close waits for it to drop.
  *
  * Throttling: a writer that leaves the cache above the hard limit writes its
- * own file back (WB_ASYNC, a batch at a time) until the cache is below it;
+ * own file back (WB_ASYNC, THROTTLE_BATCH pages a pass: runs as long as the
+ * flusher's) until the cache is below it;
  * when its file has nothing it can write, it kicks the flusher and waits for
  * it a millisecond at a time, at most a second in all, so dirty memory stays
  * bounded by the limit plus what the writers in flight hold, and a writer
@@ -101,7 +106,8 @@ static void unpin(struct lpc_files *fs, struct lpc_file *f)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* One round over the files.  Return: pages the round started writing. */
+/* One round over the files.  Return: pages it wrote in passes without an
+ * error. */
 static uint64_t flush_round(struct lpc_wb *wb)
 {
 	struct lpc_files *fs = wb->files;
@@ -124,8 +130,10 @@ static uint64_t flush_round(struct lpc_wb *wb)
 		}
 		uint64_t n = 0;
 
-		lpc_wb_pass(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f), &n);
-		wrote += n;
+		/* A failing file is no progress: its pages are dirty again,
+		 * and the next try waits for the tick or a kick. */
+		if (lpc_wb_pass(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f), &n) == 0)
+			wrote += n;
 		/* Nothing it could write (all locked or in flight): let the
 		 * file's age restart so the round moves on. */
 		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
