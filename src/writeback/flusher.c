@@ -17,7 +17,7 @@
  * (under files->lock): the last close waits for it to drop.
  *
  * Throttling: a writer that leaves the cache above the hard limit writes its
- * own file back (WB_ASYNC, THROTTLE_BATCH pages a pass: runs as long as the
+ * own file back (WB_ASYNC, THROTTLE_BYTES a pass: runs as long as the
  * flusher's) until the cache is below it;
  * when its file has nothing it can write, it kicks the flusher and waits for
  * it a millisecond at a time, at most a second in all, so dirty memory stays
@@ -29,10 +29,11 @@
 
 #include "writeback/writeback.h"
 
-/* Pages a throttled writer writes per pass: a whole batch of writeback.c
- * (WB_PAGES: 4 MiB of 4 KiB pages), so a sequential writer's runs are as
- * long as the flusher's. */
-#define THROTTLE_BATCH 1024
+/* What a throttled writer writes per pass: a whole batch of writeback.c
+ * (WB_BYTES, 4 MiB), so a sequential writer's runs are as long as the
+ * flusher's; with big pages, THROTTLE_MIN pages at least. */
+#define THROTTLE_BYTES ((uint64_t)4 << 20)
+#define THROTTLE_MIN 32
 
 static uint64_t now_ns(void)
 {
@@ -235,6 +236,10 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 {
 	struct lpc_files *fs = wb->files;
 	uint64_t deadline = now_ns() + 1000000000u;
+	uint64_t batch = THROTTLE_BYTES / f->pool->page_size;
+
+	if (batch < THROTTLE_MIN)
+		batch = THROTTLE_MIN;
 
 	lpc_count(t, LPC_C_THROTTLED);
 	while (atomic_load_explicit(&fs->ndirty, memory_order_relaxed) > wb->limit_pages) {
@@ -243,7 +248,7 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 		uint64_t until;
 
 		if (before) {
-			lpc_writeback_file(f, LPC_WB_ASYNC, THROTTLE_BATCH, t);
+			lpc_writeback_file(f, LPC_WB_ASYNC, batch, t);
 			if (atomic_load_explicit(&f->nrdirty, memory_order_relaxed) < before)
 				continue;
 		}

@@ -69,8 +69,9 @@
 
 #define WB_GANG 64
 /*
- * A batch: up to WB_PAGES pages (4 MiB of 4 KiB pages; a run, one vectored
- * write, is at most LPC_IO_MAX_IOV = 1024 pages) in up to WB_RUNS runs, all
+ * A batch: up to WB_PAGES pages and WB_BYTES (4 MiB: 1024 pages of 4 KiB;
+ * a run, one vectored write, is at most LPC_IO_MAX_IOV = 1024 pages; with
+ * pages over 128 KiB a batch still takes WB_PAGES_MIN) in up to WB_RUNS runs, all
  * submitted at once (io_uring: WB_RUNS = URING_ENTRIES, one submission).
  * The queue is deep because the device's is: random dirty pages are runs of
  * one page, and the kernel keeps that many in flight at its fsync.  The
@@ -79,6 +80,7 @@
  * small batch on its stack (WB_PAGES_MIN pages, WB_RUNS_MIN runs).
  */
 #define WB_PAGES 1024
+#define WB_BYTES ((size_t)4 << 20)
 #define WB_RUNS 128
 #define WB_PAGES_MIN 32
 #define WB_RUNS_MIN 8
@@ -135,12 +137,16 @@ typedef WB_STORE(WB_PAGES_MIN, WB_RUNS_MIN) wb_store_small;
 	 (b)->pages = (st)->pages, (b)->iov = (st)->iov, (b)->first = (st)->first,      \
 	 (b)->start = (st)->start, (b)->len = (st)->len, (b)->w = (st)->w)
 
-/* Points b at a heap store (*big, to free) or at *small. */
-static void batch_init(struct wb_batch *b, wb_store_big **big, wb_store_small *small)
+/* Points b at a heap store (*big, to free) or at *small.  Big pages make
+ * fewer of them per batch: WB_BYTES at most, but WB_PAGES_MIN at least. */
+static void batch_init(struct wb_batch *b, wb_store_big **big, wb_store_small *small, size_t ps)
 {
+	size_t cap = WB_BYTES / ps;
+
+	cap = cap > WB_PAGES ? WB_PAGES : cap < WB_PAGES_MIN ? WB_PAGES_MIN : cap;
 	*big = malloc(sizeof(**big));
 	if (*big)
-		BATCH_INIT(b, *big, WB_PAGES, WB_RUNS);
+		BATCH_INIT(b, *big, (unsigned)cap, WB_RUNS);
 	else
 		BATCH_INIT(b, small, WB_PAGES_MIN, WB_RUNS_MIN);
 }
@@ -258,7 +264,7 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 	unsigned n;
 	int err = 0, rc;
 
-	batch_init(&run, &big, &small);
+	batch_init(&run, &big, &small, f->pool->page_size);
 
 	while ((n = lpc_filemap_gang_tag_get(f, next, tag, pages, idx, WB_GANG)) > 0) {
 		unsigned i;
