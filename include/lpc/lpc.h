@@ -289,7 +289,8 @@ struct lpc_config {
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
 	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
 	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
-					* the frames; 10 */
+					* the frames (a writer passing it wakes the
+					* flusher at once); 10 */
 	uint64_t dirty_limit_pct;      /* writers above this % write back themselves
 					* (throttling); 20, at least the background */
 	uint64_t reserved_wb;          /* must be zero */

@@ -100,8 +100,6 @@ static int iov_advance(struct iovec *iov, int cnt, size_t n)
 	return i;
 }
 
-#define LPC_IO_MAX_IOV 1024
-
 /* Clears O_DIRECT on f after the kernel refused a direct transfer (EINVAL).
  * Return: true if the transfer should be tried again buffered. */
 static bool direct_off(struct lpc_io_file *f)

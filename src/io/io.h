@@ -70,6 +70,9 @@ struct lpc_io_file {
 	_Atomic int direct;
 };
 
+/* iovecs per vectored write at most (the kernel's UIO_MAXIOV). */
+#define LPC_IO_MAX_IOV 1024
+
 /*
  * One run of a batched write (lpc_io_write_batch): iovcnt iovecs written at
  * off.  `todo` and `res` belong to the front and the backend (writev_batch);

@@ -60,7 +60,7 @@
 
 #include "io/io.h"
 
-#define URING_ENTRIES 64u
+#define URING_ENTRIES 128u /* writeback.c WB_RUNS: a batch in one submission */
 #define URING_BUF_SHIFT 30 /* 1 GiB per registered buffer */
 #define URING_MAX_BUFS 1024u
 /* IORING_REGISTER_CLONE_BUFFERS (Linux 6.12), newer than liburing 2.3's

@@ -3,8 +3,12 @@
  * flusher.c - one flusher thread per cache, and the throttling of writers.
  *
  * The flusher wakes every quarter of the age (at most every 500 ms) or when
- * kicked, and writes back (WB_ASYNC) every file whose dirty pages are older
- * than the age (f->dirtied_when: when its dirty count last left 0), or every
+ * kicked (by eviction, a throttled writer, or the first lpc_pwrite that
+ * leaves the cache above the background threshold: lpc_wb_kick_bg, so a
+ * streaming writer's pages are written beside it, not after it); while
+ * the cache stays above that threshold and its rounds make progress it
+ * runs round after round.  A round writes back (WB_ASYNC) every file whose
+ * dirty pages are older than the age (f->dirtied_when: when its dirty count last left 0), or every
  * file with dirty pages while the cache holds more than the background
  * threshold, or every file eviction handed to it (f->wb_reclaim, set by
  * reclaim/evict.c E8 with a kick: the cache met dirty pages it needed to
@@ -13,7 +17,8 @@
  * (under files->lock): the last close waits for it to drop.
  *
  * Throttling: a writer that leaves the cache above the hard limit writes its
- * own file back (WB_ASYNC, a batch at a time) until the cache is below it;
+ * own file back (WB_ASYNC, THROTTLE_BYTES a pass: runs as long as the
+ * flusher's) until the cache is below it;
  * when its file has nothing it can write, it kicks the flusher and waits for
  * it a millisecond at a time, at most a second in all, so dirty memory stays
  * bounded by the limit plus what the writers in flight hold, and a writer
@@ -24,7 +29,11 @@
 
 #include "writeback/writeback.h"
 
-#define THROTTLE_BATCH 32
+/* What a throttled writer writes per pass: a whole batch of writeback.c
+ * (WB_BYTES, 4 MiB), so a sequential writer's runs are as long as the
+ * flusher's; with big pages, THROTTLE_MIN pages at least. */
+#define THROTTLE_BYTES ((uint64_t)4 << 20)
+#define THROTTLE_MIN 32
 
 static uint64_t now_ns(void)
 {
@@ -59,6 +68,7 @@ int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uin
 	pthread_cond_init(&wb->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	wb->started = wb->stop = wb->kick = false;
+	atomic_init(&wb->bg_on, false);
 	return 0;
 }
 
@@ -97,11 +107,13 @@ static void unpin(struct lpc_files *fs, struct lpc_file *f)
 	pthread_mutex_unlock(&fs->lock);
 }
 
-/* One round over the files.  Return: pages the round left dirty. */
-static void flush_round(struct lpc_wb *wb)
+/* One round over the files.  Return: pages it wrote in passes without an
+ * error. */
+static uint64_t flush_round(struct lpc_wb *wb)
 {
 	struct lpc_files *fs = wb->files;
 	unsigned passes = 0;
+	uint64_t wrote = 0;
 
 	/* Each file once per round at most: a pass clears its age. */
 	for (;;) {
@@ -117,12 +129,18 @@ static void flush_round(struct lpc_wb *wb)
 				unpin(fs, f);
 			break;
 		}
-		lpc_writeback_file(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f));
+		uint64_t n = 0;
+
+		/* A failing file is no progress: its pages are dirty again,
+		 * and the next try waits for the tick or a kick. */
+		if (lpc_wb_pass(f, LPC_WB_ASYNC, 0, lpc_file_tcache(f), &n) == 0)
+			wrote += n;
 		/* Nothing it could write (all locked or in flight): let the
 		 * file's age restart so the round moves on. */
 		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
 		unpin(fs, f);
 	}
+	return wrote;
 }
 
 static void *flusher_main(void *arg)
@@ -148,7 +166,27 @@ static void *flusher_main(void *arg)
 			break;
 		wb->kick = false;
 		pthread_mutex_unlock(&wb->lock);
-		flush_round(wb);
+		/* Rounds while writers keep the cache above the background
+		 * threshold and rounds make progress; then bg_on goes back to
+		 * false before the sleep (seq_cst: a writer that saw it true
+		 * skipped its kick, and the re-check of ndirty after the clear
+		 * catches what it dirtied; a writer after the clear kicks). */
+		for (;;) {
+			uint64_t wrote = flush_round(wb);
+
+			atomic_store_explicit(&wb->bg_on, false, memory_order_seq_cst);
+			if (!wrote || atomic_load_explicit(&wb->files->ndirty,
+							   memory_order_seq_cst) <= wb->bg_pages)
+				break;
+			atomic_store_explicit(&wb->bg_on, true, memory_order_relaxed);
+			pthread_mutex_lock(&wb->lock);
+			pthread_cond_broadcast(&wb->cond); /* throttled writers */
+			bool stop = wb->stop;
+
+			pthread_mutex_unlock(&wb->lock);
+			if (stop)
+				break;
+		}
 		pthread_mutex_lock(&wb->lock);
 		pthread_cond_broadcast(&wb->cond); /* throttled writers */
 	}
@@ -198,6 +236,10 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 {
 	struct lpc_files *fs = wb->files;
 	uint64_t deadline = now_ns() + 1000000000u;
+	uint64_t batch = THROTTLE_BYTES / f->pool->page_size;
+
+	if (batch < THROTTLE_MIN)
+		batch = THROTTLE_MIN;
 
 	lpc_count(t, LPC_C_THROTTLED);
 	while (atomic_load_explicit(&fs->ndirty, memory_order_relaxed) > wb->limit_pages) {
@@ -206,7 +248,7 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 		uint64_t until;
 
 		if (before) {
-			lpc_writeback_file(f, LPC_WB_ASYNC, THROTTLE_BATCH, t);
+			lpc_writeback_file(f, LPC_WB_ASYNC, batch, t);
 			if (atomic_load_explicit(&f->nrdirty, memory_order_relaxed) < before)
 				continue;
 		}

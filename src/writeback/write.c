@@ -162,9 +162,15 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_count(t, LPC_C_WRITES);
 	lpc_count_add(t, LPC_C_WRITE_BYTES, done);
-	if (f->files->wb && atomic_load_explicit(&f->files->ndirty, memory_order_relaxed) >
-				    f->files->wb->limit_pages)
-		lpc_wb_throttle(f->files->wb, f, t);
+	if (f->files->wb) {
+		struct lpc_wb *wb = f->files->wb;
+		int64_t nd = atomic_load_explicit(&f->files->ndirty, memory_order_relaxed);
+
+		if (nd > wb->limit_pages)
+			lpc_wb_throttle(wb, f, t);
+		else if (nd > wb->bg_pages)
+			lpc_wb_kick_bg(wb);
+	}
 	return done ? (ssize_t)done : rc;
 }
 

@@ -25,7 +25,7 @@
  *      at once (D1-D3): it is then DIRTY|WRITEBACK and written again later
  *   K4 coalesce each run of contiguous pages in WRITEBACK into one vectored
  *      write, and submit the runs of the pass together (up to WB_RUNS runs
- *      and WB_RUN pages: lpc_io_write_batch, one io_uring submission; the
+ *      and WB_PAGES pages: lpc_io_write_batch, one io_uring submission; the
  *      sync backend loops over pwritev); a short write is completed.  The
  *      batch is submitted before the pass waits for anything (a page lock,
  *      a write in flight) and at its end, so no wait is made with pages in
@@ -62,13 +62,28 @@
  * writes it again: 0 then means it is on disk.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/uio.h>
 
 #include "writeback/writeback.h"
 
 #define WB_GANG 64
-#define WB_RUN 256 /* pages per batch (so per vectored write) at most */
-#define WB_RUNS 32 /* runs per batch at most */
+/*
+ * A batch: up to WB_PAGES pages and WB_BYTES (4 MiB: 1024 pages of 4 KiB;
+ * a run, one vectored write, is at most LPC_IO_MAX_IOV = 1024 pages; with
+ * pages over 128 KiB a batch still takes WB_PAGES_MIN) in up to WB_RUNS runs, all
+ * submitted at once (io_uring: WB_RUNS = URING_ENTRIES, one submission).
+ * The queue is deep because the device's is: random dirty pages are runs of
+ * one page, and the kernel keeps that many in flight at its fsync.  The
+ * batch lives on the heap (about 32 KiB; a pass makes one), so a throttled
+ * writer's stack is not charged for it; without memory a pass uses the
+ * small batch on its stack (WB_PAGES_MIN pages, WB_RUNS_MIN runs).
+ */
+#define WB_PAGES 1024
+#define WB_BYTES ((size_t)4 << 20)
+#define WB_RUNS 128
+#define WB_PAGES_MIN 32
+#define WB_RUNS_MIN 8
 
 static void count(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
 {
@@ -97,11 +112,44 @@ int lpc_wb_publish_size(struct lpc_file *f)
 /* Runs of contiguous pages in WRITEBACK, each page with a reference: run r
  * is pages[start[r] .. start[r] + len[r]), at file index first[r]. */
 struct wb_batch {
-	struct lpc_page *pages[WB_RUN];
-	unsigned n, nruns;
-	uint64_t first[WB_RUNS];
-	unsigned start[WB_RUNS], len[WB_RUNS];
+	unsigned n, nruns, max_pages, max_runs;
+	struct lpc_page **pages;  /* [max_pages] */
+	struct iovec *iov;        /* [max_pages]: batch_flush's */
+	uint64_t *first;          /* [max_runs] */
+	unsigned *start, *len;    /* [max_runs] */
+	struct lpc_io_wrun *w;    /* [max_runs]: batch_flush's */
 };
+
+/* The arrays of a batch, big (heap) and small (stack). */
+#define WB_STORE(P, R)                          \
+	struct {                                \
+		struct lpc_page *pages[P];      \
+		struct iovec iov[P];            \
+		uint64_t first[R];              \
+		unsigned start[R], len[R];      \
+		struct lpc_io_wrun w[R];        \
+	}
+typedef WB_STORE(WB_PAGES, WB_RUNS) wb_store_big;
+typedef WB_STORE(WB_PAGES_MIN, WB_RUNS_MIN) wb_store_small;
+
+#define BATCH_INIT(b, st, P, R)                                                          \
+	((b)->n = (b)->nruns = 0, (b)->max_pages = (P), (b)->max_runs = (R),             \
+	 (b)->pages = (st)->pages, (b)->iov = (st)->iov, (b)->first = (st)->first,      \
+	 (b)->start = (st)->start, (b)->len = (st)->len, (b)->w = (st)->w)
+
+/* Points b at a heap store (*big, to free) or at *small.  Big pages make
+ * fewer of them per batch: WB_BYTES at most, but WB_PAGES_MIN at least. */
+static void batch_init(struct wb_batch *b, wb_store_big **big, wb_store_small *small, size_t ps)
+{
+	size_t cap = WB_BYTES / ps;
+
+	cap = cap > WB_PAGES ? WB_PAGES : cap < WB_PAGES_MIN ? WB_PAGES_MIN : cap;
+	*big = malloc(sizeof(**big));
+	if (*big)
+		BATCH_INIT(b, *big, (unsigned)cap, WB_RUNS);
+	else
+		BATCH_INIT(b, small, WB_PAGES_MIN, WB_RUNS_MIN);
+}
 
 /* Adds page p at index to b, extending the last run if it is contiguous.
  * Context: b has room (batch_full is false). */
@@ -109,7 +157,7 @@ static void batch_add(struct wb_batch *b, struct lpc_page *p, uint64_t index)
 {
 	unsigned r = b->nruns;
 
-	if (!r || b->first[r - 1] + b->len[r - 1] != index) {
+	if (!r || b->first[r - 1] + b->len[r - 1] != index || b->len[r - 1] == LPC_IO_MAX_IOV) {
 		b->first[r] = index;
 		b->start[r] = b->n;
 		b->len[r] = 0;
@@ -124,16 +172,18 @@ static bool batch_full(const struct wb_batch *b, uint64_t index)
 {
 	unsigned r = b->nruns;
 
-	return b->n == WB_RUN ||
-	       (r == WB_RUNS && b->first[r - 1] + b->len[r - 1] != index);
+	bool joins = r && b->first[r - 1] + b->len[r - 1] == index;
+
+	return b->n == b->max_pages || (r == b->max_runs && !joins) ||
+	       (joins && b->len[r - 1] == LPC_IO_MAX_IOV);
 }
 
 /* K4-K5: writes the batch's runs and ends each page's writeback.  Return: 0
  * or the first run's error. */
 static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache *t)
 {
-	struct iovec iov[WB_RUN];
-	struct lpc_io_wrun w[WB_RUNS];
+	struct iovec *iov = b->iov;
+	struct lpc_io_wrun *w = b->w;
 	size_t ps = f->pool->page_size;
 	unsigned calls = 0;
 	uint64_t end = 0;
@@ -198,13 +248,23 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 		       struct lpc_tcache *t)
 {
+	return lpc_wb_pass(f, mode, budget, t, NULL);
+}
+
+int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+		struct lpc_tcache *t, uint64_t *written)
+{
 	unsigned tag = mode == LPC_WB_SYNC ? LPC_TAG_TOWRITE : LPC_TAG_DIRTY;
 	struct lpc_page *pages[WB_GANG];
 	uint64_t idx[WB_GANG];
-	struct wb_batch run = { .n = 0 };
+	struct wb_batch run;
+	wb_store_big *big;
+	wb_store_small small;
 	uint64_t next = 0, done = 0;
 	unsigned n;
 	int err = 0, rc;
+
+	batch_init(&run, &big, &small, f->pool->page_size);
 
 	while ((n = lpc_filemap_gang_tag_get(f, next, tag, pages, idx, WB_GANG)) > 0) {
 		unsigned i;
@@ -274,6 +334,9 @@ int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budge
 	 * takes only the index lock). */
 	rc = batch_flush(f, &run, t);
 	err = err ? err : rc;
+	free(big);
+	if (written)
+		*written = done;
 	return err;
 }
 
@@ -376,9 +439,12 @@ LPC_EXPORT int lpc_fsync(struct lpc_file *f)
 int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
 {
 	struct lpc_tcache *t = lpc_file_tcache(f);
-	struct wb_batch run = { .n = 0 };
+	struct wb_batch run;
+	WB_STORE(1, 1) one;
 	uint64_t index = atomic_load_explicit(&p->index, memory_order_relaxed);
 	uint32_t fl;
+
+	BATCH_INIT(&run, &one, 1, 1);
 
 	if (!lpc_page_trylock(p))
 		return -EBUSY;

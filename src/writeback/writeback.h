@@ -12,6 +12,7 @@
 #define LPC_WRITEBACK_WRITEBACK_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,6 +33,11 @@ struct lpc_wb {
 	pthread_cond_t cond;  /* the flusher's sleep; writers waiting for it */
 	pthread_t thread;
 	bool started, stop, kick;
+	/* Writers above the background threshold kick the flusher once
+	 * (lpc_wb_kick_bg sets it); the flusher clears it when it goes back to
+	 * sleep.  A flag, not the lock: a streaming writer looks at it on
+	 * every write, and only the first one above the threshold writes it. */
+	_Atomic bool bg_on;
 };
 
 /* Defaults of the config fields (0 in lpc_config means these). */
@@ -58,6 +64,9 @@ void lpc_wb_destroy(struct lpc_wb *wb);
  */
 int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 		       struct lpc_tcache *t);
+/* The same, telling how many pages the pass started writing (*written). */
+int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+		struct lpc_tcache *t, uint64_t *written);
 
 /* What the last close runs (files->flush): writes every dirty page back
  * and waits for writes in flight, no fdatasync.  Return: 0 or an error per
@@ -78,6 +87,17 @@ int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p);
  * reclaim/evict.c; throttling).  Context: takes wb->lock; not in an RCU
  * read section (it may wait for the flusher's lock). */
 void lpc_wb_kick(struct lpc_wb *wb);
+
+/* A writer that left the cache above the background threshold: wakes the
+ * flusher unless a writer has since it last slept, so writeback runs beside
+ * a streaming writer instead of after it (throttling, or the 500 ms tick).
+ * Context: as lpc_wb_kick when it kicks; otherwise one shared load. */
+static inline void lpc_wb_kick_bg(struct lpc_wb *wb)
+{
+	if (!atomic_load_explicit(&wb->bg_on, memory_order_relaxed) &&
+	    !atomic_exchange_explicit(&wb->bg_on, true, memory_order_relaxed))
+		lpc_wb_kick(wb);
+}
 
 /* Throttling: a writer that left the cache over the hard limit. */
 void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t);
