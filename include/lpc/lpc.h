@@ -26,7 +26,11 @@
  *    calls liburcu.  A program that uses liburcu's memb flavour itself must
  *    not call lpc_page_get, lpc_pread, lpc_page_alloc, lpc_file_close or
  *    lpc_cache_destroy inside its own read section: they may wait for a grace
- *    period.
+ *    period.  lpc registers a thread only if liburcu does not count it as a
+ *    reader already (the program registered it, or another copy of lpc in
+ *    the process did: liblpc_sqlite.so carries one), and unregisters only
+ *    its own registration; a thread the program registered must stay
+ *    registered while it calls lpc.
  *  - Signal handlers: only lpc_config_init, lpc_page_data and lpc_version are
  *    async-signal-safe.  Every other function takes locks or allocates.
  *  - Re-entry: lpc calls no user code (no callbacks), so no lpc function runs
