@@ -107,6 +107,12 @@ int lpc_page_alloc_frame(struct lpc_pool *pool, unsigned flags, struct lpc_page 
  * reclaimer).  Context: a registered thread; no lock held. */
 void lpc_page_pending_flush(struct lpc_pool *pool);
 
+/* Takes the pending list, waits for one grace period and puts its frames on
+ * the shared free list (the background reclaimer, after it evicted).
+ * Return: how many.  Context: a registered thread, outside any read
+ * section, no frozen page held, no lock held (takes reclaim_lock). */
+uint32_t lpc_page_pending_drain(struct lpc_pool *pool);
+
 /* Puts the free frames head..tail (n of them, chained by next) on the
  * pool's shared list.  Context: free_lock not held. */
 void lpc_page_free_chain(struct lpc_pool *pool, struct lpc_page *head, struct lpc_page *tail,
