@@ -236,6 +236,13 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 	n = c->npending;
 	c->pending = NULL;
 	c->npending = 0;
+	/* Counted as a batch in flight, taken off pending in the same
+	 * critical section (as pending_submit_unlock does): whoever adds up
+	 * free, pending and in flight (lpc_stats' readers, the tests' quiet
+	 * checks) waits for it to land rather than miss its frames.
+	 * reclaim() never sees this count: it holds reclaim_lock. */
+	if (head)
+		atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	if (head) {
 		lpc_yield_point(LPC_YP_T2);
@@ -243,6 +250,8 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 		for (tail = head; tail->next; tail = tail->next)
 			;
 		lpc_page_free_chain(c, head, tail, n);
+		/* Release: as free_batch_rcu's. */
+		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&c->reclaim_lock);
 	return n;

@@ -47,7 +47,9 @@ struct lpc_pool {
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	uint32_t npending;
-	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
+	/* Batches taken off pending, not yet on the free list: call_rcu's
+	 * not yet run, and a lpc_page_pending_drain in its grace period. */
+	_Atomic uint32_t batches_in_flight;
 
 	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
 
