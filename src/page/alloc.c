@@ -82,7 +82,12 @@
  * in transit costs at most one extra round, never -ENOMEM.  The cost: a put
  * that is not the last takes no read section (page.h: one CAS, as before);
  * the last one takes an inlined read lock.  The same argument is the reason
- * call_rcu need not be called under free_lock.
+ * call_rcu need not be called under free_lock.  The background reclaimer's
+ * lpc_page_pending_drain takes pending too; it holds reclaim_lock from the
+ * take until its frames are on the shared list, so a reclaim() never runs
+ * while frames are in a drain's hands (it waits for the lock, then finds
+ * them free), and it counts itself in batches_in_flight meanwhile for the
+ * readers that add up free, pending and in flight.
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
