@@ -56,7 +56,11 @@
  *    page reused for another identity within its read section.  So it goes on
  *    the cache's pending list; every LPC_FREE_BATCH pages the list is handed to
  *    call_rcu as one batch (one grace period per batch, not per page), whose
- *    callback moves it to the shared free list.
+ *    callback moves it to the shared free list.  Evicted pages
+ *    (lpc_page_free_evicted) stay on pending: their evictor's caller takes
+ *    pending with its own grace period at once (lpc_page_pending_drain, the
+ *    reclaimer; reclaim(), direct reclaim), which call_rcu would delay by
+ *    its thread's 10 ms sleep after each batch (reclaim/reclaimer.c).
  *
  * Frames in transit, and why -ENOMEM still means "none free anywhere".  A
  * frame is out of every list for a moment while it is being freed: between a
@@ -78,7 +82,12 @@
  * in transit costs at most one extra round, never -ENOMEM.  The cost: a put
  * that is not the last takes no read section (page.h: one CAS, as before);
  * the last one takes an inlined read lock.  The same argument is the reason
- * call_rcu need not be called under free_lock.
+ * call_rcu need not be called under free_lock.  The background reclaimer's
+ * lpc_page_pending_drain takes pending too; it holds reclaim_lock from the
+ * take until its frames are on the shared list, so a reclaim() never runs
+ * while frames are in a drain's hands (it waits for the lock, then finds
+ * them free), and it counts itself in batches_in_flight meanwhile for the
+ * readers that add up free, pending and in flight.
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -171,7 +180,8 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 	return true;
 }
 
-void lpc_page_free_deferred(struct lpc_page *p)
+/* Puts p on pending; with `submit`, a full batch goes to call_rcu. */
+static void free_deferred(struct lpc_page *p, bool submit)
 {
 	struct lpc_pool *c = p->pool;
 
@@ -194,17 +204,62 @@ void lpc_page_free_deferred(struct lpc_page *p)
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
 	c->pending = p;
-	if (++c->npending < LPC_FREE_BATCH) {
+	if (++c->npending < LPC_FREE_BATCH || !submit) {
 		pthread_mutex_unlock(&c->free_lock);
 		return;
 	}
 	pending_submit_unlock(c);
 }
 
+void lpc_page_free_deferred(struct lpc_page *p)
+{
+	free_deferred(p, true);
+}
+
+void lpc_page_free_evicted(struct lpc_page *p)
+{
+	free_deferred(p, false);
+}
+
 void lpc_page_pending_flush(struct lpc_pool *c)
 {
 	pthread_mutex_lock(&c->free_lock);
 	pending_submit_unlock(c);
+}
+
+uint32_t lpc_page_pending_drain(struct lpc_pool *c)
+{
+	struct lpc_page *head, *tail;
+	uint32_t n;
+
+	/* Under reclaim_lock, as a reclaim() round (which this is, without
+	 * the steal): a reclaim() that finds nothing free must not run while
+	 * frames are in our hands between the take and the free list. */
+	pthread_mutex_lock(&c->reclaim_lock);
+	pthread_mutex_lock(&c->free_lock);
+	head = c->pending;
+	n = c->npending;
+	c->pending = NULL;
+	c->npending = 0;
+	/* Counted as a batch in flight, taken off pending in the same
+	 * critical section (as pending_submit_unlock does): whoever adds up
+	 * free, pending and in flight (lpc_stats' readers, the tests' quiet
+	 * checks) waits for it to land rather than miss its frames.
+	 * reclaim() never sees this count: it holds reclaim_lock. */
+	if (head)
+		atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+	if (head) {
+		lpc_yield_point(LPC_YP_T2);
+		lpc_rcu_synchronize();					/* T2 */
+		for (tail = head; tail->next; tail = tail->next)
+			;
+		lpc_page_free_chain(c, head, tail, n);
+		/* Release: as free_batch_rcu's. */
+		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&c->reclaim_lock);
+	return n;
 }
 
 void lpc_page_release_last(struct lpc_page *p)

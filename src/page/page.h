@@ -310,6 +310,12 @@ static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
  * Context: inside an RCU read section that began before ref reached 0. */
 void lpc_page_free_deferred(struct lpc_page *p);
 
+/* The same for a page eviction froze (reclaim/evict.c E7): on pending, never
+ * handed to call_rcu here; the evictor's caller takes pending with its own
+ * grace period (lpc_page_pending_drain, or the allocator's reclaim()).
+ * Context: as lpc_page_free_deferred. */
+void lpc_page_free_evicted(struct lpc_page *p);
+
 /* lpc_page_release for what may be the last reference (alloc.c). */
 void lpc_page_release_last(struct lpc_page *p);
 

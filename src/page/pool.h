@@ -47,7 +47,9 @@ struct lpc_pool {
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	uint32_t npending;
-	_Atomic uint32_t batches_in_flight; /* call_rcu batches not yet run */
+	/* Batches taken off pending, not yet on the free list: call_rcu's
+	 * not yet run, and a lpc_page_pending_drain in its grace period. */
+	_Atomic uint32_t batches_in_flight;
 
 	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
 
@@ -106,6 +108,12 @@ int lpc_page_alloc_frame(struct lpc_pool *pool, unsigned flags, struct lpc_page 
 /* Hands the pending list to call_rcu now, without waiting (the background
  * reclaimer).  Context: a registered thread; no lock held. */
 void lpc_page_pending_flush(struct lpc_pool *pool);
+
+/* Takes the pending list, waits for one grace period and puts its frames on
+ * the shared free list (the background reclaimer, after it evicted).
+ * Return: how many.  Context: a registered thread, outside any read
+ * section, no frozen page held, no lock held (takes reclaim_lock). */
+uint32_t lpc_page_pending_drain(struct lpc_pool *pool);
 
 /* Puts the free frames head..tail (n of them, chained by next) on the
  * pool's shared list.  Context: free_lock not held. */

@@ -32,10 +32,16 @@
  *      for LPC_DEBUG's LOOKUP-NOT-IN-INDEX check (after B, under the lock),
  *      unlock.  No seq bump: data and identity are unchanged (optimistic
  *      readers re-check the slot; the allocator bumps seq on reuse).
- *   E7 free through the deferred path (step C: lpc_page_free_deferred puts
- *      it on pending; 64 of them go to call_rcu as one batch), still inside
- *      the batch's read section: a reclaimer's grace period therefore waits
- *      for a frame between E4 and pending (page/alloc.c, frames in transit).
+ *   E7 free through the deferred path (step C: lpc_page_free_evicted puts
+ *      it on pending and, unlike a put's lpc_page_free_deferred, never
+ *      hands pending to call_rcu: the evictor's caller takes pending with
+ *      its own grace period right after, the reclaimer with
+ *      lpc_page_pending_drain, direct reclaim with the allocator's next
+ *      reclaim(); liburcu's call_rcu thread sleeps 10 ms after each batch
+ *      of callbacks, which capped the reclaimer at a few hundred frames per
+ *      10-20 ms), still inside the batch's read section: a reclaimer's
+ *      grace period therefore waits for a frame between E4 and pending
+ *      (page/alloc.c, frames in transit).
  *   E8 (E1's dirty branch) a page E1 finds DIRTY and nothing else keeps
  *      (ref 1, published, not LOCKED, not WRITEBACK) is handed to
  *      writeback instead: f = p->file (relaxed, as E2), and if
@@ -66,7 +72,7 @@
  * and E6 the evictor runs only flag loads and the radix delete, under an
  * index lock it took with trylock; it waits for nothing, and the grace
  * periods of its callers (direct reclaim's reclaim(), the reclaimer's
- * barrier) come after the batch's read section has ended.  LPC_DEBUG counts
+ * drain) come after the batch's read section has ended.  LPC_DEBUG counts
  * E4..E6 in lpc_debug_frozen, which lpc_rcu_synchronize and lpc_rcu_barrier
  * check (rule GP-WHILE-FROZEN).  Modelled, with the concurrent miss on the
  * same index (a new page inserted while the old one is frozen) and broken
@@ -294,7 +300,7 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 	 * bumps seq when it reuses the frame: filemap/optimistic.h). */
 	lpc_file_index_unlock(f);
 	lpc_yield_point(LPC_YP_E7);
-	lpc_page_free_deferred(p);						/* E7 */
+	lpc_page_free_evicted(p);						/* E7 */
 	return EV_EVICTED;
 unlock:
 	lpc_file_index_unlock(f);

@@ -7,12 +7,24 @@
  * allocation that leaves fewer than `low` frames on the shared free list
  * (lpc_reclaim_wake through pool->wake), so a process that never fills its
  * cache never starts it.  Awake, it evicts batches until the free frames
- * plus those it evicted reach `high`, hands them to call_rcu, waits for the
- * callbacks to land (rcu_barrier: a grace period, with no read section and
- * no frozen page held), and looks again; it sleeps on `cond` when the free
+ * plus those it evicted reach `high`, takes them off the pending list, waits
+ * for one grace period and puts them on the free list itself
+ * (lpc_page_pending_drain: no read section and no frozen page held), and
+ * looks again; it sleeps on `cond` when the free
  * list is above `high` or nothing could be evicted (every frame held or
  * locked: the allocators then fall back to direct reclaim and their bounded
  * wait).  lpc_cache_destroy stops and joins it (lpc_reclaim_stop).
+ *
+ * Why not call_rcu and rcu_barrier (as before issue 11's measurement):
+ * liburcu's call_rcu thread sleeps 10 ms (poll) after every batch of
+ * callbacks it runs, so each refill round cost 10-20 ms whatever its size,
+ * and the reclaimer could free only about high - low frames per round: with
+ * a 16 MiB cache (low 128, high 256 frames) about 15k frames/s, below what
+ * 8 threads missing on 2 CPUs ask for.  The allocators then found the free
+ * list empty and queued on reclaim_lock behind an rcu_barrier (330 us of
+ * allocation per miss at 8 threads, 0.3 us with the drain).  A drain is one
+ * synchronize_rcu: membarrier and a wait for the readers in a read section
+ * now, tens of microseconds.
  *
  * Backoff: a refill that evicted nothing while the free list is below `low`
  * (every frame held, locked, dirty, or its file's index lock busy: in
@@ -111,10 +123,9 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 		}
 		if (!got)
 			return false;
-		/* The evicted frames wait on pending: queue them now, and let
-		 * them land before measuring again. */
-		lpc_page_pending_flush(c);
-		lpc_rcu_barrier();
+		/* The evicted frames wait on pending (E7 never hands them to
+		 * call_rcu): one grace period of our own lands them all. */
+		lpc_page_pending_drain(c);
 	}
 }
 

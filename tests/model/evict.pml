@@ -49,6 +49,11 @@
  *               once every user call returned: CL1-CL3 remove all pages,
  *               CL4 a grace period, CL5 frees the struct lpc_file
  *   rcu_cb      the call_rcu thread running the batched deferred free: CB1-CB3
+ *               (it stands as well for the other takers of pending, whose
+ *               steps are the same - take pending, one grace period, free:
+ *               the reclaimer's lpc_page_pending_drain, which is where
+ *               evicted pages (E7, lpc_page_free_evicted) go since issue
+ *               11's measurement, and the allocator's reclaim() T2)
  *
  * Grace period model (as in spec_get.pml): CB2 waits, process by process,
  * until in_rs[i] is 0 at some instant after CB1: sound and complete.

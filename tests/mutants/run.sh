@@ -39,6 +39,10 @@
 #                  (Y3; rule FSYNC-INFLIGHT, in regress_fsync_inflight, which
 #                  ctest runs first).  Not in --quick (CI's time stays put):
 #                  the story itself runs in every debug variant.
+#   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
+#                  without its grace period (T2; rule GRACE-PERIOD).  Not
+#                  in --quick: test_evict_pending and the stress tests run
+#                  the drain in every variant.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,7 +55,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,41p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,45p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -72,9 +76,10 @@ mutants=(
 	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
+	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 )
 # Run by a plain run and when named, skipped by --quick.
-full_only=(no-y3)
+full_only=(no-y3 drain-no-grace)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT
