@@ -18,6 +18,11 @@
  *             lets them run for the given seconds (less after 20 failures)
  *             and then raises tst_stop, which the workers poll with
  *             tst_stopping(); tst_threads_join() joins them all.
+ *             tst_stress_wait_for(seconds, enough, arg) runs at least that
+ *             long and then on, up to TST_EXTRA_S more, until enough(arg)
+ *             says the story did the work its checks need (a loaded
+ *             machine can starve a short run: evictions > 0 after 307 ops
+ *             failed that way), so such a check tests lpc, not the load.
  *  - the end: tst_frames_allocatable(c, max) allocates private pages until
  *             -ENOMEM (at most max + 1), puts them back and returns how many
  *             it got: every frame of an idle cache, if none was lost.
@@ -94,6 +99,22 @@ static inline void tst_stress_wait(double seconds)
 
 	while (tst_now_ns() - t0 < (uint64_t)(seconds * 1e9) && atomic_load(&tst_failed) < 20)
 		tst_sleep_us(10000);
+	atomic_store(&tst_stop, true);
+}
+
+#define TST_EXTRA_S 60
+
+static inline void tst_stress_wait_for(double seconds, bool (*enough)(void *arg), void *arg)
+{
+	uint64_t t0 = tst_now_ns(), extra = (uint64_t)TST_EXTRA_S * 1000000000u;
+
+	while (atomic_load(&tst_failed) < 20) {
+		uint64_t el = tst_now_ns() - t0;
+
+		if (el >= (uint64_t)(seconds * 1e9) && (enough(arg) || el >= seconds * 1e9 + extra))
+			break;
+		tst_sleep_us(10000);
+	}
 	atomic_store(&tst_stop, true);
 }
 

@@ -164,6 +164,15 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
+/* The work the checks after the run need: a batch scanned, a page evicted. */
+static bool evict_enough(void *arg)
+{
+	struct lpc_stats st;
+
+	lpc_stats(arg, &st);
+	return st.evictions > 0 && st.reclaim_scans > 0;
+}
+
 static void run(int mode, bool zipf, double seconds)
 {
 	struct tst_threads th = { 0 };
@@ -179,7 +188,7 @@ static void run(int mode, bool zipf, double seconds)
 	file = tst_stress_file(cache, (uint64_t)NPAGES * PS, &file_id, "evict-%d-%d", mode, zipf);
 	tst_threads_start(&th, NW, worker, NULL, 0);
 	tst_threads_start(&th, 1, sampler, NULL, 0);
-	tst_stress_wait(seconds);
+	tst_stress_wait_for(seconds, evict_enough, cache);
 	tst_threads_join(&th);
 
 	lpc_stats(cache, &st);

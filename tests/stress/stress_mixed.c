@@ -209,6 +209,15 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* The work the checks after the run need: eviction ran, frames reused. */
+static bool mixed_enough(void *arg)
+{
+	struct lpc_stats st;
+
+	lpc_stats(arg, &st);
+	return st.evictions > 0 && st.reads > NFRAMES;
+}
+
 static void run_mode(int mode, double seconds, uint64_t seed)
 {
 	struct lpc_stats st;
@@ -231,7 +240,7 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 		REQUIRE(ws[i].scratch && ws[i].buf);
 	}
 	tst_threads_start(&th, nw, worker_main, ws, sizeof(*ws));
-	tst_stress_wait(seconds);
+	tst_stress_wait_for(seconds, mixed_enough, cache);
 	tst_threads_join(&th);
 	for (unsigned i = 0; i < nw; i++) {
 		for (int o = 0; o < OP_N; o++)

@@ -263,6 +263,17 @@ static void *truncater(void *arg)
 	return NULL;
 }
 
+/* The work the checks after the run need: pins of both files, a truncate,
+ * an eviction. */
+static bool pin_evict_enough(void *arg)
+{
+	struct lpc_stats st;
+
+	lpc_stats(arg, &st);
+	return atomic_load(&n_pins) > 0 && atomic_load(&n_tpins) > 0 &&
+	       atomic_load(&n_truncs) > 0 && st.evictions > 0;
+}
+
 static void run(int mode, double secs)
 {
 	struct tst_threads th = { 0 };
@@ -282,7 +293,7 @@ static void run(int mode, double secs)
 	REQUIRE(lpc_file_open(cache, patht, O_RDWR, 0, &ft) == 0, "open T");
 	tst_threads_start(&th, NPIN, pinner, NULL, 0);
 	tst_threads_start(&th, 1, truncater, NULL, 0);
-	tst_stress_wait(secs);
+	tst_stress_wait_for(secs, pin_evict_enough, cache);
 	tst_threads_join(&th);
 	lpc_stats(cache, &st);
 	printf("  %s: %llu ranges of A and %llu of T pinned and checked, %llu truncates, "
