@@ -31,6 +31,11 @@
  *    the process did: liblpc_sqlite.so carries one), and unregisters only
  *    its own registration; a thread the program registered must stay
  *    registered while it calls lpc.
+ *  - fork: a child of a process that has called lpc must not call lpc
+ *    (exec first).  liburcu-memb's reader registry is copied into the child
+ *    with entries for the parent's other threads; one that was inside a
+ *    read section at the fork makes every grace period in the child wait
+ *    for ever.
  *  - Signal handlers: only lpc_config_init, lpc_page_data and lpc_version are
  *    async-signal-safe.  Every other function takes locks or allocates.
  *  - Re-entry: lpc calls no user code (no callbacks), so no lpc function runs
