@@ -300,10 +300,15 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 				lpc_yield_point(LPC_YP_K2);
 				if (!(fl & LPC_PG_WRITEBACK) || mode == LPC_WB_ASYNC)
 					break;
-				/* K2, WB_SYNC: wait for the write in flight. */
+				/* K2, WB_SYNC: wait for the write in flight.  p is
+				 * unlocked before the flush: batch_flush may take
+				 * size_lock (lpc_wb_publish_size), which a truncate
+				 * holds while it waits for page locks (truncate.c) —
+				 * flushing with p locked deadlocked against
+				 * lpc_truncate (stress_write, io_uring, ASan). */
+				lpc_page_unlock_noseq(p);
 				rc = batch_flush(f, &run, t);
 				err = err ? err : rc;
-				lpc_page_unlock_noseq(p);
 				lpc_page_wait_writeback(p);
 				lpc_page_lock_noseq(p);
 			}
