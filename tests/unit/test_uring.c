@@ -292,6 +292,14 @@ static int cannot_pin(void)
 	 * CAP_IPC_LOCK), not for the tests' arenas (128 KiB and more). */
 	struct rlimit rl = { 64 << 10, 64 << 10 };
 
+	/* io_uring charges pinned pages to the real uid's user (locked_vm is
+	 * per user, not per process): children of concurrent tests, all root,
+	 * would share one 64 KiB allowance and make each other's rings fail.
+	 * As root, take a real uid of our own (the pid is unique among the
+	 * live processes); the effective uid stays 0, so files and the other
+	 * capabilities are unchanged. */
+	if (geteuid() == 0 && setresuid(200000 + (uid_t)getpid(), (uid_t)-1, (uid_t)-1) != 0)
+		return -1;
 	if (syscall(SYS_capget, &h, d) != 0)
 		return -1;
 	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
