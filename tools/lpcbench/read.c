@@ -58,22 +58,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <lpc/lpc.h>
 
 #include "cleanup.h"
 #include "datafile.h"
+#include "kchild.h"
 #include "memcg.h"
 #include "read.h"
 #include "rng.h"
@@ -110,7 +108,7 @@ struct rworker {
 };
 
 /* Parent -> child commands, child -> parent results (pipes, < PIPE_BUF). */
-enum { CMD_SETUP, CMD_RUN, CMD_RESET, CMD_QUIT };
+enum { CMD_SETUP, CMD_RUN, CMD_RESET };
 
 struct child_cmd {
 	int op;
@@ -146,39 +144,10 @@ struct rctx {
 	enum read_workload w;
 	enum read_variant v;
 	unsigned readers;
-	/* the kernel side */
-	struct memcg cg;
+	/* the kernel side: a forked child in a memory cgroup (kchild.h) */
+	struct kchild kc;
 	bool have_cg;
-	pid_t child;
-	int cmd_fd, res_fd;
 };
-
-/* ---- cleanup: the child and the cgroup, at exit and on a fatal signal ---- */
-
-static struct rctx *cleanup_ctx;
-static pid_t cleanup_owner;
-/* Async-signal-safe: kill, waitpid, rmdir (cleanup.h). */
-static void read_cleanup_now(void)
-{
-	struct rctx *x = cleanup_ctx;
-
-	if (!x || getpid() != cleanup_owner)
-		return;
-	cleanup_ctx = NULL;
-	if (x->child > 0) {
-		kill(x->child, SIGKILL);
-		waitpid(x->child, NULL, 0);
-		x->child = 0;
-	}
-	memcg_remove(&x->cg);
-}
-
-static void read_cleanup_arm(struct rctx *x)
-{
-	cleanup_ctx = x;
-	cleanup_owner = getpid();
-	cleanup_arm(read_cleanup_now);
-}
 
 /* ---- the timed loop ---- */
 
@@ -384,36 +353,6 @@ static int run_local(struct rctx *x, uint64_t slice_ns, struct read_sample *s,
 
 /* ---- the child: kernel and mmap rows inside the memory cgroup ---- */
 
-static void xread_full(int fd, void *p, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = read(fd, (char *)p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die_err(n < 0 ? errno : EPIPE, "the read benchmark's child pipe");
-		done += (size_t)n;
-	}
-}
-
-static void xwrite_full(int fd, const void *p, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die_err(errno, "the read benchmark's child pipe");
-		done += (size_t)n;
-	}
-}
-
 static unsigned char *map_file(int fd, uint64_t len, int advice)
 {
 	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
@@ -453,37 +392,31 @@ static void child_reset(struct rctx *x)
 	x->map_seq = map_file(x->kfd_seq, x->file_bytes, MADV_SEQUENTIAL);
 }
 
-static __attribute__((noreturn)) void child_main(struct rctx *x)
+/* The child's commands (kchild_serve). */
+static void child_serve(void *arg, const void *cmd, void *res)
 {
-	struct child_cmd c;
-	struct child_res r;
+	struct rctx *x = arg;
+	const struct child_cmd *c = cmd;
+	struct child_res *r = res;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(1);
-	for (;;) {
-		xread_full(x->cmd_fd, &c, sizeof(c));
-		memset(&r, 0, sizeof(r));
-		switch (c.op) {
-		case CMD_SETUP:
-			/* Only now, inside the cgroup: the pool's stacks and
-			 * every page read are charged to it. */
-			child_open(x);
-			x->pool = pool_create(x->nr_workers, x->env->opts->pin);
-			break;
-		case CMD_RUN:
-			x->w = (enum read_workload)c.w;
-			x->v = (enum read_variant)c.v;
-			x->readers = c.threads;
-			r.err = run_local(x, c.slice_ns, &r.s, &r.err_page);
-			break;
-		case CMD_RESET:
-			child_reset(x);
-			break;
-		case CMD_QUIT:
-			_exit(0);
-		}
-		xwrite_full(x->res_fd, &r, sizeof(r));
+	if (!c)
+		return;
+	switch (c->op) {
+	case CMD_SETUP:
+		/* Only now, inside the cgroup: the pool's stacks and every page
+		 * read are charged to it. */
+		child_open(x);
+		x->pool = pool_create(x->nr_workers, x->env->opts->pin);
+		break;
+	case CMD_RUN:
+		x->w = (enum read_workload)c->w;
+		x->v = (enum read_variant)c->v;
+		x->readers = c->threads;
+		r->err = run_local(x, c->slice_ns, &r->s, &r->err_page);
+		break;
+	case CMD_RESET:
+		child_reset(x);
+		break;
 	}
 }
 
@@ -491,59 +424,31 @@ static struct child_res child_call(struct rctx *x, const struct child_cmd *c)
 {
 	struct child_res r;
 
-	xwrite_full(x->cmd_fd, c, sizeof(*c));
-	xread_full(x->res_fd, &r, sizeof(r));
+	kchild_call(&x->kc, c, &r);
 	return r;
 }
 
-/* Forks the child before this process starts any thread of its own (lookup,
- * run before in `lpcbench all`, joined its workers; liburcu may keep a helper
- * thread, which the child never touches: it uses no lpc call). */
+/* Forks the child before this process starts any thread of its own.  A plain
+ * fork, not an exec (kchild.h): the kernel and mmap rows never call lpc, so
+ * the liburcu state it copies from `lpcbench all`'s earlier benchmarks is
+ * never used. */
 static void child_start(struct rctx *x, const char *name)
 {
-	int cmd[2], res[2], err;
 	struct child_cmd c = { .op = CMD_SETUP };
+	struct kchild_spec s = {
+		.what = "read: the kernel rows", .cg_name = name, .cg_limit = x->cache_bytes,
+		.cmd_len = sizeof(struct child_cmd), .res_len = sizeof(struct child_res),
+		.serve = child_serve, .arg = x,
+	};
 
-	if (memcg_create(&x->cg, name, x->cache_bytes)) {
-		x->have_cg = false;
-		return;
-	}
-	x->have_cg = true;
-	if (pipe2(cmd, O_CLOEXEC) || pipe2(res, O_CLOEXEC))
-		die_err(errno, "pipe");
-	fflush(NULL);
-	x->child = fork();
-	if (x->child < 0)
-		die_err(errno, "fork");
-	if (x->child == 0) {
-		close(cmd[1]);
-		close(res[0]);
-		x->cmd_fd = cmd[0];
-		x->res_fd = res[1];
-		child_main(x);
-	}
-	close(cmd[0]);
-	close(res[1]);
-	x->cmd_fd = cmd[1];
-	x->res_fd = res[0];
-	err = memcg_add(&x->cg, x->child);
-	if (err)
-		die_err(err, "moving the kernel rows' process into %s", x->cg.path);
-	child_call(x, &c);
+	x->have_cg = !kchild_start(&x->kc, &s);
+	if (x->have_cg)
+		child_call(x, &c);
 }
 
 static void child_stop(struct rctx *x)
 {
-	struct child_cmd c = { .op = CMD_QUIT };
-
-	if (x->child <= 0)
-		return;
-	xwrite_full(x->cmd_fd, &c, sizeof(c));
-	waitpid(x->child, NULL, 0);
-	x->child = 0;
-	close(x->cmd_fd);
-	close(x->res_fd);
-	memcg_remove(&x->cg);
+	kchild_stop(&x->kc);
 }
 
 /* ---- setup ---- */
@@ -691,8 +596,8 @@ static void read_echo(const struct rctx *x, const struct read_results *res)
 	       x->cache_bytes >> 20);
 	if (res->memcg)
 		printf("             kernel/mmap: one child process in memory cgroup v%d %s, limit %" PRIu64 " MiB%s\n",
-		       res->memcg_version, x->cg.path, x->cache_bytes >> 20,
-		       x->cg.parent_limit < (x->cache_bytes + (64ull << 20)) ?
+		       res->memcg_version, x->kc.cg.path, x->cache_bytes >> 20,
+		       x->kc.cg.parent_limit < (x->cache_bytes + (64ull << 20)) ?
 		       " (WARNING: the enclosing group's limit is barely higher)" : "");
 	else
 		printf("             kernel/mmap: SKIPPED: no writable memory cgroup (%s)\n",
@@ -828,12 +733,11 @@ static void read_setup(struct rctx *x, struct read_results *res)
 		for (unsigned v = 0; v < RV_NR; v++)
 			x->wk[i].rng[v] = splitmix64(o->seed * 1000003u + i * 64u + v);
 	}
-	read_cleanup_arm(x);
 	snprintf(name, sizeof(name), "lpcbench.%d", (int)getpid());
 	child_start(x, name);
 	res->memcg = x->have_cg;
-	res->memcg_version = x->cg.version;
-	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->cg.why);
+	res->memcg_version = x->kc.cg.version;
+	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->kc.cg.why);
 	build_rows(res, o, x->have_cg);
 
 	read_echo(x, res);
@@ -867,7 +771,6 @@ static void read_teardown(struct rctx *x)
 	}
 	free(x->wk);
 	zipf_destroy(&x->zipf);
-	cleanup_ctx = NULL;
 	datafile_remove();
 }
 
@@ -994,7 +897,7 @@ static double warm(struct rctx *x, enum read_workload w, struct read_phase_end *
 		progress("read %s: warming the kernel's page cache", read_workload_name[w]);
 		for (t = now_ns(); (double)(now_ns() - t) / 1e9 < READ_WARM_CAP_S;) {
 			run_row(x, &row, READ_WARM_SLICE_NS, &s);
-			if ((double)memcg_usage(&x->cg) >= READ_WARM_FULL * (double)x->cache_bytes)
+			if ((double)memcg_usage(&x->kc.cg) >= READ_WARM_FULL * (double)x->cache_bytes)
 				break;
 		}
 	}
@@ -1040,9 +943,9 @@ static void run_phase(struct rctx *x, enum read_workload w, struct read_results 
 	}
 	progress_done();
 	if (x->have_cg) {
-		e->cg_usage = memcg_usage(&x->cg);
-		e->cg_file = memcg_stat(&x->cg, x->cg.version == 1 ? "cache" : "file");
-		e->cg_anon = memcg_stat(&x->cg, x->cg.version == 1 ? "rss" : "anon");
+		e->cg_usage = memcg_usage(&x->kc.cg);
+		e->cg_file = memcg_stat(&x->kc.cg, x->kc.cg.version == 1 ? "cache" : "file");
+		e->cg_anon = memcg_stat(&x->kc.cg, x->kc.cg.version == 1 ? "rss" : "anon");
 	}
 	if (x->cache)
 		lpc_close(x);
@@ -1051,7 +954,7 @@ static void run_phase(struct rctx *x, enum read_workload w, struct read_results 
 static void read_run(const struct bench_env *env)
 {
 	const struct bench_opts *o = env->opts;
-	struct rctx x = { .env = env, .dfd = -1, .kfd = -1, .kfd_seq = -1, .child = 0 };
+	struct rctx x = { .env = env, .dfd = -1, .kfd = -1, .kfd_seq = -1 };
 	struct read_results res = { .rounds = o->rounds };
 	uint64_t t0;
 

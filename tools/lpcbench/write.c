@@ -433,10 +433,12 @@ static void write_setup(struct wctx *x)
 					(struct wjob){ x, w, v, o->threads[t] };
 
 	/* The child first, before this process starts threads (lpc's
-	 * flusher and reclaimer, the pool). */
+	 * flusher and reclaimer, the pool).  A plain fork, not an exec
+	 * (kchild.h): the kernel rows never call lpc, so the liburcu state
+	 * it copies is never used. */
 	snprintf(name, sizeof(name), "lpcbench-write.%d", (int)getpid());
-	x->have_cg = !kchild_start(&x->kc, name, x->cache_bytes, x->nr_workers, o->pin,
-				   child_open, x);
+	x->have_cg = !kchild_start_pool(&x->kc, name, x->cache_bytes, x->nr_workers, o->pin,
+					child_open, x);
 
 	for (unsigned v = WV_URING; v <= WV_SYNC; v++)
 		lpc_open_one(x, v);
