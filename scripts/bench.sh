@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # bench.sh [lpcbench options] - build Release in build-release and run every
-# lpcbench workload: `lpcbench all "$@"` (sqlite first, then lookup, read, pin, fault,
-# walk and write: about 10 minutes with the defaults on 2 CPUs).  lpcbench makes its own data files and memory
+# lpcbench workload: `lpcbench all "$@"` (lookup, read, pin, fault, walk, write and
+# sqlite: about 10 minutes with the defaults on 2 CPUs).  lpcbench makes its own data files and memory
 # cgroup and removes them; `build-release/tools/lpcbench/lpcbench --help`
 # lists the options (--plot DIR draws every table as CSV + SVG).
 set -euo pipefail

@@ -58,6 +58,11 @@ struct bench {
 	/* Seconds of measurement the options ask for (the config echo's
 	 * estimate; setup comes on top). */
 	double (*estimate_s)(const struct bench_opts *opts);
+	/* NULL, or the body of an exec'd child (kchild.h): `lpcbench --kchild
+	 * NAME ARG CMD_FD RES_FD <options>` runs child(env, ARG, ...) with the
+	 * options parsed as this run's; it serves with kchild_serve and never
+	 * returns.  env->tsc is not calibrated there. */
+	void (*child)(const struct bench_env *env, const char *arg, int cmd_fd, int res_fd);
 };
 
 extern const struct bench bench_lookup;

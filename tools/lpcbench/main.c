@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <lpc/lpc.h>
 
 #include "bench.h"
+#include "kchild.h"
 #include "plot.h"
 #include "pool.h"
 #include "util.h"
@@ -44,23 +46,19 @@
 #define MAX_FILE_MB (1u << 20) /* 1 TiB */
 
 /*
- * `all` runs them in this order.  sqlite comes first: its lpc_excl side is
- * a forked child that uses lpc (RCU), and a child forked after this process
- * used RCU inherits liburcu's reader registry with entries for threads it
- * does not have (urcu-memb has no fork hook for it); one caught inside a read
- * section at the fork makes every grace period in the child wait for ever
- * (seen: `lpcbench all` hung in sqlite's second phase on a fresh machine).
- * Forked first, the child inherits no reader but the forking thread.  The
- * other benchmarks' children (the kernel rows) never use lpc.
+ * `all` runs them in this order.  Any order works: a child that uses lpc
+ * (sqlite's lpc_excl side) is exec'd (kchild.h), so it does not inherit
+ * liburcu's reader registry from the benchmarks run before it; the kernel
+ * rows' children are forked and never call lpc.
  */
 static const struct bench *const benches[] = {
-	&bench_sqlite,
 	&bench_lookup,
 	&bench_read,
 	&bench_pin,
 	&bench_fault,
 	&bench_walk,
 	&bench_write,
+	&bench_sqlite,
 };
 
 enum {
@@ -324,6 +322,25 @@ static void echo_config(int argc, char **argv, const struct bench_env *env,
 	fflush(stdout);
 }
 
+/* `lpcbench --kchild NAME ARG CMD_FD RES_FD <options>`: an exec'd child of a
+ * benchmark (kchild.h); never returns. */
+static int child_main(int argc, char **argv)
+{
+	static struct bench_opts opts;
+	static struct bench_env env = { .opts = &opts };
+
+	if (argc < 6)
+		die("%s: NAME ARG CMD_FD RES_FD expected", KCHILD_EXEC_FLAG);
+	/* getopt sees argv[5..] as its argv: the options start at argv[6]. */
+	parse_opts(argc - 5, argv + 5, &opts);
+	env.nr_cpus = cpus_allowed();
+	for (size_t i = 0; i < ARRAY_SIZE(benches); i++)
+		if (!strcmp(argv[2], benches[i]->name) && benches[i]->child)
+			benches[i]->child(&env, argv[3], (int)parse_num("CMD_FD", argv[4], 0, INT_MAX),
+					  (int)parse_num("RES_FD", argv[5], 0, INT_MAX));
+	die("%s: '%s' has no child", KCHILD_EXEC_FLAG, argv[2]);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts opts = { 0 };
@@ -338,6 +355,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cmd = argv[1];
+	if (!strcmp(cmd, KCHILD_EXEC_FLAG))
+		return child_main(argc, argv);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
@@ -352,6 +371,7 @@ int main(int argc, char **argv)
 	}
 	/* Options follow the command: getopt sees argv[1..] as its argv. */
 	parse_opts(argc - 1, argv + 1, &opts);
+	kchild_set_args(argc - 2, argv + 2);
 	for (size_t i = 0; i < nr_run; i++)
 		if (run[i]->check_opts)
 			run[i]->check_opts(&opts);

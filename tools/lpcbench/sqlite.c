@@ -30,9 +30,11 @@
  * database with lpc_coherence=exclusive (liblpc_sqlite's refusing mode: an
  * OFD lock keeps other processes out, SQLite's locks between this
  * process's connections are the VFS's own, no system call per query).  Its
- * rows run in a second child process, forked as the first, with an lpc
- * cache of its own of the same budget (one process has one lpc cache: in
- * this process both lpc files would share B).  unix with PRAGMA
+ * rows run in a second child process with an lpc cache of its own of the
+ * same budget (one process has one lpc cache: in this process both lpc
+ * files would share B).  Both children are started by exec, not a bare
+ * fork (kchild.h: a child that calls lpc must not inherit this process's
+ * liburcu registry).  unix with PRAGMA
  * locking_mode=EXCLUSIVE is not a row: bench/README.md says why.
  *
  * Equal memory.  lpc's rows run in this process: one lpc cache of B (the
@@ -83,6 +85,7 @@
 
 #include "cleanup.h"
 #include "datafile.h"
+#include "kchild.h"
 #include "memcg.h"
 #include "rng.h"
 #include "sqlite.h"
@@ -160,10 +163,11 @@ struct side {
 };
 
 /* Parent -> child commands, child -> parent results (pipes). */
-enum { CMD_SETUP, CMD_OPEN, CMD_RUN, CMD_CLOSE, CMD_QUIT };
+enum { CMD_SETUP, CMD_OPEN, CMD_RUN, CMD_CLOSE };
 
 struct sq_cmd {
 	int op;
+	int v; /* CMD_SETUP: the child's side */
 	int d, w;
 	unsigned threads;
 	uint64_t slice_ns;
@@ -185,20 +189,20 @@ struct sqctx {
 	unsigned nr_workers;
 	struct zipf zipf[2]; /* over small's and large's keys */
 	struct side side;    /* this process's: lpc (the child's: unix) */
-	struct memcg cg;
 	bool have_cg, have_lpc;
-	/* the children: [SV_UNIX] in the cgroup, [SV_LPC_EXCL]; pid 0: none */
-	struct { pid_t pid; int cmd_fd, res_fd; } kid[SV_NR];
+	/* the children (kchild.h): [SV_UNIX] in the memory cgroup
+	 * kid[SV_UNIX].cg, [SV_LPC_EXCL]; pid 0: none */
+	struct kchild kid[SV_NR];
 };
 
-/* ---- cleanup: the child, the cgroup and the files, at exit and on a signal ---- */
+/* ---- cleanup: the files, at exit and on a signal (the children: kchild.c) ---- */
 
 #define SQ_NR_FILES (SD_NR * SV_NR * 4)
 static char rm_files[SQ_NR_FILES][PATH_MAX + 16];
 static char rm_dir[PATH_MAX];
 static struct sqctx *cleanup_ctx;
 static pid_t cleanup_owner;
-/* Async-signal-safe: kill, waitpid, unlink, rmdir. */
+/* Async-signal-safe: unlink, rmdir. */
 static void sq_cleanup_now(void)
 {
 	struct sqctx *x = cleanup_ctx;
@@ -206,14 +210,6 @@ static void sq_cleanup_now(void)
 	if (!x || getpid() != cleanup_owner)
 		return;
 	cleanup_ctx = NULL;
-	for (unsigned v = 0; v < SV_NR; v++) {
-		if (x->kid[v].pid > 0) {
-			kill(x->kid[v].pid, SIGKILL);
-			waitpid(x->kid[v].pid, NULL, 0);
-			x->kid[v].pid = 0;
-		}
-	}
-	memcg_remove(&x->cg);
 	for (unsigned i = 0; i < SQ_NR_FILES; i++)
 		if (rm_files[i][0])
 			unlink(rm_files[i]);
@@ -777,42 +773,10 @@ static void side_cmd(struct sqctx *x, struct side *sd, const struct sq_cmd *c, s
 		if (sd->open)
 			side_close(sd);
 		break;
-	case CMD_QUIT:
-		break;
 	}
 }
 
-/* ---- the child: the unix side, inside the memory cgroup ---- */
-
-static void xread_full(int fd, void *p, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = read(fd, (char *)p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die_err(n < 0 ? errno : EPIPE, "the sqlite benchmark's child pipe");
-		done += (size_t)n;
-	}
-}
-
-static void xwrite_full(int fd, const void *p, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			die_err(errno, "the sqlite benchmark's child pipe");
-		done += (size_t)n;
-	}
-}
+/* ---- the children: the unix side in the memory cgroup, the lpc_excl side ---- */
 
 /* The lpc_excl child's own VFS: lpc registered in it, counted. */
 static void child_lpc_vfs(char *name, size_t len)
@@ -830,122 +794,88 @@ static void child_lpc_vfs(char *name, size_t len)
 #endif
 }
 
-static __attribute__((noreturn)) void child_main(struct sqctx *x, enum sq_vfs v, const char *vfs)
-{
-	struct side sd = { 0 };
-	struct sq_cmd c;
-	struct sq_res r;
-	char name[64];
+/* A child's state: its copy of the run's layout, and its side. */
+struct sq_kid {
+	struct sqctx *x;
+	struct side sd;
+};
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(1);
-	for (;;) {
-		xread_full(x->kid[v].cmd_fd, &c, sizeof(c));
-		if (c.op == CMD_SETUP) { /* inside the cgroup now (unix) */
-			snprintf(name, sizeof(name), "%s", vfs);
-			if (v != SV_UNIX)
-				child_lpc_vfs(name, sizeof(name));
-			side_init(x, &sd, v, name);
-		}
-		side_cmd(x, &sd, &c, &r);
-		if (c.op == CMD_QUIT) {
-			if (sd.open)
-				side_close(&sd);
-			_exit(0);
-		}
-		xwrite_full(x->kid[v].res_fd, &r, sizeof(r));
+/* The child's commands (kchild_serve); CMD_SETUP says which side it is. */
+static void child_serve(void *arg, const void *cmd, void *res)
+{
+	struct sq_kid *k = arg;
+	const struct sq_cmd *c = cmd;
+	char name[64] = "count-unix";
+
+	if (!c) { /* stop */
+		if (k->sd.open)
+			side_close(&k->sd);
+		return;
 	}
+	if (c->op == CMD_SETUP) { /* unix: inside the cgroup now */
+		if (c->v != SV_UNIX)
+			child_lpc_vfs(name, sizeof(name));
+		side_init(k->x, &k->sd, (enum sq_vfs)c->v, name);
+	}
+	side_cmd(k->x, &k->sd, c, res);
+}
+
+static void sq_layout(struct sqctx *x, const struct bench_opts *o);
+
+/*
+ * bench_sqlite.child: `lpcbench --kchild sqlite DIR CMD_FD RES_FD <options>`,
+ * exec'd by child_start.  Makes the same layout as the parent's from the same
+ * options (sizes, paths under DIR, Zipf ranks: all derived from them) and
+ * serves.  An exec, not a fork, because the lpc_excl side uses lpc: a forked
+ * child would inherit liburcu's registry of this process's readers (kchild.h).
+ */
+static void sq_child(const struct bench_env *env, const char *dir, int cmd_fd, int res_fd)
+{
+	struct sq_kid k = { .x = xcalloc(1, sizeof(*k.x)) };
+	struct sqctx *x = k.x;
+	int rc;
+
+	x->env = env;
+	if (snprintf(x->dir, sizeof(x->dir), "%s", dir) >= (int)sizeof(x->dir))
+		die("sqlite: the directory name %s is too long", dir);
+	sq_layout(x, env->opts);
+	rc = sq_vfs_install();
+	if (rc)
+		die("sqlite: cannot install the counting VFS: %s", sqlite3_errstr(rc));
+	zipf_init(&x->zipf[0], (uint32_t)x->rows[SD_SMALL], env->opts->zipf_theta, env->opts->seed);
+	zipf_init(&x->zipf[1], (uint32_t)x->rows[SD_LARGE], env->opts->zipf_theta, env->opts->seed);
+	kchild_serve(cmd_fd, res_fd, sizeof(struct sq_cmd), sizeof(struct sq_res), child_serve, &k);
 }
 
 static void child_call(struct sqctx *x, enum sq_vfs v, const struct sq_cmd *c, struct sq_res *r)
 {
-	size_t done = 0;
-
-	xwrite_full(x->kid[v].cmd_fd, c, sizeof(*c));
-	while (done < sizeof(*r)) {
-		ssize_t n = read(x->kid[v].res_fd, (char *)r + done, sizeof(*r) - done);
-		int status;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		/* The child is gone: say how (the OOM killer of its cgroup?). */
-		if (waitpid(x->kid[v].pid, &status, 0) == x->kid[v].pid) {
-			x->kid[v].pid = 0;
-			if (WIFSIGNALED(status))
-				die("sqlite: the %s side's process died of signal %d%s", sq_vfs_name[v],
-				    WTERMSIG(status),
-				    WTERMSIG(status) == SIGKILL ? " (the memory cgroup's OOM killer?)" : "");
-			die("sqlite: the %s side's process exited with status %d", sq_vfs_name[v],
-			    WEXITSTATUS(status));
-		}
-		die_err(n < 0 ? errno : EPIPE, "the sqlite benchmark's child pipe");
-	}
+	kchild_call(&x->kid[v], c, r);
 }
 
-/* Forks the side v's process: unix into the memory cgroup, whose limit is
- * raised for now (set per phase once the connections are warm); lpc_excl
- * with no cgroup (lpc's budget bounds it).  Return: false if it cannot run
- * (no cgroup for unix). */
+/* Starts side v's process (exec'd, sq_child): unix in the memory cgroup,
+ * whose limit is raised for now (set per phase once the connections are
+ * warm); lpc_excl with no cgroup (lpc's budget bounds it).  Return: false
+ * if it cannot run (no cgroup for unix). */
 static bool child_start(struct sqctx *x, enum sq_vfs v, const char *name)
 {
-	struct sq_cmd c = { .op = CMD_SETUP };
+	struct sq_cmd c = { .op = CMD_SETUP, .v = (int)v };
 	struct sq_res r;
-	int cmd[2], res[2], err;
-	pid_t pid;
+	struct kchild_spec s = {
+		.what = v == SV_UNIX ? "sqlite: the unix side" : "sqlite: the lpc_excl side",
+		.cg_name = v == SV_UNIX ? name : NULL, .cg_limit = x->lpc_bytes + SQ_OPEN_ROOM,
+		.cmd_len = sizeof(struct sq_cmd), .res_len = sizeof(struct sq_res),
+		.bench = "sqlite", .bench_arg = x->dir,
+	};
 
-	if (v == SV_UNIX && memcg_create(&x->cg, name, x->lpc_bytes + SQ_OPEN_ROOM))
+	if (kchild_start(&x->kid[v], &s))
 		return false;
-	if (pipe2(cmd, O_CLOEXEC) || pipe2(res, O_CLOEXEC))
-		die_err(errno, "pipe");
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die_err(errno, "fork");
-	if (pid == 0) {
-		close(cmd[1]);
-		close(res[0]);
-		for (unsigned i = 0; i < SV_NR; i++) /* the other child's pipes */
-			if (x->kid[i].pid > 0) {
-				close(x->kid[i].cmd_fd);
-				close(x->kid[i].res_fd);
-				x->kid[i].pid = 0;
-			}
-		x->kid[v].cmd_fd = cmd[0];
-		x->kid[v].res_fd = res[1];
-		child_main(x, v, "count-unix");
-	}
-	x->kid[v].pid = pid;
-	close(cmd[0]);
-	close(res[1]);
-	x->kid[v].cmd_fd = cmd[1];
-	x->kid[v].res_fd = res[0];
-	if (v == SV_UNIX) {
-		err = memcg_add(&x->cg, pid);
-		if (err)
-			die_err(err, "moving the unix rows' process into %s", x->cg.path);
-	}
 	child_call(x, v, &c, &r);
 	return true;
 }
 
 static void child_stop(struct sqctx *x, enum sq_vfs v)
 {
-	struct sq_cmd c = { .op = CMD_QUIT };
-
-	if (x->kid[v].pid <= 0)
-		return;
-	xwrite_full(x->kid[v].cmd_fd, &c, sizeof(c));
-	waitpid(x->kid[v].pid, NULL, 0);
-	x->kid[v].pid = 0;
-	close(x->kid[v].cmd_fd);
-	close(x->kid[v].res_fd);
-	if (v == SV_UNIX)
-		memcg_remove(&x->cg);
+	kchild_stop(&x->kid[v]);
 }
 
 /* Whether side v runs: unix with its cgroup, lpc with liblpc_sqlite,
@@ -1022,13 +952,10 @@ static void sq_check_opts(const struct bench_opts *o)
 		die("sqlite: --cache-mb %" PRIu64 " is too big for this benchmark's keys", b >> 20);
 }
 
-static void sq_setup(struct sqctx *x, struct sq_results *res)
+/* The sizes and paths of a run, from its options and x->dir: the same in
+ * this process and in the children (sq_child). */
+static void sq_layout(struct sqctx *x, const struct bench_opts *o)
 {
-	const struct bench_opts *o = x->env->opts;
-	struct datafile df;
-	char name[64];
-	int rc;
-
 	x->lpc_bytes = sq_budget(o);
 	x->conn_bytes = x->lpc_bytes / 8;
 	x->nr_workers = max_threads(o);
@@ -1037,8 +964,20 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	x->rows[SD_TPCB] = x->rows[SD_TPCB_WAL] = 4 * x->conn_bytes / SQ_ACC_EST;
 	x->branches = x->rows[SD_TPCB] / 100000 + 1;
 	x->tellers = 10 * x->branches;
-	res->lpc_bytes = x->lpc_bytes;
-	res->conn_bytes = x->conn_bytes;
+	for (unsigned d = 0; d < SD_NR; d++)
+		for (unsigned v = 0; v < SV_NR; v++)
+			if (snprintf(x->path[d][v], sizeof(x->path[d][v]), "%s/%s.%s.db",
+				     x->dir, sq_db_name[d], sq_vfs_name[v]) >=
+			    (int)sizeof(x->path[d][v]) - 16)
+				die("sqlite: the directory name %s is too long", x->dir);
+}
+
+static void sq_setup(struct sqctx *x, struct sq_results *res)
+{
+	const struct bench_opts *o = x->env->opts;
+	struct datafile df;
+	char name[64];
+	int rc;
 
 	rc = sq_vfs_install();
 	if (rc)
@@ -1047,12 +986,9 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	snprintf(x->dir, sizeof(x->dir), "%s", df.dir);
 	if (!mkdtemp(x->dir))
 		die_err(errno, "creating a directory %s", x->dir);
-	for (unsigned d = 0; d < SD_NR; d++)
-		for (unsigned v = 0; v < SV_NR; v++)
-			if (snprintf(x->path[d][v], sizeof(x->path[d][v]), "%s/%s.%s.db",
-				     x->dir, sq_db_name[d], sq_vfs_name[v]) >=
-			    (int)sizeof(x->path[d][v]) - 16)
-				die("sqlite: the directory name %s is too long", x->dir);
+	sq_layout(x, o);
+	res->lpc_bytes = x->lpc_bytes;
+	res->conn_bytes = x->conn_bytes;
 	sq_cleanup_arm(x);
 
 	for (unsigned d = 0; d < SD_NR; d++) {
@@ -1075,15 +1011,18 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	zipf_init(&x->zipf[1], (uint32_t)x->rows[SD_LARGE], o->zipf_theta, o->seed);
 	progress_done();
 
-	/* The children first, before this process starts threads or lpc's cache. */
+	/* The children first, before this process starts threads (a smaller
+	 * fork).  Both exec (sq_child), so what this process did with lpc and
+	 * RCU before, here or in `lpcbench all`'s earlier benchmarks, does
+	 * not reach them. */
 	snprintf(name, sizeof(name), "lpcbench-sqlite.%d", (int)getpid());
 	x->have_cg = child_start(x, SV_UNIX, name);
 #ifdef LPCBENCH_HAVE_LPC_SQLITE
 	child_start(x, SV_LPC_EXCL, name);
 #endif
 	res->memcg = x->have_cg;
-	res->memcg_version = x->cg.version;
-	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->cg.why);
+	res->memcg_version = x->kid[SV_UNIX].cg.version;
+	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->kid[SV_UNIX].cg.why);
 
 #ifdef LPCBENCH_HAVE_LPC_SQLITE
 	rc = lpc_sqlite_register(0);
@@ -1114,7 +1053,7 @@ static void sq_echo(const struct sqctx *x, const struct sq_results *res)
 	if (res->memcg)
 		printf("             unix: one child process in memory cgroup v%d %s, limit set per phase\n"
 		       "             to %" PRIu64 " MiB + the child's anonymous memory once its connections are warm\n",
-		       res->memcg_version, x->cg.path, x->lpc_bytes >> 20);
+		       res->memcg_version, x->kid[SV_UNIX].cg.path, x->lpc_bytes >> 20);
 	else
 		printf("             unix: SKIPPED: no writable memory cgroup (%s)\n", res->memcg_why);
 	printf("             both: SQLite's own cache of %" PRIu64 " KiB per connection (PRAGMA cache_size), mmap_size 0\n",
@@ -1181,7 +1120,8 @@ static void lpc_counters(struct lpc_stats *st)
 static void run_row(struct sqctx *x, enum sq_work w, enum sq_vfs v, unsigned threads,
 		    uint64_t slice_ns, struct sq_sample *s, char *msg, size_t len)
 {
-	struct sq_cmd c = { CMD_RUN, sq_work_db(w), w, threads, slice_ns };
+	struct sq_cmd c = { .op = CMD_RUN, .d = sq_work_db(w), .w = w, .threads = threads,
+			     .slice_ns = slice_ns };
 	struct sq_res r;
 
 	if (v == SV_LPC)
@@ -1246,7 +1186,7 @@ static void open_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 
 	/* Room for the new connections until warm() sets the phase's limit. */
 	if (x->have_cg)
-		memcg_set_limit(&x->cg, x->lpc_bytes + SQ_OPEN_ROOM);
+		memcg_set_limit(&x->kid[SV_UNIX].cg, x->lpc_bytes + SQ_OPEN_ROOM);
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
 		if (!side_on(x, v))
 			continue;
@@ -1291,14 +1231,14 @@ static void cg_fit(struct sqctx *x, enum sq_db d, struct sq_phase_end *e)
 
 	if (!x->have_cg)
 		return;
-	anon = memcg_stat(&x->cg, x->cg.version == 1 ? "rss" : "anon");
-	file = memcg_stat(&x->cg, x->cg.version == 1 ? "cache" : "file");
+	anon = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "rss" : "anon");
+	file = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "cache" : "file");
 	if (e->cg_limit && file < e->cg_file_min)
 		e->cg_file_min = file; /* after a slice under the last limit */
 	e->cg_limit = x->lpc_bytes + (anon == UINT64_MAX ? 0 : anon) + SQ_SLACK;
 	if (SQ_SANITIZER)
 		e->cg_limit = x->lpc_bytes + SQ_OPEN_ROOM;
-	err = memcg_set_limit(&x->cg, e->cg_limit);
+	err = memcg_set_limit(&x->kid[SV_UNIX].cg, e->cg_limit);
 	if (err)
 		fprintf(stderr, "lpcbench: sqlite %s: setting the cgroup's limit to %" PRIu64 " MiB: %s\n",
 			sq_db_name[d], e->cg_limit >> 20, strerror(err));
@@ -1391,9 +1331,9 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 	}
 	progress_done();
 	if (x->have_cg) {
-		e->cg_usage = memcg_usage(&x->cg);
-		e->cg_file = memcg_stat(&x->cg, x->cg.version == 1 ? "cache" : "file");
-		e->cg_anon = memcg_stat(&x->cg, x->cg.version == 1 ? "rss" : "anon");
+		e->cg_usage = memcg_usage(&x->kid[SV_UNIX].cg);
+		e->cg_file = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "cache" : "file");
+		e->cg_anon = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "rss" : "anon");
 	}
 	lpc_counters(&st);
 	e->lpc_frames = st.frames;
@@ -1435,4 +1375,5 @@ const struct bench bench_sqlite = {
 	.run = sq_run,
 	.check_opts = sq_check_opts,
 	.estimate_s = sq_estimate_s,
+	.child = sq_child,
 };
