@@ -65,6 +65,23 @@ struct bench {
 	void (*child)(const struct bench_env *env, const char *arg, int cmd_fd, int res_fd);
 };
 
+/* The most threads of any --threads count (at least 1). */
+static inline unsigned bench_max_threads(const struct bench_opts *o)
+{
+	unsigned m = 1;
+
+	for (unsigned i = 0; i < o->nr_tconf; i++)
+		if (o->threads[i] > m)
+			m = o->threads[i];
+	return m;
+}
+
+/* read's and write's data file: --file-mb if given, else 4 x --cache-mb. */
+static inline uint64_t bench_file_bytes(const struct bench_opts *o)
+{
+	return (uint64_t)(o->file_mb_set ? o->file_mb : 4u * o->cache_mb) << 20;
+}
+
 extern const struct bench bench_lookup;
 extern const struct bench bench_read;
 extern const struct bench bench_pin;

@@ -511,21 +511,6 @@ static struct lpc_cache *row_cache(const struct rctx *x, enum read_variant v)
 	return v == RV_LPC_CLOCK ? x->cache_clk : read_is_lpc(v) ? x->cache : NULL;
 }
 
-static uint64_t read_file_bytes(const struct bench_opts *o)
-{
-	return (uint64_t)(o->file_mb_set ? o->file_mb : 4u * o->cache_mb) << 20;
-}
-
-static unsigned max_threads(const struct bench_opts *o)
-{
-	unsigned m = 0;
-
-	for (unsigned i = 0; i < o->nr_tconf; i++)
-		if (o->threads[i] > m)
-			m = o->threads[i];
-	return m;
-}
-
 /* The rows of every round, phase by phase, thread count by thread count. */
 static void build_rows(struct read_results *res, const struct bench_opts *o, bool cg)
 {
@@ -571,14 +556,14 @@ static double read_estimate_s(const struct bench_opts *o)
 
 static void read_check_opts(const struct bench_opts *o)
 {
-	uint64_t file = read_file_bytes(o), cache = (uint64_t)o->cache_mb << 20;
+	uint64_t file = bench_file_bytes(o), cache = (uint64_t)o->cache_mb << 20;
 
 	if (file / READ_PAGE < 2 || file / READ_PAGE > UINT32_MAX)
 		die("read: a file of %" PRIu64 " MiB: need 2 to 2^32 pages of 4 KiB", file >> 20);
 	if (cache >= file)
 		die("read: --cache-mb %u is not smaller than the file (%" PRIu64 " MiB): nothing to measure",
 		    o->cache_mb, file >> 20);
-	if (max_threads(o) + 1 > BENCH_MAX_THREADS)
+	if (bench_max_threads(o) + 1 > BENCH_MAX_THREADS)
 		die("read: too many threads");
 }
 
@@ -688,9 +673,9 @@ static void read_setup(struct rctx *x, struct read_results *res)
 	FILE *f;
 
 	x->cache_bytes = (uint64_t)o->cache_mb << 20;
-	x->file_bytes = read_file_bytes(o);
+	x->file_bytes = bench_file_bytes(o);
 	x->nr_pages = (uint32_t)(x->file_bytes / READ_PAGE);
-	x->nr_workers = max_threads(o) + 1;
+	x->nr_workers = bench_max_threads(o) + 1;
 	if (x->nr_workers < READ_QD_DEEP)
 		x->nr_workers = READ_QD_DEEP;
 	res->cache_bytes = x->cache_bytes;
@@ -859,7 +844,7 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 static void warm_lpc(struct rctx *x, enum read_workload w, enum read_variant v,
 		     uint64_t *frames, uint64_t *free, uint64_t *evictions)
 {
-	struct read_row row = { w, v, max_threads(x->env->opts), false };
+	struct read_row row = { w, v, bench_max_threads(x->env->opts), false };
 	struct lpc_cache *cache = row_cache(x, v);
 	struct read_sample s;
 	struct lpc_stats st;
@@ -886,7 +871,7 @@ static void warm_lpc(struct rctx *x, enum read_workload w, enum read_variant v,
 static double warm(struct rctx *x, enum read_workload w, struct read_phase_end *e)
 {
 	const struct bench_opts *o = x->env->opts;
-	struct read_row row = { w, RV_KERNEL, max_threads(o), false };
+	struct read_row row = { w, RV_KERNEL, bench_max_threads(o), false };
 	struct read_sample s;
 	uint64_t t0 = now_ns(), t;
 

@@ -887,16 +887,6 @@ static bool side_on(const struct sqctx *x, enum sq_vfs v)
 
 /* ---- setup ---- */
 
-static unsigned max_threads(const struct bench_opts *o)
-{
-	unsigned m = 0;
-
-	for (unsigned i = 0; i < o->nr_tconf; i++)
-		if (o->threads[i] > m)
-			m = o->threads[i];
-	return m;
-}
-
 static uint64_t sq_budget(const struct bench_opts *o)
 {
 	return (uint64_t)(o->cache_mb_set ? o->cache_mb : SQ_DEF_CACHE_MB) << 20;
@@ -958,7 +948,7 @@ static void sq_layout(struct sqctx *x, const struct bench_opts *o)
 {
 	x->lpc_bytes = sq_budget(o);
 	x->conn_bytes = x->lpc_bytes / 8;
-	x->nr_workers = max_threads(o);
+	x->nr_workers = bench_max_threads(o);
 	x->rows[SD_SMALL] = 4 * x->conn_bytes / SQ_ROW_EST;
 	x->rows[SD_LARGE] = 4 * x->lpc_bytes / SQ_ROW_EST;
 	x->rows[SD_TPCB] = x->rows[SD_TPCB_WAL] = 4 * x->conn_bytes / SQ_ACC_EST;

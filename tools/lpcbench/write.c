@@ -275,26 +275,11 @@ static void slice_direct(void *arg, unsigned threads, uint64_t slice_ns, struct 
 
 /* ---- setup ---- */
 
-static uint64_t write_file_bytes(const struct bench_opts *o)
-{
-	return (uint64_t)(o->file_mb_set ? o->file_mb : 4u * o->cache_mb) << 20;
-}
-
-static unsigned max_threads(const struct bench_opts *o)
-{
-	unsigned m = 1;
-
-	for (unsigned i = 0; i < o->nr_tconf; i++)
-		if (o->threads[i] > m)
-			m = o->threads[i];
-	return m;
-}
-
 static void write_check_opts(const struct bench_opts *o)
 {
-	uint64_t file = write_file_bytes(o);
+	uint64_t file = bench_file_bytes(o);
 
-	if (file / WR_PAGE / max_threads(o) < 1 || file / WR_PAGE > UINT32_MAX)
+	if (file / WR_PAGE / bench_max_threads(o) < 1 || file / WR_PAGE > UINT32_MAX)
 		die("write: a file of %" PRIu64 " MiB: need a page per thread, at most 2^32 pages",
 		    file >> 20);
 }
@@ -398,9 +383,9 @@ static void write_setup(struct wctx *x)
 	char name[64];
 
 	x->cache_bytes = (uint64_t)o->cache_mb << 20;
-	x->file_bytes = write_file_bytes(o);
+	x->file_bytes = bench_file_bytes(o);
 	x->nr_pages = (uint32_t)(x->file_bytes / WR_PAGE);
-	x->nr_workers = max_threads(o);
+	x->nr_workers = bench_max_threads(o);
 	x->kfd = -1;
 
 	datafile_choose(o->dir, &x->df);
