@@ -74,4 +74,34 @@ static inline int64_t tst_first_diff(const void *a, const void *b, size_t len)
 	return -1;
 }
 
+/* Makes a test file `<prefix><pid>-<n>` of size bytes of tst_file_bytes(salt)
+ * (n counts this file's calls; the pid keeps a forked child's apart) and puts
+ * its path in path. */
+static inline void tst_wfile(const char *prefix, char *path, size_t len, uint64_t size,
+			     uint64_t salt)
+{
+	static int n;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%d-%d", prefix, (int)getpid(), n++);
+	REQUIRE(tst_make_file(name, size, salt, path, len) == 0, "making %s", name);
+}
+
+/* Checks that the file at path, read through a fresh kernel descriptor, is
+ * exactly the len bytes of want.  Return: whether it is. */
+static inline bool tst_kernel_equals(const char *path, const void *want, size_t len)
+{
+	unsigned char *k = calloc(1, len + 4096);
+	int64_t n;
+	bool ok;
+
+	REQUIRE(k);
+	n = tst_kernel_read(path, k, len + 4096);
+	ok = CHECK_EQ(n, (int64_t)len, "kernel size") &&
+	     CHECK(tst_first_diff(k, want, len) < 0, "kernel bytes differ at %lld",
+		   (long long)tst_first_diff(k, want, len));
+	free(k);
+	return ok;
+}
+
 #endif /* LPC_TESTS_COMMON_WRITE_TEST_H */

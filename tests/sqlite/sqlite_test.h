@@ -28,6 +28,19 @@ static inline void sqt_register(void)
 	REQUIRE(rc == SQLITE_OK, "lpc_sqlite_register = %d", rc);
 }
 
+/* A test's start: tst_init (timeout_s), the VFS registered, and the
+ * directory its databases go in (removed at exit).  Return: the directory. */
+static inline const char *sqt_start(int argc, char **argv, unsigned timeout_s)
+{
+	const char *dir;
+
+	tst_init(argc, argv, timeout_s);
+	sqt_register();
+	dir = tst_tmpdir();
+	REQUIRE(dir, "tmpdir");
+	return dir;
+}
+
 /* Opens path through vfs ("lpc" or "unix"), with a busy timeout. */
 static inline sqlite3 *sqt_open(const char *path, const char *vfs)
 {

@@ -137,10 +137,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	self = "/proc/self/exe";
-	tst_init(argc, argv, 600);
-	sqt_register();
-	dir = tst_tmpdir();
-	REQUIRE(dir, "tmpdir");
+	dir = sqt_start(argc, argv, 600);
 	rs = tst_seed;
 	rounds(dir, "delete", n, &rs);
 	rounds(dir, "wal", n, &rs);

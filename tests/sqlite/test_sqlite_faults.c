@@ -49,19 +49,35 @@ static void check_file(const char *path, int64_t rows, const char *what)
 	sqlite3_close(db);
 }
 
+/* Makes dir/name through lpc: pragmas first, then t(id, b) with rows rows
+ * of 900 random bytes.  Return: the connection, open; its path in path. */
+static sqlite3 *blob_db(const char *dir, const char *name, const char *pragmas, int rows,
+			char *path, size_t len)
+{
+	char sql[512];
+	sqlite3 *db;
+
+	snprintf(path, len, "%s/%s", dir, name);
+	db = sqt_open(path, "lpc");
+	snprintf(sql, sizeof(sql),
+		 "%s CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
+		 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)"
+		 " INSERT INTO t SELECT i, randomblob(900) FROM n",
+		 pragmas, rows);
+	sqt_exec(db, sql);
+	return db;
+}
+
 /* A commit whose writeback fails with err (op: LPC_IO_WRITE or _SYNCOP). */
 static void failed_commit(const char *dir, unsigned op, int err, int want, const char *name)
 {
-	char path[600], what[96];
+	char path[600], what[96], file[80];
 	sqlite3 *db;
 	int rc;
 
 	snprintf(what, sizeof(what), "rollback journal, %s", name);
-	snprintf(path, sizeof(path), "%s/%s.db", dir, name);
-	db = sqt_open(path, "lpc");
-	sqt_exec(db, "PRAGMA journal_mode=delete; CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
-		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)"
-		     " INSERT INTO t SELECT i, randomblob(900) FROM n");
+	snprintf(file, sizeof(file), "%s.db", name);
+	db = blob_db(dir, file, "PRAGMA journal_mode=delete;", 200, path, sizeof(path));
 	arm(op, err, 0);
 	sqt_exec(db, "BEGIN; INSERT INTO t SELECT NULL, randomblob(900) FROM t WHERE id <= 50;"
 		     "UPDATE t SET b = randomblob(100) WHERE id % 4 = 0");
@@ -88,11 +104,7 @@ static void read_fault(const char *dir)
 	sqlite3 *db;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/read.db", dir);
-	db = sqt_open(path, "lpc");
-	sqt_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
-		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
-		     " INSERT INTO t SELECT i, randomblob(900) FROM n");
+	db = blob_db(dir, "read.db", "", 300, path, sizeof(path));
 	sqlite3_close(db); /* the last close drops the file's pages (D.2) */
 	db = sqt_open(path, "lpc");
 	arm(LPC_IO_READ, EIO, 0);
@@ -115,11 +127,7 @@ static void read_fault_mid_page(const char *dir)
 	sqlite3 *db;
 	int rc, fired;
 
-	snprintf(path, sizeof(path), "%s/read64k.db", dir);
-	db = sqt_open(path, "lpc");
-	sqt_exec(db, "PRAGMA page_size=65536; CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
-		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)"
-		     " INSERT INTO t SELECT i, randomblob(900) FROM n");
+	db = blob_db(dir, "read64k.db", "PRAGMA page_size=65536;", 300, path, sizeof(path));
 	sqlite3_close(db);
 	db = sqt_open(path, "lpc");
 	arm(LPC_IO_READ, EIO, 3);
@@ -141,12 +149,8 @@ static void wal_checkpoint_fault(const char *dir)
 	sqlite3 *db;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/wal.db", dir);
-	db = sqt_open(path, "lpc");
-	sqt_exec(db, "PRAGMA journal_mode=wal; PRAGMA wal_autocheckpoint=0;"
-		     "CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);"
-		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)"
-		     " INSERT INTO t SELECT i, randomblob(900) FROM n");
+	db = blob_db(dir, "wal.db", "PRAGMA journal_mode=wal; PRAGMA wal_autocheckpoint=0;", 400,
+		     path, sizeof(path));
 	arm(LPC_IO_WRITE, EIO, 0);
 	rc = sqt_try(db, "PRAGMA wal_checkpoint(TRUNCATE)");
 	CHECK((rc & 0xff) == SQLITE_IOERR, "wal: the checkpoint fails (%d %s)", rc,
@@ -164,10 +168,7 @@ int main(int argc, char **argv)
 {
 	const char *dir;
 
-	tst_init(argc, argv, 300);
-	sqt_register();
-	dir = tst_tmpdir();
-	REQUIRE(dir, "tmpdir");
+	dir = sqt_start(argc, argv, 300);
 	failed_commit(dir, LPC_IO_WRITE, EIO, SQLITE_IOERR_FSYNC, "write-eio");
 	failed_commit(dir, LPC_IO_WRITE, ENOSPC, SQLITE_FULL, "write-enospc");
 	failed_commit(dir, LPC_IO_SYNCOP, EIO, SQLITE_IOERR_FSYNC, "fdatasync-eio");

@@ -196,10 +196,7 @@ int main(int argc, char **argv)
 		sqt_register();
 		return child(argv[2], argv[3], argv[4], argv[5], atoll(argv[6]));
 	}
-	tst_init(argc, argv, 300);
-	sqt_register();
-	dir = tst_tmpdir();
-	REQUIRE(dir, "tmpdir");
+	dir = sqt_start(argc, argv, 300);
 	rs = tst_seed;
 	rounds(dir, "delete", SQT_SCALE(12), &rs);
 	rounds(dir, "wal", SQT_SCALE(12), &rs);

@@ -160,10 +160,7 @@ int main(int argc, char **argv)
 	uint64_t rs;
 	struct lpc_stats st;
 
-	tst_init(argc, argv, 600);
-	sqt_register();
-	dir = tst_tmpdir();
-	REQUIRE(dir, "tmpdir");
+	dir = sqt_start(argc, argv, 600);
 	rs = tst_seed;
 	workload(dir, "delete", 4096, false, SQT_SCALE(120), &rs);
 	workload(dir, "wal", 4096, true, SQT_SCALE(120), &rs);

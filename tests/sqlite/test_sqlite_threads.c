@@ -141,10 +141,7 @@ int main(int argc, char **argv)
 	double secs = es && atof(es) > 0 ? atof(es) : 1.0;
 	uint64_t rs;
 
-	tst_init(argc, argv, 300);
-	sqt_register();
-	dir = tst_tmpdir();
-	REQUIRE(dir, "tmpdir");
+	dir = sqt_start(argc, argv, 300);
 	rs = tst_seed;
 	run(dir, "delete", false, n, secs / 2, &rs);
 	run(dir, "wal", false, n, secs / 2, &rs);

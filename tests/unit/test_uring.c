@@ -39,28 +39,7 @@
 #include "cache/cache.h"
 
 static const size_t PS = 4096;
-static int nfile;
 static uint64_t rng;
-
-static void mk_path(char *path, size_t len, uint64_t size, uint64_t salt)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "u%d-%d", (int)getpid(), nfile++);
-	REQUIRE(tst_make_file(name, size, salt, path, len) == 0);
-}
-
-static bool kernel_equals(const char *path, const void *want, size_t len)
-{
-	unsigned char *k = calloc(1, len + PS);
-	int64_t n = tst_kernel_read(path, k, len + PS);
-	bool ok = CHECK_EQ(n, (int64_t)len, "kernel size") &&
-		  CHECK(tst_first_diff(k, want, len) < 0, "kernel bytes differ at %lld",
-			(long long)tst_first_diff(k, want, len));
-
-	free(k);
-	return ok;
-}
 
 static struct lpc_cache *mk_cache(size_t frames)
 {
@@ -87,7 +66,7 @@ static void backend_round_trip(int want_reg)
 
 	REQUIRE(want && bounce);
 	CHECK(c->io.ops == &lpc_io_uring_ops, "the cache runs io_uring");
-	mk_path(path, sizeof(path), FSIZE, 5);
+	tst_wfile("u", path, sizeof(path), FSIZE, 5);
 	tst_file_bytes(5, 0, want, FSIZE);
 	f = tst_file_open(c, path, O_RDWR);
 	reg = lpc_io_uring_registered(&c->io);
@@ -123,7 +102,7 @@ static void backend_round_trip(int want_reg)
 	memcpy(want + 5 * PS, arena + 3 * PS, PS);
 	memcpy(want + 10 * PS, bounce, 2 * PS);
 	CHECK_EQ(lpc_io_sync(&c->io, &f->io), 0, "fdatasync through the ring");
-	kernel_equals(path, want, FSIZE);
+	tst_kernel_equals(path, want, FSIZE);
 	/* Reads: into a frame (READ_FIXED) and outside the arena (READ), each
 	 * page of the file; the last read is short at the end of the file. */
 	for (uint64_t i = 0; i < FSIZE / PS; i++) {
@@ -156,7 +135,7 @@ static void api_round_trip(void)
 	char path[600];
 
 	REQUIRE(want && got);
-	mk_path(path, sizeof(path), FSIZE / 2, 6);
+	tst_wfile("u", path, sizeof(path), FSIZE / 2, 6);
 	memset(want, 0, FSIZE);
 	tst_file_bytes(6, 0, want, FSIZE / 2);
 	f = tst_file_open(c, path, O_RDWR);
@@ -173,7 +152,7 @@ static void api_round_trip(void)
 		CHECK_EQ(lpc_pwrite(f, want + FSIZE - 1, 1, FSIZE - 1), 1);
 	}
 	CHECK_EQ(lpc_fsync(f), 0);
-	kernel_equals(path, want, FSIZE);
+	tst_kernel_equals(path, want, FSIZE);
 	lpc_stats(c, &s);
 	CHECK_EQ(s.uring_fallbacks, 0);
 	CHECK(s.vectored_writes > 0 && s.writeback_pages >= s.vectored_writes,
@@ -206,7 +185,7 @@ static void batch_faults(void)
 	char path[600];
 
 	REQUIRE(want);
-	mk_path(path, sizeof(path), FSIZE, 7);
+	tst_wfile("u", path, sizeof(path), FSIZE, 7);
 	tst_file_bytes(7, 0, want, FSIZE);
 	f = tst_file_open(c, path, O_RDWR);
 	/* Pages 0-1, 4-5, 8-9, 12-13: four runs in one pass. */
@@ -232,7 +211,7 @@ static void batch_faults(void)
 	lpc_io_fault_set(&c->io, NULL);
 	lpc_stats(c, &s);
 	CHECK_EQ(s.dirty_pages, 0);
-	kernel_equals(path, want, FSIZE);
+	tst_kernel_equals(path, want, FSIZE);
 	/* Short on a batch of several runs: every run is cut to one page once. */
 	for (uint64_t r = 0; r < 4; r++) {
 		for (size_t j = 0; j < 2 * PS; j++)
@@ -248,7 +227,7 @@ static void batch_faults(void)
 	lpc_io_fault_set(&c->io, NULL);
 	lpc_stats(c, &s);
 	CHECK_EQ(s.vectored_writes - before, 8, "each run: a short write and its completion");
-	kernel_equals(path, want, FSIZE);
+	tst_kernel_equals(path, want, FSIZE);
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
 	free(want);
@@ -372,7 +351,7 @@ static void small_round_trip(struct lpc_cache *c)
 	struct lpc_file *f;
 	char path[600];
 
-	mk_path(path, sizeof(path), sizeof(want), 9);
+	tst_wfile("u", path, sizeof(path), sizeof(want), 9);
 	for (size_t i = 0; i < sizeof(want); i++)
 		want[i] = (unsigned char)(i * 11 + 2);
 	f = tst_file_open(c, path, O_RDWR);
@@ -381,7 +360,7 @@ static void small_round_trip(struct lpc_cache *c)
 	tst_file_bytes(9, 0, want, 100);
 	tst_file_bytes(9, sizeof(want) - 100, want + sizeof(want) - 100, 100);
 	CHECK_EQ(lpc_fsync(f), 0);
-	kernel_equals(path, want, sizeof(want));
+	tst_kernel_equals(path, want, sizeof(want));
 	CHECK_EQ(lpc_invalidate(f, 0, 0), 3);
 	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)sizeof(got));
 	CHECK(!memcmp(got, want, sizeof(got)), "read back");

@@ -26,15 +26,6 @@
 #include "cache/cache.h"
 
 static const size_t PS = 4096;
-static int nfile;
-
-static void mk_path(char *path, size_t len, uint64_t size, uint64_t salt)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "w%d", nfile++);
-	REQUIRE(tst_make_file(name, size, salt, path, len) == 0);
-}
 
 /* The reference: a file's expected bytes and size. */
 struct ref {
@@ -95,7 +86,7 @@ static void g_h1_h2_round_trips(int backend, int rounds)
 	struct ref r;
 	int bad = 0;
 
-	mk_path(path, sizeof(path), 10 * PS + 123, 5);
+	tst_wfile("w", path, sizeof(path), 10 * PS + 123, 5);
 	ref_init(&r, cap, 10 * PS + 123, 5);
 	f = tst_file_open(c, path, O_RDWR);
 	for (int i = 0; i < rounds && !bad; i++) {
@@ -148,7 +139,7 @@ static void whole_page_no_read(int backend)
 	unsigned char page[4096];
 	struct lpc_page *p;
 
-	mk_path(path, sizeof(path), 8 * PS, 9);
+	tst_wfile("w", path, sizeof(path), 8 * PS, 9);
 	f = tst_file_open(c, path, O_RDWR);
 	memset(page, 0xab, PS);
 	lpc_stats(c, &s0);
@@ -184,7 +175,7 @@ static void coalescing(int backend)
 	struct lpc_stats s0, s1;
 	unsigned char *buf = malloc(64 * PS);
 
-	mk_path(path, sizeof(path), 0, 1);
+	tst_wfile("w", path, sizeof(path), 0, 1);
 	f = tst_file_open(c, path, O_RDWR);
 	for (size_t i = 0; i < 64 * PS; i++)
 		buf[i] = (unsigned char)(i * 7 + i / PS);
@@ -223,7 +214,7 @@ static void g_h6_invalidate_close_destroy(int backend)
 	unsigned char buf[3 * 4096];
 	struct ref r;
 
-	mk_path(path, sizeof(path), 4 * PS, 11);
+	tst_wfile("w", path, sizeof(path), 4 * PS, 11);
 	ref_init(&r, 16 * PS, 4 * PS, 11);
 	f = tst_file_open(c, path, O_RDWR);
 	memset(buf, 0x5a, sizeof(buf));
@@ -239,7 +230,7 @@ static void g_h6_invalidate_close_destroy(int backend)
 	check_kernel(path, &r);
 
 	/* Destroy writes back too. */
-	mk_path(path2, sizeof(path2), PS, 12);
+	tst_wfile("w", path2, sizeof(path2), PS, 12);
 	f = tst_file_open(c, path2, O_RDWR);
 	CHECK_EQ(lpc_pwrite(f, buf, 10, PS + 5), 10);
 	tst_cache_destroy(c);
@@ -264,7 +255,7 @@ static void g_h4_mark_dirty(int backend)
 	struct lpc_page *p, *priv;
 	struct ref r;
 
-	mk_path(path, sizeof(path), 6 * PS, 13);
+	tst_wfile("w", path, sizeof(path), 6 * PS, 13);
 	ref_init(&r, 8 * PS, 6 * PS, 13);
 	f = tst_file_open(c, path, O_RDWR);
 	REQUIRE(lpc_page_get(f, 2, 0, &p) == 0);
@@ -304,7 +295,7 @@ static void g_h4_truncate(int backend)
 	unsigned char buf[4096];
 	struct ref r;
 
-	mk_path(path, sizeof(path), 8 * PS, 17);
+	tst_wfile("w", path, sizeof(path), 8 * PS, 17);
 	ref_init(&r, 16 * PS, 8 * PS, 17);
 	f = tst_file_open(c, path, O_RDWR);
 	check_pread(f, &r, 0, 8 * PS); /* every page cached */
@@ -353,7 +344,7 @@ static void read_only(int backend)
 	struct lpc_cache *c = tst_wcache_create(16, PS, backend, 0, 0, 0);
 	struct lpc_file *f;
 
-	mk_path(path, sizeof(path), PS, 3);
+	tst_wfile("w", path, sizeof(path), PS, 3);
 	f = tst_file_open(c, path, O_RDONLY);
 	CHECK_EQ(lpc_pwrite(f, "x", 1, 0), -EBADF);
 	CHECK_EQ(lpc_truncate(f, 0), -EBADF);

@@ -21,15 +21,6 @@
 #include "cache/cache.h"
 
 static const size_t PS = 4096;
-static int nfile;
-
-static void mk_path(char *path, size_t len, uint64_t size, uint64_t salt)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "e%d", nfile++);
-	REQUIRE(tst_make_file(name, size, salt, path, len) == 0);
-}
 
 static void arm(struct lpc_cache *c, unsigned ops, int err, size_t short_bytes)
 {
@@ -43,18 +34,6 @@ static void disarm(struct lpc_cache *c)
 	lpc_io_fault_set(&c->io, NULL);
 }
 
-static bool kernel_equals(const char *path, const void *want, size_t len)
-{
-	unsigned char *k = calloc(1, len + PS);
-	int64_t n = tst_kernel_read(path, k, len + PS);
-	bool ok = CHECK_EQ(n, (int64_t)len, "kernel size") &&
-		  CHECK(tst_first_diff(k, want, len) < 0, "kernel bytes differ at %lld",
-			(long long)tst_first_diff(k, want, len));
-
-	free(k);
-	return ok;
-}
-
 static void g_h3_error_once(int backend, int err)
 {
 	char path[600];
@@ -63,7 +42,7 @@ static void g_h3_error_once(int backend, int err)
 	unsigned char want[8 * 4096], got[8 * 4096];
 	struct lpc_stats s;
 
-	mk_path(path, sizeof(path), 2 * PS, 21);
+	tst_wfile("e", path, sizeof(path), 2 * PS, 21);
 	tst_file_bytes(21, 0, want, 2 * PS);
 	f = tst_file_open(c, path, O_RDWR);
 	for (size_t i = 100; i < sizeof(want); i++)
@@ -81,7 +60,7 @@ static void g_h3_error_once(int backend, int err)
 	disarm(c);
 	CHECK_EQ(lpc_fsync(f), 0, "fault cleared: written");
 	CHECK_EQ(lpc_fsync(f), 0, "reported once");
-	kernel_equals(path, want, 5 * PS + 100);
+	tst_kernel_equals(path, want, 5 * PS + 100);
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
 }
@@ -94,7 +73,7 @@ static void short_writes(int backend)
 	unsigned char want[16 * 4096];
 	struct lpc_stats s;
 
-	mk_path(path, sizeof(path), 0, 22);
+	tst_wfile("e", path, sizeof(path), 0, 22);
 	f = tst_file_open(c, path, O_RDWR);
 	for (size_t i = 0; i < sizeof(want); i++)
 		want[i] = (unsigned char)(i * 31 + 7);
@@ -107,7 +86,7 @@ static void short_writes(int backend)
 	lpc_stats(c, &s);
 	CHECK_EQ(s.dirty_pages, 0);
 	CHECK_EQ(s.write_errors, 0);
-	kernel_equals(path, want, sizeof(want) - 99);
+	tst_kernel_equals(path, want, sizeof(want) - 99);
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
 }
@@ -122,7 +101,7 @@ static void g_h3_flusher_error(int backend)
 	struct lpc_stats s;
 	int i;
 
-	mk_path(path, sizeof(path), PS, 23);
+	tst_wfile("e", path, sizeof(path), PS, 23);
 	f = tst_file_open(c, path, O_RDWR);
 	memset(want, 0x42, sizeof(want));
 	arm(c, LPC_IO_WRITE, EIO, 0);
@@ -135,7 +114,7 @@ static void g_h3_flusher_error(int backend)
 	CHECK(s.write_errors > 0);
 	CHECK_EQ(lpc_fsync(f), -EIO, "an error nobody saw goes to the next fsync");
 	CHECK_EQ(lpc_fsync(f), 0, "once");
-	kernel_equals(path, want, PS);
+	tst_kernel_equals(path, want, PS);
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
 }
@@ -146,7 +125,7 @@ static void sync_error(int backend)
 	struct lpc_cache *c = tst_wcache_create(64, PS, backend, 60000, 80, 90);
 	struct lpc_file *f;
 
-	mk_path(path, sizeof(path), PS, 24);
+	tst_wfile("e", path, sizeof(path), PS, 24);
 	f = tst_file_open(c, path, O_RDWR);
 	CHECK_EQ(lpc_pwrite(f, "abc", 3, 10), 3);
 	arm(c, LPC_IO_SYNCOP, EIO, 0);
@@ -164,8 +143,8 @@ static void close_error(int backend)
 	struct lpc_file *f, *g;
 	struct lpc_io_fault ft = { .ops = LPC_IO_WRITE, .err = ENOSPC };
 
-	mk_path(path, sizeof(path), PS, 25);
-	mk_path(path2, sizeof(path2), PS, 26);
+	tst_wfile("e", path, sizeof(path), PS, 25);
+	tst_wfile("e", path2, sizeof(path2), PS, 26);
 	f = tst_file_open(c, path, O_RDWR);
 	g = tst_file_open(c, path2, O_RDWR);
 	ft.file_id = tst_file_id(path2);
