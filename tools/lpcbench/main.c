@@ -4,8 +4,9 @@
  * default and a help line), the echo of the configuration before anything is
  * measured, and the CSV file.
  *
- *   lpcbench lookup [options]   one benchmark (lookup, read)
+ *   lpcbench lookup [options]   one benchmark (lookup, read, ...)
  *   lpcbench all [options]      every benchmark, in order, same options
+ *   lpcbench lookup,sqlite [options]  several, in the order given
  *   lpcbench --help             commands and options with their defaults
  */
 #include <errno.h>
@@ -103,6 +104,7 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < ARRAY_SIZE(benches); i++)
 		fprintf(out, "  %-8s %s\n", benches[i]->name, benches[i]->help);
 	fprintf(out, "  %-8s %s\n", "all", "every benchmark above, in this order, with the same options");
+	fprintf(out, "  %-8s %s\n", "A,B", "those benchmarks, in the order given (e.g. lookup,sqlite)");
 	fprintf(out,
 		"\noptions [default]:\n"
 		"  --threads LIST   thread counts, comma-separated; every round runs each [" DEF_THREADS "]\n"
@@ -322,6 +324,32 @@ static void echo_config(int argc, char **argv, const struct bench_env *env,
 	fflush(stdout);
 }
 
+/* The benchmarks cmd names: "all", or a comma-separated list run in its
+ * order ("lookup,sqlite").  Return: how many (into run), 0 if a name is
+ * unknown or repeated. */
+static size_t pick_benches(const char *cmd, const struct bench **run)
+{
+	size_t n = 0, len, i, j;
+
+	if (!strcmp(cmd, "all")) {
+		for (i = 0; i < ARRAY_SIZE(benches); i++)
+			run[n++] = benches[i];
+		return n;
+	}
+	for (const char *p = cmd; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		for (i = 0; i < ARRAY_SIZE(benches); i++)
+			if (strlen(benches[i]->name) == len && !strncmp(p, benches[i]->name, len))
+				break;
+		for (j = 0; j < n && i < ARRAY_SIZE(benches) && run[j] != benches[i]; j++)
+			;
+		if (i == ARRAY_SIZE(benches) || j < n)
+			return 0;
+		run[n++] = benches[i];
+	}
+	return n;
+}
+
 /* `lpcbench --kchild NAME ARG CMD_FD RES_FD <options>`: an exec'd child of a
  * benchmark (kchild.h); never returns. */
 static int child_main(int argc, char **argv)
@@ -361,9 +389,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(benches); i++)
-		if (!strcmp(cmd, "all") || !strcmp(cmd, benches[i]->name))
-			run[nr_run++] = benches[i];
+	nr_run = pick_benches(cmd, run);
 	if (!nr_run) {
 		fprintf(stderr, "lpcbench: unknown command '%s'\n\n", cmd);
 		usage(stderr);
