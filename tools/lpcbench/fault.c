@@ -199,16 +199,10 @@ static void fault_run(const struct bench_env *env)
 	rounds_print(env, &r, "fault: misses (faults) per minute", "M/min", 60e-6, "fault");
 	printf("\n  ratios within a round, median [min - max]:\n");
 	for (unsigned t = 0; t < r.nt; t++) {
-		char l[96];
-
-		snprintf(l, sizeof(l), "lockless / kernel_anon, %u thread%s", o->threads[t],
-			 o->threads[t] > 1 ? "s" : "");
-		rounds_print_ratio(env, &r, l, "ratio_lockless_anon", o->threads[t],
-				   rounds_ratio(&r, FV_LOCKLESS, t, FV_ANON, t));
-		snprintf(l, sizeof(l), "lockless / locked, %u thread%s", o->threads[t],
-			 o->threads[t] > 1 ? "s" : "");
-		rounds_print_ratio(env, &r, l, "ratio_lockless_locked", o->threads[t],
-				   rounds_ratio(&r, FV_LOCKLESS, t, FV_LOCKED, t));
+		rounds_print_ratio_at(env, &r, "lockless / kernel_anon", "ratio_lockless_anon", t,
+				      FV_LOCKLESS, FV_ANON);
+		rounds_print_ratio_at(env, &r, "lockless / locked", "ratio_lockless_locked", t,
+				      FV_LOCKLESS, FV_LOCKED);
 	}
 	if (t1 != ~0u && t2 != ~0u) {
 		struct summary sc[FV_NR];

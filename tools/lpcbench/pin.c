@@ -217,16 +217,10 @@ static void pin_run(const struct bench_env *env)
 	rounds_print(env, &r, "pin: ranges per second", "Mranges/s", 1e-6, "pin");
 	printf("\n  ratios within a round, median [min - max]:\n");
 	for (unsigned t = 0; t < r.nt; t++) {
-		char l[96];
-
-		snprintf(l, sizeof(l), "lockless / locked, %u thread%s", o->threads[t],
-			 o->threads[t] > 1 ? "s" : "");
-		rounds_print_ratio(env, &r, l, "ratio_lockless_locked", o->threads[t],
-				   rounds_ratio(&r, PV_LOCKLESS, t, PV_LOCKED, t));
-		snprintf(l, sizeof(l), "zc_pwritev / pread_write (zero copy), %u thread%s",
-			 o->threads[t], o->threads[t] > 1 ? "s" : "");
-		rounds_print_ratio(env, &r, l, "ratio_zc_copy", o->threads[t],
-				   rounds_ratio(&r, PV_ZC, t, PV_COPY, t));
+		rounds_print_ratio_at(env, &r, "lockless / locked", "ratio_lockless_locked", t,
+				      PV_LOCKLESS, PV_LOCKED);
+		rounds_print_ratio_at(env, &r, "zc_pwritev / pread_write (zero copy)", "ratio_zc_copy",
+				      t, PV_ZC, PV_COPY);
 	}
 	for (unsigned t = 1; t < r.nt; t++) {
 		for (int v = PV_LOCKLESS; v <= PV_LOCKED; v++) {

@@ -122,3 +122,13 @@ void rounds_print_ratio(const struct bench_env *env, const struct rounds *r, con
 				       .metric = metric },
 		    &s);
 }
+
+void rounds_print_ratio_at(const struct bench_env *env, const struct rounds *r, const char *what,
+			   const char *metric, unsigned t, unsigned v1, unsigned v2)
+{
+	unsigned n = env->opts->threads[t];
+	char l[160];
+
+	snprintf(l, sizeof(l), "%s, %u thread%s", what, n, n > 1 ? "s" : "");
+	rounds_print_ratio(env, r, l, metric, n, rounds_ratio(r, v1, t, v2, t));
+}

@@ -67,4 +67,9 @@ void rounds_print(const struct bench_env *env, const struct rounds *r, const cha
 void rounds_print_ratio(const struct bench_env *env, const struct rounds *r, const char *label,
 			const char *metric, unsigned threads, struct summary s);
 
+/* Prints "what, N thread(s): med [min - max]" of variant v1 over v2 at
+ * thread count index t (within each round), and records it as metric. */
+void rounds_print_ratio_at(const struct bench_env *env, const struct rounds *r, const char *what,
+			   const char *metric, unsigned t, unsigned v1, unsigned v2);
+
 #endif /* LPCBENCH_ROUNDS_H */

@@ -473,10 +473,9 @@ static void print_ratio(const struct bench_env *env, const struct rounds *r, uns
 {
 	char l[96], m[64];
 
-	snprintf(l, sizeof(l), "%s / %s, %u thread%s", wv_name[v1], wv_name[v2],
-		 env->opts->threads[t], env->opts->threads[t] > 1 ? "s" : "");
+	snprintf(l, sizeof(l), "%s / %s", wv_name[v1], wv_name[v2]);
 	snprintf(m, sizeof(m), "ratio_%s_%s", wv_name[v1], wv_name[v2]);
-	rounds_print_ratio(env, r, l, m, env->opts->threads[t], rounds_ratio(r, v1, t, v2, t));
+	rounds_print_ratio_at(env, r, l, m, t, v1, v2);
 }
 
 static void write_report(const struct wctx *x, const struct rounds *r)
