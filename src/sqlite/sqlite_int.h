@@ -48,6 +48,15 @@ struct lpcs_node {
 	bool wal_known;        /* wal_* is the WAL state lpc's pages reflect */
 	uint32_t wal_salt[2];  /* wal-index header aSalt (raw) */
 	uint32_t wal_backfill; /* nBackfill */
+	/* SQ3 (file.c): a connection of this process holds WAL_CKPT_LOCK and
+	 * its check at the lock ran (SQ3a): the wal-index may move, by this
+	 * checkpoint or a restart, without the file changing behind lpc. */
+	bool ckpt_mine;
+	/* A connection of this process holds WAL_WRITE_LOCK (one at a time in
+	 * the process: unix's shm locks exclude among its connections too);
+	 * w_*: the wal-index's aSalt and mxFrame when it took it (SQ3c). */
+	bool write_mine;
+	uint32_t w_salt[2], w_mxframe;
 	/* lpc's size of the file as the VFS keeps it (xFileSize); written by
 	 * the connection that holds the write lock, read by any (relaxed: the
 	 * file lock orders them). */
@@ -81,8 +90,7 @@ struct lpcs_file {
 	bool excl;       /* node->excl (copied: read on every method) */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
 	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
-	bool write_held; /* holds WAL_WRITE_LOCK; w_*: the wal state then */
-	uint32_t w_salt[2], w_backfill, w_mxframe;
+	bool write_held; /* holds WAL_WRITE_LOCK (node->write_mine) */
 };
 
 /* registry.c */
