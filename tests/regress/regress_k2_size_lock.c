@@ -25,6 +25,8 @@
  *      Broken (8befe9c reverted): S flushes with page 3 locked and waits for
  *      size_lock, T holds size_lock and waits for page 3: a deadlock, which
  *      the test reports after DEADLOCK_S seconds (exit 1) rather than hang.
+ *      Since rule PAGE-LOCK-HELD (core/debug.h) exists, the LPC_DEBUG build
+ *      this story needs aborts S at that flush instead, before the wait.
  *   6. Both return 0; lpc and the file read through a fresh kernel
  *      descriptor hold 10 KiB of the data of step 2.
  * Deterministic: W and S are parked by a yield-point hook (their own, below:
