@@ -459,7 +459,8 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * Context: may sleep (mutexes, close(2)); the last close writes (no read
  * I/O) and waits for writes in flight; does not wait for a grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not
- * from a signal handler.
+ * from a signal handler.  The last close takes page locks as lpc_fsync
+ * does: the caller must hold no page lock.
  */
 int lpc_file_close(struct lpc_file *f);
 
@@ -711,7 +712,8 @@ int lpc_fsync(struct lpc_file *f);
  * opened read-only; -ENOMEM for the thread's block; ftruncate(2)'s errno.
  * Context: may sleep and do I/O (ftruncate); takes f's truncate lock
  * exclusive (waits for lpc_pwrite calls on f), its size lock, page locks one
- * at a time, the index lock; never waits for a grace period.
+ * at a time, the index lock; never waits for a grace period.  The caller
+ * must hold no page lock (it waits for page locks holding those locks).
  */
 int lpc_truncate(struct lpc_file *f, uint64_t size);
 

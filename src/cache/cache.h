@@ -18,6 +18,8 @@
  *     file->size_lock (lpc_truncate; writeback's publish of the size,
  *                      taken with no page lock and no WRITEBACK page held)
  *       page lock
+ *       WRITEBACK (not a lock, but waited for like one: lpc_truncate waits
+ *                  for a page's write in flight to end, under both locks)
  *   wb->lock (the flusher's sleep; a leaf)
  *   page lock (the LOCKED bit: a sleeping lock)
  *     file index lock
@@ -65,6 +67,12 @@
  *                                      for its WRITEBACK; a writeback ends
  *                                      WRITEBACK (K5) before it takes
  *                                      size_lock, so the wait ends
+ *   files->lock (wb_idle) -> a flusher pass   filemap/file.c: the last close
+ *                                      waits on files->lock's condition for
+ *                                      a flusher pass on f to end; the pass
+ *                                      takes page locks with trylock only,
+ *                                      and size_lock, which no lpc_truncate
+ *                                      holds during the last close
  *   page lock -> index lock (writes)   filemap/dirty.c: D3, K3 under the page
  *                                      lock; K5 takes the index lock alone
  *   page lock -> io->reg_lock          io/uring.c: a thread's first I/O through
@@ -80,9 +88,28 @@
  * time; a WB_SYNC pass submits the pages it holds in WRITEBACK before it
  * blocks on a page lock, so no wait for a lock is made with an unsubmitted
  * write that another thread may wait for.
- * Rules: the page lock is never waited for while any lock is held (miss.c M6
- * waits with nothing held; invalidate_one only tests LOCKED), but a user may
- * hold page locks across any call.  free_lock is never held across I/O or a
+ * Rules: lpc waits for a page lock (or a page's WRITEBACK) with another lock
+ * held in one place only: lpc_truncate, under trunc_lock and size_lock.
+ * Everywhere else the wait is made with nothing held (miss.c M6, write.c
+ * D1, writeback.c K1 and K2; invalidate_one and the evictor only test
+ * LOCKED).  Hence, with a page lock held, no thread (lpc's or a user's)
+ * takes trunc_lock or size_lock or calls what does:
+ *   - lpc_pwrite (trunc_lock shared; its throttling flushes batches),
+ *     lpc_truncate, lpc_fsync and the last lpc_file_close (a WB_SYNC pass
+ *     and lpc_wb_publish_size): the caller holds no page lock (lpc.h);
+ *   - batch_flush (writeback.c: after K5 it may take size_lock through
+ *     lpc_wb_publish_size): K1 flushes before it waits for a lock, K2
+ *     unlocks its page before it flushes (8befe9c; with the page locked it
+ *     deadlocked against lpc_truncate: tests/regress/regress_k2_size_lock.c),
+ *     a full batch is flushed between two pages, lpc_writeback_page_async
+ *     unlocks first, throttling runs after lpc_pwrite dropped trunc_lock.
+ * And a thread holding pages in WRITEBACK that it has not submitted waits
+ * for nothing (a page lock, size_lock) before it submits them (K1, K2;
+ * batch_flush ends WRITEBACK at K5 before lpc_wb_publish_size), since
+ * lpc_truncate waits for WRITEBACK under size_lock.  LPC_DEBUG checks the
+ * first rule where those locks are taken (PAGE-LOCK-HELD: debug.h).
+ * A user may make the other calls with page locks held (reads of other
+ * pages, lpc_page_mark_dirty, lpc_invalidate).  free_lock is never held across I/O or a
  * grace period.  reclaim_lock is held across one (T2, and rcu_barrier), so it
  * is never taken in a read section, under an index lock, or with a frozen
  * page.

@@ -21,6 +21,7 @@
 
 _Atomic unsigned char lpc_yield_armed[LPC_YP_NR];
 __thread int lpc_debug_frozen;
+__thread int lpc_debug_page_locks;
 
 static const char *const yield_names[LPC_YP_NR] = {
 #define LPC_YP_NAME(name) #name,

@@ -135,6 +135,24 @@ const char *lpc_yield_name(enum lpc_yield_point yp);
  */
 extern __thread int lpc_debug_frozen;
 
+/*
+ * Page locks this thread holds (lock.c counts them where it records the
+ * owner, miss.c for M2's lock).  Rule PAGE-LOCK-HELD: a thread that holds
+ * one never takes a file's trunc_lock or size_lock, nor flushes a
+ * writeback batch (whose end may take size_lock), because lpc_truncate
+ * holds both while it waits for page locks (the lock order in cache.h;
+ * the deadlock of regress_k2_size_lock.c).  Checked where those are
+ * taken: lpc_pwrite, lpc_truncate, lpc_fsync and the last close (the body
+ * they share), batch_flush, lpc_wb_publish_size.
+ */
+extern __thread int lpc_debug_page_locks;
+
+#define lpc_debug_no_page_lock(what)                                          \
+	lpc_debug_check(lpc_debug_page_locks == 0, "PAGE-LOCK-HELD", NULL,    \
+			"%s with %d page lock(s) held by this thread (lpc_truncate " \
+			"holds trunc_lock and size_lock while it waits for page locks)", \
+			(what), lpc_debug_page_locks)
+
 /* dbg_state of a descriptor (page.h): who owns the frame. */
 enum lpc_debug_state {
 	LPC_DBG_LIVE = 0,   /* allocated: a private page or a cached one */
@@ -150,6 +168,7 @@ uint64_t lpc_debug_tid(void);
 /* sizeof: the operands type-check and count as used, and are not evaluated. */
 #define lpc_debug_check(cond, rule, page, ...) ((void)sizeof(!(cond)))
 #define lpc_yield_point(yp) ((void)0)
+#define lpc_debug_no_page_lock(what) ((void)0)
 
 #endif /* LPC_DEBUG */
 

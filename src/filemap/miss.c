@@ -232,6 +232,9 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 		lpc_page_free_private(p);
 		return rc;
 	}
+#if LPC_DEBUG
+	lpc_debug_page_locks++; /* M2's lock, now sure to end at M5's unlock */
+#endif
 	*out = p;
 	return 0;
 }

@@ -112,6 +112,7 @@ static void debug_unlock_owner_check(struct lpc_page *p)
 			(unsigned long long)atomic_load_explicit(&p->dbg_owner,
 								 memory_order_relaxed));
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+	lpc_debug_page_locks--;
 }
 
 /* Rule SEQ-OPEN: no page is unlocked with a write section open. */
@@ -129,6 +130,7 @@ static void debug_unlock_check(struct lpc_page *p)
 static void debug_locked(struct lpc_page *p)
 {
 	atomic_store_explicit(&p->dbg_owner, lpc_debug_tid(), memory_order_relaxed);
+	lpc_debug_page_locks++;
 }
 #else
 #define debug_unlock_check(p) ((void)(p))

@@ -96,6 +96,7 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
+	lpc_debug_no_page_lock("lpc_truncate");
 	pthread_rwlock_wrlock(&f->trunc_lock);
 	pthread_mutex_lock(&f->size_lock);
 	if (!atomic_load_explicit(&f->size_kept, memory_order_relaxed)) {

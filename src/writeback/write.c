@@ -140,6 +140,7 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
+	lpc_debug_no_page_lock("lpc_pwrite");
 
 	pthread_rwlock_rdlock(&f->trunc_lock);
 	/* From now on the size is lpc's: fstat no longer moves it. */

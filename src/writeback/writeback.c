@@ -95,6 +95,7 @@ int lpc_wb_publish_size(struct lpc_file *f)
 {
 	int rc = 0;
 
+	lpc_debug_no_page_lock("size_lock taken (lpc_wb_publish_size)");
 	pthread_mutex_lock(&f->size_lock);
 	if (atomic_load_explicit(&f->size_kept, memory_order_acquire)) {
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
@@ -191,6 +192,7 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 
 	if (!b->n)
 		return 0;
+	lpc_debug_no_page_lock("a writeback batch flushed");
 	for (unsigned i = 0; i < b->n; i++) {
 		iov[i].iov_base = lpc_page_frame(b->pages[i]);
 		iov[i].iov_len = ps;
@@ -390,6 +392,7 @@ static int wb_sync_file(struct lpc_file *f, bool sync, struct lpc_tcache *t)
 	uint64_t dbg_begun, dbg_ended;
 #endif
 
+	lpc_debug_no_page_lock("lpc_fsync or the last close");
 	lpc_yield_point(LPC_YP_Y1);
 #if LPC_DEBUG
 	dbg_begun = atomic_load_explicit(&f->dbg_wb_started, memory_order_acquire);

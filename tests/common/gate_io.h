@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gate_io.h - a test backend that wraps a cache's backend and can hold every
- * page read at a gate until the test opens it, then let it through or fail
- * it.  It makes "a read in flight" a state a test can reach deterministically:
- * lpc's miss path inserts the locked page (miss.c M3) before it reads (M4), so
- * once tst_gate_wait_entered() returns, the page is in the index, LOCKED and
- * not UPTODATE until the gate opens.
+ * page read (or write, or sync) at a gate until the test opens it, then let
+ * it through or fail it.  It makes "a read in flight" a state a test can
+ * reach deterministically: lpc's miss path inserts the locked page (miss.c
+ * M3) before it reads (M4), so once tst_gate_wait_entered() returns, the page
+ * is in the index, LOCKED and not UPTODATE until the gate opens.  With
+ * writes gated (tst_gate_close_ops(LPC_IO_WRITE)), "a write in flight" is
+ * one: the pages of a held writeback batch stay in WRITEBACK (K3-K5).
+ *
+ * Every op of struct lpc_io_backend_ops is forwarded to the wrapped backend:
+ * read, write, writev and writev_batch (one pass of the gate per batch,
+ * then the inner batch, or its writev per run where it has none), sync, and
+ * truncate, which is never held (the front passes it through no fault hook
+ * either).  An op the gate does not hold passes without being counted.
  *
  * Install it with tst_gate_install(cache) while no I/O is in flight on the
  * cache (it swaps cache->io.ops, an internal field); one gate per program.
@@ -24,24 +32,34 @@
 struct tst_gate {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool closed;       /* reads wait while closed */
-	int fail_err;      /* > 0: reads that pass the gate fail with -fail_err */
-	unsigned entered;  /* reads that reached the gate (waiting or not) */
-	unsigned waiting;  /* reads waiting at it now */
+	unsigned ops;      /* the ops it holds (enum lpc_io_op mask) */
+	bool closed;       /* held ops wait while closed */
+	int fail_err;      /* > 0: held ops that pass the gate fail with -fail_err */
+	unsigned entered;  /* held ops that reached the gate (waiting or not) */
+	unsigned waiting;  /* held ops waiting at it now */
+	unsigned writes;   /* write calls forwarded (write, writev, a batch) */
 	const struct lpc_io_backend_ops *inner;
 };
 
 static struct tst_gate tst_gate = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
+	.ops = LPC_IO_READ,
 };
 
-static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
-			     uint64_t index)
+/* An op of kind `op` at the gate: waits while it is closed for op.
+ * Return: 0 to go on to the backend, or -fail_err. */
+static int tst_gate_pass(unsigned op)
 {
 	int err;
 
 	pthread_mutex_lock(&tst_gate.mu);
+	if (op == LPC_IO_WRITE)
+		tst_gate.writes++;
+	if (!(tst_gate.ops & op)) {
+		pthread_mutex_unlock(&tst_gate.mu);
+		return 0;
+	}
 	tst_gate.entered++;
 	tst_gate.waiting++;
 	pthread_cond_broadcast(&tst_gate.cv);
@@ -50,20 +68,59 @@ static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint6
 	tst_gate.waiting--;
 	err = tst_gate.fail_err;
 	pthread_mutex_unlock(&tst_gate.mu);
-	if (err)
-		return -err;
-	return tst_gate.inner->read(f, buf, len, off, index);
+	return -err;
+}
+
+static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			     uint64_t index)
+{
+	int err = tst_gate_pass(LPC_IO_READ);
+
+	return err ? err : tst_gate.inner->read(f, buf, len, off, index);
 }
 
 static ssize_t tst_gate_write(struct lpc_io_file *f, const void *buf, size_t len,
 			      uint64_t off)
 {
-	return tst_gate.inner->write(f, buf, len, off);
+	int err = tst_gate_pass(LPC_IO_WRITE);
+
+	return err ? err : tst_gate.inner->write(f, buf, len, off);
+}
+
+static ssize_t tst_gate_writev(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			       uint64_t off)
+{
+	int err = tst_gate_pass(LPC_IO_WRITE);
+
+	return err ? err : tst_gate.inner->writev(f, iov, iovcnt, off);
+}
+
+/* One pass of the gate for the whole batch (one submission). */
+static void tst_gate_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns)
+{
+	int err = tst_gate_pass(LPC_IO_WRITE);
+
+	if (!err && tst_gate.inner->writev_batch) {
+		tst_gate.inner->writev_batch(f, runs, nruns);
+		return;
+	}
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].todo)
+			runs[i].res = err ? err
+					  : tst_gate.inner->writev(f, runs[i].iov, runs[i].iovcnt,
+								   runs[i].off);
 }
 
 static int tst_gate_sync(struct lpc_io_file *f)
 {
-	return tst_gate.inner->sync(f);
+	int err = tst_gate_pass(LPC_IO_SYNCOP);
+
+	return err ? err : tst_gate.inner->sync(f);
+}
+
+static int tst_gate_truncate(struct lpc_io_file *f, uint64_t size)
+{
+	return tst_gate.inner->truncate(f, size);
 }
 
 static const struct lpc_io_backend_ops tst_gate_ops = {
@@ -71,6 +128,9 @@ static const struct lpc_io_backend_ops tst_gate_ops = {
 	.read = tst_gate_read,
 	.write = tst_gate_write,
 	.sync = tst_gate_sync,
+	.writev = tst_gate_writev,
+	.truncate = tst_gate_truncate,
+	.writev_batch = tst_gate_writev_batch,
 };
 
 /* Wraps c's backend (open gate).  Context: no I/O in flight on c. */
@@ -81,17 +141,26 @@ static inline void tst_gate_install(struct lpc_cache *c)
 	c->io.ops = &tst_gate_ops;
 }
 
-/* Closes the gate: the next reads wait.  Resets the counts. */
-static inline void tst_gate_close(void)
+/* Closes the gate for the ops in `ops` (a mask of enum lpc_io_op): the next
+ * ones wait; others pass.  Resets the counts. */
+static inline void tst_gate_close_ops(unsigned ops)
 {
 	pthread_mutex_lock(&tst_gate.mu);
+	tst_gate.ops = ops;
 	tst_gate.closed = true;
 	tst_gate.fail_err = 0;
 	tst_gate.entered = 0;
+	tst_gate.writes = 0;
 	pthread_mutex_unlock(&tst_gate.mu);
 }
 
-/* Opens the gate; err > 0 fails the reads waiting and the later ones. */
+/* Closes the gate for reads: the next reads wait.  Resets the counts. */
+static inline void tst_gate_close(void)
+{
+	tst_gate_close_ops(LPC_IO_READ);
+}
+
+/* Opens the gate; err > 0 fails the held ops waiting and the later ones. */
 static inline void tst_gate_open(int err)
 {
 	pthread_mutex_lock(&tst_gate.mu);
@@ -101,7 +170,7 @@ static inline void tst_gate_open(int err)
 	pthread_mutex_unlock(&tst_gate.mu);
 }
 
-/* Stops failing reads (after tst_gate_open(err)). */
+/* Stops failing held ops (after tst_gate_open(err)). */
 static inline void tst_gate_clear_error(void)
 {
 	pthread_mutex_lock(&tst_gate.mu);
@@ -109,7 +178,7 @@ static inline void tst_gate_clear_error(void)
 	pthread_mutex_unlock(&tst_gate.mu);
 }
 
-/* Waits until n reads have reached the gate since it was closed, for at most
+/* Waits until n held ops have reached the gate since it was closed, for at most
  * timeout_ms.  Return: true if they did. */
 static inline bool tst_gate_wait_entered(unsigned n, unsigned timeout_ms)
 {
@@ -130,6 +199,17 @@ static inline bool tst_gate_wait_entered(unsigned n, unsigned timeout_ms)
 	ok = tst_gate.entered >= n;
 	pthread_mutex_unlock(&tst_gate.mu);
 	return ok;
+}
+
+/* Write calls forwarded since the gate was last closed (held or not). */
+static inline unsigned tst_gate_writes(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&tst_gate.mu);
+	n = tst_gate.writes;
+	pthread_mutex_unlock(&tst_gate.mu);
+	return n;
 }
 
 static inline unsigned tst_gate_entered(void)

@@ -324,6 +324,18 @@ static void break_lock_recursive(void)
 	lpc_page_read(file, 2, 0, read_nothing, NULL);
 }
 
+/* PAGE-LOCK-HELD: a user calls lpc_fsync while holding a page lock (the
+ * rule also guards lpc's own flushes: the K2 deadlock of
+ * tests/regress/regress_k2_size_lock.c, with 8befe9c reverted, fires it). */
+static void break_page_lock_held(void)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(file, 2, 0, &p) == 0, "get page 2");
+	lpc_page_lock(p);
+	lpc_fsync(file);
+}
+
 /* OPTIMISTIC-NOT-IN-INDEX: O5's check called as a reader that skipped the
  * slot re-check would: the page left the index before its removal count
  * was read (O3).  All in one read section, so the removed leaf and frame
@@ -457,6 +469,7 @@ static const struct {
 	{ "SEQ-OPEN", break_seq_open },
 	{ "SEQ-UNBALANCED", break_seq_unbalanced },
 	{ "LOCK-RECURSIVE", break_lock_recursive },
+	{ "PAGE-LOCK-HELD", break_page_lock_held },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
 	{ "NS-DROP-ROOT", break_ns_drop_root },
