@@ -220,7 +220,6 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 	struct pread_copy a;
 	uint64_t size;
 	size_t ps;
-	bool ok;
 
 	if (unlikely(!f || !buf || lpc_self.cur_id != f->hit_id))
 		return pread_slow(f, buf, len, off, false);
@@ -234,11 +233,13 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 	if (unlikely(len - 1 >= ps - a.pgoff || off >= size || len > size - off))
 		return pread_slow(f, buf, len, off, false);
 	lpc_rcu_read_lock();							/* O1 */
-	ok = lpc_filemap_read_optimistic(f, off >> f->page_shift, pread_copy, &a);
-	lpc_rcu_read_unlock();							/* O6 */
-	if (unlikely(!ok))
+	if (unlikely(!lpc_filemap_read_optimistic(f, off >> f->page_shift, pread_copy, &a))) {
+		lpc_rcu_read_unlock();						/* O6 */
 		return pread_slow(f, buf, len, off, true);
-	/* lpc_self.cur is still f's block: only this thread changes it. */
+	}
+	/* Counted inside the section, as lpc_page_read does.  lpc_self.cur is
+	 * still f's block: only this thread changes it. */
 	lpc_count(lpc_self.cur, LPC_C_OPT_HITS);
+	lpc_rcu_read_unlock();							/* O6 */
 	return (ssize_t)len;
 }
