@@ -10,12 +10,25 @@
  * the step costs:
  *
  *   floor      increment-unless-zero + release decrement on desc[page]
- *   flat       the same reached through one dependent pointer load
- *              (slots[page] -> descriptor): a one-level index
+ *   atomics    what the protocol cannot avoid: lpc's own speculative get
+ *              (lpc_page_try_get) and put (lpc_page_release, a CAS) on lpc
+ *              descriptors picked as the floor picks its own: no index, no
+ *              read section
+ *   rcu        lpc's read section alone (R1 + R5, urcu-memb inlined), with
+ *              nothing inside
+ *   floor+rcu  the floor inside a read section
+ *   flat       the floor's atomics reached through one dependent pointer
+ *              load (slots[page] -> descriptor): a one-level index
+ *   bound      R1-R5 on that one-level index (R1, slot, get, re-load of the
+ *              slot, R5, put): the mandated protocol on the best index
+ *              there is; any real index and any public call add to it
  *   walk       lpc's radix tree (lpc_radix_lookup, 64-slot nodes, height 3
  *              for 65536 pages), the speculative get, the slot re-check and
  *              the release, on lpc's own descriptors; no read section
  *   walk+rcu   the same inside lpc's RCU read section (inlined liburcu-memb)
+ *   walk2+rcu  walk+rcu on a two-level tree, as a root sized from the file's
+ *              size would give a 256 MiB file: a 1024-slot root (here an
+ *              array of the tree's own leaf pointers) over lpc's leaves
  *   calls      walk+rcu split into two out-of-line calls shaped like
  *              lpc_page_find and lpc_page_put
  *   api        lpc_page_find + lpc_page_put on a filled cache, through the
@@ -50,9 +63,12 @@
  *   valgrind --tool=callgrind --callgrind-out-file=cg.out \
  *       hitcost --rounds 1 --ops 200000 --warm 0
  *   callgrind_annotate --inclusive=yes --threshold=100 cg.out | grep run_
- * (run_floor ... run_pread; 2026-11-30, x86-64, gcc 12 -O2: floor 14, flat
- * 17, walk 49, walk+rcu 71, calls 85, api 127.6, opt 92, page_read 150,
- * pread 178; the tree of a 256 MiB file has 3 levels.)
+ * (run_floor ... run_pread; 2026-12-01, x86-64, gcc 12 -O2: floor 14,
+ * atomics 17, rcu 25, floor+rcu 36, flat 17, bound 45, walk 49, walk+rcu 71,
+ * walk2+rcu 52, calls 85, api 111.6, opt 92, page_read 145, pread 173; each
+ * includes its loop's ~3 instructions and the page number's load; the tree
+ * of a 256 MiB file has 3 levels.  2026-11-30: api 127.6, page_read 150,
+ * pread 178.)
  */
 #include <errno.h>
 #include <fcntl.h>
