@@ -56,7 +56,12 @@
  * that a hit in steady state does not have (about 0.4 of the floor at 1 M
  * operations per step, measured).
  *
- * Usage: hitcost [--rounds N] [--ops N] [--warm N]
+ * Usage: hitcost [--rounds N] [--ops N] [--warm N] [--cpu]
+ *
+ * --cpu times each step with the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID,
+ * converted to ticks with the calibrated TSC rate) instead of the TSC: on a
+ * machine other programs load, time the thread spent waiting for a CPU is
+ * then left out (their pollution of the caches is not).
  *
  * Instructions per operation, which a busy machine does not disturb: run one
  * round under callgrind and divide each step's inclusive count by --ops:
@@ -76,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/cache.h"
@@ -377,6 +383,15 @@ static void (*const step_run[S_NR])(unsigned) = {
 	[S_PAGE_READ] = run_page_read, [S_PREAD] = run_pread,
 };
 
+/* The calling thread's CPU time in ns (--cpu). */
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static uint64_t xorshift(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -457,6 +472,7 @@ static void setup(struct lpc_cache **cache, char *path, size_t pathlen)
 int main(int argc, char **argv)
 {
 	unsigned rounds = 21, ops = 1000000, warm = 200000;
+	bool cpu = false;
 	struct lpc_cache *cache;
 	struct tsc tsc;
 	char path[512];
@@ -469,8 +485,10 @@ int main(int argc, char **argv)
 			ops = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
 			warm = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu"))
+			cpu = true;
 		else
-			die("usage: hitcost [--rounds N] [--ops N] [--warm N]");
+			die("usage: hitcost [--rounds N] [--ops N] [--warm N] [--cpu]");
 	}
 	if (rounds < 1 || ops < 1)
 		die("--rounds and --ops must be at least 1");
@@ -481,14 +499,22 @@ int main(int argc, char **argv)
 		ratio[s] = xcalloc(rounds, sizeof(double));
 	}
 	printf("hitcost: %u pages (4 KiB) of a %u MiB file, 1 thread, %u rounds; per step "
-	       "%u untimed then %u timed ops; %s/op\n",
-	       NPAGES, NPAGES / 256, rounds, warm, ops, tsc.unit);
+	       "%u untimed then %u timed ops; %s/op%s\n",
+	       NPAGES, NPAGES / 256, rounds, warm, ops, tsc.unit,
+	       cpu ? " of the thread's CPU time" : "");
 	for (unsigned r = 0; r < rounds; r++) {
 		for (int s = 0; s < S_NR; s++) {
 			uint64_t t0;
 
 			if (warm)
 				step_run[s](warm);
+			if (cpu) {
+				double c0 = thread_cpu_ns();
+
+				step_run[s](ops);
+				ticks[s][r] = (thread_cpu_ns() - c0) * tsc.ticks_per_ns / ops;
+				continue;
+			}
 			t0 = tsc_begin();
 			step_run[s](ops);
 			ticks[s][r] = (double)(tsc_end() - t0) / ops;
