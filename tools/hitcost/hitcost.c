@@ -70,7 +70,7 @@
  *   callgrind_annotate --inclusive=yes --threshold=100 cg.out | grep run_
  * (run_floor ... run_pread; 2026-12-01, x86-64, gcc 12 -O2: floor 14,
  * atomics 17, rcu 25, floor+rcu 36, flat 17, bound 45, walk 49, walk+rcu 71,
- * walk2+rcu 52, calls 85, api 111.6, opt 92, page_read 145, pread 171; each
+ * walk2+rcu 52, calls 85, api 111.6, opt 92, page_read 145, pread 173; each
  * includes its loop's ~3 instructions and the page number's load; the tree
  * of a 256 MiB file has 3 levels.  2026-11-30: api 127.6, page_read 150,
  * pread 178.)
