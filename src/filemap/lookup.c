@@ -228,10 +228,9 @@ static lpc_always_inline int find_finish(struct lpc_page *p, struct lpc_tcache *
  * lpc_page_find reads f only inside its read section, so that a last
  * lpc_file_close that begins while it runs frees f only after it is done
  * (filemap/file.c).  The read section therefore opens before the first load
- * from f, on the fast path too (R1 moved up; it costs the hit path one more
- * saved register: 104 instructions instead of 100, callgrind).  The slow
- * cases (a thread's first call on this cache, LOCKED mode) stay in that
- * read section too: find_slow leaves it.  On a thread not registered yet,
+ * from f, on the fast path too (R1 moved up).  The slow cases (a thread's
+ * first call on this cache, LOCKED mode, and find_retry's) stay in that
+ * read section too: find_slow and find_retry leave it.  On a thread not registered yet,
  * R1 protects nothing (liburcu ignores an unregistered reader); find_slow
  * registers it and opens a section that counts before it reads f again.
  */
