@@ -111,8 +111,19 @@ void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
 }
 #endif
 
-static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f, uint64_t index,
-							   struct lpc_tcache *t)
+/* What one try of R2-R4 ended with (filemap_try_rcu). */
+enum lookup_try {
+	TRY_HIT,	/* p is referenced and was in the slot at R4 */
+	TRY_MISS,	/* the slot is empty */
+	TRY_FROZEN,	/* R3 failed: retry from R2, nothing held */
+	TRY_MOVED,	/* R4 failed: p is referenced; release it, retry from R2 */
+};
+
+/* One try of R2-R4: the steps, their yield points and debug checks, and
+ * nothing else, so that the hit path of lpc_page_find can inline it and
+ * leave every other outcome to an out-of-line call. */
+static lpc_always_inline enum lookup_try filemap_try_rcu(struct lpc_file *f, uint64_t index,
+							struct lpc_page **pp)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
@@ -120,28 +131,39 @@ static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f,
 	uint32_t removals;
 #endif
 
-repeat:
 	lpc_yield_point(LPC_YP_R2);
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* R2 */
+	*pp = p;
 	if (!p)
-		return NULL;
+		return TRY_MISS;
 	lpc_yield_point(LPC_YP_R3);
-	if (unlikely(!lpc_page_try_get(p))) {				/* R3 */
-		lpc_count(t, LPC_C_RETRIES);
-		goto repeat;
-	}
+	if (unlikely(!lpc_page_try_get(p)))				/* R3 */
+		return TRY_FROZEN;
 #if LPC_DEBUG
 	removals = lpc_filemap_debug_after_r3(f, index, p);
 #endif
 	lpc_yield_point(LPC_YP_R4);
-	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /* R4 */
-		lpc_count(t, LPC_C_RETRIES);
-		lpc_page_release(p);
-		goto repeat;
-	}
+	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) /* R4 */
+		return TRY_MOVED;
 #if LPC_DEBUG
 	lpc_filemap_debug_check_in_index(f, p, slot, removals);
 #endif
+	return TRY_HIT;
+}
+
+static lpc_always_inline struct lpc_page *filemap_lookup_rcu(struct lpc_file *f, uint64_t index,
+							   struct lpc_tcache *t)
+{
+	struct lpc_page *p;
+	enum lookup_try r;
+
+	while ((r = filemap_try_rcu(f, index, &p)) != TRY_HIT) {
+		if (r == TRY_MISS)
+			return NULL;
+		lpc_count(t, LPC_C_RETRIES);
+		if (r == TRY_MOVED)
+			lpc_page_release(p);
+	}
 	return p;
 }
 
@@ -206,10 +228,9 @@ static lpc_always_inline int find_finish(struct lpc_page *p, struct lpc_tcache *
  * lpc_page_find reads f only inside its read section, so that a last
  * lpc_file_close that begins while it runs frees f only after it is done
  * (filemap/file.c).  The read section therefore opens before the first load
- * from f, on the fast path too (R1 moved up; it costs the hit path one more
- * saved register: 104 instructions instead of 100, callgrind).  The slow
- * cases (a thread's first call on this cache, LOCKED mode) stay in that
- * read section too: find_slow leaves it.  On a thread not registered yet,
+ * from f, on the fast path too (R1 moved up).  The slow cases (a thread's
+ * first call on this cache, LOCKED mode, and find_retry's) stay in that
+ * read section too: find_slow and find_retry leave it.  On a thread not registered yet,
  * R1 protects nothing (liburcu ignores an unregistered reader); find_slow
  * registers it and opens a section that counts before it reads f again.
  */
@@ -250,10 +271,47 @@ static __attribute__((noinline)) int find_slow(struct lpc_file *f, uint64_t inde
 	return find_finish(p, t, out);
 }
 
+/*
+ * lpc_page_find after its first try (R2-R4) did not end in a hit on an
+ * up-to-date page: `r` says how it ended and p is what it found (held for
+ * TRY_MOVED, and for TRY_HIT on a page that is not up to date).  Out of line
+ * and reached by a tail call, so that the hit path holds no value across a
+ * call and saves no register.  Context: inside the caller's read section
+ * (R1), which it leaves.
+ */
+static __attribute__((noinline)) int find_retry(struct lpc_file *f, uint64_t index,
+						struct lpc_page **out, struct lpc_page *p,
+						enum lookup_try r)
+{
+	struct lpc_tcache *t = lpc_self.cur;
+
+	if (r == TRY_MISS) {
+		p = NULL;
+	} else if (r == TRY_HIT) {
+		/* Found and held, not up to date: find_finish releases it. */
+	} else {
+		lpc_count(t, LPC_C_RETRIES);
+		if (r == TRY_MOVED)
+			lpc_page_release(p);
+		p = filemap_lookup_rcu(f, index, t);
+	}
+	lpc_rcu_read_unlock();						/* R5 */
+	return find_finish(p, t, out);
+}
+
+/*
+ * The hit path: one try of R2-R4 inlined, then the page's flags, its
+ * counter and *out, all before R5, so that after the read section ends
+ * nothing is left to do but return 0 (liburcu's read_unlock may call out to
+ * wake a grace period's waiter: a value live across that call would cost
+ * the hit a saved register).  Everything else is find_slow's (a thread's
+ * first call on the cache, LOCKED mode) or find_retry's.
+ */
 LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page **out)
 {
-	struct lpc_tcache *t;
 	struct lpc_page *p;
+	enum lookup_try r;
+	uint32_t flags;
 
 	if (unlikely(!f || !out))
 		return -EINVAL;
@@ -263,8 +321,15 @@ LPC_EXPORT int lpc_page_find(struct lpc_file *f, uint64_t index, struct lpc_page
 	lpc_debug_file_check(f);
 	if (unlikely(lpc_self.cur_id != f->hit_id))
 		return find_slow(f, index, out); /* leaves the read section */
-	t = lpc_self.cur;
-	p = filemap_lookup_rcu(f, index, t);
+	r = filemap_try_rcu(f, index, &p);				/* R2-R4 */
+	if (unlikely(r != TRY_HIT))
+		return find_retry(f, index, out, p, r); /* leaves it too */
+	flags = lpc_page_flags(p);
+	if (unlikely(!(flags & LPC_PG_UPTODATE)))
+		return find_retry(f, index, out, p, r);
+	lpc_page_mark_referenced(p, flags);
+	lpc_count(lpc_self.cur, LPC_C_HITS);
+	*out = p;
 	lpc_rcu_read_unlock();						/* R5 */
-	return find_finish(p, t, out);
+	return 0;
 }

@@ -57,9 +57,14 @@ static __attribute__((noinline)) int page_read_slow(struct lpc_file *f, uint64_t
 LPC_EXPORT int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags,
 			     lpc_page_read_fn *fn, void *arg)
 {
-	bool ok;
-
-	if (unlikely(!f || !fn || flags))
+	/* Three branches rather than one test of three conditions: gcc
+	 * computes the latter without branches, 11 instructions on every
+	 * call instead of 6. */
+	if (unlikely(!f))
+		return -EINVAL;
+	if (unlikely(!fn))
+		return -EINVAL;
+	if (unlikely(flags))
 		return -EINVAL;
 	lpc_debug_file_check(f);
 	/* The hit path, for a thread that has its block for f's cache (so it
@@ -67,11 +72,14 @@ LPC_EXPORT int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags,
 	if (unlikely(lpc_self.cur_id != f->hit_id))
 		return page_read_slow(f, index, fn, arg, false);
 	lpc_rcu_read_lock();							/* O1 */
-	ok = lpc_filemap_read_optimistic(f, index, fn, arg);
-	lpc_rcu_read_unlock();							/* O6 */
-	if (unlikely(!ok))
+	if (unlikely(!lpc_filemap_read_optimistic(f, index, fn, arg))) {
+		lpc_rcu_read_unlock();						/* O6 */
 		return page_read_slow(f, index, fn, arg, true);
-	/* lpc_self.cur is still f's block: only this thread changes it. */
+	}
+	/* Counted inside the section: nothing is left to do after it but
+	 * return.  lpc_self.cur is still f's block: only this thread changes
+	 * it. */
 	lpc_count(lpc_self.cur, LPC_C_OPT_HITS);
+	lpc_rcu_read_unlock();							/* O6 */
 	return 0;
 }

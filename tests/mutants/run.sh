@@ -63,9 +63,9 @@ done
 
 # name|file|sed expression (must change the file)
 mutants=(
-	'no-r4|src/filemap/lookup.c|s@if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) { /\* R4 \*/@if (0) { /* MUTANT: no R4 */@'
+	'no-r4|src/filemap/lookup.c|s@if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) /\* R4 \*/@if (0) /* MUTANT: no R4 */@'
 	'no-grace|src/page/alloc.c|s@^\t/\* The caller.s read section (registered, or scoped) also makes@\tlpc_page_free_chain(c, p, p, 1); return; /* MUTANT: no grace period */\n&@'
-	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p))) {@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) { /* MUTANT */@'
+	'plain-inc|src/filemap/lookup.c|s@if (unlikely(!lpc_page_try_get(p)))@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, 1, memory_order_acquire), 1))) /* MUTANT */@'
 	'no-wake|src/page/lock.c|s@^\t\tfutex_wake_all(\&p->flags);@\t\t(void)0; /* MUTANT: no U2 */@'
 	'keep-failed|src/filemap/miss.c|s@^\t\tlpc_filemap_delete(f, p, index);@\t\t(void)0; /* MUTANT: failed page kept */@'
 	'no-p4|src/filemap/pin.c|s@if (unlikely(atomic_load_explicit((void \*_Atomic \*)slot,\t/\* P4 \*/@if (0 \&\& (atomic_load_explicit((void *_Atomic *)slot, /* MUTANT: no P4 */@'

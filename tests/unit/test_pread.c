@@ -49,6 +49,28 @@ static void t_pread(size_t ps, int backend, int mode, uint64_t *rng)
 	CHECK(tst_check_bytes(&e, 0, buf, size, &bad), "bad at %" PRIu64, bad);
 	CHECK(buf[size] == 0xee, "pread wrote past what it returned");
 
+	/* Hits inside one page of 2 KiB and more (read.c copies those with a
+	 * vector loop and its tail with memcpy), at odd page offsets, into odd
+	 * destinations: the bytes, and nothing written around them. */
+	static const size_t tails[] = { 0, 1, 127, 129 };
+
+	for (size_t k = 0; ps >= 2048 && k < sizeof(tails) / sizeof(tails[0]); k++) {
+		size_t len = (ps == 2048 ? 2048 - 129 : 2048) + tails[k];
+
+		for (size_t shift = 0; shift < 4; shift += 3) {
+			size_t pgoff = ps - len - (k & 1) * (ps - len) / 2;
+			uint64_t off = ps + pgoff;
+
+			memset(buf, 0xee, len + 8);
+			r = lpc_pread(f, buf + shift + 1, len, off);
+			CHECK_EQ(r, (long long)len, "in-page hit of %zu at %zu", len, pgoff);
+			CHECK(tst_check_bytes(&e, off, buf + shift + 1, len, &bad),
+			      "in-page hit of %zu at %zu bad at %" PRIu64, len, pgoff, bad);
+			CHECK(buf[shift] == 0xee && buf[shift + 1 + len] == 0xee,
+			      "in-page hit of %zu wrote outside its buffer", len);
+		}
+	}
+
 	/* At and past end of file: 0, nothing written. */
 	memset(buf, 0xee, 16);
 	CHECK_EQ(lpc_pread(f, buf, 16, size), 0, "at EOF");

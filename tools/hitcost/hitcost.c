@@ -10,12 +10,25 @@
  * the step costs:
  *
  *   floor      increment-unless-zero + release decrement on desc[page]
- *   flat       the same reached through one dependent pointer load
- *              (slots[page] -> descriptor): a one-level index
+ *   atomics    what the protocol cannot avoid: lpc's own speculative get
+ *              (lpc_page_try_get) and put (lpc_page_release, a CAS) on lpc
+ *              descriptors picked as the floor picks its own: no index, no
+ *              read section
+ *   rcu        lpc's read section alone (R1 + R5, urcu-memb inlined), with
+ *              nothing inside
+ *   floor+rcu  the floor inside a read section
+ *   flat       the floor's atomics reached through one dependent pointer
+ *              load (slots[page] -> descriptor): a one-level index
+ *   bound      R1-R5 on that one-level index (R1, slot, get, re-load of the
+ *              slot, R5, put): the mandated protocol on the best index
+ *              there is; any real index and any public call add to it
  *   walk       lpc's radix tree (lpc_radix_lookup, 64-slot nodes, height 3
  *              for 65536 pages), the speculative get, the slot re-check and
  *              the release, on lpc's own descriptors; no read section
  *   walk+rcu   the same inside lpc's RCU read section (inlined liburcu-memb)
+ *   walk2+rcu  walk+rcu on a two-level tree, as a root sized from the file's
+ *              size would give a 256 MiB file: a 1024-slot root (here an
+ *              array of the tree's own leaf pointers) over lpc's leaves
  *   calls      walk+rcu split into two out-of-line calls shaped like
  *              lpc_page_find and lpc_page_put
  *   api        lpc_page_find + lpc_page_put on a filled cache, through the
@@ -43,16 +56,24 @@
  * that a hit in steady state does not have (about 0.4 of the floor at 1 M
  * operations per step, measured).
  *
- * Usage: hitcost [--rounds N] [--ops N] [--warm N]
+ * Usage: hitcost [--rounds N] [--ops N] [--warm N] [--cpu]
+ *
+ * --cpu times each step with the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID,
+ * converted to ticks with the calibrated TSC rate) instead of the TSC: on a
+ * machine other programs load, time the thread spent waiting for a CPU is
+ * then left out (their pollution of the caches is not).
  *
  * Instructions per operation, which a busy machine does not disturb: run one
  * round under callgrind and divide each step's inclusive count by --ops:
  *   valgrind --tool=callgrind --callgrind-out-file=cg.out \
  *       hitcost --rounds 1 --ops 200000 --warm 0
  *   callgrind_annotate --inclusive=yes --threshold=100 cg.out | grep run_
- * (run_floor ... run_pread; 2026-11-30, x86-64, gcc 12 -O2: floor 14, flat
- * 17, walk 49, walk+rcu 71, calls 85, api 127.6, opt 92, page_read 150,
- * pread 178; the tree of a 256 MiB file has 3 levels.)
+ * (run_floor ... run_pread; 2026-12-01, x86-64, gcc 12 -O2: floor 14,
+ * atomics 17, rcu 25, floor+rcu 36, flat 17, bound 45, walk 49, walk+rcu 71,
+ * walk2+rcu 52, calls 85, api 111.6, opt 92, page_read 145, pread 173; each
+ * includes its loop's ~3 instructions and the page number's load; the tree
+ * of a 256 MiB file has 3 levels.  2026-11-30: api 127.6, page_read 150,
+ * pread 178.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/cache.h"
@@ -71,16 +93,27 @@
 #define NPAGES 65536u /* 256 MiB of 4 KiB pages, as lpcbench lookup */
 #define NIDX (1u << 20)
 
-enum step { S_FLOOR, S_FLAT, S_WALK, S_WALK_RCU, S_CALLS, S_API, S_OPT, S_PAGE_READ, S_PREAD,
-	    S_NR };
-static const char *const step_name[S_NR] = { "floor", "flat", "walk", "walk+rcu", "calls",
-					      "api", "opt", "page_read", "pread" };
+enum step { S_FLOOR, S_ATOMICS, S_RCU, S_FLOOR_RCU, S_FLAT, S_BOUND, S_WALK, S_WALK_RCU,
+	    S_WALK2_RCU, S_CALLS, S_API, S_OPT, S_PAGE_READ, S_PREAD, S_NR };
+static const char *const step_name[S_NR] = {
+	"floor", "atomics", "rcu", "floor+rcu", "flat", "bound", "walk", "walk+rcu", "walk2+rcu",
+	"calls", "api", "opt", "page_read", "pread"
+};
+/* The step each step's "added" column is measured from (itself: none). */
+static const enum step step_base[S_NR] = {
+	[S_FLOOR] = S_FLOOR,	   [S_ATOMICS] = S_FLOOR,	[S_RCU] = S_RCU,
+	[S_FLOOR_RCU] = S_FLOOR,   [S_FLAT] = S_FLOOR,		[S_BOUND] = S_FLOOR_RCU,
+	[S_WALK] = S_FLOOR,	   [S_WALK_RCU] = S_WALK,	[S_WALK2_RCU] = S_WALK_RCU,
+	[S_CALLS] = S_WALK_RCU,	   [S_API] = S_CALLS,		[S_OPT] = S_WALK_RCU,
+	[S_PAGE_READ] = S_OPT,	   [S_PREAD] = S_OPT,
+};
 
 static uint32_t *idx;               /* random page numbers */
 static struct floor fl;             /* S_FLOOR */
 static struct lpc_page **flat;      /* S_FLAT: page -> descriptor */
 static struct lpc_page *descs;      /* S_FLAT, S_WALK...S_CALLS: lpc descriptors */
 static struct lpc_radix_root tree;  /* S_WALK...S_CALLS: page -> descriptor */
+static struct lpc_radix_node **leaf; /* S_WALK2_RCU: the tree's leaves, by page >> 6 */
 static struct lpc_file *file;       /* S_API */
 
 static void *map_huge(size_t bytes)
@@ -111,6 +144,105 @@ static __attribute__((noinline)) void run_flat(unsigned n)
 
 		if (unlikely(!lpc_page_try_get(p)))
 			die("flat: count 0");
+		lpc_page_release(p);
+	}
+}
+
+/*
+ * What the protocol cannot avoid, whatever the index: lpc's own speculative
+ * reference (lpc_page_try_get: the CAS increment-unless-zero) and its put
+ * (lpc_page_release: the CAS decrement) on lpc descriptors picked as the
+ * floor picks its own (desc[page], the same random page numbers, 64-byte
+ * descriptors in one THP-backed array).  No index, no read section.
+ */
+static __attribute__((noinline)) void run_atomics(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *p = &descs[idx[i & (NIDX - 1)]];
+
+		if (unlikely(!lpc_page_try_get(p)))
+			die("atomics: count 0");
+		lpc_page_release(p);
+	}
+}
+
+/* lpc's read section alone (urcu-memb, inlined), once per operation. */
+static __attribute__((noinline)) void run_rcu(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		lpc_rcu_read_lock();
+		__asm__ volatile("" ::: "memory");
+		lpc_rcu_read_unlock();
+	}
+}
+
+/* The floor inside a read section: the two atomics and R1/R5. */
+static __attribute__((noinline)) void run_floor_rcu(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct floor_desc *d;
+
+		lpc_rcu_read_lock();
+		d = &fl.desc[idx[i & (NIDX - 1)]];
+		if (unlikely(!floor_get(d)))
+			die("floor+rcu: count 0");
+		lpc_rcu_read_unlock();
+		floor_put(d);
+	}
+}
+
+/*
+ * The bound: the mandated protocol (R1-R5 of filemap/lookup.c) on the best
+ * index there can be, a flat array of slots (one acquire load from the
+ * index to the descriptor), on lpc's descriptors and atomics: R1, the slot,
+ * the speculative get, the re-load of the slot, R5, the put.  Any real index
+ * adds its walk to this; any public call adds its bookkeeping.
+ */
+static __attribute__((noinline)) void run_bound(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lpc_page *_Atomic *slot = (struct lpc_page *_Atomic *)&flat[idx[i & (NIDX - 1)]];
+		struct lpc_page *p;
+
+		lpc_rcu_read_lock();					/* R1 */
+		p = atomic_load_explicit(slot, memory_order_acquire);	/* R2 */
+		if (unlikely(!p || !lpc_page_try_get(p)))		/* R3 */
+			die("bound: page missing");
+		if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) /* R4 */
+			die("bound: page moved");
+		lpc_rcu_read_unlock();					/* R5 */
+		lpc_page_release(p);
+	}
+}
+
+/*
+ * A two-level tree, as a root sized from the file's size would make for a
+ * 256 MiB file: one 1024-slot root (here a plain array of the tree's own
+ * leaf pointers) over lpc's 64-slot leaves, walked as lpc_radix_lookup
+ * walks (acquire loads, a NULL test per level), inside the read section.
+ * What it saves against walk+rcu is what a wider root could save.
+ */
+static __attribute__((noinline)) void run_walk2_rcu(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t page = idx[i & (NIDX - 1)];
+		struct lpc_radix_node *node;
+		void *_Atomic const *slot;
+		struct lpc_page *p;
+
+		lpc_rcu_read_lock();
+		node = atomic_load_explicit((struct lpc_radix_node *_Atomic *)&leaf[page >>
+										  LPC_RADIX_SHIFT],
+					    memory_order_acquire);
+		if (unlikely(!node))
+			die("walk2: leaf missing");
+		slot = &node->slots[page & LPC_RADIX_MASK];
+		p = atomic_load_explicit((void *_Atomic *)slot, memory_order_acquire);
+		if (unlikely(!p || !lpc_page_try_get(p)))
+			die("walk2: page %u missing", page);
+		if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p))
+			die("walk2: page %u moved", page);
+		lpc_rcu_read_unlock();
 		lpc_page_release(p);
 	}
 }
@@ -243,9 +375,22 @@ static __attribute__((noinline)) void run_pread(unsigned n)
 		printf(" ");
 }
 
-static void (*const step_run[S_NR])(unsigned) = { run_floor, run_flat,  run_walk,
-						  run_walk_rcu, run_calls, run_api,
-						  run_opt, run_page_read, run_pread };
+static void (*const step_run[S_NR])(unsigned) = {
+	[S_FLOOR] = run_floor,	     [S_ATOMICS] = run_atomics,	    [S_RCU] = run_rcu,
+	[S_FLOOR_RCU] = run_floor_rcu, [S_FLAT] = run_flat,	    [S_BOUND] = run_bound,
+	[S_WALK] = run_walk,	     [S_WALK_RCU] = run_walk_rcu,   [S_WALK2_RCU] = run_walk2_rcu,
+	[S_CALLS] = run_calls,	     [S_API] = run_api,		    [S_OPT] = run_opt,
+	[S_PAGE_READ] = run_page_read, [S_PREAD] = run_pread,
+};
+
+/* The calling thread's CPU time in ns (--cpu). */
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -289,6 +434,15 @@ static void setup(struct lpc_cache **cache, char *path, size_t pathlen)
 			die("radix insert: out of memory");
 	}
 	free(perm);
+	leaf = xmalloc((NPAGES >> LPC_RADIX_SHIFT) * sizeof(*leaf));
+	for (uint32_t i = 0; i < NPAGES >> LPC_RADIX_SHIFT; i++) {
+		void *_Atomic const *s0 = lpc_radix_lookup_leaf(&tree, (uint64_t)i << LPC_RADIX_SHIFT);
+
+		if (!s0)
+			die("radix: no leaf for page %u", i << LPC_RADIX_SHIFT);
+		/* slots[] is a leaf's first member: slot 0 is the leaf. */
+		leaf[i] = (struct lpc_radix_node *)(uintptr_t)s0;
+	}
 
 	/* A cache holding every page of the file, for the api step.  Its
 	 * first calls also register this thread with RCU, which the walk
@@ -318,10 +472,11 @@ static void setup(struct lpc_cache **cache, char *path, size_t pathlen)
 int main(int argc, char **argv)
 {
 	unsigned rounds = 21, ops = 1000000, warm = 200000;
+	bool cpu = false;
 	struct lpc_cache *cache;
 	struct tsc tsc;
 	char path[512];
-	double *ticks[S_NR], *ratio[S_NR], prev;
+	double *ticks[S_NR], *ratio[S_NR];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
@@ -330,8 +485,10 @@ int main(int argc, char **argv)
 			ops = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
 			warm = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cpu"))
+			cpu = true;
 		else
-			die("usage: hitcost [--rounds N] [--ops N] [--warm N]");
+			die("usage: hitcost [--rounds N] [--ops N] [--warm N] [--cpu]");
 	}
 	if (rounds < 1 || ops < 1)
 		die("--rounds and --ops must be at least 1");
@@ -342,14 +499,22 @@ int main(int argc, char **argv)
 		ratio[s] = xcalloc(rounds, sizeof(double));
 	}
 	printf("hitcost: %u pages (4 KiB) of a %u MiB file, 1 thread, %u rounds; per step "
-	       "%u untimed then %u timed ops; %s/op\n",
-	       NPAGES, NPAGES / 256, rounds, warm, ops, tsc.unit);
+	       "%u untimed then %u timed ops; %s/op%s\n",
+	       NPAGES, NPAGES / 256, rounds, warm, ops, tsc.unit,
+	       cpu ? " of the thread's CPU time" : "");
 	for (unsigned r = 0; r < rounds; r++) {
 		for (int s = 0; s < S_NR; s++) {
 			uint64_t t0;
 
 			if (warm)
 				step_run[s](warm);
+			if (cpu) {
+				double c0 = thread_cpu_ns();
+
+				step_run[s](ops);
+				ticks[s][r] = (thread_cpu_ns() - c0) * tsc.ticks_per_ns / ops;
+				continue;
+			}
 			t0 = tsc_begin();
 			step_run[s](ops);
 			ticks[s][r] = (double)(tsc_end() - t0) / ops;
@@ -360,22 +525,18 @@ int main(int argc, char **argv)
 	}
 	progress_done();
 	printf("%-10s %8s   %-19s %s\n", "step", tsc.unit, "x floor [min-max]",
-	       "added to the step above");
-	prev = 1.0;
+	       "added (to the step it builds on)");
 	for (int s = 0; s < S_NR; s++) {
 		struct summary t = summarize(ticks[s], rounds), q = summarize(ratio[s], rounds);
+		double base = summarize(ratio[step_base[s]], rounds).med;
 
-		/* flat is a side branch: walk builds on the floor; opt builds
-		 * on walk+rcu (no reference), page_read and pread on opt. */
-		if (s == S_WALK)
-			prev = 1.0;
-		if (s == S_OPT)
-			prev = summarize(ratio[S_WALK_RCU], rounds).med;
-		if (s == S_PREAD)
-			prev = summarize(ratio[S_OPT], rounds).med;
-		printf("%-10s %8.1f   %5.2f [%4.2f-%4.2f]   %+5.2f\n", step_name[s], t.med, q.med,
-		       q.min, q.max, q.med - prev);
-		prev = q.med;
+		if (step_base[s] == (enum step)s)
+			printf("%-10s %8.1f   %5.2f [%4.2f-%4.2f]\n", step_name[s], t.med, q.med,
+			       q.min, q.max);
+		else
+			printf("%-10s %8.1f   %5.2f [%4.2f-%4.2f]   %+5.2f  (to %s)\n",
+			       step_name[s], t.med, q.med, q.min, q.max, q.med - base,
+			       step_name[step_base[s]]);
 	}
 	lpc_file_close(file);
 	lpc_cache_destroy(cache);
