@@ -101,8 +101,8 @@
  *     lpc_wb_publish_size): K1 flushes before it waits for a lock, K2
  *     unlocks its page before it flushes (8befe9c; with the page locked it
  *     deadlocked against lpc_truncate: tests/regress/regress_k2_size_lock.c),
- *     a full batch is flushed between two pages, lpc_writeback_page_async
- *     unlocks first, throttling runs after lpc_pwrite dropped trunc_lock.
+ *     a full batch is flushed between two pages, throttling runs after
+ *     lpc_pwrite dropped trunc_lock.
  * And a thread holding pages in WRITEBACK that it has not submitted waits
  * for nothing (a page lock, size_lock) before it submits them (K1, K2;
  * batch_flush ends WRITEBACK at K5 before lpc_wb_publish_size), since

@@ -443,35 +443,3 @@ LPC_EXPORT int lpc_fsync(struct lpc_file *f)
 	lpc_count(t, LPC_C_FSYNCS);
 	return wb_sync_file(f, true, t);
 }
-
-int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p)
-{
-	struct lpc_tcache *t = lpc_file_tcache(f);
-	struct wb_batch run;
-	WB_STORE(1, 1) one;
-	uint64_t index = atomic_load_explicit(&p->index, memory_order_relaxed);
-	uint32_t fl;
-
-	BATCH_INIT(&run, &one, 1, 1);
-
-	if (!lpc_page_trylock(p))
-		return -EBUSY;
-	if (atomic_load_explicit(&p->file, memory_order_relaxed) != f ||
-	    !lpc_filemap_holds(f, p, index)) {
-		lpc_page_unlock_noseq(p);
-		return -ENOENT;
-	}
-	fl = lpc_page_flags(p);
-	if (fl & LPC_PG_WRITEBACK) {
-		lpc_page_unlock_noseq(p);
-		return -EBUSY;
-	}
-	if (!(fl & LPC_PG_DIRTY) || !lpc_filemap_start_writeback(f, p, index)) {
-		lpc_page_unlock_noseq(p);
-		return 0;
-	}
-	lpc_page_unlock_noseq(p);
-	atomic_fetch_add_explicit(&p->ref, 1, memory_order_relaxed); /* batch_flush's */
-	batch_add(&run, p, index);
-	return batch_flush(f, &run, t);
-}

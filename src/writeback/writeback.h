@@ -73,16 +73,6 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
  * lpc_fsync's rule. */
 int lpc_wb_flush_file(struct lpc_file *f);
 
-/*
- * For eviction (reclaim): starts writeback of p, which the caller holds a
- * reference on (not locked), if it is dirty and lockable now; with the
- * sync backend the write is done when it returns.  p's neighbours are not
- * written.  Return: 0 (written, or clean); -EBUSY (locked, or in flight
- * already); -ENOENT (no longer in f); a write error (p stays dirty).
- * Context: may sleep and do I/O; takes p's lock (trylock), the index lock.
- */
-int lpc_writeback_page_async(struct lpc_file *f, struct lpc_page *p);
-
 /* Wakes the flusher for a round now (eviction's hand-off, E8 of
  * reclaim/evict.c; throttling).  Context: takes wb->lock; not in an RCU
  * read section (it may wait for the flusher's lock). */
