@@ -532,6 +532,22 @@ static inline bool tst_check_page(const struct tst_expect *e, uint64_t index, co
 /* --- running cases --- */
 
 /* The program's files need a temporary directory: skip (77) without one. */
+/* Allocates private pages until the cache refuses (at most max + 1, so one
+ * too many shows), puts them back.  Return: how many it had. */
+static inline unsigned tst_frames_allocatable(struct lpc_cache *c, unsigned max)
+{
+	struct lpc_page **all = calloc(max + 1, sizeof(*all));
+	unsigned n = 0;
+
+	REQUIRE(all);
+	while (n <= max && lpc_page_alloc(c, &all[n]) == 0)
+		n++;
+	for (unsigned i = 0; i < n; i++)
+		lpc_page_put(all[i]);
+	free(all);
+	return n;
+}
+
 static inline void tst_require_tmpdir(void)
 {
 	if (!tst_tmpdir())

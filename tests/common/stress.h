@@ -125,18 +125,4 @@ static inline void tst_threads_join(struct tst_threads *t)
 	t->n = 0;
 }
 
-static inline unsigned tst_frames_allocatable(struct lpc_cache *c, unsigned max)
-{
-	struct lpc_page **all = calloc(max + 1, sizeof(*all));
-	unsigned n = 0;
-
-	REQUIRE(all);
-	while (n <= max && lpc_page_alloc(c, &all[n]) == 0)
-		n++;
-	for (unsigned i = 0; i < n; i++)
-		lpc_page_put(all[i]);
-	free(all);
-	return n;
-}
-
 #endif /* LPC_TESTS_COMMON_STRESS_H */

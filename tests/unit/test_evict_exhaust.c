@@ -131,16 +131,8 @@ int main(int argc, char **argv)
 		if (held[i])
 			lpc_page_put(held[i]);
 	/* Nothing held now: every frame can be had (cached pages evicted). */
-	{
-		struct lpc_page *all[NFRAMES];
-		unsigned n = 0;
-
-		while (n < NFRAMES && lpc_page_alloc(c, &all[n]) == 0)
-			n++;
-		CHECK_EQ(n, NFRAMES, "every frame allocatable once nothing is held");
-		for (unsigned i = 0; i < n; i++)
-			lpc_page_put(all[i]);
-	}
+	CHECK_EQ(tst_frames_allocatable(c, NFRAMES), NFRAMES,
+		 "every frame allocatable once nothing is held");
 	CHECK_EQ(lpc_file_close(file), 0);
 	tst_cache_destroy(c);
 	free(buf);

@@ -33,13 +33,13 @@ int main(int argc, char **argv)
 	struct lpc_cache *c;
 	struct lpc_pool *pool;
 	struct lpc_tcache *t;
-	struct lpc_page *p, *all[NFRAMES];
+	struct lpc_page *p;
 	struct lpc_stats s0, s1;
 	unsigned char *scratch = malloc(PS);
 	char path[600];
 	uint64_t file_id, bad = 0;
 	uint32_t pend0, nfree0, pend1, drained;
-	unsigned evicted, n = 0;
+	unsigned evicted;
 	struct lpc_file *file;
 
 	tst_init(argc, argv, 60);
@@ -109,11 +109,7 @@ int main(int argc, char **argv)
 	}
 	CHECK_EQ(bad, 0, "pages read back after the drain");
 	/* Every frame can be had (the cached ones evicted on the way). */
-	while (n < NFRAMES && lpc_page_alloc(c, &all[n]) == 0)
-		n++;
-	CHECK_EQ(n, NFRAMES, "every frame allocatable");
-	for (unsigned i = 0; i < n; i++)
-		lpc_page_put(all[i]);
+	CHECK_EQ(tst_frames_allocatable(c, NFRAMES), NFRAMES, "every frame allocatable");
 
 	CHECK_EQ(lpc_file_close(file), 0);
 	tst_cache_destroy(c);
