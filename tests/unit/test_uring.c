@@ -10,7 +10,7 @@
  *    through a second cache;
  *  - a second thread's ring shares the cache's registration (cloned);
  *  - the same in a child that cannot pin the arena (CAP_IPC_LOCK dropped,
- *    RLIMIT_MEMLOCK 0): the rings run unregistered, counted in
+ *    RLIMIT_MEMLOCK below every arena it makes): the rings run unregistered, counted in
  *    uring_unregistered, and stderr gets one line, once per process (two
  *    caches, two threads);
  *  - faults in a batch: of four runs, one fails (EIO) and one is short;
@@ -40,10 +40,13 @@
 
 static const size_t PS = 4096;
 static uint64_t rng;
+/* Every cache (and api_round_trip's file) is this many times larger: 1,
+ * or CHILD_SCALE in the child that cannot pin (see cannot_pin). */
+static size_t scale = 1;
 
 static struct lpc_cache *mk_cache(size_t frames)
 {
-	return tst_wcache_create(frames, PS, LPC_IO_URING, 60000, 80, 90);
+	return tst_wcache_create(frames * scale, PS, LPC_IO_URING, 60000, 80, 90);
 }
 
 /*
@@ -52,9 +55,10 @@ static struct lpc_cache *mk_cache(size_t frames)
  */
 static void backend_round_trip(int want_reg)
 {
-	enum { FRAMES = 32, FSIZE = 16 * 4096 };
-	struct lpc_cache *c = mk_cache(FRAMES);
-	struct lpc_page *pg[FRAMES];
+	enum { FSIZE = 16 * 4096 };
+	const size_t FRAMES = 32 * scale;
+	struct lpc_cache *c = mk_cache(32);
+	struct lpc_page **pg = calloc(FRAMES, sizeof(*pg));
 	unsigned char *want = malloc(FSIZE), *bounce = aligned_alloc(4096, 2 * PS);
 	unsigned char *arena = c->pool.frames;
 	struct lpc_file *f;
@@ -64,7 +68,7 @@ static void backend_round_trip(int want_reg)
 	char path[600];
 	int fb = 0, reg, n = 0;
 
-	REQUIRE(want && bounce);
+	REQUIRE(want && bounce && pg);
 	CHECK(c->io.ops == &lpc_io_uring_ops, "the cache runs io_uring");
 	tst_wfile("u", path, sizeof(path), FSIZE, 5);
 	tst_file_bytes(5, 0, want, FSIZE);
@@ -75,9 +79,9 @@ static void backend_round_trip(int want_reg)
 	else
 		CHECK(reg >= 0, "a ring: %d", reg);
 	/* Every frame is ours: the arena is ours to write. */
-	while (n < FRAMES && lpc_page_alloc(c, &pg[n]) == 0)
+	while ((size_t)n < FRAMES && lpc_page_alloc(c, &pg[n]) == 0)
 		n++;
-	REQUIRE(n == FRAMES, "all frames: %d", n);
+	REQUIRE((size_t)n == FRAMES, "all frames: %d", n);
 	for (size_t i = 0; i < FRAMES * PS; i++)
 		arena[i] = (unsigned char)(tst_rnd(&rng) >> 11);
 	for (size_t i = 0; i < 2 * PS; i++)
@@ -121,13 +125,14 @@ static void backend_round_trip(int want_reg)
 	tst_cache_destroy(c);
 	free(want);
 	free(bounce);
+	free(pg);
 }
 
 /* lpc_pwrite at random offsets, lpc_fsync, the kernel's view, and a second
  * cache's reads (misses through its rings). */
 static void api_round_trip(void)
 {
-	enum { FSIZE = 96 * 4096 };
+	const size_t FSIZE = 96 * 4096 * scale;
 	struct lpc_cache *c = mk_cache(256), *c2;
 	unsigned char *want = malloc(FSIZE), *got = malloc(FSIZE);
 	struct lpc_file *f;
@@ -261,19 +266,35 @@ static void shared_registration(void)
 
 /* --- children: unregistered, and refused by seccomp --- */
 
-/* Drops CAP_IPC_LOCK from the effective set and sets RLIMIT_MEMLOCK to
- * 64 KiB: the kernel then refuses to pin the arena.  Return: 0 or -1. */
+/*
+ * Drops CAP_IPC_LOCK from the effective set and sets RLIMIT_MEMLOCK to
+ * CHILD_MEMLOCK, below every arena the child makes (mk_cache and
+ * backend_round_trip scale by CHILD_SCALE there: 1 MiB and more), so the
+ * kernel refuses to pin each of them.  Return: 0 or -1.
+ *
+ * The limit leaves room for every ring the child makes, even if none of
+ * them has been torn down: without CAP_IPC_LOCK a ring's own memory is
+ * charged to locked_vm too (16 KiB for 128 entries on Linux 6.x), and the
+ * kernel gives it back only when the ring's exit work runs, in a
+ * workqueue, some time after io_uring_queue_exit returns.  With a 64 KiB
+ * limit a fourth ring failed with -ENOMEM whenever the earlier caches'
+ * rings were still waiting for that work, which a loaded machine makes
+ * likely (a loop of create/exit under a 64 KiB limit failed 1884 times of
+ * 2000 here): the child then fell back to sync and its checks failed by
+ * chance.  The child makes about ten rings (two per cache: the probe and
+ * its thread's): 160 KiB at most, under the 512 KiB limit.
+ */
+enum { CHILD_SCALE = 16, CHILD_MEMLOCK = 512 << 10 };
+
 static int cannot_pin(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
-	/* Room for a few rings (their memory is accounted too without
-	 * CAP_IPC_LOCK), not for the tests' arenas (128 KiB and more). */
-	struct rlimit rl = { 64 << 10, 64 << 10 };
+	struct rlimit rl = { CHILD_MEMLOCK, CHILD_MEMLOCK };
 
 	/* io_uring charges pinned pages to the real uid's user (locked_vm is
 	 * per user, not per process): children of concurrent tests, all root,
-	 * would share one 64 KiB allowance and make each other's rings fail.
+	 * would share one allowance and make each other's rings fail.
 	 * As root, take a real uid of our own (the pid is unique among the
 	 * live processes); the effective uid stays 0, so files and the other
 	 * capabilities are unchanged. */
@@ -315,6 +336,9 @@ static int child_unregistered(void)
 		fprintf(stdout, "cannot drop CAP_IPC_LOCK: %s\n", strerror(errno));
 		return 77;
 	}
+	scale = CHILD_SCALE;
+	_Static_assert(16 * CHILD_SCALE * 4096 > CHILD_MEMLOCK,
+		       "the child's smallest arena (mk_cache(16)) must not fit under its limit");
 	backend_round_trip(0);
 	api_round_trip();
 	REQUIRE(pthread_create(&th, NULL, thread_round_trip, NULL) == 0);
