@@ -175,15 +175,36 @@ static inline int ns_tree_build(uint64_t *rs, const char *dir, int n, struct ns_
 	t->n = 1;
 	t->node[0].type = 'd';
 	t->node[0].parent = -1;
+	/*
+	 * Each node goes under a directory that still has a free name (of
+	 * the six), and the last free name left anywhere makes a directory,
+	 * so the tree always reaches n nodes: picking any node as the parent
+	 * and giving up after a number of tries once left a seed with 7 nodes
+	 * (the root's six names taken by files and links), too few for the
+	 * checks that use the tree (103921443608945).
+	 */
+	unsigned char used[NS_MAXNODES] = { 0 }; /* names taken, a bit each */
+
 	for (int tries = 0; t->n < n && t->n < NS_MAXNODES && tries < 10 * n; tries++) {
-		int p = (int)(tst_rnd(rs) % (uint64_t)t->n);
+		int dirs[NS_MAXNODES], ndirs = 0, nfree = 0, p, k;
 		struct ns_node *nd = &t->node[t->n];
 		unsigned r = (unsigned)(tst_rnd(rs) % 10);
 		int rc;
 
-		if (t->node[p].type != 'd' || strlen(t->node[p].path) > 200)
-			continue;
-		snprintf(nd->name, sizeof(nd->name), "%s", ns_names[tst_rnd(rs) % 6]);
+		for (int i = 0; i < t->n; i++)
+			if (t->node[i].type == 'd' && used[i] != 0x3f &&
+			    strlen(t->node[i].path) <= 200) {
+				dirs[ndirs++] = i;
+				nfree += 6 - __builtin_popcount(used[i]);
+			}
+		if (!ndirs)
+			break;
+		p = dirs[tst_rnd(rs) % (uint64_t)ndirs];
+		do
+			k = (int)(tst_rnd(rs) % 6);
+		while (used[p] & (1u << k));
+		used[p] |= (unsigned char)(1u << k);
+		snprintf(nd->name, sizeof(nd->name), "%s", ns_names[k]);
 		{
 			char pp[256], nm[16];
 
@@ -196,6 +217,8 @@ static inline int ns_tree_build(uint64_t *rs, const char *dir, int n, struct ns_
 				nd->path[l++] = '/';
 			memcpy(nd->path + l, nm, strnlen(nm, 15) + 1);
 		}
+		if (nfree == 1)
+			r = 0; /* the last free name: a directory, with six more */
 		ns_tree_abs(t, nd->path, abs, sizeof(abs));
 		nd->parent = p;
 		nd->type = r < 5 ? 'd' : r < 8 ? 'f' : 'l';
@@ -217,7 +240,7 @@ static inline int ns_tree_build(uint64_t *rs, const char *dir, int n, struct ns_
 			rc = symlink(target, abs);
 		}
 		if (rc)
-			continue; /* the name exists */
+			continue; /* not made (its name stays taken) */
 		t->n++;
 	}
 	/* Owners, modes and ACLs, deepest first does not matter as root. */

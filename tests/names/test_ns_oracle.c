@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	rc = ns_tree_build(&rs, dir, 60, t);
 	REQUIRE(rc == 0, "building the tree: %s", strerror(-rc));
 	printf("tree: %d nodes under %s\n", t->n, t->root);
+	REQUIRE(t->n == 60, "the tree has the 60 nodes its checks need: %d", t->n);
 
 	cases = calloc((size_t)ncases, sizeof(*cases));
 	REQUIRE(cases != NULL, "calloc");
@@ -178,7 +179,8 @@ int main(int argc, char **argv)
 	/* A bound of 16 dentries (the least allowed): evictions, the same
 	 * answers.  Some random trees leave 16 or fewer cached after the
 	 * passes (seed 40907283064734: 15, and no eviction to see); stat
-	 * every node as root first, so the bound always has work to do. */
+	 * every node as root first, so the bound always has work to do (the
+	 * tree has 60 nodes: ns_tree_build). */
 	REQUIRE(lpc_ns_setopt(ns, LPC_NS_OPT_REVALIDATE_NS, 3600ull * 1000000000ull) == 0, "setopt");
 	populate(ns, t);
 	lpc_ns_stats(ns, &s1);
