@@ -9,7 +9,9 @@
 # with yield injection at every step, restores the file.  A mutant is KILLED
 # only when an LPC_DEBUG check or a test names the broken rule ("rule X
 # violated") within the time limit; a plain failure, a hang or a timeout
-# counts as SURVIVED.  Exit: 0 if every mutant was killed, 1 otherwise.
+# counts as SURVIVED.  First the same suite runs on the unmutated tree (the
+# baseline): if it fails, the run stops there.  Exit: 0 if every mutant was
+# killed, 1 if one survived, 2 if the baseline or the build failed.
 #
 #   --quick        shorter stress runs (CI: the mutants.quick CTest test)
 #   MUTANT         run only these (names below)
@@ -93,6 +95,30 @@ cmake -S "$work" -B "$work/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DLPC_D
 	-DLPC_SANITIZE= -DLPC_SQLITE=OFF >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 2; }
 cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 2; }
 
+# suite LOG: the C suite as each mutant runs it (unit, debug and regression
+# tests first, they kill fast; then stress), in the copy's build.
+suite() {
+	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
+		timeout -k 5 "$limit" ctest -j "$jobs" -LE 'model|packaging|examples|yield' \
+		--stop-on-failure --output-on-failure) >>"$1" 2>&1
+}
+
+# The baseline: the unmutated tree must pass the same suite.  A mutant's
+# verdict rests on its failure naming a rule; when the suite fails without
+# any mutant (a test that fails by chance, a machine without a feature) no
+# verdict means anything, so that is an error of the run, never survivors.
+echo "mutants: baseline (the unmutated tree)"
+start=$SECONDS
+if ! suite "$work/baseline.log"; then
+	grep -E 'FAIL|Failed|\*\*\*' "$work/baseline.log" | head -n 20
+	by=$(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception|Timeout)' \
+		"$work/baseline.log" | head -n 1 | awk '{print $3}')
+	echo "mutants: ERROR: the baseline failed (${by:-ctest}, $((SECONDS - start)) s): the suite fails" \
+		"without a mutant, so no mutant can be judged"
+	exit 2
+fi
+echo "mutants: baseline passed ($((SECONDS - start)) s)"
+
 killed=0 survived=0 results=()
 for m in "${mutants[@]}"; do
 	IFS='|' read -r name file expr <<<"$m"
@@ -117,10 +143,7 @@ for m in "${mutants[@]}"; do
 		cp "$work/src-orig/cur" "$work/$file"
 		continue
 	fi
-	# Unit, debug and regression tests first (they kill fast), then stress.
-	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
-		timeout -k 5 "$limit" ctest -j "$jobs" -LE 'model|packaging|examples|yield' \
-		--stop-on-failure --output-on-failure) >>"$log" 2>&1
+	suite "$log"
 	rc=$?
 	rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
 	took=$((SECONDS - start))
