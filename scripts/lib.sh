@@ -42,3 +42,30 @@ lpc_build() {
 	echo "+ cmake --build build-$variant -j $LPC_JOBS"
 	cmake --build "$dir" -j "$LPC_JOBS" || return 1
 }
+
+# lpc_test_env VARIANT: fills the arrays lpc_env (VAR=value words for env)
+# and lpc_wrap (a command prefix) with what the variant's tests run under:
+#   asan  ASAN_OPTIONS=detect_leaks=1, UBSAN_OPTIONS=halt_on_error=1:
+#         print_stacktrace=1
+#   tsan  TSAN_OPTIONS=halt_on_error=1 with tests/tsan.supp; without ASLR
+#         where the kernel randomises mmap with more than 28 bits (gcc 12's
+#         TSan maps its shadow at fixed addresses and dies with "unexpected
+#         memory mapping" there)
+# Options already in ASAN_OPTIONS, UBSAN_OPTIONS or TSAN_OPTIONS are kept
+# and win over these defaults.
+lpc_test_env() {
+	lpc_env=() lpc_wrap=()
+	case $1 in
+	asan)
+		lpc_env=(ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+			 UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}")
+		;;
+	tsan)
+		lpc_env=(TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$LPC_ROOT/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}")
+		if [[ $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28) -gt 28 ]] &&
+		   setarch "$(uname -m)" -R true 2>/dev/null; then
+			lpc_wrap=(setarch "$(uname -m)" -R)
+		fi
+		;;
+	esac
+}

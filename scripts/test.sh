@@ -51,25 +51,10 @@ run_ctest() {
 	local v=$1 dir="$LPC_ROOT/build-$1" log rc line total failed skipped passed
 	local -a env=() args=(--output-on-failure -j "$LPC_JOBS" --no-tests=error)
 	local -a wrap=()
-	case $v in
-	release) ;;
-	asan)
-		env=(ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-		     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}")
-		args+=(-LE model)
-		;;
-	tsan)
-		env=(TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$LPC_ROOT/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}")
-		args+=(-LE model)
-		# gcc 12's TSan maps its shadow at fixed addresses and dies with
-		# "unexpected memory mapping" when the kernel randomises mmap
-		# with more than 28 bits; run without ASLR there.
-		if [[ $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28) -gt 28 ]] &&
-		   setarch "$(uname -m)" -R true 2>/dev/null; then
-			wrap=(setarch "$(uname -m)" -R)
-		fi
-		;;
-	esac
+	lpc_test_env "$v"
+	env=("${lpc_env[@]}") wrap=("${lpc_wrap[@]}")
+	# The spin models check Promela, not the compiled code: release only.
+	[[ $v == release ]] || args+=(-LE model)
 	# shellcheck disable=SC2206 # LPC_CTEST_ARGS is a list of words
 	args+=(${LPC_CTEST_ARGS:-})
 	log="$dir/ctest.log"
