@@ -65,7 +65,15 @@
  *      any call that begins after it began, is the caller's bug
  *      (tests/regress/regress_file_close.c).
  *  A.5 One cached copy per file: every open of one file in a cache returns
- *      the same lpc_file, so two opens never see two copies of a page.
+ *      the same lpc_file, so two opens never see two copies of a page.  An
+ *      open racing the file's last lpc_file_close (on another thread) gets
+ *      the closing lpc_file, revived with its pages (the close then returns
+ *      without removing them; the last close is the one that matches this
+ *      open), or, once that close has removed the file, a new lpc_file that
+ *      reads the disk after every write of the old one has ended.  An
+ *      O_TRUNC open never revives: it waits until that close has ended and
+ *      truncates then (-EBUSY if another open revived the file meanwhile).
+ *      Never two copies at once.  (tests/regress/regress_open_closing.c)
  *
  * B. References
  *  B.1 lpc_invalidate never drops a page that a user holds (a reference from
@@ -424,21 +432,31 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * direct_fallbacks.  O_WRONLY opens read-write: lpc reads what it caches.
  * With LPC_IO_NULL the file must still exist: its size bounds reads, its
  * contents are never read.
+ * O_TRUNC is lpc's, not open(2)'s: the file is opened, then, if this cache
+ * holds no copy of it, truncated with ftruncate(2) under files_lock, so no
+ * copy can read it before; a truncating open needs write permission with
+ * any access mode and opens read-write.  An open racing the file's last
+ * close: A.5.
  * Return: 0 with *out; -EINVAL for NULL arguments, O_APPEND/O_PATH/O_DIRECTORY,
  * or a path that is not a regular file; -EBUSY for O_TRUNC on a file this
- * cache already holds; -ENOMEM when the thread's block or the file cannot be
- * allocated; any negative errno of open(2), fstat(2) or dup3(2) (-ENOENT,
- * -EACCES, -EMFILE, -EINTR, ...), passed on, not retried.
+ * cache holds open (the file is opened, not changed); -ENOMEM when the
+ * thread's block or the file cannot be allocated; any negative errno of
+ * open(2), fstat(2), ftruncate(2) or dup3(2) (-ENOENT, -EACCES, -EMFILE,
+ * -EINTR, ...), passed on, not retried.
  * Context: may sleep (open(2), stat(2), malloc); no page I/O, no grace
- * period; takes files_lock, and lpc_threads_lock on the thread's first call.
+ * period; an O_TRUNC open of a file in its last close waits for that close
+ * (its writeback); takes files_lock, and lpc_threads_lock on the thread's
+ * first call.
  */
 int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
 		  struct lpc_file **out);
 
 /*
  * Drops one open.  The last close writes the file's dirty pages back and
- * waits for writes in flight (no fdatasync: lpc_fsync makes data durable),
- * then removes the file's pages from the cache:
+ * waits for writes in flight, the flusher's included (no fdatasync:
+ * lpc_fsync makes data durable), then removes the file's pages from the
+ * cache, unless an open on another thread revived the file meanwhile (A.5:
+ * then it returns, the pages stay, and that open's close is the last):
  * pages users still hold stay valid until their lpc_page_put, but are no
  * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
  * is allocated at open, so it cannot fail for want of memory.
