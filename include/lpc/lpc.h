@@ -438,7 +438,9 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * any access mode and opens read-write.  An open racing the file's last
  * close: A.5.
  * Return: 0 with *out; -EINVAL for NULL arguments, O_APPEND/O_PATH/O_DIRECTORY,
- * or a path that is not a regular file; -EBUSY for O_TRUNC on a file this
+ * or a path that is not a regular file (opened O_NONBLOCK, so a FIFO or a
+ * device is refused without waiting for its other end; a conflicting lease
+ * gives open(2)'s -EWOULDBLOCK rather than a wait); -EBUSY for O_TRUNC on a file this
  * cache holds open (the file is opened, not changed); -ENOMEM when the
  * thread's block or the file cannot be allocated; any negative errno of
  * open(2), fstat(2), ftruncate(2) or dup3(2) (-ENOENT, -EACCES, -EMFILE,

@@ -71,15 +71,28 @@
 
 #define LPC_OPEN_REFUSED (O_APPEND | O_PATH | O_DIRECTORY)
 
-/* Opens with O_DIRECT, or buffered where the file system refuses it. */
+/* Opens with O_DIRECT, or buffered where the file system refuses it.
+ * O_NONBLOCK: files->lock is held, and a FIFO (or a device) must not make
+ * the open wait for its other end; the caller refuses what is not a
+ * regular file, then clears the flag (io_uring would not wait on a
+ * non-blocking file). */
 static int open_direct(const char *path, int oflags, mode_t mode, int *direct)
 {
-	int fd = open(path, oflags | O_DIRECT | O_CLOEXEC, mode);
+	int fd = open(path, oflags | O_DIRECT | O_CLOEXEC | O_NONBLOCK, mode);
 
 	*direct = 1;
 	if (fd < 0 && errno == EINVAL) {
-		fd = open(path, oflags | O_CLOEXEC, mode);
+		fd = open(path, oflags | O_CLOEXEC | O_NONBLOCK, mode);
 		*direct = 0;
+	}
+	if (fd < 0 && errno == ENXIO) {
+		/* O_NONBLOCK's answer for a FIFO without a reader or a
+		 * device without a driver: not a regular file. */
+		struct stat st;
+
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return -EINVAL;
+		errno = ENXIO;
 	}
 	return fd < 0 ? -errno : fd;
 }
@@ -177,6 +190,17 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		close(fd);
 		fd = -EINVAL;
 		goto out_unlock;
+	}
+	{
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+			int err = -errno;
+
+			close(fd);
+			fd = err;
+			goto out_unlock;
+		}
 	}
 	while ((f = file_find(c, st.st_dev, st.st_ino)) && trunc) {			/* ZB */
 		if (!f->closing || f->opens != 1) {

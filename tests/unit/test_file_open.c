@@ -10,7 +10,8 @@
  * close's writeback ended would read a stale stamp).  The churn checks the
  * open/close protocol for hangs and, under TSan, races; the window it aims
  * at is narrow, so the deterministic story of that defect is
- * tests/regress/regress_open_closing.c.
+ * tests/regress/regress_open_closing.c.  And a FIFO, opened for reading and
+ * for writing: -EINVAL at once, never a wait for its other end.
  *
  * Files live in a mkdtemp directory under $TMPDIR (else /var/tmp), made and
  * removed by tests/common/lpc_test.h.
@@ -134,6 +135,60 @@ static void t_open(void)
 	tst_cache_destroy(c);
 }
 
+/* --- a FIFO: refused at once, files->lock never held across its open --- */
+struct fifo_open {
+	struct lpc_cache *c;
+	const char *path;
+	int oflags, rc;
+	_Atomic bool done;
+};
+
+static void *fifo_main(void *arg)
+{
+	struct fifo_open *o = arg;
+	struct lpc_file *f;
+
+	o->rc = lpc_file_open(o->c, o->path, o->oflags, 0, &f);
+	if (o->rc == 0)
+		lpc_file_close(f);
+	atomic_store(&o->done, true);
+	return NULL;
+}
+
+/* lpc_file_open(fifo) must return -EINVAL without waiting for the FIFO's
+ * other end (it held files->lock: every open and close of the cache waited
+ * too).  After 2 s the test opens the other end itself, so a blocked open
+ * ends. */
+static void t_fifo(int oflags, const char *what)
+{
+	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
+	struct fifo_open o = { .c = c, .oflags = oflags, .rc = 1 };
+	char path[600];
+	pthread_t t;
+	uint64_t t0;
+
+	snprintf(path, sizeof(path), "%s/fifo", tst_tmpdir());
+	unlink(path);
+	REQUIRE(mkfifo(path, 0600) == 0, "mkfifo");
+	o.path = path;
+	REQUIRE(pthread_create(&t, NULL, fifo_main, &o) == 0);
+	t0 = tst_now_ns();
+	while (!atomic_load(&o.done) && tst_now_ns() - t0 < 2000000000ull)
+		tst_sleep_us(1000);
+	if (!CHECK(atomic_load(&o.done), "%s: lpc_file_open of a FIFO blocked", what)) {
+		int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+		while (!atomic_load(&o.done))
+			tst_sleep_us(1000);
+		if (fd >= 0)
+			close(fd);
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ(o.rc, -EINVAL, "%s: lpc_file_open of a FIFO", what);
+	unlink(path);
+	tst_cache_destroy(c);
+}
+
 /* --- opens racing last closes --- */
 #define CHURN_THREADS 3
 #define CHURN_PS 4096
@@ -236,6 +291,8 @@ int main(int argc, char **argv)
 	tst_require_tmpdir();
 
 	TST_RUN(t_open());
+	TST_RUN(t_fifo(O_RDONLY, "O_RDONLY"));
+	TST_RUN(t_fifo(O_WRONLY, "O_WRONLY"));
 	TST_RUN(t_open_close_churn());
 	return tst_finish();
 }
