@@ -170,7 +170,10 @@
  *      credential (fsuid = uid, fsgid = gid, groups), with the namespace's
  *      root as the process's root (chroot), against the tree as it was at
  *      one instant during the call, as far as the cache knows it: changes
- *      made through lpc_ns_* are known when their call returns; changes made
+ *      made through lpc_ns_* are known when their call returns, through
+ *      every name of the object (a chmod, setacl, unlink, rename or
+ *      truncating open through one hard link is seen through the others:
+ *      tests/names/test_ns_links.c); changes made
  *      behind lpc's back are known within the revalidation interval
  *      (LPC_NS_OPT_REVALIDATE_NS).  (tests/names/test_ns_oracle.c)
  *  N.2 A walk that overlaps an lpc_ns_rename never answers from a mix of the
@@ -894,7 +897,12 @@ int lpc_ns_stat(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path
  * (one copy per file, A.5: the file already open in c is returned with its
  * open count raised, with no system call).  oflags: O_RDONLY, O_WRONLY,
  * O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_CLOEXEC (others: -EINVAL).
- * Creation is the kernel's, under the credential.
+ * Creation is the kernel's, under the credential.  O_TRUNC, with or without
+ * O_CREAT, is lpc_file_open's: -EBUSY while the cache holds the file open
+ * (nothing changed), else the file is truncated and every cached link of
+ * it asked again; its permission is the kernel's (write access, under the
+ * credential).  An existing FIFO or device: -EINVAL at once, never a wait
+ * for its other end (the open holds the namespace's lock).
  * Return: 0 with *out (close it with lpc_file_close); the kernel's errors;
  * -EISDIR for a directory however opened (an lpc_file is a regular file),
  * -EINVAL for another type; lpc_file_open's -EBUSY and -ENOMEM.
