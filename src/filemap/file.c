@@ -249,6 +249,10 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		goto out_found;
 	}
 
+	/* Rule ONE-COPY (A.5): a new copy only where the table holds none. */
+	lpc_debug_check(!file_find(c, st.st_dev, st.st_ino), "ONE-COPY", NULL,
+			"a second copy of file (dev %llu, ino %llu) while one is in the table",
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
 	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));						/* ZC */
 	if (!f) {
 		close(fd);
