@@ -902,7 +902,8 @@ int lpc_ns_stat(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path
  * (nothing changed), else the file is truncated and every cached link of
  * it asked again; its permission is the kernel's (write access, under the
  * credential).  An existing FIFO or device: -EINVAL at once, never a wait
- * for its other end (the open holds the namespace's lock).
+ * for its other end (the open holds the namespace's lock); a conflicting
+ * lease: -EWOULDBLOCK, not a wait for its break.
  * Return: 0 with *out (close it with lpc_file_close); the kernel's errors;
  * -EISDIR for a directory however opened (an lpc_file is a regular file),
  * -EINVAL for another type; lpc_file_open's -EBUSY and -ENOMEM.

@@ -476,11 +476,10 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 		if (fd == -ENXIO) {
 			/* O_WRONLY of a FIFO with no reader (or a device with
 			 * no driver): not a regular file, as below. */
+			int nf = (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0;
 			struct stat st;
 
-			if (fstatat(res.fd, last, &st, (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) ==
-				    0 &&
-			    !S_ISREG(st.st_mode))
+			if (fstatat(res.fd, last, &st, nf) == 0 && !S_ISREG(st.st_mode))
 				fd = -EINVAL;
 		}
 	} else {

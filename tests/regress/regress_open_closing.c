@@ -2,7 +2,7 @@
 /*
  * regress_open_closing.c - story: lpc_file_open of a file in the middle of
  * its last lpc_file_close (one cached copy per file, A.5; filemap/file.c
- * steps C1-C5 and O1-O4).
+ * steps Z1-Z5 and ZA-ZC).
  *
  * The close's window: the last close must wait for a flusher pass that is
  * writing the file (f->wb_busy).  The old close took f out of the file table
