@@ -176,7 +176,8 @@ void ns_stale_locked(struct lpc_ns *ns, struct ns_dentry *d);
 /* Marks stale every dentry but `except` bound to the non-directory (dev,
  * ino): its other hard links, whose snapshots a change through one link
  * (chmod, setacl, unlink, rename, truncate) leaves old.  O(dentries): for
- * inodes with more than one link.  Context: ns->lock, RCU read section. */
+ * inodes with more than one link, and truncating opens.  Context: ns->lock,
+ * RCU read section. */
 void ns_stale_links_locked(struct lpc_ns *ns, dev_t dev, ino_t ino,
 			   const struct ns_dentry *except);
 int ns_dcache_init(struct lpc_ns *ns);

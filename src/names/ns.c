@@ -555,7 +555,9 @@ static void mut_end(struct lpc_ns *ns, bool rename)
  * the open's own V1-V4): the snapshots of every link of the file hold the
  * old size and times.  A V1-V4 of its own, so that a ref-walk that asked
  * the kernel before the truncate cannot fill its answer after (ns_fill
- * compares mut_seq). */
+ * compares mut_seq).  Cost: one pass over the dentries (ns->lru) per
+ * truncating open, whatever the link count (the open's own name is one of
+ * them). */
 static void truncated_known(struct lpc_ns *ns, dev_t dev, ino_t ino)
 {
 	lpc_rcu_read_lock();
