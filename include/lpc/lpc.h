@@ -65,7 +65,15 @@
  *      any call that begins after it began, is the caller's bug
  *      (tests/regress/regress_file_close.c).
  *  A.5 One cached copy per file: every open of one file in a cache returns
- *      the same lpc_file, so two opens never see two copies of a page.
+ *      the same lpc_file, so two opens never see two copies of a page.  An
+ *      open racing the file's last lpc_file_close (on another thread) gets
+ *      the closing lpc_file, revived with its pages (the close then returns
+ *      without removing them; the last close is the one that matches this
+ *      open), or, once that close has removed the file, a new lpc_file that
+ *      reads the disk after every write of the old one has ended.  An
+ *      O_TRUNC open never revives: it waits until that close has ended and
+ *      truncates then (-EBUSY if another open revived the file meanwhile).
+ *      Never two copies at once.  (tests/regress/regress_open_closing.c)
  *
  * B. References
  *  B.1 lpc_invalidate never drops a page that a user holds (a reference from
@@ -162,7 +170,10 @@
  *      credential (fsuid = uid, fsgid = gid, groups), with the namespace's
  *      root as the process's root (chroot), against the tree as it was at
  *      one instant during the call, as far as the cache knows it: changes
- *      made through lpc_ns_* are known when their call returns; changes made
+ *      made through lpc_ns_* are known when their call returns, through
+ *      every name of the object (a chmod, setacl, unlink, rename or
+ *      truncating open through one hard link is seen through the others:
+ *      tests/names/test_ns_links.c); changes made
  *      behind lpc's back are known within the revalidation interval
  *      (LPC_NS_OPT_REVALIDATE_NS).  (tests/names/test_ns_oracle.c)
  *  N.2 A walk that overlaps an lpc_ns_rename never answers from a mix of the
@@ -424,21 +435,33 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * direct_fallbacks.  O_WRONLY opens read-write: lpc reads what it caches.
  * With LPC_IO_NULL the file must still exist: its size bounds reads, its
  * contents are never read.
+ * O_TRUNC is lpc's, not open(2)'s: the file is opened, then, if this cache
+ * holds no copy of it, truncated with ftruncate(2) under files_lock, so no
+ * copy can read it before; a truncating open needs write permission with
+ * any access mode and opens read-write.  An open racing the file's last
+ * close: A.5.
  * Return: 0 with *out; -EINVAL for NULL arguments, O_APPEND/O_PATH/O_DIRECTORY,
- * or a path that is not a regular file; -EBUSY for O_TRUNC on a file this
- * cache already holds; -ENOMEM when the thread's block or the file cannot be
- * allocated; any negative errno of open(2), fstat(2) or dup3(2) (-ENOENT,
- * -EACCES, -EMFILE, -EINTR, ...), passed on, not retried.
+ * or a path that is not a regular file (opened O_NONBLOCK, so a FIFO or a
+ * device is refused without waiting for its other end; a conflicting lease
+ * gives open(2)'s -EWOULDBLOCK rather than a wait); -EBUSY for O_TRUNC on a file this
+ * cache holds open (the file is opened, not changed); -ENOMEM when the
+ * thread's block or the file cannot be allocated; any negative errno of
+ * open(2), fstat(2), ftruncate(2) or dup3(2) (-ENOENT, -EACCES, -EMFILE,
+ * -EINTR, ...), passed on, not retried.
  * Context: may sleep (open(2), stat(2), malloc); no page I/O, no grace
- * period; takes files_lock, and lpc_threads_lock on the thread's first call.
+ * period; an O_TRUNC open of a file in its last close waits for that close
+ * (its writeback); takes files_lock, and lpc_threads_lock on the thread's
+ * first call.
  */
 int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
 		  struct lpc_file **out);
 
 /*
  * Drops one open.  The last close writes the file's dirty pages back and
- * waits for writes in flight (no fdatasync: lpc_fsync makes data durable),
- * then removes the file's pages from the cache:
+ * waits for writes in flight, the flusher's included (no fdatasync:
+ * lpc_fsync makes data durable), then removes the file's pages from the
+ * cache, unless an open on another thread revived the file meanwhile (A.5:
+ * then it returns, the pages stay, and that open's close is the last):
  * pages users still hold stay valid until their lpc_page_put, but are no
  * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
  * is allocated at open, so it cannot fail for want of memory.
@@ -874,7 +897,13 @@ int lpc_ns_stat(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path
  * (one copy per file, A.5: the file already open in c is returned with its
  * open count raised, with no system call).  oflags: O_RDONLY, O_WRONLY,
  * O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_CLOEXEC (others: -EINVAL).
- * Creation is the kernel's, under the credential.
+ * Creation is the kernel's, under the credential.  O_TRUNC, with or without
+ * O_CREAT, is lpc_file_open's: -EBUSY while the cache holds the file open
+ * (nothing changed), else the file is truncated and every cached link of
+ * it asked again; its permission is the kernel's (write access, under the
+ * credential).  An existing FIFO or device: -EINVAL at once, never a wait
+ * for its other end (the open holds the namespace's lock); a conflicting
+ * lease: -EWOULDBLOCK, not a wait for its break.
  * Return: 0 with *out (close it with lpc_file_close); the kernel's errors;
  * -EISDIR for a directory however opened (an lpc_file is a regular file),
  * -EINVAL for another type; lpc_file_open's -EBUSY and -ENOMEM.

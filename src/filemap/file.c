@@ -4,10 +4,48 @@
  * the public call, which takes the cache, is in cache/cache.c) and
  * lpc_file_close.
  *
- * One cached copy per file: opening a file that this cache already holds
- * (same st_dev and st_ino) returns the same lpc_file with its open count
- * raised, so two opens never see two different copies of a page.  The last
- * close removes the file's pages from the cache.
+ * One cached copy per file (lpc.h A.5): opening a file that this cache
+ * already holds (same st_dev and st_ino) returns the same lpc_file with its
+ * open count raised, so two opens never see two different copies of a page.
+ * The last close writes the file back, then removes its pages from the cache.
+ *
+ * The last close against opens of the same file (all under files->lock:
+ * the table, f->opens, f->closing, f->wb_busy):
+ *   Z1 the last close (opens == 1) sets closing.  f stays in the table, and
+ *      its open (the closer's) stays counted, until Z4 or Z5: an open in
+ *      between finds this copy, never an empty table.
+ *   Z2 while a flusher pass is on f (wb_busy, writeback/flusher.c), wait
+ *      for wb_idle (the lock is released: opens may come, Z4 is checked on
+ *      every turn).  A pass that ended makes Z3 run again: its write error,
+ *      recorded on f, is reported by that flush.
+ *   Z3 flush (the lock released): write the dirty pages back and wait for
+ *      every write in flight (writeback.c Y1-Y4).  Once more while pages are
+ *      dirty and no write failed.
+ *   Z4 revived: an open came in Z2-Z3 (opens > 1).  The closer drops its
+ *      open, clears closing, broadcasts close_done and returns its flush's
+ *      result; the copy lives on with its pages, and the last close is the
+ *      reviver's.
+ *   Z5 opens == 1, no pass, nothing dirty (or a write failed: H.6), seen in
+ *      one hold of the lock: f leaves the table, close_done is broadcast;
+ *      then (lock dropped) its pages and struct go (file_free).  No write of
+ *      f is in flight or can start after Z5: no user holds it, and the
+ *      flusher picks files from the table only.
+ * An open:
+ *   ZA finds f in the table (whether closing or not): opens += 1.  A closing
+ *      copy is revived (Z4) with its pages, the ones under writeback
+ *      included: the open reads what was written, not the disk.
+ *   ZB with O_TRUNC, finds f: a truncate under a cached copy would leave it
+ *      stale, so if f's only open is its closer's (closing, opens == 1) the
+ *      open waits for close_done and looks again (f revived: -EBUSY; gone:
+ *      ZC); else -EBUSY.  The kernel's file is truncated (ftruncate of the
+ *      descriptor just opened, whose identity was checked) only under the
+ *      lock, with no copy in the table.
+ *   ZC finds none: a new copy, made under the lock, reads the disk, which
+ *      after Z5 holds every write of the copy before it (Z2, Z3).
+ * So at every instant a file has at most one copy that opens can reach, and
+ * none reads the disk before the writes of the copy before it have ended.
+ * (tests/regress/regress_open_closing.c: an open, and an O_TRUNC open, while
+ * the close waits for a pass parked before its write.)
  *
  * The last close against lookups already running (lpc.h states the rule):
  * lpc_page_find reads the struct only inside its read section (lookup.c,
@@ -33,15 +71,28 @@
 
 #define LPC_OPEN_REFUSED (O_APPEND | O_PATH | O_DIRECTORY)
 
-/* Opens with O_DIRECT, or buffered where the file system refuses it. */
+/* Opens with O_DIRECT, or buffered where the file system refuses it.
+ * O_NONBLOCK: files->lock is held, and a FIFO (or a device) must not make
+ * the open wait for its other end; the caller refuses what is not a
+ * regular file, then clears the flag (io_uring would not wait on a
+ * non-blocking file). */
 static int open_direct(const char *path, int oflags, mode_t mode, int *direct)
 {
-	int fd = open(path, oflags | O_DIRECT | O_CLOEXEC, mode);
+	int fd = open(path, oflags | O_DIRECT | O_CLOEXEC | O_NONBLOCK, mode);
 
 	*direct = 1;
 	if (fd < 0 && errno == EINVAL) {
-		fd = open(path, oflags | O_CLOEXEC, mode);
+		fd = open(path, oflags | O_CLOEXEC | O_NONBLOCK, mode);
 		*direct = 0;
+	}
+	if (fd < 0 && errno == ENXIO) {
+		/* O_NONBLOCK's answer for a FIFO without a reader or a
+		 * device without a driver: not a regular file. */
+		struct stat st;
+
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return -EINVAL;
+		errno = ENXIO;
 	}
 	return fd < 0 ? -errno : fd;
 }
@@ -93,12 +144,14 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->flush = NULL;
 	fs->wb = NULL;
 	pthread_cond_init(&fs->wb_idle, NULL);
+	pthread_cond_init(&fs->close_done, NULL);
 	atomic_store_explicit(&fs->ndirty, 0, memory_order_relaxed);
 }
 
 void lpc_files_destroy(struct lpc_files *fs)
 {
 	pthread_cond_destroy(&fs->wb_idle);
+	pthread_cond_destroy(&fs->close_done);
 	pthread_mutex_destroy(&fs->lock);
 }
 
@@ -108,33 +161,64 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	struct lpc_file *f;
 	struct stat st;
 	int fd, direct, accmode;
+	bool trunc;
 
 	if (!c || !path || !out || (oflags & LPC_OPEN_REFUSED))
 		return -EINVAL;
 	/* lpc reads what it caches (a partial write reads the page first), so
-	 * write-only opens read-write. */
+	 * write-only opens read-write; a truncating open writes, and needs
+	 * write permission with any access mode (open(2)), so it opens
+	 * read-write too.  The truncate itself is ZB's, not open(2)'s. */
+	trunc = (oflags & O_TRUNC) != 0;
 	accmode = oflags & O_ACCMODE;
-	if (accmode == O_WRONLY)
+	if (accmode == O_WRONLY || trunc)
 		accmode = O_RDWR;
-	oflags = (oflags & ~O_ACCMODE) | accmode;
+	oflags = (oflags & ~(O_ACCMODE | O_TRUNC)) | accmode;
 
 	pthread_mutex_lock(&c->lock);
-	if ((oflags & O_TRUNC) && stat(path, &st) == 0 && file_find(c, st.st_dev, st.st_ino)) {
-		/* Truncating would leave this cache's copy stale. */
-		fd = -EBUSY;
-		goto out_unlock;
-	}
 	fd = open_direct(path, oflags, mode, &direct);
 	if (fd < 0)
 		goto out_unlock;
 	if (fstat(fd, &st) != 0) {
-		fd = -errno;
+		int err = -errno;
+
+		close(fd);
+		fd = err;
 		goto out_unlock;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		fd = -EINVAL;
 		goto out_unlock;
+	}
+	{
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+			int err = -errno;
+
+			close(fd);
+			fd = err;
+			goto out_unlock;
+		}
+	}
+	while ((f = file_find(c, st.st_dev, st.st_ino)) && trunc) {			/* ZB */
+		if (!f->closing || f->opens != 1) {
+			close(fd);
+			fd = -EBUSY; /* truncating would leave this copy stale */
+			goto out_unlock;
+		}
+		pthread_cond_wait(&c->close_done, &c->lock);
+	}
+	if (trunc) {
+		if (ftruncate(fd, 0) != 0) {
+			int err = -errno;
+
+			close(fd);
+			fd = err;
+			goto out_unlock;
+		}
+		st.st_size = 0;
 	}
 	if (!direct) {
 		/* Open needs no thread block (nor RCU): it only counts. */
@@ -146,8 +230,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 			lpc_count_noblock(&c->pool->owner, LPC_C_DIRECT_FALLBACKS);
 	}
 
-	f = file_find(c, st.st_dev, st.st_ino);
-	if (f) {
+	if (f) {									/* ZA */
 		if (accmode == O_RDWR && f->accmode == O_RDONLY) {
 			/* Upgrade in place: dup3 swaps the description under the
 			 * same number atomically for concurrent readers. */
@@ -166,7 +249,11 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		goto out_found;
 	}
 
-	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));
+	/* Rule ONE-COPY (A.5): a new copy only where the table holds none. */
+	lpc_debug_check(!file_find(c, st.st_dev, st.st_ino), "ONE-COPY", NULL,
+			"a second copy of file (dev %llu, ino %llu) while one is in the table",
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));						/* ZC */
 	if (!f) {
 		close(fd);
 		fd = -ENOMEM;
@@ -221,8 +308,9 @@ out_unlock:
 }
 
 /* The file (dev, ino) if this cache holds it open with at least accmode's
- * access (O_RDONLY, or O_RDWR), its open count raised; else NULL.  For
- * names/ (lpc_ns_open): a file already open needs no system call. */
+ * access (O_RDONLY, or O_RDWR), its open count raised (ZA: a copy in its
+ * last close is revived); else NULL.  For names/ (lpc_ns_open): a file
+ * already open needs no system call. */
 struct lpc_file *lpc_files_find_get(struct lpc_files *c, dev_t dev, ino_t ino, int accmode)
 {
 	struct lpc_file *f;
@@ -241,7 +329,7 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
 	struct lpc_files *c;
 	struct lpc_file **pp;
-	bool scoped;
+	bool scoped, flushed = false;
 	int err = 0;
 
 	if (!f)
@@ -249,29 +337,49 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	lpc_debug_file_check(f);
 	c = f->files;
 	pthread_mutex_lock(&c->lock);
-	/* The last close writes the dirty pages back first, with files->lock
-	 * dropped (I/O); an open and close in between may dirty pages again,
-	 * so it looks again before it unlinks.  A write that fails leaves
-	 * its page dirty: the close still removes it, and returns the error. */
-	while (f->opens == 1 && c->flush &&
-	       atomic_load_explicit(&f->nrdirty, memory_order_relaxed) > 0 && !err) {
+	if (f->opens > 1) {
+		f->opens--;
 		pthread_mutex_unlock(&c->lock);
-		err = c->flush(f);
-		pthread_mutex_lock(&c->lock);
+		return 0;
 	}
-	if (--f->opens > 0) {
+	f->closing = true;								/* Z1 */
+	for (;;) {
+		if (f->opens > 1)
+			break; /* revived: Z4 */
+		if (f->wb_busy) {							/* Z2 */
+			pthread_cond_wait(&c->wb_idle, &c->lock);
+			flushed = false; /* the pass may have failed: flush again */
+			continue;
+		}
+		if (!c->flush ||
+		    (flushed && (err || !atomic_load_explicit(&f->nrdirty, memory_order_relaxed))))
+			break; /* Z5 */
+		pthread_mutex_unlock(&c->lock);
+		lpc_yield_point(LPC_YP_Z3);
+		{
+			/* A write that fails leaves its page dirty: the close
+			 * still removes it (Z5), and returns the error. */
+			int rc = c->flush(f);						/* Z3 */
+
+			if (!err)
+				err = rc;
+		}
+		pthread_mutex_lock(&c->lock);
+		flushed = true;
+	}
+	if (f->opens > 1) {								/* Z4 */
+		f->opens--;
+		f->closing = false;
+		pthread_cond_broadcast(&c->close_done);
 		pthread_mutex_unlock(&c->lock);
 		return err;
 	}
+	f->opens = 0;									/* Z5 */
 	for (pp = &c->head; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
-	/* A flusher pass on f (writeback/flusher.c) ends before f goes. */
-	while (f->wb_busy)
-		pthread_cond_wait(&c->wb_idle, &c->lock);
+	pthread_cond_broadcast(&c->close_done);
 	pthread_mutex_unlock(&c->lock);
-	if (!err && c->flush)
-		err = c->flush(f); /* reports an error recorded before, once */
 	scoped = lpc_rcu_scope_enter();
 	file_free(f);
 	lpc_rcu_scope_exit(scoped);

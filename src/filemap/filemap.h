@@ -69,7 +69,8 @@ struct lpc_file {
 	dev_t dev;
 	ino_t ino;
 	int accmode;
-	unsigned opens;
+	unsigned opens;     /* the closer's open counts until its Z4 or Z5 */
+	bool closing;       /* a last close runs (file.c Z1-Z5) */
 	struct lpc_file *next;
 
 	/* Writes (filemap/dirty.c, writeback/).  size is lpc's size of the
@@ -124,17 +125,19 @@ struct lpc_file {
 struct lpc_wb;
 
 struct lpc_files {
-	pthread_mutex_t lock; /* open/close: the list, opens, accmode, wb_busy */
+	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, wb_busy */
 	struct lpc_file *head;
 	struct lpc_pool *pool;
 	struct lpc_io *io;
 	bool locked_lookup;
 	/* Writes.  flush: the writeback layer's (set by the cache), run by the
 	 * last close before it removes the pages; returns 0 or the first write
-	 * error.  wb_idle: signalled (under lock) when a wb_busy drops to 0. */
+	 * error.  wb_idle: signalled (under lock) when a wb_busy drops to 0;
+	 * close_done: when a last close ends (file.c Z4, Z5). */
 	int (*flush)(struct lpc_file *f);
 	struct lpc_wb *wb; /* the cache's writeback state, opaque here */
 	pthread_cond_t wb_idle;
+	pthread_cond_t close_done;
 	/* Dirty pages of every file: changed only when a page goes clean ->
 	 * dirty or back, never by a write to a page already dirty. */
 	_Atomic int64_t ndirty lpc_cacheline_aligned;

@@ -359,6 +359,23 @@ void ns_stale_locked(struct lpc_ns *ns, struct ns_dentry *d)
 	ns_set_inode_locked(ns, d, ino);
 }
 
+void ns_stale_links_locked(struct lpc_ns *ns, dev_t dev, ino_t ino,
+			   const struct ns_dentry *except)
+{
+	struct ns_dentry *d, *tmp;
+
+	/* Not a directory: no children, so ns_stale_locked, which may drop d
+	 * for want of memory, removes d alone from the list walked. */
+	cds_list_for_each_entry_safe(d, tmp, &ns->lru, lru) {
+		struct ns_inode *i = atomic_load_explicit(&d->inode, memory_order_relaxed);
+
+		if (d == except || !i || i->negative || S_ISDIR(i->st.st_mode) ||
+		    i->st.st_dev != dev || i->st.st_ino != ino)
+			continue;
+		ns_stale_locked(ns, d);
+	}
+}
+
 void ns_drop_locked(struct lpc_ns *ns, struct ns_dentry *d)
 {
 	struct ns_dentry *c, *tmp;

@@ -173,6 +173,13 @@ void ns_drop_locked(struct lpc_ns *ns, struct ns_dentry *d);
 void ns_evict_locked(struct lpc_ns *ns);
 /* Marks d's inode stale (a copy with stamp 0).  Context: ns->lock. */
 void ns_stale_locked(struct lpc_ns *ns, struct ns_dentry *d);
+/* Marks stale every dentry but `except` bound to the non-directory (dev,
+ * ino): its other hard links, whose snapshots a change through one link
+ * (chmod, setacl, unlink, rename, truncate) leaves old.  O(dentries): for
+ * inodes with more than one link, and truncating opens.  Context: ns->lock,
+ * RCU read section. */
+void ns_stale_links_locked(struct lpc_ns *ns, dev_t dev, ino_t ino,
+			   const struct ns_dentry *except);
 int ns_dcache_init(struct lpc_ns *ns);
 void ns_dcache_destroy(struct lpc_ns *ns);
 /* Parses a system.posix_acl_access value.  Return: acl or NULL (bad). */

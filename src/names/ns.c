@@ -13,7 +13,12 @@
  *   V3  the cache: dentries whose binding changed are dropped (their seq
  *       bumped), the attributes of those whose attributes changed are
  *       asked again (chmod, setacl) or marked stale (a parent's times and
- *       link count).
+ *       link count); a non-directory with other hard links has every other
+ *       cached name of it marked stale too (chmod, setacl: its attributes;
+ *       unlink, rename: its link count and times; the inode is known from
+ *       an fstatat before V2, under the lock), so N.1 holds through every
+ *       link.  A truncating lpc_ns_open runs a V1-V4 of its own after the
+ *       truncate (truncated_known).
  *   V4  rename_seq += 1 (even), mut_seq += 1 (even); unlock.
  * The resolution of the paths (V0) is a ref-walk inside one RCU read
  * section that lasts until V4, so the dentries it returned stay valid.
@@ -362,6 +367,8 @@ static int open_check(const struct ns_inode *ino, const struct lpc_cred *cred, v
 	return ns_permission(ino, cred, mask);
 }
 
+static void truncated_known(struct lpc_ns *ns, dev_t dev, ino_t ino);
+
 /* Hands the object an O_PATH descriptor refers to to the cache's files. */
 static int open_fd(struct lpc_ns *ns, int fd, int oflags, struct lpc_file **out)
 {
@@ -409,6 +416,8 @@ static int open_existing(struct lpc_ns *ns, const struct lpc_cred *cred, const c
 	else
 		err = open_fd(ns, res.fd, oflags, out);
 	close(res.fd);
+	if (!err && (oflags & O_TRUNC))
+		truncated_known(ns, res.st.st_dev, res.st.st_ino);
 	return err;
 }
 
@@ -417,7 +426,7 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 {
 	struct ns_walk_res res;
 	struct cred_save sv;
-	int err, fd;
+	int err, fd, kflags;
 
 	err = check_args(ns, cred, path);
 	if (err)
@@ -427,8 +436,27 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 	if (!(oflags & O_CREAT))
 		return open_existing(ns, cred, path, oflags, out);
 
-	/* O_CREAT: the kernel creates (or opens) under the credential,
-	 * relative to the parent lpc resolved. */
+	/*
+	 * O_CREAT: the kernel creates (or opens) under the credential,
+	 * relative to the parent lpc resolved (V2), with two changes, because
+	 * ns->lock is held and the walk's read section open across it:
+	 *  - O_NONBLOCK: an existing FIFO opened O_RDONLY or O_WRONLY would
+	 *    block in openat until its other end opens (a device may, too),
+	 *    stalling every mutation of the namespace and every grace period;
+	 *    with it the open returns at once and the type check below
+	 *    refuses the object (-EINVAL).  The descriptor serves only for
+	 *    fstat and the reopen through /proc (open_fd), which does not
+	 *    inherit the flag.
+	 *  - no O_TRUNC: the kernel would truncate a file this cache holds
+	 *    behind its copy.  lpc_files_open does it (filemap/file.c ZB: only
+	 *    with no copy cached, else -EBUSY, as O_TRUNC alone).  The
+	 *    permission O_TRUNC needs is still the kernel's, under the
+	 *    credential: an O_RDONLY|O_TRUNC open is asked for O_RDWR, which
+	 *    needs the same (MAY_READ | MAY_WRITE).
+	 */
+	kflags = (oflags & ~O_TRUNC) | O_CLOEXEC | O_NONBLOCK;
+	if ((oflags & O_TRUNC) && (oflags & O_ACCMODE) == O_RDONLY)
+		kflags = (kflags & ~O_ACCMODE) | O_RDWR;
 	err = ns_walk(ns, cred, path, NS_W_PARENT | NS_W_FORCE_REF | NS_W_KEEP_RCU, NULL, NULL,
 		      &res);
 	if (err)
@@ -442,9 +470,18 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 		if (res.trailing_slash || res.last_type != 0)
 			fd = -EISDIR; /* open_last_lookups(): creating "x/", ".", ".." */
 		else
-			fd = openat(res.fd, last, oflags | O_CLOEXEC, mode); /* V2 */
+			fd = openat(res.fd, last, kflags, mode); /* V2 */
 		if (fd == -1)
 			fd = -errno;
+		if (fd == -ENXIO) {
+			/* O_WRONLY of a FIFO with no reader (or a device with
+			 * no driver): not a regular file, as below. */
+			int nf = (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0;
+			struct stat st;
+
+			if (fstatat(res.fd, last, &st, nf) == 0 && !S_ISREG(st.st_mode))
+				fd = -EINVAL;
+		}
 	} else {
 		fd = err;
 	}
@@ -473,7 +510,8 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 		} else if (!S_ISREG(st.st_mode)) {
 			err = -EINVAL;
 		} else {
-			struct lpc_file *f = lpc_files_find_get(
+			/* A truncating open goes to lpc_files_open (ZB). */
+			struct lpc_file *f = (oflags & O_TRUNC) ? NULL : lpc_files_find_get(
 				&ns->cache->files, st.st_dev, st.st_ino,
 				(oflags & O_ACCMODE) == O_RDONLY ? O_RDONLY : O_RDWR);
 
@@ -481,7 +519,9 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 				*out = f;
 				err = 0;
 			} else {
-				err = open_fd(ns, fd, oflags & O_ACCMODE, out);
+				err = open_fd(ns, fd, oflags & (O_ACCMODE | O_TRUNC), out);
+				if (!err && (oflags & O_TRUNC))
+					truncated_known(ns, st.st_dev, st.st_ino);
 			}
 		}
 	}
@@ -511,6 +551,22 @@ static void mut_end(struct lpc_ns *ns, bool rename)
 	pthread_mutex_unlock(&ns->lock);
 }
 
+/* After a truncating open (lpc_files_open truncated the file, after V4 of
+ * the open's own V1-V4): the snapshots of every link of the file hold the
+ * old size and times.  A V1-V4 of its own, so that a ref-walk that asked
+ * the kernel before the truncate cannot fill its answer after (ns_fill
+ * compares mut_seq).  Cost: one pass over the dentries (ns->lru) per
+ * truncating open, whatever the link count (the open's own name is one of
+ * them). */
+static void truncated_known(struct lpc_ns *ns, dev_t dev, ino_t ino)
+{
+	lpc_rcu_read_lock();
+	mut_begin(ns, false);
+	ns_stale_links_locked(ns, dev, ino, NULL); /* V3 */
+	mut_end(ns, false);
+	lpc_rcu_read_unlock();
+}
+
 /* V3 for a name in a parent: the name's dentry goes (and its subtree),
  * the parent's times and link count are asked again. */
 static void forget_name(struct lpc_ns *ns, struct ns_walk_res *p)
@@ -525,6 +581,16 @@ static void forget_name(struct lpc_ns *ns, struct ns_walk_res *p)
 	}
 	if (!atomic_load_explicit(&p->d->dead, memory_order_relaxed))
 		ns_stale_locked(ns, p->d);
+}
+
+/* Before V2: the object the last component of p names, if it has other
+ * hard links whose snapshots the change will leave old (unlink: the link
+ * count; rename: the link count of a replaced target, the times of each).
+ * Return: whether *st is such an object. */
+static bool linked_victim(const struct ns_walk_res *p, struct stat *st)
+{
+	return p->last_type == 0 && fstatat(p->fd, p->last, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       !S_ISDIR(st->st_mode) && st->st_nlink > 1;
 }
 
 /* The name the kernel is given for the last component: as the caller wrote
@@ -563,11 +629,14 @@ static int parent_change(struct lpc_ns *ns, const struct lpc_cred *cred, const c
 	struct ns_walk_res p;
 	struct cred_save sv;
 	char buf[NS_NAME_MAX + 3];
+	struct stat vst;
+	bool linked;
 	int err = walk_parent(ns, cred, path, &p);
 
 	if (err)
 		return err;
 	mut_begin(ns, false);
+	linked = op == PARENT_UNLINK && linked_victim(&p, &vst);
 	err = cred_enter(cred, &sv);
 	lpc_yield_point(LPC_YP_V2);
 	if (!err) {
@@ -580,8 +649,11 @@ static int parent_change(struct lpc_ns *ns, const struct lpc_cred *cred, const c
 	}
 	cred_exit(&sv);
 	lpc_yield_point(LPC_YP_V3);
-	if (!err)
-		forget_name(ns, &p); /* V3 */
+	if (!err) { /* V3 */
+		forget_name(ns, &p);
+		if (linked) /* the other links' count went down */
+			ns_stale_links_locked(ns, vst.st_dev, vst.st_ino, NULL);
+	}
 	mut_end(ns, false);
 	parent_done(&p);
 	return err;
@@ -613,6 +685,8 @@ LPC_EXPORT int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, con
 	struct ns_walk_res po, pn;
 	struct cred_save sv;
 	char bo[NS_NAME_MAX + 3], bn[NS_NAME_MAX + 3];
+	struct stat so, sn;
+	bool lo, ln;
 	int err = check_args(ns, cred, oldpath);
 
 	if (err)
@@ -630,6 +704,8 @@ LPC_EXPORT int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, con
 		return err;
 	}
 	mut_begin(ns, true);
+	lo = linked_victim(&po, &so);
+	ln = linked_victim(&pn, &sn);
 	err = cred_enter(cred, &sv);
 	lpc_yield_point(LPC_YP_V2);
 	if (!err && syscall(SYS_renameat2, po.fd, kernel_last(&po, bo), pn.fd,
@@ -640,6 +716,10 @@ LPC_EXPORT int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, con
 	if (!err) { /* V3 */
 		forget_name(ns, &po);
 		forget_name(ns, &pn);
+		if (lo)
+			ns_stale_links_locked(ns, so.st_dev, so.st_ino, NULL);
+		if (ln)
+			ns_stale_links_locked(ns, sn.st_dev, sn.st_ino, NULL);
 	}
 	mut_end(ns, true);
 	parent_done(&pn);
@@ -676,6 +756,13 @@ static int change_attr(struct lpc_ns *ns, const struct lpc_cred *cred, const cha
 			ns_set_inode_locked(ns, r.d, ino);
 		else if (r.d != ns->root)
 			ns_drop_locked(ns, r.d);
+	}
+	if (!err) {
+		/* The object's other hard links hold the old attributes. */
+		struct stat st;
+
+		if (fstat(r.fd, &st) == 0 && !S_ISDIR(st.st_mode) && st.st_nlink > 1)
+			ns_stale_links_locked(ns, st.st_dev, st.st_ino, r.d);
 	}
 	mut_end(ns, false);
 	parent_done(&r);

@@ -109,7 +109,10 @@ static bool fresh(const struct walker *w, const struct ns_inode *ino)
 {
 	uint64_t st = atomic_load_explicit(&ino->stamp, memory_order_relaxed);
 
-	return w->reval && w->now - st < w->reval;
+	/* Stamp 0: marked stale (dcache.c ns_stale_locked), whatever the
+	 * interval: one longer than the clock's count since boot would make
+	 * now - 0 look recent. */
+	return w->reval && st && w->now - st < w->reval;
 }
 
 static void own(struct walker *w, struct ns_inode *ino, bool owned)

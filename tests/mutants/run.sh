@@ -41,6 +41,10 @@
 #                  (Y3; rule FSYNC-INFLIGHT, in regress_fsync_inflight, which
 #                  ctest runs first).  Not in --quick (CI's time stays put):
 #                  the story itself runs in every debug variant.
+#   open-no-revive file.c: an open ignores a copy in its last close (no ZA
+#                  for it) and makes a second one (rule ONE-COPY, in
+#                  regress_open_closing).  Not in --quick: the story runs
+#                  in every debug variant.
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -78,10 +82,11 @@ mutants=(
 	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
+	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 )
 # Run by a plain run and when named, skipped by --quick.
-full_only=(no-y3 drain-no-grace)
+full_only=(no-y3 drain-no-grace open-no-revive)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

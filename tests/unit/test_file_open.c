@@ -4,7 +4,14 @@
  * one lpc_file per (dev, ino) however it is opened (twice, through a hard
  * link, read-write), O_TRUNC refused with -EBUSY while open and honoured
  * after the last close, O_CREAT and O_CREAT|O_EXCL, and the last close
- * dropping the file's pages.
+ * dropping the file's pages; and opens racing last closes (A.5) with the
+ * flusher writing all the time: each thread reopens the file, finds its own
+ * last write, writes again and closes (a copy read from the disk before a
+ * close's writeback ended would read a stale stamp).  The churn checks the
+ * open/close protocol for hangs and, under TSan, races; the window it aims
+ * at is narrow, so the deterministic story of that defect is
+ * tests/regress/regress_open_closing.c.  And a FIFO, opened for reading and
+ * for writing: -EINVAL at once, never a wait for its other end.
  *
  * Files live in a mkdtemp directory under $TMPDIR (else /var/tmp), made and
  * removed by tests/common/lpc_test.h.
@@ -12,6 +19,7 @@
  * Usage: test_file_open [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
 #include <fcntl.h>
+#include <pthread.h>
 
 #include "../common/lpc_test.h"
 
@@ -127,11 +135,164 @@ static void t_open(void)
 	tst_cache_destroy(c);
 }
 
+/* --- a FIFO: refused at once, files->lock never held across its open --- */
+struct fifo_open {
+	struct lpc_cache *c;
+	const char *path;
+	int oflags, rc;
+	_Atomic bool done;
+};
+
+static void *fifo_main(void *arg)
+{
+	struct fifo_open *o = arg;
+	struct lpc_file *f;
+
+	o->rc = lpc_file_open(o->c, o->path, o->oflags, 0, &f);
+	if (o->rc == 0)
+		lpc_file_close(f);
+	atomic_store(&o->done, true);
+	return NULL;
+}
+
+/* lpc_file_open(fifo) must return -EINVAL without waiting for the FIFO's
+ * other end (it held files->lock: every open and close of the cache waited
+ * too).  After 2 s the test opens the other end itself, so a blocked open
+ * ends. */
+static void t_fifo(int oflags, const char *what)
+{
+	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
+	struct fifo_open o = { .c = c, .oflags = oflags, .rc = 1 };
+	char path[600];
+	pthread_t t;
+	uint64_t t0;
+
+	snprintf(path, sizeof(path), "%s/fifo", tst_tmpdir());
+	unlink(path);
+	REQUIRE(mkfifo(path, 0600) == 0, "mkfifo");
+	o.path = path;
+	REQUIRE(pthread_create(&t, NULL, fifo_main, &o) == 0);
+	t0 = tst_now_ns();
+	while (!atomic_load(&o.done) && tst_now_ns() - t0 < 2000000000ull)
+		tst_sleep_us(1000);
+	if (!CHECK(atomic_load(&o.done), "%s: lpc_file_open of a FIFO blocked", what)) {
+		int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+		while (!atomic_load(&o.done))
+			tst_sleep_us(1000);
+		if (fd >= 0)
+			close(fd);
+	}
+	pthread_join(t, NULL);
+	CHECK_EQ(o.rc, -EINVAL, "%s: lpc_file_open of a FIFO", what);
+	unlink(path);
+	tst_cache_destroy(c);
+}
+
+/* --- opens racing last closes --- */
+#define CHURN_THREADS 3
+#define CHURN_PS 4096
+
+struct churn {
+	struct lpc_cache *c;
+	const char *path;
+	unsigned id;
+	uint64_t rounds, stale, errors;
+	uint32_t last;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *w = arg;
+	unsigned char buf[CHURN_PS];
+	uint64_t end = tst_now_ns() + (uint64_t)(tst_stress_seconds(1.0) * 1e9);
+
+	for (uint32_t r = 1; tst_now_ns() < end; r++) {
+		struct lpc_file *f;
+		uint32_t got;
+
+		if (lpc_file_open(w->c, w->path, O_RDWR, 0, &f) != 0) {
+			w->errors++;
+			break;
+		}
+		if (lpc_pread(f, buf, CHURN_PS, (uint64_t)w->id * CHURN_PS) != CHURN_PS)
+			w->errors++;
+		memcpy(&got, buf, sizeof(got));
+		if (w->last && got != w->last) /* before the first write: the file's */
+			w->stale++;
+		memset(buf, (int)(r & 0xff), sizeof(buf));
+		memcpy(buf, &r, sizeof(r));
+		if (lpc_pwrite(f, buf, CHURN_PS, (uint64_t)w->id * CHURN_PS) != CHURN_PS)
+			w->errors++;
+		w->last = r;
+		if (lpc_file_close(f) != 0)
+			w->errors++;
+		w->rounds++;
+	}
+	return NULL;
+}
+
+static void t_open_close_churn(void)
+{
+	struct lpc_cache *c;
+	struct churn w[CHURN_THREADS];
+	pthread_t t[CHURN_THREADS];
+	char path[600];
+	unsigned char *back = malloc(CHURN_THREADS * CHURN_PS);
+
+	REQUIRE(back);
+	REQUIRE(tst_make_file("churn", CHURN_THREADS * CHURN_PS, 5, path, sizeof(path)) == 0);
+	{
+		/* The flusher at its busiest: every dirty page is due at once. */
+		struct lpc_config cfg;
+
+		lpc_config_init(&cfg);
+		cfg.cache_bytes = 64 * CHURN_PS;
+		cfg.page_size = CHURN_PS;
+		cfg.io_backend = LPC_IO_SYNC;
+		cfg.dirty_expire_ms = 1;
+		cfg.dirty_background_pct = 1;
+		cfg.dirty_limit_pct = 50;
+		REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
+	}
+	for (unsigned i = 0; i < CHURN_THREADS; i++) {
+		w[i] = (struct churn){ .c = c, .path = path, .id = i };
+		REQUIRE(pthread_create(&t[i], NULL, churn_main, &w[i]) == 0);
+	}
+	for (unsigned i = 0; i < CHURN_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(w[i].errors, 0, "churn thread %u: failed calls", i);
+		CHECK_EQ(w[i].stale, 0, "churn thread %u: reads of a stale copy in %" PRIu64
+			 " rounds", i, w[i].rounds);
+		CHECK(w[i].rounds > 0, "churn thread %u ran", i);
+	}
+	/* Every close returned: the disk holds each thread's last write. */
+	CHECK_EQ(tst_file_size(path), CHURN_THREADS * CHURN_PS);
+	{
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		REQUIRE(fd >= 0);
+		CHECK_EQ(pread(fd, back, CHURN_THREADS * CHURN_PS, 0), CHURN_THREADS * CHURN_PS);
+		close(fd);
+	}
+	for (unsigned i = 0; i < CHURN_THREADS; i++) {
+		uint32_t got;
+
+		memcpy(&got, back + (size_t)i * CHURN_PS, sizeof(got));
+		CHECK_EQ(got, w[i].last, "page %u on disk after the closes", i);
+	}
+	free(back);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 100);
 	tst_require_tmpdir();
 
 	TST_RUN(t_open());
+	TST_RUN(t_fifo(O_RDONLY, "O_RDONLY"));
+	TST_RUN(t_fifo(O_WRONLY, "O_WRONLY"));
+	TST_RUN(t_open_close_churn());
 	return tst_finish();
 }
