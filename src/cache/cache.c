@@ -110,9 +110,11 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
  * cached page gives its index belongs to a user. */
 static bool cache_busy(struct lpc_cache *c)
 {
+	uint32_t carved = atomic_load_explicit(&c->pool.fresh, memory_order_relaxed);
 	uint64_t refs = 0;
 
-	for (uint32_t i = 0; i < c->pool.nframes; i++)
+	/* Fresh frames (page/alloc.c) were never handed out: ref 0. */
+	for (uint32_t i = 0; i < carved; i++)
 		refs += atomic_load_explicit(&c->pool.pages[i].ref, memory_order_relaxed);
 	return refs > lpc_files_nrpages(&c->files);
 }
