@@ -239,6 +239,14 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->frames = c->pool.nframes;
 	out->descriptor_bytes = c->pool.pages_bytes;
 	out->index_bytes = lpc_files_index_bytes(&c->files);
+	{
+		/* Pinned chunks lie over frames handed out (uring.c H3), so
+		 * the union of the two is the longer prefix. */
+		size_t touched = lpc_pool_touched_bytes(&c->pool);
+		size_t pinned = lpc_io_uring_pinned_bytes(&c->io);
+
+		out->resident_bytes = touched > pinned ? touched : pinned;
+	}
 	pthread_mutex_lock(&c->pool.free_lock);
 	out->frames_free = c->pool.nfree + tfree;
 	pthread_mutex_unlock(&c->pool.free_lock);
