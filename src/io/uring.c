@@ -203,7 +203,10 @@ static int ring_table(struct lpc_io *io, struct uring *r)
 	if (!r->have)
 		return -ENOMEM;
 	pthread_mutex_lock(&io->reg_lock);
-	rc = reg_get_locked(io);
+	/* A refusal (G1 or G2) is final: reg_state holds its error. */
+	rc = atomic_load_explicit(&io->unregistered, memory_order_relaxed)
+		     ? (io->reg_state < 0 ? io->reg_state : -ENOMEM)
+		     : reg_get_locked(io);
 	if (rc == 0) {
 		rc = ring_clone(io, r, 0, 0);
 		if (rc == 0) {
@@ -278,10 +281,7 @@ static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 		t->io_ring = &ring_none;
 		return NULL;
 	}
-	if (atomic_load_explicit(&io->unregistered, memory_order_relaxed))
-		rc = io->reg_state < 0 ? io->reg_state : -ENOMEM;
-	else
-		rc = ring_table(io, r);
+	rc = ring_table(io, r);
 	if (rc)
 		note_unregistered(io, r, t, rc);
 	t->io_ring = r;
