@@ -360,7 +360,11 @@ static void chunks_round_trip(int want_reg)
 	chunk_read(&x, PS, 1);
 	REQUIRE(pthread_create(&th, NULL, chunk_thread, &x) == 0);
 	pthread_join(th, NULL);
-	CHECK_EQ(x.reg, want_reg, "the second ring's chunk 0");
+	/* In the child that cannot pin, the second ring itself may be refused
+	 * (rings count against RLIMIT_MEMLOCK too, and the kernel releases a
+	 * closed ring's charge later): that thread then runs sync. */
+	CHECK(x.reg == want_reg || (!want_reg && x.reg == -1), "the second ring's chunk 0: %d",
+	      x.reg);
 	/* This ring: chunk 2 and 3 from the other ring's registration (H3
 	 * clones one slot), chunk 1 new; chunk 0 still there. */
 	chunk_read(&x, 3 * CHUNK + PS, 2);
@@ -372,7 +376,8 @@ static void chunks_round_trip(int want_reg)
 	CHECK_EQ(lpc_io_sync(&c->io, &x.f->io), 0, "fdatasync");
 	tst_kernel_equals(path, x.want, FSIZE);
 	lpc_stats(c, &s);
-	CHECK_EQ(s.uring_unregistered, want_reg ? 0 : 2, "unregistered rings counted");
+	CHECK_EQ(s.uring_unregistered + (want_reg ? 0 : s.uring_fallbacks), want_reg ? 0 : 2,
+		 "unregistered rings counted (or refused: %" PRIu64 ")", s.uring_fallbacks);
 	while (n > 0)
 		lpc_page_put(pg[--n]);
 	CHECK_EQ(lpc_file_close(x.f), 0);
@@ -439,7 +444,6 @@ static int child_unregistered(void)
 	}
 	backend_round_trip(0);
 	api_round_trip();
-	chunks_round_trip(0);
 	REQUIRE(pthread_create(&th, NULL, thread_round_trip, NULL) == 0);
 	pthread_join(th, NULL);
 	c = mk_cache(16);
@@ -448,6 +452,9 @@ static int child_unregistered(void)
 	CHECK_EQ(s.uring_unregistered, 1, "counted per ring");
 	CHECK_EQ(s.uring_fallbacks, 0, "unregistered is not a fallback");
 	tst_cache_destroy(c);
+	/* Last: its rings may leave too little RLIMIT_MEMLOCK for another
+	 * ring at once (a closed ring's charge is released later). */
+	chunks_round_trip(0);
 	return tst_finish();
 }
 
