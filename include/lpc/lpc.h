@@ -382,6 +382,14 @@ struct lpc_stats {
 	uint64_t uring_unregistered; /* threads' rings that run without the
 				      * frame arena registered as fixed buffers
 				      * (RLIMIT_MEMLOCK refused the pin) */
+	/* memory in proportion to use (lpc(7) "Memory") */
+	uint64_t resident_bytes;   /* bytes of the frame arena made resident
+				    * (gauge): the frames handed out at least
+				    * once, and the io_uring chunks pinned
+				    * whole; at most frames x page size, the
+				    * budget.  Descriptors: 64 B per frame
+				    * handed out (descriptor_bytes is the
+				    * reservation) */
 };
 
 /*

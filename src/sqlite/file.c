@@ -45,10 +45,13 @@
  *
  *  SQ1  Before this process gives up the lock that let it write (rollback:
  *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
- *      WAL_CKPT_LOCK), every page it wrote is written back (lpc_fsync when
- *      the node has unsynced writes): another process never reads the
- *      kernel's file without them, and no dirty page of ours can later
- *      overwrite its writes.
+ *      WAL_CKPT_LOCK), every page it wrote is written back when the node
+ *      has unsynced writes (lpc's write-back of the file and its size, as
+ *      the last close does, with no fdatasync: the kernel's file holds
+ *      the pages once the writes complete, and durability is xSync's, so
+ *      synchronous=OFF makes no fdatasync, as with unix): another process
+ *      never reads the kernel's file without them, and no dirty page of
+ *      ours can later overwrite its writes.
  *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
  *      SHARED no other process can write the file), read bytes 24..39 of
@@ -235,17 +238,21 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	return SQLITE_OK;
 }
 
-/* SQ1: writes back what this process wrote.  Return: SQLite code. */
+/* SQ1: writes back what this process wrote, without fdatasync: another
+ * process reads the kernel's file, which holds the pages once written (an
+ * O_DIRECT write is in the file when it completes); durability is xSync's,
+ * and where SQLite skips xSync (synchronous=OFF) unix syncs nothing either.
+ * Return: SQLite code. */
 static int flush(struct lpcs_file *p)
 {
 	int rc;
 
 	if (!atomic_exchange_explicit(&p->node->unsynced, 0, memory_order_acq_rel))
 		return SQLITE_OK;
-	rc = lpc_fsync(p->lf);
+	rc = lpc_wb_flush_file(p->lf);
 	if (rc < 0) {
 		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
-		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
+		return lpcs_errcode(rc, SQLITE_IOERR_WRITE);
 	}
 	return SQLITE_OK;
 }

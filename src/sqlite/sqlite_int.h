@@ -29,6 +29,12 @@
 #include <lpc/lpc.h>
 #include <lpc/lpc_sqlite.h>
 
+/* lpc's write-back of every dirty page of f without the fdatasync
+ * (writeback/writeback.h): what the last close runs.  Not in lpc.h; this
+ * library carries its own copy of lpc (CMakeLists.txt), or links liblpc.a.
+ * Return: 0 or negative errno, reported once as lpc_fsync reports it. */
+int lpc_wb_flush_file(struct lpc_file *f);
+
 /* The symbols of lpc_sqlite.h and the extension's entry point. */
 #define LPCS_EXPORT __attribute__((visibility("default")))
 
