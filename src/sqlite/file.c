@@ -525,6 +525,7 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
 		rc = flush(p); /* SQ1 */
 	rc2 = p->real->pMethods->xUnlock(p->real, level);
+	lpcs_hook(LPCS_HOOK_UNLOCKED, NULL);
 	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
 		pthread_mutex_lock(&n->lock);
 		n->nshared--;
@@ -612,6 +613,7 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
 	    ofst + n > WAL_CKPT_LOCK) {
 		/* SQ1, SQ3b: the end of our checkpoint. */
+		lpcs_hook(LPCS_HOOK_CKPT_END, NULL);
 		rc = flush(p);
 		end_ckpt(p, rc == SQLITE_OK && p->shm0);
 		p->ckpt_held = false;

@@ -118,6 +118,24 @@ bool lpcs_track_access(const char *zName, int *res, int *rc);
  * deleted (ABSENT), or its state is unknown after a failure (UNKNOWN). */
 void lpcs_track_set(const char *zName, int state);
 
+/* Test-only hook (tests/sqlite/test_sqlite_stories.c): when set, called at
+ * these points of the VFS, so a story can park the calling thread there.
+ * (Kills right after a commit point use the unix VFS's xSetSystemCall.)  NULL outside tests: each
+ * point costs one relaxed load. */
+enum lpcs_hook_point {
+	LPCS_HOOK_UNLOCKED, /* xUnlock: unix's xUnlock returned */
+	LPCS_HOOK_CKPT_END, /* xShmUnlock of WAL_CKPT_LOCK, before SQ1 */
+};
+typedef void lpcs_hook_fn(int point, const char *name);
+extern lpcs_hook_fn *_Atomic lpcs_test_hook;
+static inline void lpcs_hook(int point, const char *name)
+{
+	lpcs_hook_fn *h = atomic_load_explicit(&lpcs_test_hook, memory_order_relaxed);
+
+	if (h)
+		h(point, name);
+}
+
 /* errors.c: rc is lpc's negative errno; ioerr the method's SQLITE_IOERR_x. */
 int lpcs_errcode(long rc, int ioerr);
 
