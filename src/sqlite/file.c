@@ -235,19 +235,35 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	return SQLITE_OK;
 }
 
-/* SQ1: writes back what this process wrote.  Return: SQLite code. */
+/* SQ1, SQ4, SQ5: puts what this process wrote into the kernel's file (no
+ * fdatasync: that is xSync's).  Return: SQLite code. */
 static int flush(struct lpcs_file *p)
 {
 	int rc;
 
-	if (!atomic_exchange_explicit(&p->node->unsynced, 0, memory_order_acq_rel))
+	if (!atomic_exchange_explicit(&p->node->unwritten, 0, memory_order_acq_rel))
 		return SQLITE_OK;
-	rc = lpc_fsync(p->lf);
+	rc = lpc_wb_flush_file(p->lf);
 	if (rc < 0) {
-		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
-		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
+		atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
+		return lpcs_errcode(rc, SQLITE_IOERR_WRITE);
 	}
 	return SQLITE_OK;
+}
+
+/* Another process may have grown the kernel's file past lpc's size (SQ3,
+ * SQ6): lpc's size and the node's follow it up, never down. */
+static void follow_kernel_size(struct lpcs_file *p, uint64_t ks)
+{
+	struct lpcs_node *n = p->node;
+	uint64_t s = atomic_load_explicit(&n->size, memory_order_relaxed);
+
+	if (ks <= s)
+		return;
+	lpc_filemap_size_seen(p->lf, ks);
+	while (s < ks && !atomic_compare_exchange_weak_explicit(&n->size, &s, ks, memory_order_relaxed,
+								memory_order_relaxed))
+		;
 }
 
 /* SL1-SL3: xLock in exclusive coherence. */
@@ -301,6 +317,10 @@ static int check_counter(struct lpcs_file *p)
 	unsigned char ver[16];
 	int rc;
 
+	/* SQ3d: no connection here held SHARED, so none had the WAL open: it
+	 * may have been deleted and recreated since, which resets the pair
+	 * SQ3 compares; the next read lock drops lpc's pages. */
+	n->wal_known = false;
 	memset(ver, 0, sizeof(ver));
 	rc = p->real->pMethods->xRead(p->real, ver, sizeof(ver), 24);
 	if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
@@ -380,6 +400,14 @@ static int lpcs_close(sqlite3_file *f)
 	struct lpcs_file *p = F(f);
 	int rc, rc2 = 0;
 
+	uint64_t ks;
+
+	/* SQ6: lpc's size at least the kernel's before a last close publishes
+	 * it (another process's checkpoint may have grown the file). */
+	if (p->node && !p->excl &&
+	    atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) && p->real->pMethods &&
+	    kernel_size(p, &ks) == SQLITE_OK)
+		follow_kernel_size(p, ks);
 	/* unix first: lpc's last close closes its descriptor, which would drop
 	 * the locks unix still held for this connection's file. */
 	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
@@ -418,9 +446,15 @@ static int lpcs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 	}
 	if (n == amt)
 		return SQLITE_OK;
-	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed))
-		/* SQ3: another process's checkpoint may have grown the file. */
-		return p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
+	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed)) {
+		/* SQ3: another process's checkpoint may have grown the file;
+		 * SQ6: lpc's size follows, so no close publishes a smaller one. */
+		int rc = p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
+
+		if (rc == SQLITE_OK)
+			follow_kernel_size(p, (uint64_t)off + (uint64_t)amt);
+		return rc;
+	}
 	memset((char *)buf + n, 0, (size_t)(amt - n));
 	return SQLITE_IOERR_SHORT_READ;
 }
@@ -433,6 +467,7 @@ static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 o
 	ssize_t w;
 
 	atomic_store_explicit(&n->unsynced, 1, memory_order_relaxed);
+	atomic_store_explicit(&n->unwritten, 1, memory_order_relaxed);
 	w = lpc_pwrite(p->lf, buf, (size_t)amt, (uint64_t)off);
 	if (w != amt)
 		return lpcs_errcode(w < 0 ? w : -EIO, SQLITE_IOERR_WRITE);
@@ -455,6 +490,7 @@ static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
 	int rc;
 
 	atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+	atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
 	rc = lpc_truncate(p->lf, (uint64_t)size);
 	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
@@ -468,9 +504,11 @@ static int lpcs_sync(sqlite3_file *f, int flags)
 	int rc;
 
 	atomic_store_explicit(&p->node->unsynced, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->node->unwritten, 0, memory_order_relaxed);
 	rc = lpc_fsync(p->lf);
 	if (rc < 0) {
 		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+		atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
 		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
 	}
 	return SQLITE_OK;
@@ -481,9 +519,17 @@ static int lpcs_file_size(sqlite3_file *f, sqlite3_int64 *pSize)
 	struct lpcs_file *p = F(f);
 	uint64_t s = atomic_load_explicit(&p->node->size, memory_order_relaxed), ks;
 
-	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) &&
-	    kernel_size(p, &ks) == SQLITE_OK && ks > s)
+	/* SQ3: a checkpoint of another process may have grown the file.  SQ7:
+	 * at RESERVED or above nobody else can change it, and a process that
+	 * died holding the lock may have left it longer than lpc's size (a
+	 * hot journal's spilled pages): answer the kernel's, so that the
+	 * rollback's pager_truncate cuts them. */
+	if ((atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) ||
+	     (!p->excl && p->lock >= SQLITE_LOCK_RESERVED)) &&
+	    kernel_size(p, &ks) == SQLITE_OK && ks > s) {
+		follow_kernel_size(p, ks);
 		s = ks;
+	}
 	*pSize = (sqlite3_int64)s;
 	return SQLITE_OK;
 }
@@ -524,13 +570,16 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 		return excl_unlock(p, level);
 	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
 		rc = flush(p); /* SQ1 */
-	rc2 = p->real->pMethods->xUnlock(p->real, level);
-	lpcs_hook(LPCS_HOOK_UNLOCKED, NULL);
+	/* SQ2: uncounted before unix's xUnlock may drop the process's POSIX
+	 * lock, never after: a connection here that takes SHARED once that
+	 * lock is gone must find nshared 0 and check. */
 	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
 		pthread_mutex_lock(&n->lock);
 		n->nshared--;
 		pthread_mutex_unlock(&n->lock);
 	}
+	rc2 = p->real->pMethods->xUnlock(p->real, level);
+	lpcs_hook(LPCS_HOOK_UNLOCKED, NULL);
 	if (p->lock > level)
 		p->lock = level;
 	return rc != SQLITE_OK ? rc : rc2;
@@ -560,6 +609,13 @@ static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
 	case SQLITE_FCNTL_MMAP_SIZE:
 		*(sqlite3_int64 *)pArg = 0; /* never map: it would bypass lpc */
 		return SQLITE_OK;
+	case SQLITE_FCNTL_SYNC:
+		/* SQ4: sent right before xSync of the database, or in its place
+		 * with synchronous=OFF, before the journal's commit point. */
+		return flush(p);
+	case SQLITE_FCNTL_CKPT_DONE:
+		/* SQ5: after a checkpoint's backfill writes, before nBackfill. */
+		return flush(p);
 	case SQLITE_FCNTL_SIZE_HINT:
 	case SQLITE_FCNTL_CHUNK_SIZE:
 		return SQLITE_OK; /* unix would grow the kernel's file behind lpc */

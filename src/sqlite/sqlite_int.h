@@ -62,6 +62,7 @@ struct lpcs_node {
 	 * file lock orders them). */
 	_Atomic uint64_t size;
 	_Atomic int unsynced;    /* lpc writes not yet made durable by lpc_fsync */
+	_Atomic int unwritten;   /* lpc writes not yet in the kernel's file */
 	_Atomic int maybe_grown; /* another process may have grown the file
 				  * beyond lpc's size (WAL checkpoints): a short
 				  * lpc_pread is completed from the kernel */
@@ -135,6 +136,14 @@ static inline void lpcs_hook(int point, const char *name)
 	if (h)
 		h(point, name);
 }
+
+/* Two calls of lpc's own (the VFS is built with lpc's sources):
+ * writeback/writeback.h: writes every dirty page of f back and waits for
+ * writes in flight, no fdatasync (what the last close runs); 0 or an error
+ * by lpc_fsync's rule.  filemap/filemap.h: raises lpc's size of f to at
+ * least seen (another process put bytes there), no ftruncate. */
+int lpc_wb_flush_file(struct lpc_file *f);
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen);
 
 /* errors.c: rc is lpc's negative errno; ioerr the method's SQLITE_IOERR_x. */
 int lpcs_errcode(long rc, int ioerr);
