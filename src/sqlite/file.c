@@ -399,7 +399,6 @@ static int lpcs_close(sqlite3_file *f)
 {
 	struct lpcs_file *p = F(f);
 	int rc, rc2 = 0;
-
 	uint64_t ks;
 
 	/* SQ6: lpc's size at least the kernel's before a last close publishes
@@ -408,6 +407,10 @@ static int lpcs_close(sqlite3_file *f)
 	    atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) && p->real->pMethods &&
 	    kernel_size(p, &ks) == SQLITE_OK)
 		follow_kernel_size(p, ks);
+	/* SQ1f: a lock kept after a failed write-back: a last try while it
+	 * still keeps other writers out. */
+	if (p->node && !p->excl && p->lock >= SQLITE_LOCK_RESERVED)
+		rc2 = flush(p);
 	/* unix first: lpc's last close closes its descriptor, which would drop
 	 * the locks unix still held for this connection's file. */
 	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
@@ -415,6 +418,8 @@ static int lpcs_close(sqlite3_file *f)
 	if (p->node && p->excl && p->lock > SQLITE_LOCK_NONE)
 		excl_unlock(p, SQLITE_LOCK_NONE);
 	if (p->node && p->excl && (rc2 = flush(p)) != SQLITE_OK && rc == SQLITE_OK)
+		rc = rc2;
+	else if (rc2 != SQLITE_OK && rc == SQLITE_OK)
 		rc = rc2;
 	rc2 = 0;
 	if (p->node)
@@ -564,12 +569,18 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 {
 	struct lpcs_file *p = F(f);
 	struct lpcs_node *n = p->node;
-	int rc = SQLITE_OK, rc2;
+	int rc, rc2;
 
 	if (p->excl)
 		return excl_unlock(p, level);
-	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
-		rc = flush(p); /* SQ1 */
+	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED) {
+		/* SQ1.  A failed write-back keeps the lock (SQ1f): the pages stay
+		 * dirty in lpc, so no other process may write the file until a
+		 * later xUnlock writes them back. */
+		rc = flush(p);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
 	/* SQ2: uncounted before unix's xUnlock may drop the process's POSIX
 	 * lock, never after: a connection here that takes SHARED once that
 	 * lock is gone must find nshared 0 and check. */
@@ -582,7 +593,7 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 	lpcs_hook(LPCS_HOOK_UNLOCKED, NULL);
 	if (p->lock > level)
 		p->lock = level;
-	return rc != SQLITE_OK ? rc : rc2;
+	return rc2;
 }
 
 static int lpcs_check_reserved(sqlite3_file *f, int *pResOut)

@@ -20,6 +20,9 @@
  *                  journal rollback must cut the file to its old size
  *  wal-close-size  another process grows the file by a checkpoint; our
  *                  last close must leave its pages in the file
+ *  unlock-failed   our commit's write-back fails (EIO injected): the
+ *                  dirty pages left in lpc must never be read or written
+ *                  over another process's later commit
  * Usage: test_sqlite_stories [--seed N] [STORY...] (all by default).
  */
 #include <pthread.h>
@@ -28,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/cache.h"
 #include "sqlite/sqlite_int.h"
 #include "sqlite_test.h"
 
@@ -192,6 +196,11 @@ static int child(const char *action, const char *path, long long arg)
 	} else if (!strcmp(action, "count-v1")) {
 		db = sqt_open(path, "unix");
 		rc = child_check(db, "SELECT count(*) FROM t WHERE v = 1", arg);
+	} else if (!strcmp(action, "try-update-v5")) { /* 5: SQLITE_BUSY */
+		db = sqt_open(path, "unix");
+		sqlite3_busy_timeout(db, 200);
+		rc = sqt_try(db, "UPDATE t SET v = 5");
+		rc = rc == SQLITE_OK ? 0 : rc == SQLITE_BUSY ? 5 : 1;
 	} else if (!strcmp(action, "update-v1")) {
 		db = sqt_open(path, "unix");
 		sqt_exec(db, "UPDATE t SET v = 1");
@@ -370,6 +379,45 @@ static void story_wal_close_size(const char *dir)
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 }
 
+static void story_unlock_failed(const char *dir)
+{
+	struct lpc_io_fault f = { .ops = LPC_IO_WRITE, .err = EIO };
+	struct lpc_cache *c;
+	char path[600];
+	sqlite3 *db;
+	int rc, other;
+
+	snprintf(path, sizeof(path), "%s/unlockfail.db", dir);
+	make_db(path, "delete", 300);
+	db = sqt_open(path, "lpc");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 0"), 300, "unlock-failed: cached");
+	c = lpcs_cache_peek();
+	REQUIRE(c && lpc_io_fault_set(&c->io, &f) == 0, "lpc_io_fault_set");
+	rc = sqt_try(db, "UPDATE t SET v = 1");
+	CHECK(rc != SQLITE_OK, "unlock-failed: the commit fails (%d)", rc);
+	/* The write-back failed at the commit, at its rollback and at the
+	 * unlock: lpc holds dirty pages (the rolled-back originals). */
+	other = spawn("try-update-v5", path, 0);
+	CHECK(other == 0 || other == 5, "unlock-failed: the other process's update (%d)", other);
+	lpc_io_fault_set(&c->io, NULL);
+	/* Whatever the other process did, we read it. */
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 5"), other == 0 ? 300 : 0,
+		 "unlock-failed: we read the other process's update (it returned %d)", other);
+	if (other == 5) {
+		CHECK_EQ(spawn("try-update-v5", path, 0), 0,
+			 "unlock-failed: once our write-back succeeds, the other commits");
+		CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 5"), 300,
+			 "unlock-failed: and we read it");
+	}
+	sqt_check_integrity(db, "unlock-failed");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	db = sqt_open(path, "unix");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 5"), 300,
+		 "unlock-failed: no stale page of ours overwrote the other's commit");
+	sqt_check_integrity(db, "unlock-failed (unix)");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *dir);
@@ -377,6 +425,7 @@ static const struct {
 	{ "wal-recreated", story_wal_recreated }, { "ckpt-published", story_ckpt_published },
 	{ "off-killed", story_off_killed },       { "nshared-race", story_nshared_race },
 	{ "hot-shrink", story_hot_shrink },       { "wal-close-size", story_wal_close_size },
+	{ "unlock-failed", story_unlock_failed },
 };
 
 int main(int argc, char **argv)
