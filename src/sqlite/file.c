@@ -19,23 +19,52 @@
  * that the database's pages need; the unix VFS also keeps the WAL coherent
  * with other processes for free.
  *
- * Durability (what is on disk before a commit returns).
- *  - Rollback journal: SQLite writes the original pages to the journal and
- *    syncs it (unix: fsync), then writes the new pages to the database
- *    (lpc_pwrite: dirty in lpc), then xSync on the database: lpc_fsync,
- *    which writes every page dirtied before it began and fdatasync()s
- *    (guarantee J.2 of lpc.h); only when it returns 0 does SQLite delete,
- *    truncate or zero the journal, which is the commit point.  A failed
- *    lpc_fsync returns SQLITE_IOERR_FSYNC: the commit fails, the journal
- *    stays hot and the next opener rolls the database back.
- *  - WAL: a commit is the WAL frames written and synced by the unix VFS;
- *    the database file is written only by checkpoints, which write the
- *    pages (lpc_pwrite), xSync the database (lpc_fsync) and only then
- *    record nBackfill or restart the WAL; so a page leaves the WAL only
- *    once lpc_fsync said it is on disk.
- *  - synchronous=OFF skips xSync, as with unix; lpc writes the pages back
- *    later (the flusher) and, for other processes, before the lock that
- *    covers them is released (below).
+ * Durability and commit points.  A process killed (the application's
+ * crash) and an OS crash must lose what they lose with unix.  lpc holds the
+ * database's writes in pages of this process, which a kill loses; so by
+ * each commit point the writes it depends on must be in the kernel's file
+ * ("kernel": written, not necessarily synced), and where the synchronous
+ * level asks, on disk ("disk").  SQLite's calls (3.40; pager.c, wal.c):
+ *  - sqlite3PagerSync sends SQLITE_FCNTL_SYNC to the database right before
+ *    xSync, and in its place with synchronous=OFF: in every commit of a
+ *    rollback journal and every playback (rollback, hot-journal recovery),
+ *    before the journal is deleted, truncated or zeroed;
+ *  - walCheckpoint sends SQLITE_FCNTL_CKPT_DONE after its backfill writes,
+ *    then (complete backfill only) xTruncate and, unless OFF, xSync of the
+ *    database, then stores nBackfill in the wal-index.
+ * lpc's calls: SQ4 (FCNTL_SYNC) and SQ5 (CKPT_DONE) write lpc's dirty
+ * pages back (lpc_wb_flush_file: in the kernel, no fdatasync); xSync is
+ * lpc_fsync (on disk, J.2); SQ1 at the unlock writes back what is left.
+ *
+ *  mode, event               commit point             kernel by then   disk by then        lpc
+ *  DELETE commit             xDelete(journal)         the new pages    NORMAL, FULL: them  SQ4, xSync
+ *  TRUNCATE commit           journal xTruncate(0)     the new pages    NORMAL, FULL: them  SQ4, xSync
+ *  PERSIST commit            journal header zeroed    the new pages    NORMAL, FULL: them  SQ4, xSync
+ *  MEMORY, OFF commit        none on disk (a kill     the new pages    NORMAL, FULL: them  SQ4, xSync,
+ *                            mid-write tears the      when the commit                      SQ1
+ *                            file, with unix too)     returns
+ *  rollback (pages written)  journal deleted/...      the old pages    NORMAL, FULL: them  SQ4, xSync
+ *  hot-journal recovery      journal deleted/...      the old pages,   NORMAL, FULL: them  SQ7, SQ4,
+ *                                                     the old size                         xSync
+ *  WAL commit                wal-index header         nothing of lpc's (the frames are unix's, synced
+ *                            (after the frames)       by unix per level)
+ *  WAL checkpoint, complete  nBackfill stored         the backfilled   NORMAL, FULL: them  SQ5, xSync
+ *  WAL checkpoint, partial   nBackfill stored (no     the backfilled   none (the WAL keeps SQ5
+ *    (or any with OFF)       xSync of the database)   pages            the frames)
+ *  WAL restart, truncate     WAL header / size        as a complete checkpoint (it is one, first)
+ *  WAL close                 xDelete(WAL)             as a complete checkpoint (it is one, first); SQ6
+ *  rollback-journal close    nothing: unlocked before
+ * "new pages": those of the transaction; synchronous only decides the
+ * "disk" column (OFF: nothing, as unix).  A failed write-back at SQ4
+ * fails the commit (SQLITE_IOERR_WRITE or SQLITE_FULL), at xSync with
+ * SQLITE_IOERR_FSYNC; the journal stays hot.  At SQ5 SQLite ignores the
+ * answer (a file-control hint): a failed write-back there leaves the pages
+ * dirty, and a partial checkpoint (or OFF) stores nBackfill anyway; the
+ * complete one's xSync (lpc_fsync) reports it.  Not done: failing such a
+ * partial checkpoint.  tests/sqlite/test_sqlite_durability.c checks each
+ * row at each level: a child is killed right after the commit point (after
+ * the unix system call, or at the end of the checkpoint lock's hold) and
+ * the reopened database (unix) has what unix's own run of the row leaves.
  *
  * Coherence with other processes.  Another process's writes reach the
  * kernel's file, not this process's lpc pages, so lpc must learn of them
@@ -45,13 +74,25 @@
  *
  *  SQ1  Before this process gives up the lock that let it write (rollback:
  *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
- *      WAL_CKPT_LOCK), every page it wrote is written back (lpc_fsync when
- *      the node has unsynced writes): another process never reads the
- *      kernel's file without them, and no dirty page of ours can later
- *      overwrite its writes.
+ *      WAL_CKPT_LOCK), every page it wrote is written back (node->unwritten:
+ *      set by xWrite and xTruncate before lpc's call, cleared by the
+ *      write-back or xSync that covers them): another process never reads
+ *      the kernel's file without them, and no dirty page of ours can later
+ *      overwrite its writes.  SQ4 and SQ5 (above) have usually done it.
+ *   SQ1f A failed write-back keeps the lock (xUnlock returns the error and
+ *      does not call unix's): while pages are dirty in lpc no other process
+ *      may write the file, since lpc_invalidate skips dirty pages (B.1) and
+ *      the flusher would later write them over its commit (story
+ *      unlock-failed).  Each later xUnlock, and the close, retries; other
+ *      processes get SQLITE_BUSY meanwhile.  (Before, the lock went: this
+ *      process then read its stale dirty pages and wrote them back over
+ *      another process's commit, malformed.)
  *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
- *      SHARED no other process can write the file), read bytes 24..39 of
+ *      SHARED no other process can write the file; nshared is raised after
+ *      unix's xLock returned and lowered before unix's xUnlock, so it never
+ *      counts a connection whose POSIX lock may be gone: story
+ *      nshared-race), read bytes 24..39 of
  *      the kernel's file (the file change counter, which every writing
  *      transaction changes; SQLite's pager reads the same bytes for the same
  *      reason) around the cache.  If they differ from what this process
@@ -115,6 +156,32 @@
  *      size: until our next checkpoint lock sets lpc's size from the
  *      kernel's (SQ3a), a short lpc_pread is completed from the kernel's
  *      file (node->maybe_grown).
+ *   SQ3d The pair identifies a state of one WAL file only.  A WAL can be
+ *      deleted (and then recreated, empty: its pair (0, 0, 0) again) only
+ *      by a connection holding EXCLUSIVE on the database, and a connection
+ *      of ours in WAL mode holds SHARED as long as it has the WAL open; so
+ *      whenever nshared goes 0 -> 1 (SQ2) the pair may describe a WAL that
+ *      is gone: node->wal_known is cleared there, and the next read lock
+ *      drops lpc's pages (story wal-recreated: another process's commit in
+ *      place, not on page 1, changes neither the change counter nor the
+ *      pair).  Cost: one drop when the process's first connection opens
+ *      the WAL, none while one stays open.  Rejected: the change counter
+ *      (a WAL commit does not write it), the wal-index's iChange (reset by
+ *      the recovery of a new WAL), the WAL file's inode (reused at once).
+ *  SQ6  Where the VFS learns that another process grew the file while it
+ *      holds no lock that keeps writers out (a read completed from the
+ *      kernel, xFileSize with maybe_grown, the close), lpc's size follows
+ *      it up (lpc_filemap_size_seen: a CAS-max, no ftruncate), so that
+ *      lpc's last close never publishes a size below another process's
+ *      pages (story wal-close-size: a WAL close checkpoints in exclusive
+ *      WAL mode, without the shm lock calls SQ3a watches).
+ *  SQ7  xFileSize at RESERVED or more (no other process can change the
+ *      file) answers the kernel's size when it is larger, and lpc's follows
+ *      (SQ6): a writer that died holding the lock may have grown the file
+ *      with spilled pages, and the hot-journal rollback's pager_truncate
+ *      must see them to cut them (story hot-shrink).  Cost: an fstat per
+ *      xFileSize under RESERVED (lpcbench sqlite's TPC-B: none, it never
+ *      asks there).
  *  Why a page being dropped is never in use: SQ2 runs when no connection of
  *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
  *  process only writes pages that every reader of ours reads from the WAL
@@ -122,7 +189,8 @@
  *  WAL_READ_LOCK(0), are kept out while it backfills), so a reader of ours
  *  never caches a page while another process writes it.  lpc_invalidate
  *  skips held, locked and dirty pages (B.1); by SQ1 none is dirty, and none
- *  is held or being read for the reason above.
+ *  is held or being read for the reason above (and SQ1f keeps the lock
+ *  while one is dirty).
  *  Limits: a process that writes the file without SQLite's locks, or a
  *  connection of this same process that opens the file with another VFS,
  *  is not seen (and closing a descriptor of the file drops the process's
@@ -131,9 +199,11 @@
  * Exclusive coherence (lpc_coherence=exclusive; the issue's "refuse").  The
  * node holds an OFD lock on SQLite's lock bytes while any connection of
  * this process has the file open (registry.c): no other process can take
- * any SQLite lock on the file, so none can change it, and SQ1-SQ3 have
- * nothing to do (none runs: no write-back at unlock, no read of the change
- * counter, no wal-index check; lpc's size is the kernel's from the lock on).
+ * any SQLite lock on the file, so none can change it, and SQ1-SQ3, SQ6 and
+ * SQ7 have nothing to do (none runs: no write-back at unlock, no read of the
+ * change counter, no wal-index check; lpc's size is the kernel's from the
+ * lock on).  SQ4 and SQ5 run in both modes: they are about a kill of this
+ * process, which lets the OFD lock go with the pages still in lpc.
  * SQLite's file locks between the connections of this process are kept
  * here, in the node, with the semantics the unix VFS's inode lock table
  * gives the connections of one process (os_unix.c unixLock/posixUnlock),
