@@ -136,20 +136,23 @@ struct row {
 	const char *suffix;   /* of the file it acts on */
 	int64_t want_v1, want_v2; /* rows with v = 1, v = 2 afterwards */
 	bool old_size;        /* the file keeps its size from before */
+	bool watch;           /* a connection here keeps the wal-index alive
+			       * across the kill (else the reopen recovers it
+			       * from the WAL) and reads through it first */
 };
 
 static const struct row rows[] = {
-	{ "delete-commit", "delete", "unlink", "-journal", ROWS, 0, false },
-	{ "truncate-commit", "truncate", "ftruncate", "-journal", ROWS, 0, false },
-	{ "persist-commit", "persist", "pwrite0", "-journal", ROWS, 0, false },
-	{ "memory-commit", "memory", NULL, NULL, ROWS, 0, false },
-	{ "off-commit", "off", NULL, NULL, ROWS, 0, false },
-	{ "delete-rollback", "delete", "unlink", "-journal", 0, 0, true },
-	{ "delete-recovery", "delete", "unlink", "-journal", 0, 0, true },
-	{ "wal-commit", "wal", NULL, NULL, ROWS, 0, false },
-	{ "wal-ckpt-complete", "wal", "ckpt", NULL, ROWS, 0, false },
-	{ "wal-ckpt-partial", "wal", "ckpt", NULL, ROWS / 2, ROWS / 2, false },
-	{ "wal-close", "wal", "unlink", "-wal", ROWS, 0, false },
+	{ "delete-commit", "delete", "unlink", "-journal", ROWS, 0, false, false },
+	{ "truncate-commit", "truncate", "ftruncate", "-journal", ROWS, 0, false, false },
+	{ "persist-commit", "persist", "pwrite0", "-journal", ROWS, 0, false, false },
+	{ "memory-commit", "memory", NULL, NULL, ROWS, 0, false, false },
+	{ "off-commit", "off", NULL, NULL, ROWS, 0, false, false },
+	{ "delete-rollback", "delete", "unlink", "-journal", 0, 0, true, false },
+	{ "delete-recovery", "delete", "unlink", "-journal", 0, 0, true, false },
+	{ "wal-commit", "wal", NULL, NULL, ROWS, 0, false, false },
+	{ "wal-ckpt-complete", "wal", "ckpt", NULL, ROWS, 0, false, true },
+	{ "wal-ckpt-partial", "wal", "ckpt", NULL, ROWS / 2, ROWS / 2, false, true },
+	{ "wal-close", "wal", "unlink", "-wal", ROWS, 0, false, false },
 };
 
 static const char *levels[] = { "OFF", "NORMAL", "FULL" };
@@ -247,8 +250,8 @@ static uint64_t file_size(const char *path)
 static void run_row(const char *dir, const struct row *r, const char *level, const char *vfs)
 {
 	char path[600], what[128], rm[700];
+	sqlite3 *db, *keep = NULL;
 	uint64_t before;
-	sqlite3 *db;
 	int st;
 
 	snprintf(what, sizeof(what), "%s synchronous=%s through %s", r->name, level, vfs);
@@ -271,8 +274,20 @@ static void run_row(const char *dir, const struct row *r, const char *level, con
 		st = spawn(r->name, "writer", "unix", path);
 		REQUIRE(st == 128 + SIGKILL, "%s: the writer died (%d)", what, st);
 	}
+	if (r->watch) {
+		keep = sqt_open(path, "unix");
+		CHECK_EQ(sqt_int(keep, "SELECT count(*) FROM t WHERE v = 0"), ROWS, "%s: before", what);
+	}
 	st = spawn(r->name, level, vfs, path);
 	CHECK_EQ(st, 128 + SIGKILL, "%s: the child was killed", what);
+	if (keep) {
+		CHECK_EQ(sqt_int(keep, "SELECT count(*) FROM t WHERE v = 1"), r->want_v1,
+			 "%s: v = 1 rows, read by a connection that was open", what);
+		CHECK_EQ(sqt_int(keep, "SELECT count(*) FROM t WHERE v = 2"), r->want_v2,
+			 "%s: v = 2 rows, read by a connection that was open", what);
+		sqt_check_integrity(keep, what);
+		REQUIRE(sqlite3_close(keep) == SQLITE_OK, "close");
+	}
 	db = sqt_open(path, "unix");
 	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 1"), r->want_v1, "%s: v = 1 rows",
 		 what);
