@@ -2,7 +2,7 @@
 /*
  * test_sqlite_stories.c - the multi-process defects of the VFS in detect
  * mode, each as a deterministic story with its answer on "unix" (file.c,
- * SQ1-SQ5).  Another process is this program exec()ed again (--child);
+ * SQ1-SQ7).  Another process is this program exec()ed again (--child);
  * where a race needs a window, a thread is parked at a point of the VFS
  * (lpcs_test_hook, sqlite_int.h); where a process must die right after a
  * commit point, the unix VFS's system call is replaced (xSetSystemCall)
