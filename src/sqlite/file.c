@@ -160,14 +160,27 @@
  *      deleted (and then recreated, empty: its pair (0, 0, 0) again) only
  *      by a connection holding EXCLUSIVE on the database, and a connection
  *      of ours in WAL mode holds SHARED as long as it has the WAL open; so
- *      whenever nshared goes 0 -> 1 (SQ2) the pair may describe a WAL that
- *      is gone: node->wal_known is cleared there, and the next read lock
- *      drops lpc's pages (story wal-recreated: another process's commit in
- *      place, not on page 1, changes neither the change counter nor the
- *      pair).  Cost: one drop when the process's first connection opens
- *      the WAL, none while one stays open.  Rejected: the change counter
- *      (a WAL commit does not write it), the wal-index's iChange (reset by
- *      the recovery of a new WAL), the WAL file's inode (reused at once).
+ *      once nshared has been 0 the pair may describe a WAL that is gone
+ *      (story wal-recreated: another process's commit in place, not on
+ *      page 1, then its close's checkpoint and WAL deletion, change neither
+ *      the change counter nor the pair).  What does change then is the
+ *      database file: another process changes it only by writing it (its
+ *      checkpoints; deleting a WAL wholly backfilled changes nothing lpc
+ *      holds).  So when nshared goes 1 -> 0 with wal_known, record_id
+ *      stats the file (device, inode, size, change time), trusted only if
+ *      the change time is over ID_TRUST_NS old (a write after the stat
+ *      then sets a later one; the timestamps tick at least every 10 ms);
+ *      when nshared goes 0 -> 1 (SQ2) and bytes 18-19 say WAL, check_id
+ *      keeps the pair only if that identity is recorded and unchanged;
+ *      anything else clears wal_known and the next read lock drops lpc's
+ *      pages.  Cost (a process that opens, runs 20 point selects and
+ *      closes, an idle connection of it keeping the node): 2 stat calls a
+ *      cycle, 0 lpc misses; dropping on every first SHARED instead (the
+ *      first version of this fix) cost 25 misses a cycle, 3-5x the time.
+ *      Rejected: the change counter (a WAL commit does not write it), the
+ *      wal-index's iChange (reset by a new WAL's recovery), the WAL's
+ *      inode (reused at once).  Limits: a clock set backwards, or a
+ *      change time set by hand, could hide a change (as for make).
  *  SQ6  Where the VFS learns that another process grew the file while it
  *      holds no lock that keeps writers out (a read completed from the
  *      kernel, xFileSize with maybe_grown, the close), lpc's size follows
@@ -234,6 +247,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "sqlite_int.h"
 
@@ -380,26 +395,85 @@ static int excl_unlock(struct lpcs_file *p, int level)
 	return SQLITE_OK;
 }
 
+/* SQ3d: a change time this much older than the moment it is read is
+ * trusted: any later write sets a later one (the kernel's timestamps are
+ * taken from a clock that ticks at least every 10 ms, HZ >= 100). */
+#define ID_TRUST_NS 100000000ll
+
+/* SQ3d: the file's identity now (stat), and whether its change time is old
+ * enough to be trusted.  Return: false if stat failed. */
+static bool file_id(const struct lpcs_node *n, struct stat *st, bool *trusted)
+{
+	struct timespec now;
+	int64_t ct;
+
+	if (!n->path || stat(n->path, st) < 0)
+		return false;
+	ct = (int64_t)st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*trusted = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec - ct > ID_TRUST_NS;
+	return true;
+}
+
+/* SQ3d: the last SHARED of the process goes; records the file's identity
+ * if lpc's pages reflect a WAL state.  Caller holds node->lock. */
+static void record_id(struct lpcs_node *n)
+{
+	struct stat st;
+	bool trusted;
+
+	n->id_known = false;
+	if (!n->wal_known || !file_id(n, &st, &trusted) || !trusted)
+		return;
+	n->id_dev = (uint64_t)st.st_dev;
+	n->id_ino = (uint64_t)st.st_ino;
+	n->id_size = (uint64_t)st.st_size;
+	n->id_ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec;
+	n->id_known = true;
+}
+
+/* SQ3d: the first SHARED of the process, the file in WAL mode: keeps the
+ * WAL pair only if nobody changed the file since record_id.  Caller holds
+ * node->lock. */
+static void check_id(struct lpcs_node *n)
+{
+	struct stat st;
+	bool trusted;
+
+	if (!n->wal_known)
+		return;
+	if (!n->id_known || !file_id(n, &st, &trusted) || n->id_dev != (uint64_t)st.st_dev ||
+	    n->id_ino != (uint64_t)st.st_ino || n->id_size != (uint64_t)st.st_size ||
+	    n->id_ctime_ns != (int64_t)st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec)
+		n->wal_known = false;
+	n->id_known = false;
+}
+
 /* SQ2: the first SHARED lock of this process.  Caller holds node->lock. */
 static int check_counter(struct lpcs_file *p)
 {
 	struct lpcs_node *n = p->node;
-	unsigned char ver[16];
+	unsigned char hdr[22], *ver = hdr + 6; /* bytes 18..39; ver: 24..39 */
 	int rc;
 
-	/* SQ3d: no connection here held SHARED, so none had the WAL open: it
-	 * may have been deleted and recreated since, which resets the pair
-	 * SQ3 compares; the next read lock drops lpc's pages. */
-	n->wal_known = false;
-	memset(ver, 0, sizeof(ver));
-	rc = p->real->pMethods->xRead(p->real, ver, sizeof(ver), 24);
+	memset(hdr, 0, sizeof(hdr));
+	rc = p->real->pMethods->xRead(p->real, hdr, sizeof(hdr), 18);
 	if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
 		return rc;
-	if (n->ver_known && !memcmp(ver, n->ver, sizeof(ver)))
+	/* SQ3d: no connection here held SHARED, so none had the WAL open: it
+	 * may have been deleted and recreated since, which resets the pair
+	 * SQ3 compares.  Kept only if the file is in WAL mode (bytes 18, 19)
+	 * and unchanged since the last SHARED went; else the next read lock
+	 * drops lpc's pages. */
+	if (hdr[0] == 2 && hdr[1] == 2)
+		check_id(n);
+	else
+		n->wal_known = n->id_known = false;
+	if (n->ver_known && !memcmp(ver, n->ver, sizeof(n->ver)))
 		return SQLITE_OK;
 	rc = drop_pages(p, true);
 	if (rc == SQLITE_OK) {
-		memcpy(n->ver, ver, sizeof(ver));
+		memcpy(n->ver, ver, sizeof(n->ver));
 		n->ver_known = true;
 	}
 	return rc;
@@ -656,7 +730,8 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 	 * lock is gone must find nshared 0 and check. */
 	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
 		pthread_mutex_lock(&n->lock);
-		n->nshared--;
+		if (--n->nshared == 0)
+			record_id(n); /* SQ3d */
 		pthread_mutex_unlock(&n->lock);
 	}
 	rc2 = p->real->pMethods->xUnlock(p->real, level);

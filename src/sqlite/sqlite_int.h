@@ -46,6 +46,12 @@ struct lpcs_node {
 	bool ver_known;        /* ver is what the kernel's file holds */
 	unsigned char ver[16]; /* bytes 24..39 of the file (change counter ...) */
 	bool wal_known;        /* wal_* is the WAL state lpc's pages reflect */
+	/* SQ3d (file.c): the file as the last SHARED of the process left it,
+	 * while wal_known; id_known: taken, and old enough to be trusted. */
+	bool id_known;
+	uint64_t id_dev, id_ino, id_size;
+	int64_t id_ctime_ns;
+	char *path;            /* the database's full path; constant */
 	uint32_t wal_salt[2];  /* wal-index header aSalt (raw) */
 	uint32_t wal_backfill; /* nBackfill */
 	/* SQ3 (file.c): a connection of this process holds WAL_CKPT_LOCK and

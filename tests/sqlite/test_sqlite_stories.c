@@ -256,16 +256,26 @@ static void make_db(const char *path, const char *mode, int rows)
 static void story_wal_recreated(const char *dir)
 {
 	char path[600], wal[620];
+	struct lpc_stats st0, st1;
 	sqlite3 *idle, *db;
 
 	snprintf(path, sizeof(path), "%s/recreated.db", dir);
 	snprintf(wal, sizeof(wal), "%s-wal", path);
 	make_db(path, "wal", 300);
+	/* The file's change time old enough to be trusted (SQ3d). */
+	usleep(200 * 1000);
 	idle = sqt_open(path, "lpc"); /* keeps our record of the file */
 	db = sqt_open(path, "lpc");
 	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 0, "wal-recreated: first read");
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 	REQUIRE(!exists(wal), "wal-recreated: our close deleted the WAL");
+	/* Nobody changed the file: a new session here keeps lpc's pages. */
+	lpc_sqlite_stats(&st0);
+	db = sqt_open(path, "lpc");
+	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 0, "wal-recreated: second read");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	lpc_sqlite_stats(&st1);
+	CHECK_EQ(st1.misses - st0.misses, 0, "wal-recreated: an unchanged file keeps lpc's pages");
 	REQUIRE(spawn("update-k150", path, 0) == 0, "wal-recreated: the other commit");
 	REQUIRE(!exists(wal), "wal-recreated: its close deleted the WAL");
 	CHECK_EQ(sqt_int(idle, "SELECT v FROM t WHERE k = 150"), 7,
