@@ -36,26 +36,23 @@
  * pages back (lpc_wb_flush_file: in the kernel, no fdatasync); xSync is
  * lpc_fsync (on disk, J.2); SQ1 at the unlock writes back what is left.
  *
- *  mode, event               commit point             kernel by then   disk by then        lpc
- *  DELETE commit             xDelete(journal)         the new pages    NORMAL, FULL: them  SQ4, xSync
- *  TRUNCATE commit           journal xTruncate(0)     the new pages    NORMAL, FULL: them  SQ4, xSync
- *  PERSIST commit            journal header zeroed    the new pages    NORMAL, FULL: them  SQ4, xSync
- *  MEMORY, OFF commit        none on disk (a kill     the new pages    NORMAL, FULL: them  SQ4, xSync,
- *                            mid-write tears the      when the commit                      SQ1
- *                            file, with unix too)     returns
- *  rollback (pages written)  journal deleted/...      the old pages    NORMAL, FULL: them  SQ4, xSync
- *  hot-journal recovery      journal deleted/...      the old pages,   NORMAL, FULL: them  SQ7, SQ4,
- *                                                     the old size                         xSync
- *  WAL commit                wal-index header         nothing of lpc's (the frames are unix's, synced
- *                            (after the frames)       by unix per level)
- *  WAL checkpoint, complete  nBackfill stored         the backfilled   NORMAL, FULL: them  SQ5, xSync
- *  WAL checkpoint, partial   nBackfill stored (no     the backfilled   none (the WAL keeps SQ5
- *    (or any with OFF)       xSync of the database)   pages            the frames)
- *  WAL restart, truncate     WAL header / size        as a complete checkpoint (it is one, first)
- *  WAL close                 xDelete(WAL)             as a complete checkpoint (it is one, first); SQ6
- *  rollback-journal close    nothing: unlocked before
- * "new pages": those of the transaction; synchronous only decides the
- * "disk" column (OFF: nothing, as unix).  A failed write-back at SQ4
+ *  mode, event             commit point          in the kernel by then  on disk     lpc
+ *  DELETE commit           xDelete(journal)      the new pages          sync: them  SQ4, xSync
+ *  TRUNCATE commit         journal xTruncate(0)  the new pages          sync: them  SQ4, xSync
+ *  PERSIST commit          journal header zeroed the new pages          sync: them  SQ4, xSync
+ *  MEMORY, OFF commit      the commit returns    the new pages          sync: them  SQ4, xSync,
+ *                          (a kill mid-write tears the file, with unix too)        SQ1
+ *  rollback (pages written) journal ends, as a commit: the old pages    sync: them  SQ4, xSync
+ *  hot-journal recovery    journal ends          the old pages, size    sync: them  SQ7, SQ4, xSync
+ *  WAL commit              wal-index header      nothing of lpc's (the WAL's frames are unix's)
+ *  checkpoint, complete    nBackfill stored      the backfilled pages   sync: them  SQ5, xSync
+ *  checkpoint, partial     nBackfill stored      the backfilled pages   none (the   SQ5
+ *    (or any with OFF)     (no xSync of the db)                         WAL keeps them)
+ *  WAL restart, truncate   WAL header / size     as a complete checkpoint (one runs first)
+ *  WAL close               xDelete(WAL)          as a complete checkpoint (one runs first), SQ6
+ *  rollback-journal close  nothing: unlocked before
+ * "new pages": those of the transaction; "sync": unless synchronous=OFF
+ * (then nothing is on disk, as with unix).  A failed write-back at SQ4
  * fails the commit (SQLITE_IOERR_WRITE or SQLITE_FULL), at xSync with
  * SQLITE_IOERR_FSYNC; the journal stays hot.  At SQ5 SQLite ignores the
  * answer (a file-control hint): a failed write-back there leaves the pages
@@ -86,7 +83,12 @@
  *      unlock-failed).  Each later xUnlock, and the close, retries; other
  *      processes get SQLITE_BUSY meanwhile.  (Before, the lock went: this
  *      process then read its stale dirty pages and wrote them back over
- *      another process's commit, malformed.)
+ *      another process's commit, malformed.)  Not done for WAL mode: the
+ *      end of a checkpoint releases WAL_CKPT_LOCK even when its write-back
+ *      failed (SQLite ignores xShmLock's answer to an unlock, and a shm
+ *      lock kept behind SQLite's back would meet its next lock request), so
+ *      the same pages may stay dirty here while another process checkpoints
+ *      newer frames of them; not demonstrated by a story.
  *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
  *      SHARED no other process can write the file; nshared is raised after

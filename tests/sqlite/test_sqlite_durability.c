@@ -257,8 +257,8 @@ static void run_row(const char *dir, const struct row *r, const char *level, con
 
 	snprintf(what, sizeof(what), "%s synchronous=%s through %s", r->name, level, vfs);
 	snprintf(path, sizeof(path), "%s/%s-%s-%s.db", dir, r->name, level, vfs);
-	for (const char *sfx = ""; sfx; sfx = !*sfx ? "-journal" : !strcmp(sfx, "-journal") ? "-wal" : NULL) {
-		snprintf(rm, sizeof(rm), "%s%s", path, sfx);
+	for (int k = 0; k < 3; k++) {
+		snprintf(rm, sizeof(rm), "%s%s", path, (const char *[]){ "", "-journal", "-wal" }[k]);
 		unlink(rm);
 	}
 	db = sqt_open(path, "unix");
