@@ -83,12 +83,16 @@
  *      unlock-failed).  Each later xUnlock, and the close, retries; other
  *      processes get SQLITE_BUSY meanwhile.  (Before, the lock went: this
  *      process then read its stale dirty pages and wrote them back over
- *      another process's commit, malformed.)  Not done for WAL mode: the
- *      end of a checkpoint releases WAL_CKPT_LOCK even when its write-back
- *      failed (SQLite ignores xShmLock's answer to an unlock, and a shm
- *      lock kept behind SQLite's back would meet its next lock request), so
- *      the same pages may stay dirty here while another process checkpoints
- *      newer frames of them; not demonstrated by a story.
+ *      another process's commit, malformed.)  WAL mode, the same: when
+ *      the write-back at the end of a checkpoint fails, WAL_CKPT_LOCK is
+ *      kept (p->ckpt_kept; SQLite ignores the unlock's answer and believes
+ *      it released): no other process checkpoints newer frames of those
+ *      pages into the file, where the flusher would later overwrite them
+ *      (story ckpt-failed: malformed before).  This connection's next
+ *      request for it is answered from p->ckpt_kept, its next checkpoint's
+ *      end retries, and its xShmUnmap lets it go with unix's shm.  Only
+ *      the checkpoint's own one-lock unlock keeps it (a recovery's range is
+ *      released as before: it writes nothing to the file).
  *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
  *      SHARED no other process can write the file; nshared is raised after
@@ -824,13 +828,26 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 
 	if (p->excl) /* nobody else checkpoints or restarts: no SQ1, SQ3 */
 		return p->real->pMethods->xShmLock(p->real, ofst, n, flags);
+	if ((flags & SQLITE_SHM_LOCK) && p->ckpt_kept && ofst == WAL_CKPT_LOCK && n == 1) {
+		/* SQ1f: our checkpoint lock was kept after a failed write-back;
+		 * SQLite asks for it again: held already, the check (SQ3a) and
+		 * ckpt_mine still hold. */
+		p->ckpt_kept = false;
+		return SQLITE_OK;
+	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
 	    ofst + n > WAL_CKPT_LOCK) {
 		/* SQ1, SQ3b: the end of our checkpoint. */
 		lpcs_hook(LPCS_HOOK_CKPT_END, NULL);
 		rc = flush(p);
+		if (rc != SQLITE_OK && ofst == WAL_CKPT_LOCK && n == 1) {
+			/* SQ1f: keep WAL_CKPT_LOCK while pages are dirty here; a
+			 * later checkpoint of this connection retries. */
+			p->ckpt_kept = true;
+			return rc;
+		}
 		end_ckpt(p, rc == SQLITE_OK && p->shm0);
-		p->ckpt_held = false;
+		p->ckpt_held = p->ckpt_kept = false;
 	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->write_held && ofst == WAL_WRITE_LOCK) {
 		struct lpcs_node *nd = p->node;
@@ -894,6 +911,12 @@ static int lpcs_shm_unmap(sqlite3_file *f, int deleteFlag)
 	struct lpcs_file *p = F(f);
 
 	p->shm0 = NULL;
+	if (p->ckpt_kept) {
+		/* SQ1f: unix's unmap drops the kept lock; the node forgets what
+		 * the failed checkpoint had reconciled (SQ3a). */
+		end_ckpt(p, false);
+		p->ckpt_held = p->ckpt_kept = false;
+	}
 	return p->real->pMethods->xShmUnmap(p->real, deleteFlag);
 }
 

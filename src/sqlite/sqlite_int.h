@@ -97,6 +97,8 @@ struct lpcs_file {
 	bool excl;       /* node->excl (copied: read on every method) */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
 	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
+	bool ckpt_kept;  /* ... kept after a failed write-back (SQ1f), SQLite
+			  * believing it released */
 	bool write_held; /* holds WAL_WRITE_LOCK (node->write_mine) */
 };
 

@@ -23,6 +23,7 @@
  *  unlock-failed   our commit's write-back fails (EIO injected): the
  *                  dirty pages left in lpc must never be read or written
  *                  over another process's later commit
+ *  ckpt-failed     the same for a WAL checkpoint whose write-back fails
  * Usage: test_sqlite_stories [--seed N] [STORY...] (all by default).
  */
 #include <pthread.h>
@@ -201,6 +202,10 @@ static int child(const char *action, const char *path, long long arg)
 		sqlite3_busy_timeout(db, 200);
 		rc = sqt_try(db, "UPDATE t SET v = 5");
 		rc = rc == SQLITE_OK ? 0 : rc == SQLITE_BUSY ? 5 : 1;
+	} else if (!strcmp(action, "update-v5-ckpt")) {
+		db = sqt_open(path, "unix");
+		sqt_exec(db, "UPDATE t SET v = 5");
+		sqt_int(db, "PRAGMA wal_checkpoint(PASSIVE)"); /* busy or not */
 	} else if (!strcmp(action, "update-v1")) {
 		db = sqt_open(path, "unix");
 		sqt_exec(db, "UPDATE t SET v = 1");
@@ -428,6 +433,36 @@ static void story_unlock_failed(const char *dir)
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 }
 
+static void story_ckpt_failed(const char *dir)
+{
+	struct lpc_io_fault f = { .ops = LPC_IO_WRITE, .err = EIO };
+	struct lpc_cache *c;
+	char path[600];
+	sqlite3 *db;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/ckptfail.db", dir);
+	make_db(path, "wal", 300);
+	db = sqt_open(path, "lpc");
+	sqt_exec(db, "PRAGMA wal_autocheckpoint=0; UPDATE t SET v = 1");
+	c = lpcs_cache_peek();
+	REQUIRE(c && lpc_io_fault_set(&c->io, &f) == 0, "lpc_io_fault_set");
+	rc = sqt_try(db, "PRAGMA wal_checkpoint(PASSIVE)");
+	CHECK(rc != SQLITE_OK, "ckpt-failed: the checkpoint fails (%d)", rc);
+	lpc_io_fault_set(&c->io, NULL);
+	/* Another process commits the same pages and checkpoints if it can. */
+	CHECK_EQ(spawn("update-v5-ckpt", path, 0), 0, "ckpt-failed: the other commit");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 5"), 300,
+		 "ckpt-failed: we read the other process's commit (unix: 300)");
+	sqt_check_integrity(db, "ckpt-failed");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	db = sqt_open(path, "unix");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 5"), 300,
+		 "ckpt-failed: no stale page of ours overwrote the other's commit");
+	sqt_check_integrity(db, "ckpt-failed (unix)");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *dir);
@@ -435,7 +470,7 @@ static const struct {
 	{ "wal-recreated", story_wal_recreated }, { "ckpt-published", story_ckpt_published },
 	{ "off-killed", story_off_killed },       { "nshared-race", story_nshared_race },
 	{ "hot-shrink", story_hot_shrink },       { "wal-close-size", story_wal_close_size },
-	{ "unlock-failed", story_unlock_failed },
+	{ "unlock-failed", story_unlock_failed }, { "ckpt-failed", story_ckpt_failed },
 };
 
 int main(int argc, char **argv)
