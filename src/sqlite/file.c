@@ -71,9 +71,10 @@
  *
  *  SQ1  Before this process gives up the lock that let it write (rollback:
  *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
- *      WAL_CKPT_LOCK), every page it wrote is written back (node->unwritten:
- *      set by xWrite and xTruncate before lpc's call, cleared by the
- *      write-back or xSync that covers them): another process never reads
+ *      WAL_CKPT_LOCK), every page it wrote is written back (node->wgen,
+ *      raised by xWrite and xTruncate before lpc's call, against
+ *      node->wdone, raised to it by the write-back or xSync that returned
+ *      0 after covering them): another process never reads
  *      the kernel's file without them, and no dirty page of ours can later
  *      overwrite its writes.  SQ4 and SQ5 (above) have usually done it.
  *   SQ1f A failed write-back keeps the lock (xUnlock returns the error and
@@ -326,20 +327,40 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	return SQLITE_OK;
 }
 
+/* SQ1: the writes counted up to g are in the kernel's file. */
+static void written(struct lpcs_file *p, uint64_t g)
+{
+	uint64_t d = atomic_load_explicit(&p->node->wdone, memory_order_relaxed);
+
+	while (d < g && !atomic_compare_exchange_weak_explicit(&p->node->wdone, &d, g,
+							       memory_order_release,
+							       memory_order_relaxed))
+		;
+}
+
 /* SQ1, SQ4, SQ5: puts what this process wrote into the kernel's file (no
  * fdatasync: that is xSync's).  Return: SQLite code. */
 static int flush(struct lpcs_file *p)
 {
+	uint64_t g = atomic_load_explicit(&p->node->wgen, memory_order_acquire);
 	int rc;
 
-	if (!atomic_exchange_explicit(&p->node->unwritten, 0, memory_order_acq_rel))
+	if (atomic_load_explicit(&p->node->wdone, memory_order_acquire) == g)
 		return SQLITE_OK;
 	rc = lpc_wb_flush_file(p->lf);
-	if (rc < 0) {
-		atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
+	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_WRITE);
-	}
+	written(p, g);
 	return SQLITE_OK;
+}
+
+/* SQ6, SQ7: no write of this process is pending (every page it wrote was
+ * written back and the size published by flush or xSync since): the
+ * kernel's size is then not momentarily ours rounded up to a page. */
+static bool unwritten_quiet(const struct lpcs_file *p)
+{
+	return atomic_load_explicit(&p->node->wdone, memory_order_acquire) ==
+	       atomic_load_explicit(&p->node->wgen, memory_order_acquire);
 }
 
 /* Another process may have grown the kernel's file past lpc's size (SQ3,
@@ -555,7 +576,7 @@ static int lpcs_close(sqlite3_file *f)
 	 * it (another process's checkpoint may have grown the file). */
 	if (p->node && !p->excl &&
 	    atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) && p->real->pMethods &&
-	    kernel_size(p, &ks) == SQLITE_OK)
+	    unwritten_quiet(p) && kernel_size(p, &ks) == SQLITE_OK)
 		follow_kernel_size(p, ks);
 	/* SQ1f: a lock kept after a failed write-back: a last try while it
 	 * still keeps other writers out. */
@@ -621,8 +642,7 @@ static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 o
 	uint64_t end = (uint64_t)off + (uint64_t)amt, size;
 	ssize_t w;
 
-	atomic_store_explicit(&n->unsynced, 1, memory_order_relaxed);
-	atomic_store_explicit(&n->unwritten, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->wgen, 1, memory_order_release);
 	w = lpc_pwrite(p->lf, buf, (size_t)amt, (uint64_t)off);
 	if (w != amt)
 		return lpcs_errcode(w < 0 ? w : -EIO, SQLITE_IOERR_WRITE);
@@ -644,8 +664,7 @@ static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
 	struct lpcs_file *p = F(f);
 	int rc;
 
-	atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
-	atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->node->wgen, 1, memory_order_release);
 	rc = lpc_truncate(p->lf, (uint64_t)size);
 	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
@@ -656,16 +675,12 @@ static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
 static int lpcs_sync(sqlite3_file *f, int flags)
 {
 	struct lpcs_file *p = F(f);
-	int rc;
+	uint64_t g = atomic_load_explicit(&p->node->wgen, memory_order_acquire);
+	int rc = lpc_fsync(p->lf);
 
-	atomic_store_explicit(&p->node->unsynced, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->node->unwritten, 0, memory_order_relaxed);
-	rc = lpc_fsync(p->lf);
-	if (rc < 0) {
-		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
-		atomic_store_explicit(&p->node->unwritten, 1, memory_order_relaxed);
+	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
-	}
+	written(p, g);
 	return SQLITE_OK;
 }
 
@@ -678,11 +693,15 @@ static int lpcs_file_size(sqlite3_file *f, sqlite3_int64 *pSize)
 	 * at RESERVED or above nobody else can change it, and a process that
 	 * died holding the lock may have left it longer than lpc's size (a
 	 * hot journal's spilled pages): answer the kernel's, so that the
-	 * rollback's pager_truncate cuts them. */
+	 * rollback's pager_truncate cuts them.  The kernel's size is ours to
+	 * follow only with nothing of ours unwritten (unwritten_quiet): lpc's
+	 * writeback of a partial last page makes it a whole lpc page for a
+	 * moment. */
 	if ((atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) ||
-	     (!p->excl && p->lock >= SQLITE_LOCK_RESERVED)) &&
+	     (!p->excl && p->lock >= SQLITE_LOCK_RESERVED && unwritten_quiet(p))) &&
 	    kernel_size(p, &ks) == SQLITE_OK && ks > s) {
-		follow_kernel_size(p, ks);
+		if (unwritten_quiet(p))
+			follow_kernel_size(p, ks);
 		s = ks;
 	}
 	*pSize = (sqlite3_int64)s;

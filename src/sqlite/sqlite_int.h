@@ -67,8 +67,12 @@ struct lpcs_node {
 	 * the connection that holds the write lock, read by any (relaxed: the
 	 * file lock orders them). */
 	_Atomic uint64_t size;
-	_Atomic int unsynced;    /* lpc writes not yet made durable by lpc_fsync */
-	_Atomic int unwritten;   /* lpc writes not yet in the kernel's file */
+	/* SQ1: xWrite/xTruncate calls begun (raised before lpc's call), and
+	 * the count a completed write-back or xSync covered (raised after it
+	 * returned 0): equal when nothing of ours is pending or in flight.
+	 * Writes and write-backs come from the connection holding the lock
+	 * that lets it write, one after the other. */
+	_Atomic uint64_t wgen, wdone;
 	_Atomic int maybe_grown; /* another process may have grown the file
 				  * beyond lpc's size (WAL checkpoints): a short
 				  * lpc_pread is completed from the kernel */
