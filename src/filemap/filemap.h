@@ -237,6 +237,12 @@ void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
 				      void *_Atomic const *slot, uint32_t removals);
 #endif
 
+/* Another process grew the kernel's file to at least `seen` bytes (the
+ * SQLite VFS in detect mode read them there, or fstat said so): lpc's size
+ * and io.size become at least that.  Never shrinks, never calls ftruncate,
+ * so a racing writer of either size only ever raises it further (CAS-max,
+ * as size_extend).  Return: lpc's size. */
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen);
 /* Re-reads the kernel file's size (into io.size); lpc's size follows it
  * until lpc keeps the size itself (size_kept).  Return: lpc's size. */
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);

@@ -71,6 +71,22 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 	return atomic_load_explicit(&f->size, memory_order_acquire);
 }
 
+static void size_raise(_Atomic uint64_t *v, uint64_t to)
+{
+	uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+
+	while (cur < to && !atomic_compare_exchange_weak_explicit(v, &cur, to, memory_order_release,
+								  memory_order_relaxed))
+		;
+}
+
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen)
+{
+	size_raise(&f->io.size, seen);
+	size_raise(&f->size, seen);
+	return atomic_load_explicit(&f->size, memory_order_acquire);
+}
+
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 {
 	if (r < 0 || (size_t)r >= f->pool->page_size)
