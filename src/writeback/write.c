@@ -158,6 +158,7 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 		if (rc)
 			break;
 		done += n;
+		lpc_yield_point(LPC_YP_Z1);
 		size_extend(f, off + done);
 	}
 	pthread_rwlock_unlock(&f->trunc_lock);

@@ -100,8 +100,10 @@ int lpc_wb_publish_size(struct lpc_file *f)
 	if (atomic_load_explicit(&f->size_kept, memory_order_acquire)) {
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
 
+		lpc_yield_point(LPC_YP_Z3);
 		if (atomic_load_explicit(&f->io.size, memory_order_relaxed) != size) {
 			rc = lpc_io_truncate(f->iodev, &f->io, size);
+			lpc_yield_point(LPC_YP_Z5);
 			if (!rc)
 				atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
 		}
@@ -217,8 +219,10 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 	}
 	if (end) {
 		/* The kernel's file now reaches at least `end`. */
-		uint64_t ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+		uint64_t ks;
 
+		lpc_yield_point(LPC_YP_Z2);
+		ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 		while (ks < end && !atomic_compare_exchange_weak_explicit(
 					   &f->io.size, &ks, end, memory_order_relaxed,
 					   memory_order_relaxed))
