@@ -144,8 +144,9 @@
  *
  * I. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: i1_...)
  *  I.1 All or nothing: lpc_pin returns every page covering the range (cut at
- *      the end of the file), in index order, each as A.1 says of a lookup;
- *      or an error with nothing left pinned.
+ *      the end of the file: lpc's size, as lpc_pread's, J.7), in index
+ *      order, each as A.1 says of a lookup; or an error with nothing left
+ *      pinned.
  *  I.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
  *      eviction once it exists, skip a pinned page (eviction takes only pages
  *      whose sole reference is the index's); the last close and truncate
@@ -200,6 +201,13 @@
  *      last lpc_file_close and lpc_cache_destroy write every dirty page
  *      back first and return the first error (the pages whose write
  *      failed are then dropped: the error says so).
+ *  J.7 The file's size: lpc_pread, lpc_pin and writeback all stop at lpc's
+ *      size (a write past the end extends it at once, before the file on
+ *      disk).  The file on disk is shrunk only by lpc_truncate: writeback,
+ *      lpc_fsync and the last lpc_file_close extend it to lpc's size and cut
+ *      back only the tail of lpc's last page that its own whole-page write
+ *      put past lpc's size, never a byte another process put there, nor one
+ *      an lpc_pwrite put there (tests/regress/regress_size_*.c).
  *
  * K. Optimistic reads (lpc_pread, lpc_page_read; lockless mode)
  *  K.1 The bytes lpc_pread returns for a page, and the view of the run of
