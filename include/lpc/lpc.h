@@ -468,7 +468,9 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * I/O) and waits for writes in flight; does not wait for a grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not
  * from a signal handler.  The last close takes page locks as lpc_fsync
- * does: the caller must hold no page lock.
+ * does: the caller must hold no page lock.  It publishes the size as
+ * lpc_fsync does (J.7): it never shrinks the file below bytes another
+ * process put there; only lpc_truncate shrinks a file.
  */
 int lpc_file_close(struct lpc_file *f);
 
@@ -692,8 +694,11 @@ int lpc_page_mark_dirty(struct lpc_page *p);
  * Makes every byte written to f before the call durable: writes back the
  * pages dirty when it began (coalescing contiguous pages into one vectored
  * write, the runs of a pass submitted together), waits for writes already
- * in flight, publishes the size, then fdatasync(2) (IORING_OP_FSYNC with
- * IORING_FSYNC_DATASYNC on LPC_IO_URING) (H.2, H.3).  A short write is
+ * in flight, publishes the size (J.7: extends the file to lpc's size, or
+ * cuts back only the tail of lpc's last page that its own whole-page write
+ * put past it; never below bytes another process put there), then
+ * fdatasync(2) (IORING_OP_FSYNC with IORING_FSYNC_DATASYNC on LPC_IO_URING)
+ * (H.2, H.3).  A short write is
  * written again until every byte is on the file or an error is returned.
  * Return: 0 only when all of that succeeded; -EINVAL for NULL; -ENOMEM for
  * the thread's block; otherwise a write error (-EIO, -ENOSPC, -EDQUOT, ...)
