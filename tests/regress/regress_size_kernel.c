@@ -26,7 +26,7 @@
  *      of an in-range offset failed with -ENXIO.
  *   5. lpc_fsync and the last lpc_file_close return 0 and the file still
  *      holds the other process's pages.  Broken: the publish cut the file
- *      to lpc's 2 pages (issue: the SQLite VFS in detect mode lost a
+ *      to lpc's 2 pages (the SQLite VFS in detect mode lost a
  *      checkpoint this way).
  */
 #include <fcntl.h>
