@@ -16,7 +16,7 @@
  *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
  *   file->trunc_lock (rwlock: lpc_pwrite shared, lpc_truncate exclusive)
  *     file->size_lock (lpc_truncate; writeback's publish of the size;
- *                      lpc_pwrite's raise of the size, Z1: each taken with
+ *                      lpc_pwrite's raise of the size, SZ1: each taken with
  *                      no page lock and no WRITEBACK page held)
  *       page lock
  *       WRITEBACK (not a lock, but waited for like one: lpc_truncate waits

@@ -73,21 +73,21 @@ struct lpc_file {
 	unsigned opens;
 	struct lpc_file *next;
 
-	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol Z1-Z5
+	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol SZ1-SZ5
 	 * and rules S1-S4 in writeback/writeback.c):
 	 *   size     lpc's size of the file: lpc_pread, lpc_pin and writeback
 	 *            stop at it, writes past it extend it.  The kernel's
 	 *            (fstat) until lpc first writes or truncates the file
-	 *            (size_kept), then lpc's own: raised by lpc_pwrite (Z1)
+	 *            (size_kept), then lpc's own: raised by lpc_pwrite (SZ1)
 	 *            and set by lpc_truncate, both under size_lock; read
 	 *            without a lock (acquire).
 	 *   io.size  lpc's end of the kernel's file: fstat's while !size_kept;
-	 *            then only raised by a writeback's write (Z2, CAS-max) and
-	 *            set by a publish (Z5) or lpc_truncate, both by CAS.
+	 *            then only raised by a writeback's write (SZ2, CAS-max) and
+	 *            set by a publish (SZ5) or lpc_truncate, both by CAS.
 	 *   the kernel's file: extended by writeback's whole pages, extended
 	 *            or cut back to size by a publish (under size_lock), set by
 	 *            lpc_truncate; other processes may change it.
-	 * The rule that keeps bytes: (S1) Z1 raises size before the bytes are
+	 * The rule that keeps bytes: (S1) SZ1 raises size before the bytes are
 	 * in the page, and (S2) a publish cuts only to the size it read under
 	 * size_lock, (S3) only over lpc's own writes (the file's end no
 	 * further than io.size).  lpc_truncate is the only call that cuts the
@@ -97,7 +97,7 @@ struct lpc_file {
 	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
-	pthread_mutex_t size_lock;     /* raises of size (Z1), publishes (Z3-Z5), truncate */
+	pthread_mutex_t size_lock;     /* raises of size (SZ1), publishes (SZ3-SZ5), truncate */
 	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
 	unsigned wb_busy;              /* flusher passes on f; under files->lock */
 	/* Eviction met a dirty page of f (reclaim/evict.c E8): the flusher's
@@ -116,9 +116,9 @@ struct lpc_file {
 	 * release increments, acquire loads. */
 	_Atomic uint64_t dbg_wb_started, dbg_wb_ended;
 	/* Rule SIZE-SEEN (writeback.c): the highest end of the file a write
-	 * of lpc reached (Z2, CAS-max) since lpc's last ftruncate set it. */
+	 * of lpc reached (SZ2, CAS-max) since lpc's last ftruncate set it. */
 	_Atomic uint64_t dbg_wb_end;
-	/* Batches past their write (Z2) whose publish has not returned. */
+	/* Batches past their write (SZ2) whose publish has not returned. */
 	_Atomic int64_t dbg_publish_owed;
 #endif
 };

@@ -60,7 +60,7 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 		/* Until lpc writes the file, its size is the kernel's (it may
 		 * grow or shrink behind our back), and so is io.size; after,
 		 * lpc's own, which writeback publishes, and io.size is lpc's
-		 * end of the kernel's file (Z2-Z5, writeback.c): what another
+		 * end of the kernel's file (SZ2-SZ5, writeback.c): what another
 		 * process appended is not lpc's, and no publish may cut it (a
 		 * write of a whole last page makes the kernel's larger for a
 		 * moment: it must not leak in here either). */

@@ -237,12 +237,12 @@ static int buf_index(struct lpc_io *io, struct uring *r, const void *p, size_t l
  * preparation (frames of the registered arena, iovcnt <= UIO_MAXIOV), so
  * only a kernel out of memory for requests made it happen; the code does
  * not rely on that:
- *   G1 submit (and wait, the first time) until every entry is in;
- *   G2 a submission that fails, or takes nothing, with entries left stops
+ *   RS1 submit (and wait, the first time) until every entry is in;
+ *   RS2 a submission that fails, or takes nothing, with entries left stops
  *      there;
- *   G3 reap exactly the completions of the entries submitted (every one has
+ *   RS3 reap exactly the completions of the entries submitted (every one has
  *      a CQE, failed preparations too), so no request outlives the call;
- *   G4 with entries left unsubmitted, return the error: the caller kills the
+ *   RS4 with entries left unsubmitted, return the error: the caller kills the
  *      ring (ring_kill: the entries never submitted go with it, unread by
  *      the kernel) and does the requests again the sync way.
  * Return: 0; negative errno when not every entry was submitted, or a wait
@@ -253,18 +253,18 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 	unsigned sent = 0;
 	int n, err = 0;
 
-	while (sent < want) {						/* G1 */
+	while (sent < want) {						/* RS1 */
 		n = sent ? io_uring_submit(&r->ring)
 			 : io_uring_submit_and_wait(&r->ring, want);
 		if (n == -EINTR)
 			continue;
-		if (n <= 0) {							/* G2 */
+		if (n <= 0) {							/* RS2 */
 			err = n ? n : -EAGAIN;
 			break;
 		}
 		sent += (unsigned)n;
 	}
-	for (unsigned i = 0; i < sent; i++) {				/* G3 */
+	for (unsigned i = 0; i < sent; i++) {				/* RS3 */
 		struct io_uring_cqe *cqe;
 		int rc;
 
@@ -276,7 +276,7 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 		res[cqe->user_data] = cqe->res;
 		io_uring_cqe_seen(&r->ring, cqe);
 	}
-	return sent == want ? 0 : err;					/* G4 */
+	return sent == want ? 0 : err;					/* RS4 */
 }
 
 static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,

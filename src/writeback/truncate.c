@@ -110,15 +110,15 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
 	if (size < old)
 		truncate_pages(f, size);					/* 2, 3 */
-	lpc_yield_point(LPC_YP_Z4);
+	lpc_yield_point(LPC_YP_SZ4);
 	seen = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 	rc = lpc_io_truncate(f->iodev, &f->io, size);			/* 4 */
 	if (!rc)
 		lpc_debug_wb_end_set(f, size);
-	lpc_yield_point(LPC_YP_Z5);
+	lpc_yield_point(LPC_YP_SZ5);
 	if (!rc) {
-		/* As the publish's Z5: a CAS, so a writeback's raise of
-		 * io.size (Z2: the last page, written again after step 3,
+		/* As the publish's SZ5: a CAS, so a writeback's raise of
+		 * io.size (SZ2: the last page, written again after step 3,
 		 * landing after this ftruncate) is not lost; when io.size
 		 * was past that write's end already, the raise changes
 		 * nothing and this CAS succeeds, and that write's own

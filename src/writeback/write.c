@@ -8,7 +8,7 @@
  * of frame) and then inserted UPTODATE and DIRTY, so no reader ever sees a
  * half-written new page.  Any other page is read first (the miss path, M1-
  * M6), then changed under its lock between seq begin and end.  lpc's size
- * grows before the data is in the page (Z1, below; the size protocol is in
+ * grows before the data is in the page (SZ1, below; the size protocol is in
  * writeback.c).  lpc_pwrite holds f->trunc_lock shared, so lpc_truncate
  * never runs in the middle of it.
  */
@@ -57,7 +57,7 @@ static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size
 }
 
 #if LPC_DEBUG
-/* Rule SIZE-CUT, the writer's half (Z1 before D3): bytes are dirtied only
+/* Rule SIZE-CUT, the writer's half (SZ1 before D3): bytes are dirtied only
  * below lpc's size, so a publish (which reads the size under size_lock)
  * never sees a page with promised bytes past the size it cuts to. */
 static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
@@ -65,7 +65,7 @@ static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
 	uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
 
 	lpc_debug_check(size >= end, "SIZE-CUT", p,
-			"bytes up to %llu dirtied with lpc's size at %llu (Z1 must raise it "
+			"bytes up to %llu dirtied with lpc's size at %llu (SZ1 must raise it "
 			"before D3: a publish in between would cut them)",
 			(unsigned long long)end, (unsigned long long)size);
 }
@@ -74,7 +74,7 @@ static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
 #endif
 
 /* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
- * before this write's Z1 raise (write_extend): a page wholly past it holds
+ * before this write's SZ1 raise (write_extend): a page wholly past it holds
  * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
 static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
 		      const void *src, uint64_t size0, struct lpc_tcache *t)
@@ -133,7 +133,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 }
 
 /*
- * Z1: raises lpc's size of f to at least `end`, under size_lock, before the
+ * SZ1: raises lpc's size of f to at least `end`, under size_lock, before the
  * bytes below `end` are in a page (writeback.c, the size protocol): a
  * publish, which reads the size under the same lock, then either sees the
  * new size or runs its ftruncate before any of these bytes can be dirty.
@@ -145,14 +145,14 @@ static uint64_t write_extend(struct lpc_file *f, uint64_t end)
 {
 	uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
 
-	lpc_yield_point(LPC_YP_Z1);
+	lpc_yield_point(LPC_YP_SZ1);
 	if (size >= end)
 		return size;
-	lpc_debug_no_page_lock("size_lock taken (lpc_pwrite Z1)");
+	lpc_debug_no_page_lock("size_lock taken (lpc_pwrite SZ1)");
 	pthread_mutex_lock(&f->size_lock);
 	size = atomic_load_explicit(&f->size, memory_order_relaxed);
 	if (size < end)
-		atomic_store_explicit(&f->size, end, memory_order_release);	/* Z1 */
+		atomic_store_explicit(&f->size, end, memory_order_release);	/* SZ1 */
 	pthread_mutex_unlock(&f->size_lock);
 	return size;
 }
@@ -192,7 +192,7 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 
 		if (n > len - done)
 			n = len - done;
-		size0 = write_extend(f, pos + n);				/* Z1 */
+		size0 = write_extend(f, pos + n);				/* SZ1 */
 		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, size0,
 				t);
 		if (rc)

@@ -19,7 +19,7 @@
  *  - LOOKUP-NOT-IN-INDEX (needs the R4 re-check skipped): tests/mutants/run.sh
  *    (mutant no-r4) and tests/regress/regress_r4_failed_read.c.
  * SIZE-CUT has two halves (writeback/writeback.c): the publisher's is broken
- * here; the writer's (bytes dirtied past lpc's size, Z1 after D3) by the
+ * here; the writer's (bytes dirtied past lpc's size, SZ1 after D3) by the
  * mutant size-dirty-first, which any write test that extends a file kills.
  */
 #include <fcntl.h>
@@ -297,10 +297,10 @@ static struct lpc_file *size_file(bool real, char *path, size_t pathlen)
 static struct lpc_file *size_cut_file;
 
 /* A raise of lpc's size that did not wait for size_lock: it lands between
- * the publish's read of the size (Z3) and its ftruncate. */
+ * the publish's read of the size (SZ3) and its ftruncate. */
 static void size_cut_hook(enum lpc_yield_point yp)
 {
-	if (yp == LPC_YP_Z4)
+	if (yp == LPC_YP_SZ4)
 		atomic_store(&size_cut_file->size, 5000);
 }
 
@@ -314,7 +314,7 @@ static void break_size_cut(void)
 	size_cut_file = size_file(false, path, sizeof(path));
 	REQUIRE(lpc_pwrite(size_cut_file, buf, sizeof(buf), 4096) == sizeof(buf), "write");
 	lpc_yield_set_hook(size_cut_hook);
-	lpc_yield_arm("Z4", 1.0, 1);
+	lpc_yield_arm("SZ4", 1.0, 1);
 	lpc_fsync(size_cut_file);
 }
 

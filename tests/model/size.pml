@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * size.pml - the file's size (src/writeback/writeback.c, Z1-Z5 and rules
+ * size.pml - the file's size (src/writeback/writeback.c, SZ1-SZ5 and rules
  * S1-S4; write.c's raise, truncate.c): lpc_pwrite extending the file,
  * writeback's whole-page writes, the publish of lpc's size (ftruncate) and
  * lpc_truncate, against each other.
@@ -25,9 +25,9 @@
  * lpc's size long and holds every promised byte below it (no write cut off
  * by a publish, no tail of a page left past the size).
  * Broken variants spin must catch (CTest runs them with --expect assert):
- *   BUG_DIRTY_FIRST    Z1 after the data: the page is dirty before lpc's
+ *   BUG_DIRTY_FIRST    SZ1 after the data: the page is dirty before lpc's
  *                      size covers it (window (a))
- *   BUG_RAISE_NO_LOCK  Z1 raises the size without size_lock: a publish
+ *   BUG_RAISE_NO_LOCK  SZ1 raises the size without size_lock: a publish
  *                      that read the size before the raise cuts the
  *                      written page (window (b))
  *   BUG_STALE_PUBLISH  the publish reads lpc's size before it takes
@@ -38,7 +38,7 @@
  *                      last page landed after its ftruncate, whose CAS-max
  *                      then changed nothing, sets io.size to the size and
  *                      the write's tail stays past it
- *   BUG_PLAIN_STORE    the old code: that trust, and Z5 a plain store over
+ *   BUG_PLAIN_STORE    the old code: that trust, and SZ5 a plain store over
  *                      a writeback's CAS-max
  * The fix of the last two: a writeback that wrote past lpc's size publishes
  * with its own end (wend) as lpc's, and reads the kernel's size itself.
@@ -75,7 +75,7 @@ inline ftruncate(sz)
 	}
 }
 
-/* Z3-Z5 (publish_size); wend: the end of the writeback's own write that
+/* SZ3-SZ5 (publish_size); wend: the end of the writeback's own write that
  * passed lpc's size (0: lpc_fsync's Y4, the last close). */
 inline publish(wend)
 {
@@ -84,7 +84,7 @@ inline publish(wend)
 	lock_size();
 #else
 	lock_size();
-	t = lsize;						/* Z3 */
+	t = lsize;						/* SZ3 */
 #endif
 	seen = iosize;
 #if defined(BUG_TRUST_IOSIZE) || defined(BUG_PLAIN_STORE)
@@ -96,7 +96,7 @@ inline publish(wend)
 #endif
 	if
 	:: own != t || force ->
-		k = ksize;					/* Z4 */
+		k = ksize;					/* SZ4 */
 		if
 		:: k < t || (k > t && k <= own) -> ftruncate(t)
 		:: else -> skip
@@ -104,14 +104,14 @@ inline publish(wend)
 #ifdef BUG_PLAIN_STORE
 		iosize = t
 #else
-		atomic { if :: iosize == seen -> iosize = t :: else -> skip fi }	/* Z5 */
+		atomic { if :: iosize == seen -> iosize = t :: else -> skip fi }	/* SZ5 */
 #endif
 	:: else -> skip
 	fi;
 	unlock_size()
 }
 
-/* One writeback pass over the pages in index order (K3-K5, Z2). */
+/* One writeback pass over the pages in index order (K3-K5, SZ2). */
 inline pass()
 {
 	p = 0;
@@ -131,7 +131,7 @@ inline pass()
 				disk[p * PS] = s0; disk[p * PS + 1] = s1;
 				if :: ksize < (p + 1) * PS -> ksize = (p + 1) * PS :: else -> skip fi
 			};
-			atomic { if :: iosize < (p + 1) * PS -> iosize = (p + 1) * PS :: else -> skip fi };	/* Z2 */
+			atomic { if :: iosize < (p + 1) * PS -> iosize = (p + 1) * PS :: else -> skip fi };	/* SZ2 */
 			wb[p] = 0;					/* K5 */
 			if :: (p + 1) * PS > lsize -> publish((p + 1) * PS) :: else -> skip fi
 		:: else -> skip
@@ -141,7 +141,7 @@ inline pass()
 	od
 }
 
-/* Z1: lpc's size to at least e. */
+/* SZ1: lpc's size to at least e. */
 inline raise(e)
 {
 #ifdef BUG_RAISE_NO_LOCK
@@ -174,7 +174,7 @@ inline pwrite(s, e, v)
 	put(s, e, v);
 	raise(e);
 #else
-	raise(e);						/* Z1 */
+	raise(e);						/* SZ1 */
 	put(s, e, v);
 #endif
 	atomic {

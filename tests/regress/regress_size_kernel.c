@@ -3,7 +3,7 @@
  * regress_size_kernel.c - stories: the kernel's size of a file (io.size, or
  * what another process made it) is not lpc's, and must neither bound
  * lpc_pin nor be cut by a publish of lpc's size (writeback/writeback.c,
- * steps Z1-Z5; DESIGN: "lpc_pread, lpc_pin and writeback all use the same
+ * steps SZ1-SZ5; DESIGN: "lpc_pread, lpc_pin and writeback all use the same
  * size").  Sync and io_uring backends, 512 B and 4 KiB pages; the flusher
  * is kept out.  No thread but the test's: nothing to park.
  *

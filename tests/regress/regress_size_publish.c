@@ -3,7 +3,7 @@
  * regress_size_publish.c - stories: a publish of lpc's size (writeback's
  * trim of the tail its whole-page write left past lpc's size, or lpc_fsync's
  * Y4) must never cut a byte an lpc_pwrite put in the file, and must not lose
- * a writeback's raise of io.size (writeback/writeback.c, steps Z1-Z5).  Each
+ * a writeback's raise of io.size (writeback/writeback.c, steps SZ1-SZ5).  Each
  * story runs on the sync and io_uring backends, with 512 B and 4 KiB pages;
  * the flusher is kept out (age 2^32 ms, thresholds 100 %): the passes are
  * the story's.  T is the publisher's size, ps the page size.
@@ -12,11 +12,11 @@
  * raises lpc's size.
  *   1. The file is one page (case "new page") or 1.25 pages ("same page").
  *   2. W writes page 1 whole (2 pages now) or bytes [1.25, 1.5) ps, and is
- *      parked at Z1, the raise of lpc's size.
+ *      parked at SZ1, the raise of lpc's size.
  *   3. A writeback pass runs.  Broken: W's page is already DIRTY at the old
  *      size; the pass writes it, its end is past lpc's (old) size, so it
  *      publishes that size: ftruncate cuts W's bytes, and the page is clean.
- *      Fixed: Z1 comes before the page's data; the pass finds nothing new.
+ *      Fixed: SZ1 comes before the page's data; the pass finds nothing new.
  *   4. W goes on, lpc_fsync returns 0.  Broken: the publish grows the file
  *      back with zeros where W's bytes were.  The file read through a fresh
  *      descriptor must hold W's bytes.
@@ -25,12 +25,12 @@
  * the file and its page is written before the publisher's ftruncate.
  *   1. The file is 1.5 pages; page 1 is dirtied (bytes inside the size).
  *   2. P, a writeback pass, writes page 1 (the kernel's file: 2 pages) and
- *      publishes: it reads T = 1.5 ps and is parked at Z3 (size_lock held).
+ *      publishes: it reads T = 1.5 ps and is parked at SZ3 (size_lock held).
  *   3. W writes bytes [1.5, 1.75) ps.  Broken: W dirties page 1 and raises
- *      lpc's size, unordered with P.  Fixed: W waits for size_lock at Z1
+ *      lpc's size, unordered with P.  Fixed: W waits for size_lock at SZ1
  *      (the test gives it a moment, then goes on).
  *   4. Q, a second pass, writes page 1 (broken: with W's bytes) and reaches
- *      Z2; its publish then waits for size_lock.
+ *      SZ2; its publish then waits for size_lock.
  *   5. P goes on.  Broken: ftruncate(1.5 ps) cuts W's bytes that Q wrote,
  *      the page is clean, Q's publish grows the file back with zeros.
  *   6. Everything returns; after lpc_fsync the file holds W's bytes.
@@ -39,10 +39,10 @@
  *   1. The file is one page; lpc_pwrite puts bytes [1, 1.5) ps: lpc's size
  *      1.5 ps, io.size 1 ps.
  *   2. W, a writeback pass, puts page 1 in WRITEBACK and is parked at K4.
- *   3. P publishes the size: ftruncate(1.5 ps), parked at Z5 (before it
+ *   3. P publishes the size: ftruncate(1.5 ps), parked at SZ5 (before it
  *      records io.size).
  *   4. W goes on: its write makes the kernel's file 2 pages, it raises
- *      io.size to 2 ps (CAS-max, Z2) and its own publish waits for P.
+ *      io.size to 2 ps (CAS-max, SZ2) and its own publish waits for P.
  *   5. P goes on.  Broken: its plain store sets io.size to 1.5 ps over W's
  *      2 ps, so W's publish (and every later one) believes the file is
  *      1.5 ps long and never cuts the page tail W wrote.  Fixed: P's CAS
@@ -53,10 +53,10 @@
  * cut (found by tests/model/size.pml, variant BUG_TRUST_IOSIZE):
  *   1. The file is four pages (io.size 4 ps); page 1 is dirtied.
  *   2. T calls lpc_truncate(1.5 ps): it zeroes page 1's tail (step 3; the
- *      page stays dirty) and is parked at Z4, before it reads io.size.
+ *      page stays dirty) and is parked at SZ4, before it reads io.size.
  *   3. W, a writeback pass, puts page 1 in WRITEBACK, parked at K4.
- *   4. T goes on: reads io.size (4 ps), ftruncate(1.5 ps), parked at Z5.
- *   5. W goes on: its write makes the file 2 pages; its CAS-max (Z2) finds
+ *   4. T goes on: reads io.size (4 ps), ftruncate(1.5 ps), parked at SZ5.
+ *   5. W goes on: its write makes the file 2 pages; its CAS-max (SZ2) finds
  *      io.size at 4 ps and changes nothing; its publish waits for T.
  *   6. T goes on: its CAS takes io.size from 4 ps to 1.5 ps.  Broken (a
  *      publish that trusts io.size): W's publish finds io.size equal to
@@ -268,13 +268,13 @@ static void story_extend_order(int backend, size_t ps, bool same_page)
 		/* Page 1 cached (a read), so the write changes it in place. */
 		REQUIRE(lpc_pread(file, &b, 1, ps) == 1, "read page 1");
 	}
-	role_set(ROLE_W, LPC_YP_Z1, true);					/* 2 */
-	REQUIRE(lpc_yield_arm("Z1", 1.0, 1) == 0, "arm Z1");
+	role_set(ROLE_W, LPC_YP_SZ1, true);					/* 2 */
+	REQUIRE(lpc_yield_arm("SZ1", 1.0, 1) == 0, "arm SZ1");
 	w.buf = want + off;
 	w.len = len;
 	w.off = off;
 	job_start(&w);
-	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached Z1", what);
+	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached SZ1", what);
 	pass();									/* 3 */
 	role_release(ROLE_W);							/* 4 */
 	pthread_join(w.th, NULL);
@@ -302,18 +302,18 @@ static void story_publish_window(int backend, size_t ps)
 	for (uint64_t i = 0; i < len; i++)
 		want[off + i] = (unsigned char)(0xc3 ^ i);
 
-	role_set(ROLE_P, LPC_YP_Z3, true);					/* 2 */
-	role_set(ROLE_W, LPC_YP_Z1, false);
-	role_set(ROLE_Q, LPC_YP_Z2, false);
-	REQUIRE(lpc_yield_arm("Z1,Z2,Z3", 1.0, 1) == 0, "arm Z1-Z3");
+	role_set(ROLE_P, LPC_YP_SZ3, true);					/* 2 */
+	role_set(ROLE_W, LPC_YP_SZ1, false);
+	role_set(ROLE_Q, LPC_YP_SZ2, false);
+	REQUIRE(lpc_yield_arm("SZ1,SZ2,SZ3", 1.0, 1) == 0, "arm SZ1-SZ3");
 	job_start(&p);
-	REQUIRE(role_wait(ROLE_P, 10000), "%s: P never reached Z3", what);
+	REQUIRE(role_wait(ROLE_P, 10000), "%s: P never reached SZ3", what);
 
 	w.buf = want + off;							/* 3 */
 	w.len = len;
 	w.off = off;
 	job_start(&w);
-	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached Z1", what);
+	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached SZ1", what);
 	/* Broken: the raise follows at once.  Fixed: W waits for size_lock. */
 	(void)WAIT_FOR(atomic_load(&file->size) == off + len, W_MOMENT_MS);
 
@@ -353,12 +353,12 @@ static void story_seen_cas(int backend, size_t ps)
 	CHECK_EQ(atomic_load(&file->io.size), ps, "%s: io.size before", what);
 
 	role_set(ROLE_W, LPC_YP_K4, true);					/* 2 */
-	role_set(ROLE_P, LPC_YP_Z5, true);
-	REQUIRE(lpc_yield_arm("K4,Z5", 1.0, 1) == 0, "arm K4, Z5");
+	role_set(ROLE_P, LPC_YP_SZ5, true);
+	REQUIRE(lpc_yield_arm("K4,SZ5", 1.0, 1) == 0, "arm K4, SZ5");
 	job_start(&w);
 	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached K4", what);
 	job_start(&p);								/* 3 */
-	REQUIRE(role_wait(ROLE_P, 10000), "%s: P never reached Z5", what);
+	REQUIRE(role_wait(ROLE_P, 10000), "%s: P never reached SZ5", what);
 	role_release(ROLE_W);							/* 4 */
 	REQUIRE(WAIT_FOR(atomic_load(&file->io.size) == 2 * ps, 10000),
 		"%s: W's write never raised io.size", what);
@@ -388,17 +388,17 @@ static void story_truncate_stale(int backend, size_t ps)
 	REQUIRE(lpc_pwrite(file, want + ps, 1, ps) == 1, "dirty page 1");
 	CHECK_EQ(atomic_load(&file->io.size), 4 * ps, "%s: io.size before", what);
 
-	role_set(ROLE_T, LPC_YP_Z4, true);					/* 2 */
-	role_set(ROLE_T2, LPC_YP_Z5, true);
+	role_set(ROLE_T, LPC_YP_SZ4, true);					/* 2 */
+	role_set(ROLE_T2, LPC_YP_SZ5, true);
 	roles[ROLE_T].next = ROLE_T2;
 	role_set(ROLE_W, LPC_YP_K4, true);
-	REQUIRE(lpc_yield_arm("K4,Z4,Z5", 1.0, 1) == 0, "arm K4, Z4, Z5");
+	REQUIRE(lpc_yield_arm("K4,SZ4,SZ5", 1.0, 1) == 0, "arm K4, SZ4, SZ5");
 	job_start(&tr);
-	REQUIRE(role_wait(ROLE_T, 10000), "%s: T never reached Z4", what);
+	REQUIRE(role_wait(ROLE_T, 10000), "%s: T never reached SZ4", what);
 	job_start(&w);								/* 3 */
 	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached K4", what);
 	role_release(ROLE_T);							/* 4 */
-	REQUIRE(role_wait(ROLE_T2, 10000), "%s: T never reached Z5", what);
+	REQUIRE(role_wait(ROLE_T2, 10000), "%s: T never reached SZ5", what);
 	CHECK_EQ(tst_file_size(path), (int64_t)size1, "%s: T's ftruncate", what);
 	role_release(ROLE_W);							/* 5 */
 	REQUIRE(WAIT_FOR(tst_file_size(path) == (int64_t)(2 * ps), 10000),
