@@ -57,11 +57,16 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0) {
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
 
-		atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 		/* Until lpc writes the file, its size is the kernel's (it may
-		 * grow or shrink behind our back); after, lpc's own, which
-		 * writeback publishes (a write of a whole last page makes the
-		 * kernel's larger for a moment: it must not leak in here). */
+		 * grow or shrink behind our back), and so is io.size; after,
+		 * lpc's own, which writeback publishes, and io.size is lpc's
+		 * end of the kernel's file (SZ2-SZ5, writeback.c): what another
+		 * process appended is not lpc's, and no publish may cut it (a
+		 * write of a whole last page makes the kernel's larger for a
+		 * moment: it must not leak in here either). */
+		if (!atomic_load_explicit(&f->size_kept, memory_order_acquire))
+			atomic_store_explicit(&f->io.size, (uint64_t)st.st_size,
+					      memory_order_relaxed);
 		while (!atomic_load_explicit(&f->size_kept, memory_order_acquire) &&
 		       !atomic_compare_exchange_weak_explicit(&f->size, &size, (uint64_t)st.st_size,
 							      memory_order_relaxed,

@@ -103,6 +103,9 @@ struct lpc_io_backend_ops {
 			  uint64_t off);
 	/* Sets the file's size (ftruncate).  Return: 0 or negative errno. */
 	int (*truncate)(struct lpc_io_file *f, uint64_t size);
+	/* Optional (NULL: fstat of f->fd).  The file's size as the storage
+	 * has it now.  Return: 0 or negative errno. */
+	int (*size)(struct lpc_io_file *f, uint64_t *out);
 	/* Optional (NULL: the front calls writev per run).  Writes every run
 	 * with `todo` set, as writev would, submitting them together where
 	 * the backend can; sets each such run's `res` (bytes written, possibly
@@ -203,6 +206,9 @@ int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f);
 
 /* ftruncate through the backend (no fault).  Return: 0 or negative errno. */
 int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size);
+/* The file's size as the storage has it now (the backend's size op, or
+ * fstat).  Return: 0 or negative errno. */
+int lpc_io_size(struct lpc_io *io, struct lpc_io_file *f, uint64_t *out);
 
 /* Arms (f != NULL) or clears (f == NULL) io's fault hook.
  * Return: 0; -EINVAL for a fault with no ops or no error and no short size. */

@@ -334,20 +334,48 @@ static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, c
 }
 
 /*
- * Submits what is queued and reaps `want` completions into res[user_data].
- * Return: 0; negative errno when the submission failed (nothing reaped: the
- * caller kills the ring and goes sync).
+ * Submits the `want` entries queued and reaps their completions into
+ * res[user_data].
+ *
+ * A partial submission: io_uring_enter may take fewer entries than are
+ * queued.  It stops at the first entry whose preparation fails (that entry
+ * is consumed and counted, its error posted as its CQE) or when it cannot
+ * allocate a request (memory), and returns the count, leaving the rest in
+ * the SQ ring; with a short count it also skips the wait it was asked for.
+ * Waiting for `want` completions after that (what this function did) waits
+ * for entries that were never submitted: liburing's io_uring_wait_cqe does
+ * not submit, so the wait never ends.  lpc's own entries do not fail their
+ * preparation (frames of the registered arena, iovcnt <= UIO_MAXIOV), so
+ * only a kernel out of memory for requests made it happen; the code does
+ * not rely on that:
+ *   RS1 submit (and wait, the first time) until every entry is in;
+ *   RS2 a submission that fails, or takes nothing, with entries left stops
+ *      there;
+ *   RS3 reap exactly the completions of the entries submitted (every one has
+ *      a CQE, failed preparations too), so no request outlives the call;
+ *   RS4 with entries left unsubmitted, return the error: the caller kills the
+ *      ring (ring_kill: the entries never submitted go with it, unread by
+ *      the kernel) and does the requests again the sync way.
+ * Return: 0; negative errno when not every entry was submitted, or a wait
+ * failed (the caller then kills the ring and goes sync).
  */
 static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 {
-	int n;
+	unsigned sent = 0;
+	int n, err = 0;
 
-	do {
-		n = io_uring_submit_and_wait(&r->ring, want);
-	} while (n == -EINTR);
-	if (n < 0)
-		return n;
-	for (unsigned i = 0; i < want; i++) {
+	while (sent < want) {						/* RS1 */
+		n = sent ? io_uring_submit(&r->ring)
+			 : io_uring_submit_and_wait(&r->ring, want);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) {							/* RS2 */
+			err = n ? n : -EAGAIN;
+			break;
+		}
+		sent += (unsigned)n;
+	}
+	for (unsigned i = 0; i < sent; i++) {				/* RS3 */
 		struct io_uring_cqe *cqe;
 		int rc;
 
@@ -359,7 +387,7 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 		res[cqe->user_data] = cqe->res;
 		io_uring_cqe_seen(&r->ring, cqe);
 	}
-	return 0;
+	return sent == want ? 0 : err;					/* RS4 */
 }
 
 static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
