@@ -218,6 +218,7 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 {
 	struct lpc_file *f;
 	uint64_t index;
+	bool scoped;
 	int rc;
 
 	if (unlikely(!p))
@@ -227,9 +228,28 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 		return -EINVAL; /* a private page belongs to no file */
 	if (!(lpc_page_flags(p) & LPC_PG_LOCKED))
 		return -EINVAL;
+	/*
+	 * A page held across its file's truncate or last close stays valid,
+	 * but its file may not: the last close frees the struct one grace
+	 * period after it removed the pages (file.c).  Removal sets REMOVED
+	 * (under the index lock, release) before that close's call_rcu, so a
+	 * read section that sees REMOVED clear began before the grace period
+	 * and keeps f's memory valid until it ends; a page with REMOVED set
+	 * never goes back into an index.  Inside the section the index lock
+	 * may be waited for: no holder of an index lock waits for a grace
+	 * period (cache/cache.h).
+	 */
+	scoped = lpc_rcu_scope_enter();
+	lpc_rcu_read_lock();
+	if (atomic_load_explicit(&p->flags, memory_order_acquire) & LPC_PG_REMOVED) {
+		rc = -ENOENT;
+		goto out;
+	}
 	lpc_debug_file_check(f);
-	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
-		return -EBADF;
+	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY) {
+		rc = -EBADF;
+		goto out;
+	}
 	index = atomic_load_explicit(&p->index, memory_order_relaxed);
 	/* No seq bump here: the caller's lpc_page_lock opened a seq write
 	 * section on this published page (lock.c X1) that its unlock closes
@@ -238,5 +258,8 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 	rc = lpc_filemap_dirty_locked(f, p, index);
 	if (rc == 0 && !atomic_load_explicit(&f->size_kept, memory_order_relaxed))
 		atomic_store_explicit(&f->size_kept, true, memory_order_release);
+out:
+	lpc_rcu_read_unlock();
+	lpc_rcu_scope_exit(scoped);
 	return rc;
 }
