@@ -64,13 +64,14 @@
  *             [--backend sync|uring|all] [--page-size N|all]
  *             [--lookup lockless|locked|all] [--frames N] [--files N]
  *             [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]
- *             [--no-closed-dirty]
+ *             [--shrink-max N] [--no-closed-dirty]
  *   --ops N runs N calls per variant (sequences of --seq-len, default 3000);
  *   --seconds S runs each variant for S seconds instead (the CI form).
  *   --seconds also ends a sequence early (a failure's replay command names
  *   the calls it made).  A failure prints the replay command of its
  *   sequence, shrinks it for --shrink-seconds (default 60) and prints the
- *   shrunk list.  --no-closed-dirty leaves out lpc_page_mark_dirty on a
+ *   shrunk list; only the first --shrink-max failures (default 1) are
+ *   shrunk, so a run that fails everywhere still ends soon.  --no-closed-dirty leaves out lpc_page_mark_dirty on a
  *   page held across its file's last close (to look past a failure there).
  * Exit: 0 pass, 1 fail, 77 skip.
  */
@@ -956,6 +957,7 @@ static size_t shrink(const struct mcfg *cfg, struct op *ops, size_t n, const cha
 /* ---- the sequential driver ---- */
 
 static double shrink_seconds = 60;
+static unsigned shrink_left = 1; /* --shrink-max: failures shrunk per run */
 
 static void replay_line(const struct mcfg *cfg, uint64_t seed, size_t nops, const char *argv0)
 {
@@ -995,6 +997,11 @@ static bool sequence(struct mcfg *cfg, uint64_t seed, size_t nops, unsigned fram
 	replay_line(cfg, seed, nops, argv0);
 	fflush(stdout);
 	failure_kind(msg, kind, sizeof(kind));
+	if (!shrink_left) {
+		printf("  (not shrunk: --shrink-max failures were already)\n");
+		goto out;
+	}
+	shrink_left--;
 	n = (size_t)bad + 1 < nops ? (size_t)bad + 1 : nops;
 	if (!fails_tries(cfg, ops, n, 3, kind))
 		n = nops; /* the failure needs the teardown or was a timing one */
@@ -1020,6 +1027,7 @@ static bool sequence(struct mcfg *cfg, uint64_t seed, size_t nops, unsigned fram
 	} else {
 		printf("  (did not fail again in 5 replays: not shrunk)\n");
 	}
+out:
 	run_deadline = 0;
 	fflush(stdout);
 	free(ops);
@@ -1363,7 +1371,7 @@ static void usage(const char *argv0)
 		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S] [--backend sync|uring|all]\n"
 		"       [--page-size N|all] [--lookup lockless|locked|all] [--frames N] [--files N]\n"
 		"       [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]\n"
-		"       [--no-closed-dirty]\n",
+		"       [--shrink-max N] [--no-closed-dirty]\n",
 		argv0);
 	exit(2);
 }
@@ -1405,6 +1413,8 @@ int main(int argc, char **argv)
 			seqlen = strtoull(v, NULL, 0);
 		} else if (!strcmp(a, "--seconds")) {
 			seconds = strtod(v, NULL);
+		} else if (!strcmp(a, "--shrink-max")) {
+			shrink_left = (unsigned)strtoul(v, NULL, 0);
 		} else if (!strcmp(a, "--shrink-seconds")) {
 			shrink_seconds = strtod(v, NULL);
 		} else if (!strcmp(a, "--frames")) {
