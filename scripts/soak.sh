@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# soak.sh [-n ROUNDS] [-s SECONDS] [asan|tsan ...] - the long stress runs that do
-# not fit in CI: every stress test, ROUNDS times per variant, each time with a new
-# seed and with yield injection at every protocol step (LPC_YIELD=all) at a
+# soak.sh [-n ROUNDS] [-s SECONDS] [-m] [asan|tsan|release ...] - the long stress
+# runs that do not fit in CI: every stress test, ROUNDS times per variant, each time
+# with a new seed and with yield injection at every protocol step (LPC_YIELD=all) at a
 # probability that cycles through 0.005, 0.02, 0.1 and 0.3, so that both narrow
 # and very wide race windows are tried.  Run it before a release or after a
 # change to a protocol; CI runs each stress test once, and once with yields.
+# Then the model-based test of the file API (tests/model_api), once per variant:
+# the whole matrix (both backends, both lookup modes, every page size) for
+# SECONDS per combination, and its multi-threaded mode for SECONDS per
+# combination up to 64 KiB pages.  -m runs only the model-based test.
 #
 # Defaults: 10 rounds of 10 s, in asan and tsan (both LPC_DEBUG builds, so the
 # protocol checks are on).  Prints one line per run, with the seed and the
@@ -19,14 +23,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-rounds=10 seconds=10
+rounds=10 seconds=10 model_only=0
 variants=()
 while (($#)); do
 	case $1 in
 	-n) rounds=$2; shift 2 ;;
 	-s) seconds=$2; shift 2 ;;
-	asan | tsan) variants+=("$1"); shift ;;
-	-h | --help) sed -n '3,16p' "$0"; exit 0 ;;
+	-m) model_only=1; shift ;;
+	asan | tsan | release) variants+=("$1"); shift ;;
+	-h | --help) sed -n '3,20p' "$0"; exit 0 ;;
 	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -39,13 +44,15 @@ for v in "${variants[@]}"; do
 	dir="$LPC_ROOT/build-$v"
 	wrap=()
 	case $v in
+	release) san=() ;;
 	asan) san=(ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1) ;;
 	tsan) san=(TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$LPC_ROOT/tests/tsan.supp") ;;
 	esac
 	if [[ $v == tsan && $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28) -gt 28 ]]; then
 		wrap=(setarch "$(uname -m)" -R) # see test.sh
 	fi
-	for ((r = 0; r < rounds; r++)); do
+	((model_only)) && rounds_v=0 || rounds_v=$rounds
+	for ((r = 0; r < rounds_v; r++)); do
 		p=${probs[r % ${#probs[@]}]}
 		for t in "$dir"/tests/stress/stress_*; do
 			[[ -x $t ]] || continue
@@ -64,6 +71,25 @@ for v in "${variants[@]}"; do
 			rm -f "$log"
 		done
 	done
+	# The model-based test: a seed per run, printed by the test itself
+	# with the replay command of each failing sequence.
+	m="$dir/tests/model_api/model_api"
+	if [[ -x $m ]]; then
+		for args in "--seconds $seconds" "--threads 4 --seconds $seconds"; do
+			seed=$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')
+			log=$(mktemp)
+			# shellcheck disable=SC2086 # $args is a list of words
+			if env "${san[@]}" "${wrap[@]}" "$m" $args --seed "$seed" >"$log" 2>&1; then
+				pass=$((pass + 1))
+				echo "ok   $v model_api $args seed=$seed"
+			else
+				fail=$((fail + 1))
+				echo "FAIL $v model_api $args seed=$seed:"
+				grep -A3 '^FAIL\|shrunk\|replay' "$log" | head -n 60 | sed 's/^/     | /'
+			fi
+			rm -f "$log"
+		done
+	fi
 done
 echo "soak: $pass passed, $fail failed"
 ((fail == 0))

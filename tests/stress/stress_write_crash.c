@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stress_write_crash.c - crash rounds (guarantee H.2 of lpc.h): a child
- * writes random data through lpc and calls lpc_fsync, telling the parent
- * through a pipe, before each lpc_pwrite, what it writes, and after each
- * lpc_fsync that returned 0, how many writes it covers; the parent SIGKILLs
- * the child at a random moment, then checks the file through a fresh
- * descriptor: every byte the last acknowledged fsync covers holds what the
- * writes before it left there, or what a later write (which may have
- * reached the disk too) put there; the file is at least that long.
+ * stress_write_crash.c - crash rounds (guarantee J.2 of lpc.h): a child
+ * writes random data through lpc, changes the size with lpc_truncate (grow
+ * and shrink) and calls lpc_fsync, telling the parent through a pipe, before
+ * each lpc_pwrite and lpc_truncate, what it does, and after each lpc_fsync
+ * that returned 0, how many of those calls it covers; the file starts empty
+ * and writes land anywhere in it, so many extend it (past the end, leaving
+ * holes).  The parent SIGKILLs the child at a random moment, then checks the
+ * file through a fresh descriptor against the state the calls that the last
+ * acknowledged fsync covers left (bytes and size S):
+ *  - the size: S, unless a later call (which may have reached the file)
+ *    moved it: then between the smallest size a later truncate set and the
+ *    largest end a later call made (a write's end rounded up to its page:
+ *    writeback writes whole pages);
+ *  - every byte below S holds what the covered calls left there, or what a
+ *    later write put there, or zero if a later truncate cut below it;
+ *  - every byte from S to the end of the file is zero or a later write's:
+ *    never data that a covered truncate cut off.
  *
  * LPC_CRASH_ROUNDS rounds (default 60; CI: at least 50), each 5-40 ms of
  * writing, on every write backend.
@@ -23,10 +32,11 @@
 #define SPAN (48u * PS) /* the file the rounds write */
 
 struct rec {
-	uint32_t type; /* 'W' a write is about to be made; 'F' an fsync returned 0 */
+	uint32_t type; /* 'W' a write is about to be made; 'T' a truncate to off
+			* is; 'F' an fsync returned 0 */
 	uint32_t len;
 	uint64_t off;
-	uint64_t seed; /* W: the data's seed; F: the writes it covers */
+	uint64_t seed; /* W: the data's seed; F: the calls (W, T) it covers */
 };
 
 static unsigned char data_byte(uint64_t seed, uint64_t pos)
@@ -57,6 +67,19 @@ static __attribute__((noreturn)) void child(const char *path, int backend, int w
 		_exit(2);
 	for (;;) {
 		struct rec r = { .type = 'W' };
+
+		if (tst_rnd(&rng) % 8 == 0) {
+			/* A size change: shrink or grow, often mid-page. */
+			r.type = 'T';
+			r.off = tst_rnd(&rng) % (SPAN + 1);
+			if (tst_rnd(&rng) % 3 == 0)
+				r.off &= ~(uint64_t)(PS - 1);
+			put_rec(wfd, &r);
+			if (lpc_truncate(f, r.off) != 0)
+				_exit(6);
+			nw++;
+			continue;
+		}
 
 		r.off = tst_rnd(&rng) % (SPAN - 3 * PS);
 		r.len = 1 + (uint32_t)(tst_rnd(&rng) % (3 * PS));
@@ -92,6 +115,8 @@ static bool round_one(const char *dir, int backend, int round, uint64_t *rng)
 	unsigned char *ref = calloc(1, SPAN), *disk = calloc(1, SPAN + PS);
 	unsigned char *later = calloc(1, SPAN); /* a later write covers the byte */
 	uint64_t durable = 0, size = 0, nw = 0;
+	uint64_t later_cut = UINT64_MAX, later_max = 0; /* the calls after it */
+	bool later_trunc = false;
 	int p[2], status;
 	int64_t dsize;
 	pid_t pid;
@@ -146,30 +171,49 @@ static bool round_one(const char *dir, int backend, int round, uint64_t *rng)
 	if (!CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		   "round %d: the child died by itself (status 0x%x)", round, status))
 		ok = false;
-	/* The writes the last acknowledged fsync covers. */
+	/* The state the calls the last acknowledged fsync covers left. */
 	for (size_t i = 0; i < nrec; i++)
 		if (recs[i].type == 'F')
 			durable = recs[i].seed;
 	for (size_t i = 0; i < nrec; i++) {
 		const struct rec *r = &recs[i];
 
-		if (r->type != 'W')
+		if (r->type == 'F')
 			continue;
-		if (nw < durable) {
+		if (nw < durable && r->type == 'W') {
 			for (uint32_t k = 0; k < r->len; k++)
 				ref[r->off + k] = data_byte(r->seed, r->off + k);
 			if (r->off + r->len > size)
 				size = r->off + r->len;
-		} else {
+		} else if (nw < durable) {
+			if (r->off < size)
+				memset(ref + r->off, 0, size - r->off);
+			size = r->off;
+		} else if (r->type == 'W') {
+			uint64_t end = (r->off + r->len + PS - 1) & ~(uint64_t)(PS - 1);
+
 			memset(later + r->off, 1, r->len);
+			later_max = end > later_max ? end : later_max;
+		} else {
+			later_cut = r->off < later_cut ? r->off : later_cut;
+			later_max = r->off > later_max ? r->off : later_max;
+			later_trunc = true;
 		}
 		nw++;
 	}
 	dsize = tst_kernel_read(path, disk, SPAN + PS);
-	ok &= CHECK(dsize >= (int64_t)size, "round %d: file %lld bytes, %llu durable", round,
-		    (long long)dsize, (unsigned long long)size);
-	for (uint64_t b = 0; ok && b < size; b++) {
-		bool good = disk[b] == ref[b];
+	{
+		uint64_t lo = later_trunc && later_cut < size ? later_cut : size;
+		uint64_t hi = later_max > size ? later_max : size;
+
+		ok &= CHECK(dsize >= (int64_t)lo && dsize <= (int64_t)hi,
+			    "round %d: file %lld bytes; %llu durable, later calls allow %llu .. %llu",
+			    round, (long long)dsize, (unsigned long long)size, (unsigned long long)lo,
+			    (unsigned long long)hi);
+	}
+	for (uint64_t b = 0; ok && b < (uint64_t)dsize && b < SPAN; b++) {
+		unsigned char want = b < size ? ref[b] : 0;
+		bool good = disk[b] == want || (later_trunc && b >= later_cut && disk[b] == 0);
 
 		if (good)
 			continue;
@@ -182,11 +226,12 @@ static bool round_one(const char *dir, int backend, int round, uint64_t *rng)
 				good = true;
 		}
 		if (!good)
-			ok &= CHECK(good, "round %d: durable byte %llu is 0x%02x, want 0x%02x", round,
-			    (unsigned long long)b, disk[b], ref[b]);
+			ok &= CHECK(good, "round %d: byte %llu is 0x%02x, want 0x%02x (%s the %llu durable bytes)",
+				    round, (unsigned long long)b, disk[b], want, b < size ? "one of" : "past",
+				    (unsigned long long)size);
 	}
 	if (round < 3 || !ok)
-		printf("  round %d: %zu records, %llu writes durable, %llu bytes\n", round, nrec,
+		printf("  round %d: %zu records, %llu calls durable, %llu bytes\n", round, nrec,
 		       (unsigned long long)durable, (unsigned long long)size);
 	unlink(path);
 	free(recs);

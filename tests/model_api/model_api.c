@@ -1,0 +1,1507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_api.c - the model-based test of the whole file API: random sequences
+ * of every public call on a file, applied to lpc and to a plain in-memory
+ * reference (each file's bytes and size), compared after every call (return
+ * values, bytes read, page contents) and, after every lpc_fsync and every
+ * last lpc_file_close, with the kernel's file read through a fresh
+ * descriptor (size and bytes, write_test.h: tst_kernel_read).
+ *
+ * The reference encodes lpc.h's contract, not the implementation: where the
+ * contract allows several answers, each of them is accepted and no other.
+ *  - lpc_pwrite returns len; lpc_pread returns min(len, size - off) bytes
+ *    (0 at or past the end) equal to the reference: pages absent from the
+ *    cache are read from the disk, so a page written back too short, or a
+ *    size published too small (J.2), shows as a wrong byte here.
+ *  - lpc_page_get / lpc_page_read: -ENXIO for a page wholly past lpc's size,
+ *    else the page's bytes, zeros past the end (J.1).  lpc_page_find: -ENOENT
+ *    past the end (J.4), else -ENOENT, -EAGAIN (A.2) or the page.
+ *  - lpc_page_mark_dirty on a held page, after lpc_page_lock and a change in
+ *    place: 0 while the page is still cached (nothing but truncate and the
+ *    last close remove a held page: B.1, H.1), then the change is part of
+ *    the file; -ENOENT once a truncate cut it or the last close removed it
+ *    (J.4), and the change is not.
+ *  - lpc_truncate: 0; the bytes past the new end read as zeros if the file
+ *    grows again (J.4).  lpc_fsync: 0, and the kernel's file is then exactly
+ *    the reference (J.2: size and every byte).
+ *  - lpc_invalidate: 0 .. the number of pages in the range (D.1); it never
+ *    changes the data (J.6: dirty pages are kept, clean ones are on disk).
+ *  - lpc_pin: all or nothing (I.1): 0 for len 0 (or -ENXIO past the end),
+ *    -ENXIO at or past lpc's size, -E2BIG above max, else every page
+ *    covering the range cut at lpc's size, in order, with the reference's
+ *    bytes; lpc_pin_iov of the pages covers exactly [off, off + len) for any
+ *    len the pages cover, -EINVAL one byte further.
+ *  - lpc_file_open of an open file returns the same lpc_file (A.5); with
+ *    O_TRUNC it is -EBUSY; the last close returns 0 and leaves the kernel's
+ *    file equal to the reference (it writes every dirty page back, J.6).
+ *  - lpc_stats (F.1, the only thread is quiet): lookups == hits + misses,
+ *    frames constant, frames_free and dirty_pages at most frames, and the
+ *    counts of this thread's calls exact (writes, fsyncs, invalidated,
+ *    pages_pinned).
+ * The flusher (dirty_expire_ms 1-20 ms, background 1-10 %, limit 2-20 %),
+ * throttling and the reclaimer run beside the calls on 8-64 frames; a test
+ * thread holds at most a quarter of the frames (pages and pins), so frames
+ * never run out (E.1).
+ *
+ * Every call's parameters are drawn when the sequence is made and read
+ * modulo the state when it runs, so any subsequence is a valid sequence:
+ * a failure is shrunk (the prefix up to the failing call, then delta
+ * debugging over chunks, each candidate replayed up to three times from a
+ * fresh cache since lpc's threads make replays nondeterministic) and
+ * printed as a list of calls with their arguments.
+ *
+ * The multi-threaded mode (--threads W): W writers share one file, writer t
+ * owning the bytes [t * R, (t + 1) * R) (R not a multiple of the page size,
+ * so writers share pages): its pwrite, pread, page-lock changes and fsync
+ * are checked exactly against its own reference (the size may be larger
+ * than its bytes: others extend the file); after its lpc_fsync the kernel's
+ * file holds its bytes.  Two readers read the whole file (lpc_pread,
+ * lpc_page_read, lpc_pin) and accept for each byte any value its owner has
+ * begun to write to it (a bitmap per byte, set before the pwrite), or 0.
+ *
+ * Usage:
+ *   model_api [--seed N] [--ops N] [--seq-len N] [--seconds S]
+ *             [--backend sync|uring|all] [--page-size N|all]
+ *             [--lookup lockless|locked|all] [--frames N] [--files N]
+ *             [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]
+ *             [--shrink-max N] [--no-closed-dirty]
+ *   --ops N runs N calls per variant (sequences of --seq-len, default 3000);
+ *   --seconds S runs each variant for S seconds instead (the CI form).
+ *   --seconds also ends a sequence early (a failure's replay command names
+ *   the calls it made).  A failure prints the replay command of its
+ *   sequence, shrinks it for --shrink-seconds (default 60) and prints the
+ *   shrunk list; only the first --shrink-max failures (default 1) are
+ *   shrunk, so a run that fails everywhere still ends soon.  --no-closed-dirty leaves out lpc_page_mark_dirty on a
+ *   page held across its file's last close (to look past a failure there).
+ * Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "../common/write_test.h"
+
+/* ---- configuration ---- */
+
+struct mcfg {
+	int backend;	/* LPC_IO_SYNC or LPC_IO_URING */
+	int lookup;	/* enum lpc_lookup_mode */
+	size_t ps;	/* page size */
+	unsigned frames;
+	unsigned nfiles;
+	uint64_t maxb;	/* the largest file, in bytes */
+	uint64_t expire_ms, bg_pct, limit_pct;
+	uint64_t init_size[4]; /* each file's size at the start (salt: its number) */
+};
+
+static const char *lookup_name(int m)
+{
+	return m == LPC_LOOKUP_LOCKED ? "locked" : "lockless";
+}
+
+/* Draws the parts of a configuration the command line left open (0). */
+static void cfg_draw(struct mcfg *c, uint64_t seed, unsigned frames, unsigned nfiles)
+{
+	static const unsigned fr[] = { 8, 16, 32, 64 };
+	uint64_t s = seed ^ 0x5eedc0f1ull;
+	uint64_t pages;
+
+	/* Every value is drawn, then overridden: a replay with the drawn
+	 * values given on the command line draws the same rest. */
+	c->frames = fr[tst_rnd(&s) % 4];
+	c->nfiles = 1 + (unsigned)(tst_rnd(&s) % 3);
+	if (frames)
+		c->frames = frames;
+	if (nfiles)
+		c->nfiles = nfiles;
+	/* Files together about three times the cache, so eviction runs; big
+	 * pages keep files small in pages (at most 8 MiB each). */
+	pages = 3ull * c->frames / c->nfiles;
+	if (pages * c->ps > (8u << 20))
+		pages = (8u << 20) / c->ps;
+	if (pages < 3)
+		pages = 3;
+	c->maxb = pages * c->ps;
+	c->expire_ms = 1 + tst_rnd(&s) % 20;
+	c->bg_pct = 1 + tst_rnd(&s) % 10;
+	c->limit_pct = c->bg_pct + 1 + tst_rnd(&s) % 10;
+	for (unsigned i = 0; i < 4; i++)
+		c->init_size[i] = tst_rnd(&s) % 2 ? tst_rnd(&s) % (c->maxb + 1) : 0;
+}
+
+static void cfg_print(const struct mcfg *c, FILE *out)
+{
+	fprintf(out, "backend %s, page size %zu, lookup %s, %u frames, %u files of at most %llu bytes, "
+		"expire %llu ms, background %llu %%, limit %llu %%",
+		tst_backend_name(c->backend), c->ps, lookup_name(c->lookup), c->frames, c->nfiles,
+		(unsigned long long)c->maxb, (unsigned long long)c->expire_ms,
+		(unsigned long long)c->bg_pct, (unsigned long long)c->limit_pct);
+}
+
+/* ---- operations ---- */
+
+enum opk {
+	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
+	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
+	OP_N
+};
+
+static const unsigned op_weight[OP_N] = {
+	[OP_PWRITE] = 24, [OP_PREAD] = 14, [OP_GET] = 6,  [OP_FIND] = 5,   [OP_PUT] = 7,
+	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
+	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
+	[OP_STATS] = 2,
+};
+
+/* One call: its kind, its file, and raw random parameters that the call
+ * reads modulo the state it meets (any subsequence stays valid). */
+struct op {
+	uint8_t k, file;
+	uint64_t a, b, c;
+};
+
+static void ops_make(struct op *ops, size_t n, uint64_t seed)
+{
+	unsigned total = 0;
+	uint64_t s = seed;
+
+	for (int k = 0; k < OP_N; k++)
+		total += op_weight[k];
+	for (size_t i = 0; i < n; i++) {
+		unsigned w = (unsigned)(tst_rnd(&s) % total);
+		int k = 0;
+
+		while (w >= op_weight[k])
+			w -= op_weight[k++];
+		ops[i].k = (uint8_t)k;
+		ops[i].file = (uint8_t)(tst_rnd(&s) % 4);
+		ops[i].a = tst_rnd(&s);
+		ops[i].b = tst_rnd(&s);
+		ops[i].c = tst_rnd(&s);
+	}
+}
+
+/* ---- the state of one run ---- */
+
+#define MAX_HELD 64
+#define MAX_PINS 16
+
+struct mfile {
+	char path[600];
+	struct lpc_file *f;
+	int opens;
+	unsigned gen;	     /* counts last closes */
+	unsigned char *ref;  /* cap bytes: zeros past size */
+	uint64_t cap;
+	uint64_t size;
+};
+
+struct held {
+	struct lpc_page *p;
+	unsigned file, gen;
+	uint64_t index;
+	bool cut; /* a truncate removed it from the cache */
+};
+
+struct pingrp {
+	struct lpc_page *pages[MAX_HELD];
+	unsigned n;
+};
+
+struct run {
+	const struct mcfg *cfg;
+	struct lpc_cache *c;
+	struct mfile files[4];
+	struct held h[MAX_HELD];
+	unsigned nh;
+	struct pingrp pins[MAX_PINS];
+	unsigned npins;
+	unsigned budget, held_pages;
+	uint64_t writes, fsyncs, invalidated, pin_ok, pin_ok_nonempty, pages_pinned;
+	unsigned char *buf, *buf2, *kbuf;
+	struct iovec *iov;
+	bool verbose;
+	char msg[1024];
+};
+
+static bool no_closed_dirty; /* --no-closed-dirty: see usage */
+
+static bool fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->msg[0]) {
+		va_start(ap, fmt);
+		vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static void say(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->verbose)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* First offset where lpc's len bytes at got differ from the reference at
+ * file offset off (zeros past the reference's size), or -1. */
+static int64_t ref_diff(const struct mfile *m, uint64_t off, const unsigned char *got, size_t len)
+{
+	/* The reference is zero past its size: one memcmp when all agree. */
+	if (off + len <= m->cap && !memcmp(got, m->ref + off, len))
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		uint64_t pos = off + i;
+		unsigned char want = pos < m->size ? m->ref[pos] : 0;
+
+		if (got[i] != want)
+			return (int64_t)pos;
+	}
+	return -1;
+}
+
+static bool check_bytes(struct run *r, const struct mfile *m, uint64_t off,
+			const unsigned char *got, size_t len, const char *what)
+{
+	int64_t d = ref_diff(m, off, got, len);
+
+	if (d < 0)
+		return true;
+	return fail(r, "%s: byte %lld is 0x%02x, the reference 0x%02x (size %llu)", what,
+		    (long long)d, got[d - (int64_t)off],
+		    (uint64_t)d < m->size ? m->ref[d] : 0, (unsigned long long)m->size);
+}
+
+/*
+ * Reads the file at path through a fresh descriptor into out (at most max
+ * bytes).  Return: its size (fstat), or -1.  With O_DIRECT where the file
+ * system takes it: a buffered read would fill the kernel's page cache with
+ * the file's pages while lpc writes them with O_DIRECT, and a direct write
+ * that then cannot invalidate such a page (being read at that moment) makes
+ * the kernel warn ("Page cache invalidation failure on direct I/O") and fail
+ * the file's next fsync with -EIO (its errseq): a failure of the test's own
+ * making, not lpc's.
+ */
+static int64_t kernel_read(const char *path, unsigned char *out, size_t max)
+{
+	enum { CHUNK = 1 << 20 };
+	static _Thread_local void *bounce;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+	struct stat st;
+	uint64_t done = 0;
+
+	if (fd < 0 && errno == EINVAL)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!bounce && posix_memalign(&bounce, 4096, CHUNK) != 0) {
+		bounce = NULL;
+		close(fd);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	while (done < (uint64_t)st.st_size && done < max) {
+		ssize_t n = pread(fd, bounce, CHUNK, (off_t)done);
+		size_t take;
+
+		if (n <= 0)
+			break;
+		take = (size_t)n;
+		if (take > max - done)
+			take = (size_t)(max - done);
+		memcpy(out + done, bounce, take);
+		done += take;
+		if ((size_t)n < CHUNK)
+			break;
+	}
+	close(fd);
+	return (int64_t)st.st_size;
+}
+
+/* Writes the file's pages that write(2) made and drops them from the
+ * kernel's page cache, for the reason kernel_read gives. */
+static void drop_page_cache(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	(void)fdatasync(fd);
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+/* The kernel's file, through a fresh descriptor, is exactly the reference. */
+static bool check_kernel(struct run *r, struct mfile *m, const char *after)
+{
+	int64_t n = kernel_read(m->path, r->kbuf, r->cfg->maxb + r->cfg->ps);
+
+	if (n != (int64_t)m->size)
+		return fail(r, "after %s: the kernel's file is %lld bytes, the reference %llu", after,
+			    (long long)n, (unsigned long long)m->size);
+	if (!memcmp(r->kbuf, m->ref, m->size))
+		return true;
+	for (uint64_t i = 0; i < m->size; i++)
+		if (r->kbuf[i] != m->ref[i])
+			return fail(r, "after %s: the kernel's byte %llu is 0x%02x, the reference 0x%02x",
+				    after, (unsigned long long)i, r->kbuf[i], m->ref[i]);
+	return true;
+}
+
+static void ref_write(struct mfile *m, uint64_t off, const unsigned char *src, size_t len)
+{
+	memcpy(m->ref + off, src, len);
+	if (off + len > m->size)
+		m->size = off + len;
+}
+
+static void ref_resize(struct run *r, struct mfile *m, uint64_t size)
+{
+	if (size < m->size)
+		memset(m->ref + size, 0, m->size - size);
+	m->size = size;
+	/* Held pages wholly past the new end leave the cache (J.4). */
+	for (unsigned i = 0; i < r->nh; i++) {
+		struct held *h = &r->h[i];
+
+		if (&r->files[h->file] == m && h->gen == m->gen && h->index * r->cfg->ps >= size)
+			h->cut = true;
+	}
+}
+
+/* A byte range for a write or read: [*off, *off + *len) within lim. */
+static void pick_range(const struct mcfg *cfg, const struct mfile *m, uint64_t a, uint64_t b,
+		       uint64_t lim, uint64_t *off, size_t *len)
+{
+	size_t ps = cfg->ps;
+	uint64_t l;
+
+	switch (b % 4) {
+	case 0: l = 1 + (b >> 8) % 64; break;
+	case 1: l = 1 + (b >> 8) % ps; break;
+	case 2: l = ps * (1 + (b >> 8) % 2); break;
+	default: l = 1 + (b >> 8) % (3 * ps); break;
+	}
+	if (l > lim)
+		l = lim;
+	switch (a % 4) {
+	case 0: *off = ((a >> 8) % (lim / ps + 1)) * ps; break; /* page aligned */
+	case 1: /* near the end of the file */
+		*off = m->size + ps / 2 > (a >> 8) % (2 * ps) ? m->size + ps / 2 - (a >> 8) % (2 * ps) : 0;
+		break;
+	default: *off = (a >> 8) % (lim + 1); break;
+	}
+	if (*off + l > lim)
+		*off = lim - l;
+	*len = (size_t)l;
+}
+
+static void data_fill(uint64_t seed, uint64_t off, unsigned char *buf, size_t len)
+{
+	tst_file_bytes(seed | 1, off, buf, len);
+}
+
+/* The page at index of m: lpc's page data against the reference. */
+static bool check_page(struct run *r, const struct mfile *m, uint64_t index, const void *data,
+		       const char *what)
+{
+	return check_bytes(r, m, index * r->cfg->ps, data, r->cfg->ps, what);
+}
+
+static void page_copy_fn(const void *data, size_t len, void *arg)
+{
+	memcpy(arg, data, len);
+}
+
+static int file_open(struct run *r, struct mfile *m, int flags, struct lpc_file **out)
+{
+	(void)r;
+	return lpc_file_open(r->c, m->path, flags, 0644, out);
+}
+
+/* Closes every open of m; the last close leaves the kernel's file equal to
+ * the reference.  Return: whether all went as the contract says. */
+static bool close_all(struct run *r, struct mfile *m)
+{
+	while (m->opens > 0) {
+		int rc = lpc_file_close(m->f);
+
+		say(r, "    lpc_file_close(f%d) = %d\n", (int)(m - r->files), rc);
+		if (rc != 0)
+			return fail(r, "lpc_file_close = %d", rc);
+		m->opens--;
+	}
+	m->f = NULL;
+	m->gen++;
+	return check_kernel(r, m, "the last lpc_file_close");
+}
+
+static bool apply(struct run *r, const struct op *o)
+{
+	const struct mcfg *cfg = r->cfg;
+	size_t ps = cfg->ps;
+	unsigned fi = o->file % cfg->nfiles;
+	struct mfile *m = &r->files[fi];
+	struct lpc_file *f = m->f;
+	uint64_t maxpages = cfg->maxb / ps;
+	uint64_t off, index;
+	size_t len;
+	ssize_t n;
+	int rc;
+
+	switch (o->k) {
+	case OP_PWRITE:
+		pick_range(cfg, m, o->a, o->b, cfg->maxb, &off, &len);
+		data_fill(o->c, off, r->buf, len);
+		n = lpc_pwrite(f, r->buf, len, off);
+		say(r, "lpc_pwrite(f%u, off %llu, len %zu) = %zd\n", fi, (unsigned long long)off, len, n);
+		r->writes++;
+		if (n != (ssize_t)len)
+			return fail(r, "lpc_pwrite(off %llu, len %zu) = %zd", (unsigned long long)off, len, n);
+		ref_write(m, off, r->buf, len);
+		return true;
+	case OP_PREAD: {
+		size_t want;
+
+		pick_range(cfg, m, o->a, o->b, cfg->maxb + ps, &off, &len);
+		n = lpc_pread(f, r->buf, len, off);
+		want = off >= m->size ? 0 : (size_t)(m->size - off < len ? m->size - off : len);
+		say(r, "lpc_pread(f%u, off %llu, len %zu) = %zd\n", fi, (unsigned long long)off, len, n);
+		if (n != (ssize_t)want)
+			return fail(r, "lpc_pread(off %llu, len %zu) = %zd, want %zu (size %llu)",
+				    (unsigned long long)off, len, n, want, (unsigned long long)m->size);
+		return check_bytes(r, m, off, r->buf, want, "lpc_pread");
+	}
+	case OP_GET:
+	case OP_FIND: {
+		struct lpc_page *p = NULL;
+		bool past;
+
+		if (r->held_pages >= r->budget || r->nh >= MAX_HELD)
+			return true;
+		index = o->a % (maxpages + 1);
+		past = index * ps >= m->size;
+		if (o->k == OP_GET) {
+			rc = lpc_page_get(f, index, 0, &p);
+			say(r, "lpc_page_get(f%u, %llu) = %d\n", fi, (unsigned long long)index, rc);
+			if (past && rc != -ENXIO)
+				return fail(r, "lpc_page_get(%llu) past the end (size %llu) = %d",
+					    (unsigned long long)index, (unsigned long long)m->size, rc);
+			if (!past && rc != 0)
+				return fail(r, "lpc_page_get(%llu) (size %llu) = %d",
+					    (unsigned long long)index, (unsigned long long)m->size, rc);
+		} else {
+			rc = lpc_page_find(f, index, &p);
+			say(r, "lpc_page_find(f%u, %llu) = %d\n", fi, (unsigned long long)index, rc);
+			if (past && rc != -ENOENT)
+				return fail(r, "lpc_page_find(%llu) past the end (size %llu) = %d",
+					    (unsigned long long)index, (unsigned long long)m->size, rc);
+			if (!past && rc != 0 && rc != -ENOENT && rc != -EAGAIN)
+				return fail(r, "lpc_page_find(%llu) = %d", (unsigned long long)index, rc);
+		}
+		if (rc != 0)
+			return true;
+		r->h[r->nh++] = (struct held){ .p = p, .file = fi, .gen = m->gen, .index = index };
+		r->held_pages++;
+		return check_page(r, m, index, lpc_page_data(p),
+				  o->k == OP_GET ? "lpc_page_get" : "lpc_page_find");
+	}
+	case OP_PUT: {
+		unsigned i;
+
+		if (!r->nh)
+			return true;
+		i = (unsigned)(o->a % r->nh);
+		say(r, "lpc_page_put(held #%u: f%u page %llu)\n", i, r->h[i].file,
+		    (unsigned long long)r->h[i].index);
+		lpc_page_put(r->h[i].p);
+		r->h[i] = r->h[--r->nh];
+		r->held_pages--;
+		return true;
+	}
+	case OP_DIRTY: {
+		struct held *h;
+		struct mfile *hm;
+		bool cached;
+		unsigned char *data;
+		uint64_t start, end, o1;
+		size_t l1;
+
+		if (!r->nh)
+			return true;
+		h = &r->h[o->a % r->nh];
+		hm = &r->files[h->file];
+		if (no_closed_dirty && h->gen != hm->gen)
+			return true;
+		cached = !h->cut && h->gen == hm->gen;
+		start = h->index * ps;
+		end = start + ps;
+		if (cached && end > hm->size)
+			end = hm->size; /* change only bytes inside the file */
+		if (end <= start)
+			end = start + 1; /* not cached: the change is never seen */
+		o1 = start + (o->b >> 4) % (end - start);
+		l1 = 1 + (size_t)((o->c >> 4) % (end - o1));
+		lpc_page_lock(h->p);
+		data = lpc_page_data(h->p);
+		data_fill(o->c, o1, data + (o1 - start), l1);
+		rc = lpc_page_mark_dirty(h->p);
+		if (rc == 0 && cached)
+			ref_write(hm, o1, data + (o1 - start), l1);
+		lpc_page_unlock(h->p);
+		say(r, "lpc_page_lock/change [%llu, +%zu)/lpc_page_mark_dirty(f%u page %llu%s) = %d\n",
+		    (unsigned long long)o1, l1, h->file, (unsigned long long)h->index,
+		    cached ? "" : ", no longer cached", rc);
+		if (rc != (cached ? 0 : -ENOENT))
+			return fail(r, "lpc_page_mark_dirty(page %llu, %s) = %d",
+				    (unsigned long long)h->index,
+				    cached ? "cached" : h->gen != hm->gen ? "closed" : "truncated away", rc);
+		return true;
+	}
+	case OP_PAGE_READ:
+		index = o->a % (maxpages + 1);
+		memset(r->buf2, 0xa5, ps);
+		rc = lpc_page_read(f, index, 0, page_copy_fn, r->buf2);
+		say(r, "lpc_page_read(f%u, %llu) = %d\n", fi, (unsigned long long)index, rc);
+		if (rc != (index * ps >= m->size ? -ENXIO : 0))
+			return fail(r, "lpc_page_read(%llu) (size %llu) = %d", (unsigned long long)index,
+				    (unsigned long long)m->size, rc);
+		return rc ? true : check_page(r, m, index, r->buf2, "lpc_page_read");
+	case OP_TRUNC: {
+		uint64_t size;
+
+		switch (o->a % 5) {
+		case 0: size = 0; break;
+		case 1: size = ((o->b >> 4) % (maxpages + 1)) * ps; break;
+		case 2: size = m->size > (o->b >> 4) % ps ? m->size - (o->b >> 4) % ps : 0; break;
+		case 3: size = m->size + (o->b >> 4) % (2 * ps); break;
+		default: size = (o->b >> 4) % (cfg->maxb + 1); break;
+		}
+		if (size > cfg->maxb)
+			size = cfg->maxb;
+		rc = lpc_truncate(f, size);
+		say(r, "lpc_truncate(f%u, %llu) = %d\n", fi, (unsigned long long)size, rc);
+		if (rc != 0)
+			return fail(r, "lpc_truncate(%llu) = %d", (unsigned long long)size, rc);
+		ref_resize(r, m, size);
+		return true;
+	}
+	case OP_FSYNC:
+		rc = lpc_fsync(f);
+		say(r, "lpc_fsync(f%u) = %d\n", fi, rc);
+		r->fsyncs++;
+		if (rc != 0)
+			return fail(r, "lpc_fsync = %d", rc);
+		return check_kernel(r, m, "lpc_fsync");
+	case OP_INVAL: {
+		uint64_t first, last;
+
+		pick_range(cfg, m, o->a, o->b, cfg->maxb + ps, &off, &len);
+		if (o->c % 4 == 0)
+			len = 0; /* to the end of the file */
+		rc = lpc_invalidate(f, off, len);
+		say(r, "lpc_invalidate(f%u, off %llu, len %zu) = %d\n", fi, (unsigned long long)off,
+		    len, rc);
+		first = off / ps;
+		last = len ? (off + len - 1) / ps : maxpages + 1;
+		if (rc < 0 || (uint64_t)rc > last - first + 1)
+			return fail(r, "lpc_invalidate(off %llu, len %zu) = %d", (unsigned long long)off,
+				    len, rc);
+		r->invalidated += (uint64_t)rc;
+		return true;
+	}
+	case OP_PIN: {
+		struct pingrp *g;
+		unsigned max;
+		uint64_t end, want;
+		size_t cut, len2;
+
+		if (r->npins >= MAX_PINS)
+			return true;
+		g = &r->pins[r->npins];
+		max = r->budget > r->held_pages ? r->budget - r->held_pages : 0;
+		if (o->c % 8 == 0)
+			max = 1; /* -E2BIG for most ranges */
+		pick_range(cfg, m, o->a, o->b, cfg->maxb + ps, &off, &len);
+		if (o->c % 16 == 1)
+			len = 0;
+		rc = lpc_pin(f, off, len, LPC_PIN_READ, g->pages, max);
+		say(r, "lpc_pin(f%u, off %llu, len %zu, max %u) = %d\n", fi, (unsigned long long)off,
+		    len, max, rc);
+		if (len == 0) {
+			if (rc != 0 && !(rc == -ENXIO && off >= m->size))
+				return fail(r, "lpc_pin(len 0) = %d", rc);
+			if (rc == 0)
+				r->pin_ok++;
+			return true;
+		}
+		if (off >= m->size) {
+			if (rc != -ENXIO)
+				return fail(r, "lpc_pin(off %llu) at or past the end (size %llu) = %d",
+					    (unsigned long long)off, (unsigned long long)m->size, rc);
+			return true;
+		}
+		end = off + len < m->size ? off + len : m->size;
+		want = (end + ps - 1) / ps - off / ps;
+		if (want > max) {
+			if (rc != -E2BIG)
+				return fail(r, "lpc_pin(off %llu, len %zu): %llu pages, max %u: = %d",
+					    (unsigned long long)off, len, (unsigned long long)want, max, rc);
+			return true;
+		}
+		if (rc != (int)want)
+			return fail(r, "lpc_pin(off %llu, len %zu) (size %llu) = %d, want %llu pages",
+				    (unsigned long long)off, len, (unsigned long long)m->size, rc,
+				    (unsigned long long)want);
+		g->n = (unsigned)rc;
+		r->npins++;
+		r->held_pages += g->n;
+		r->pin_ok++;
+		r->pin_ok_nonempty++;
+		r->pages_pinned += g->n;
+		for (unsigned i = 0; i < g->n; i++)
+			if (!check_page(r, m, off / ps + i, lpc_page_data(g->pages[i]), "lpc_pin"))
+				return false;
+		/* lpc_pin_iov: any length the pages cover, not one byte more. */
+		cut = (size_t)(end - off);
+		len2 = cut + (size_t)((o->c >> 8) % ((size_t)g->n * ps - off % ps - cut + 1));
+		rc = lpc_pin_iov(g->pages, g->n, off, len2, r->iov);
+		if (rc < 1 || rc > (int)g->n)
+			return fail(r, "lpc_pin_iov(%u pages, off %llu, len %zu) = %d", g->n,
+				    (unsigned long long)off, len2, rc);
+		{
+			size_t done = 0;
+
+			for (int i = 0; i < rc; i++) {
+				if (done + r->iov[i].iov_len > len2)
+					return fail(r, "lpc_pin_iov: entries longer than %zu", len2);
+				if (!check_bytes(r, m, off + done, r->iov[i].iov_base, r->iov[i].iov_len,
+						 "lpc_pin_iov"))
+					return false;
+				done += r->iov[i].iov_len;
+			}
+			if (done != len2)
+				return fail(r, "lpc_pin_iov: entries cover %zu bytes, want %zu", done, len2);
+		}
+		rc = lpc_pin_iov(g->pages, g->n, off, (size_t)g->n * ps - off % ps + 1, r->iov);
+		if (rc != -EINVAL)
+			return fail(r, "lpc_pin_iov past the pages = %d", rc);
+		return true;
+	}
+	case OP_UNPIN: {
+		unsigned i;
+
+		if (!r->npins)
+			return true;
+		i = (unsigned)(o->a % r->npins);
+		say(r, "lpc_unpin(pin #%u: %u pages)\n", i, r->pins[i].n);
+		lpc_unpin(r->pins[i].pages, r->pins[i].n, LPC_PIN_READ);
+		r->held_pages -= r->pins[i].n;
+		r->pins[i] = r->pins[--r->npins];
+		return true;
+	}
+	case OP_REOPEN: {
+		bool trunc = o->a % 3 == 0;
+
+		if (!close_all(r, m))
+			return false;
+		rc = file_open(r, m, O_RDWR | (trunc ? O_TRUNC : 0), &m->f);
+		say(r, "lpc_file_open(f%u, O_RDWR%s) = %d\n", fi, trunc ? "|O_TRUNC" : "", rc);
+		if (rc != 0 || !m->f)
+			return fail(r, "lpc_file_open after the last close = %d", rc);
+		m->opens = 1;
+		if (trunc)
+			ref_resize(r, m, 0);
+		return true;
+	}
+	case OP_OPEN2: {
+		struct lpc_file *f2 = NULL;
+
+		if (m->opens >= 2) {
+			rc = lpc_file_close(f);
+			say(r, "lpc_file_close(f%u) (not the last) = %d\n", fi, rc);
+			if (rc != 0)
+				return fail(r, "lpc_file_close (not the last) = %d", rc);
+			m->opens--;
+			return true;
+		}
+		rc = file_open(r, m, O_RDWR, &f2);
+		say(r, "lpc_file_open(f%u, O_RDWR) again = %d\n", fi, rc);
+		if (rc != 0)
+			return fail(r, "a second lpc_file_open = %d", rc);
+		m->opens++;
+		if (f2 != f)
+			return fail(r, "a second lpc_file_open returned another lpc_file (A.5)");
+		return true;
+	}
+	case OP_OPEN_TRUNC: {
+		struct lpc_file *f2 = NULL;
+
+		rc = file_open(r, m, O_RDWR | O_TRUNC, &f2);
+		say(r, "lpc_file_open(f%u, O_RDWR|O_TRUNC) while open = %d\n", fi, rc);
+		if (rc == 0) {
+			m->opens++;
+			return fail(r, "lpc_file_open(O_TRUNC) of an open file = 0, want -EBUSY");
+		}
+		if (rc != -EBUSY)
+			return fail(r, "lpc_file_open(O_TRUNC) of an open file = %d, want -EBUSY", rc);
+		return true;
+	}
+	case OP_STATS: {
+		struct lpc_stats s;
+
+		lpc_stats(r->c, &s);
+		say(r, "lpc_stats\n");
+		if (s.lookups != s.hits + s.misses)
+			return fail(r, "lpc_stats: lookups %llu != hits %llu + misses %llu",
+				    (unsigned long long)s.lookups, (unsigned long long)s.hits,
+				    (unsigned long long)s.misses);
+		if (s.frames != cfg->frames || s.frames_free > s.frames || s.dirty_pages > s.frames)
+			return fail(r, "lpc_stats: frames %llu (want %u), free %llu, dirty %llu",
+				    (unsigned long long)s.frames, cfg->frames,
+				    (unsigned long long)s.frames_free, (unsigned long long)s.dirty_pages);
+		if (s.writes != r->writes || s.fsyncs != r->fsyncs || s.invalidated != r->invalidated ||
+		    s.pages_pinned != r->pages_pinned)
+			return fail(r, "lpc_stats: writes %llu (want %llu), fsyncs %llu (%llu), "
+				    "invalidated %llu (%llu), pages_pinned %llu (%llu)",
+				    (unsigned long long)s.writes, (unsigned long long)r->writes,
+				    (unsigned long long)s.fsyncs, (unsigned long long)r->fsyncs,
+				    (unsigned long long)s.invalidated, (unsigned long long)r->invalidated,
+				    (unsigned long long)s.pages_pinned, (unsigned long long)r->pages_pinned);
+		if (s.pin_fast + s.pin_slow < r->pin_ok_nonempty || s.pin_fast + s.pin_slow > r->pin_ok)
+			return fail(r, "lpc_stats: pin_fast %llu + pin_slow %llu, %llu calls pinned pages",
+				    (unsigned long long)s.pin_fast, (unsigned long long)s.pin_slow,
+				    (unsigned long long)r->pin_ok_nonempty);
+		return true;
+	}
+	}
+	return true;
+}
+
+static unsigned run_counter;
+static uint64_t run_deadline; /* nonzero: run_ops stops its calls then */
+static size_t run_ran;	      /* the calls the last run_ops made */
+static uint64_t shrink_until; /* shrinking and its replays stop then */
+
+/*
+ * Runs ops[0..n) from a fresh cache and fresh files.  Return: the index of
+ * the call that failed (n: the teardown), or -1; msg: what failed.
+ */
+static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool verbose,
+		    char *msg, size_t msglen)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	struct lpc_config lc;
+	long bad = -1;
+	size_t i = 0;
+	int rc;
+
+	REQUIRE(r);
+	r->cfg = cfg;
+	r->verbose = verbose;
+	r->budget = cfg->frames / 4 ? cfg->frames / 4 : 1;
+	r->buf = malloc(cfg->maxb + 2 * cfg->ps);
+	r->buf2 = malloc(cfg->ps);
+	r->kbuf = malloc(cfg->maxb + 2 * cfg->ps);
+	r->iov = calloc(MAX_HELD, sizeof(*r->iov));
+	REQUIRE(r->buf && r->buf2 && r->kbuf && r->iov);
+	lpc_config_init(&lc);
+	lc.cache_bytes = (size_t)cfg->frames * cfg->ps;
+	lc.page_size = cfg->ps;
+	lc.io_backend = cfg->backend;
+	lc.lookup_mode = cfg->lookup;
+	lc.alloc_wait_ms = 5000; /* a loaded machine must not make E.1's -ENOMEM */
+	lc.dirty_expire_ms = cfg->expire_ms;
+	lc.dirty_background_pct = cfg->bg_pct;
+	lc.dirty_limit_pct = cfg->limit_pct;
+	rc = lpc_cache_create(&lc, &r->c);
+	REQUIRE(rc == 0, "lpc_cache_create = %d", rc);
+	for (unsigned k = 0; k < cfg->nfiles; k++) {
+		struct mfile *m = &r->files[k];
+		char name[64];
+
+		snprintf(name, sizeof(name), "m%d-%u-%u", (int)getpid(), run_counter++, k);
+		m->cap = cfg->maxb + 2 * cfg->ps;
+		m->ref = calloc(1, m->cap);
+		REQUIRE(m->ref);
+		REQUIRE(tst_make_file(name, cfg->init_size[k], k + 1, m->path, sizeof(m->path)) == 0);
+		drop_page_cache(m->path);
+		tst_file_bytes(k + 1, 0, m->ref, cfg->init_size[k]);
+		m->size = cfg->init_size[k];
+		rc = lpc_file_open(r->c, m->path, O_RDWR, 0644, &m->f);
+		REQUIRE(rc == 0, "lpc_file_open = %d", rc);
+		m->opens = 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (run_deadline && tst_now_ns() > run_deadline)
+			break;
+		if (!apply(r, &ops[i])) {
+			bad = (long)i;
+			break;
+		}
+	}
+	run_ran = i;
+	/* Teardown, checked too: every page and pin dropped, every file
+	 * closed (the kernel's file then equals the reference), the cache
+	 * destroyed with 0. */
+	while (r->nh) {
+		lpc_page_put(r->h[--r->nh].p);
+	}
+	while (r->npins) {
+		struct pingrp *g = &r->pins[--r->npins];
+
+		lpc_unpin(g->pages, g->n, LPC_PIN_READ);
+	}
+	for (unsigned k = 0; k < cfg->nfiles; k++) {
+		struct mfile *m = &r->files[k];
+
+		if (bad < 0 && !close_all(r, m))
+			bad = (long)n;
+		else if (bad >= 0)
+			while (m->opens-- > 0)
+				lpc_file_close(m->f);
+		unlink(m->path);
+		free(m->ref);
+	}
+	rc = lpc_cache_destroy(r->c);
+	if (rc != 0 && bad < 0) {
+		fail(r, "lpc_cache_destroy = %d", rc);
+		bad = (long)n;
+	}
+	if (msg)
+		snprintf(msg, msglen, "%s", r->msg);
+	free(r->buf);
+	free(r->buf2);
+	free(r->kbuf);
+	free(r->iov);
+	free(r);
+	return bad;
+}
+
+/* ---- shrinking ---- */
+
+/* The kind of a failure: its message up to the first '(' or ':' (the call
+ * or the check that failed), so shrinking keeps to the same failure. */
+static void failure_kind(const char *msg, char *kind, size_t len)
+{
+	size_t n = strcspn(msg, "(:");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(kind, msg, n);
+	kind[n] = 0;
+}
+
+/* Whether ops[0..n) fails with a failure of `kind` in one of `tries` runs. */
+static bool fails_tries(const struct mcfg *cfg, const struct op *ops, size_t n, int tries,
+			const char *kind)
+{
+	char msg[1024], k[256];
+
+	for (int t = 0; t < tries && tst_now_ns() < shrink_until; t++) {
+		if (run_ops(cfg, ops, n, false, msg, sizeof(msg)) < 0)
+			continue;
+		failure_kind(msg, k, sizeof(k));
+		if (!strcmp(k, kind))
+			return true;
+	}
+	return false;
+}
+
+/* Delta debugging over the call list: the prefix up to the failing call,
+ * then chunks of halving size removed while the rest still fails. */
+static size_t shrink(const struct mcfg *cfg, struct op *ops, size_t n, const char *kind)
+{
+	uint64_t until = shrink_until;
+	struct op *tmp = malloc(n * sizeof(*ops));
+	size_t chunk = n / 2 ? n / 2 : 1;
+
+	REQUIRE(tmp);
+	while (chunk >= 1 && tst_now_ns() < until) {
+		bool removed = false;
+
+		for (size_t start = 0; start < n && tst_now_ns() < until;) {
+			size_t end = start + chunk < n ? start + chunk : n, m = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (i < start || i >= end)
+					tmp[m++] = ops[i];
+			if (m && fails_tries(cfg, tmp, m, 3, kind)) {
+				memcpy(ops, tmp, m * sizeof(*ops));
+				n = m;
+				removed = true;
+			} else {
+				start = end;
+			}
+		}
+		if (!removed) {
+			if (chunk == 1)
+				break;
+			chunk /= 2;
+		} else if (chunk > n / 2 && n / 2) {
+			chunk = n / 2;
+		}
+	}
+	free(tmp);
+	return n;
+}
+
+/* ---- the sequential driver ---- */
+
+static double shrink_seconds = 60;
+static unsigned shrink_left = 1; /* --shrink-max: failures shrunk per run */
+
+static void replay_line(const struct mcfg *cfg, uint64_t seed, size_t nops, const char *argv0)
+{
+	printf("  replay: %s --seed %llu --ops %zu --seq-len %zu --backend %s --page-size %zu "
+	       "--lookup %s --frames %u --files %u\n",
+	       argv0, (unsigned long long)seed, nops, nops, tst_backend_name(cfg->backend), cfg->ps,
+	       lookup_name(cfg->lookup), cfg->frames, cfg->nfiles);
+}
+
+/* One sequence of nops calls.  Return: whether it passed. */
+static bool sequence(struct mcfg *cfg, uint64_t seed, size_t nops, unsigned frames,
+		     unsigned nfiles, bool verbose, const char *argv0, uint64_t deadline,
+		     size_t *ran)
+{
+	struct op *ops = malloc(nops * sizeof(*ops));
+	char msg[1024], kind[256];
+	long bad;
+	size_t n;
+
+	REQUIRE(ops);
+	cfg_draw(cfg, seed, frames, nfiles);
+	ops_make(ops, nops, seed);
+	run_deadline = deadline;
+	bad = run_ops(cfg, ops, nops, verbose, msg, sizeof(msg));
+	run_deadline = 0;
+	*ran = run_ran;
+	if (bad < 0) {
+		free(ops);
+		return true;
+	}
+	shrink_until = tst_now_ns() + (uint64_t)(shrink_seconds * 1e9);
+	/* Every replay below stops at the same time (one cut short passed). */
+	run_deadline = shrink_until;
+	printf("FAIL seed %llu, ", (unsigned long long)seed);
+	cfg_print(cfg, stdout);
+	printf(":\n  call %ld of %zu: %s\n", bad, nops, msg);
+	replay_line(cfg, seed, nops, argv0);
+	fflush(stdout);
+	failure_kind(msg, kind, sizeof(kind));
+	if (!shrink_left) {
+		printf("  (not shrunk: --shrink-max failures were already)\n");
+		goto out;
+	}
+	shrink_left--;
+	n = (size_t)bad + 1 < nops ? (size_t)bad + 1 : nops;
+	if (!fails_tries(cfg, ops, n, 3, kind))
+		n = nops; /* the failure needs the teardown or was a timing one */
+	if (fails_tries(cfg, ops, n, 5, kind)) {
+		int t;
+
+		n = shrink(cfg, ops, n, kind);
+		printf("  shrunk to %zu calls; a replay of them that fails:\n", n);
+		/* The replays that print get a few seconds more. */
+		run_deadline = shrink_until + 5000000000ull;
+		for (t = 0; t < 10 && tst_now_ns() < run_deadline; t++) {
+			bad = run_ops(cfg, ops, n, false, msg, sizeof(msg));
+			if (bad >= 0) {
+				char again[1024];
+
+				printf("  (the calls of a run that failed again; their failure: %s)\n", msg);
+				if (run_ops(cfg, ops, n, true, again, sizeof(again)) < 0)
+					printf("  (this printing run passed: a timing failure)\n");
+				break;
+			}
+		}
+		printf("  => %s\n", bad >= 0 ? msg : "(passed in its replays: a timing failure)");
+	} else {
+		printf("  (did not fail again in 5 replays: not shrunk)\n");
+	}
+out:
+	run_deadline = 0;
+	fflush(stdout);
+	free(ops);
+	atomic_fetch_add(&tst_failed, 1);
+	return false;
+}
+
+/* ---- the multi-threaded mode ---- */
+
+struct mt {
+	struct lpc_cache *c;
+	struct lpc_file *f;
+	const char *path;
+	size_t ps;
+	uint64_t range, span; /* each writer's bytes; the whole file */
+	unsigned writers;
+	_Atomic uint64_t *seen; /* per byte: a 256-bit set of the values begun */
+	_Atomic bool stop;
+	_Atomic unsigned long calls;
+	uint64_t seed;
+};
+
+struct mtw {
+	struct mt *mt;
+	unsigned id;
+	pthread_t th;
+	bool ok;
+	char msg[512];
+};
+
+static void seen_add(struct mt *mt, uint64_t pos, unsigned char v)
+{
+	atomic_fetch_or_explicit(&mt->seen[pos * 4 + v / 64], 1ull << (v % 64), memory_order_release);
+}
+
+static bool seen_has(struct mt *mt, uint64_t pos, unsigned char v)
+{
+	return v == 0 || (atomic_load_explicit(&mt->seen[pos * 4 + v / 64], memory_order_acquire) >>
+			  (v % 64)) & 1;
+}
+
+static bool mt_fail(struct mtw *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->msg[0])
+		return false;
+	va_start(ap, fmt);
+	vsnprintf(w->msg, sizeof(w->msg), fmt, ap);
+	va_end(ap);
+	w->ok = false;
+	atomic_store(&w->mt->stop, true);
+	return false;
+}
+
+static void *mt_writer(void *arg)
+{
+	struct mtw *w = arg;
+	struct mt *mt = w->mt;
+	uint64_t base = w->id * mt->range, s = mt->seed + 7919 * (w->id + 1);
+	uint64_t mine = 0; /* the end of this writer's bytes written (absolute) */
+	unsigned char *ref = calloc(1, mt->range), *buf = malloc(mt->range + mt->ps);
+	unsigned char *kbuf = malloc(mt->span + mt->ps);
+
+	if (!ref || !buf || !kbuf)
+		return (void *)(intptr_t)mt_fail(w, "malloc");
+	while (!atomic_load(&mt->stop)) {
+		unsigned k = (unsigned)(tst_rnd(&s) % 10);
+		uint64_t off = tst_rnd(&s) % mt->range;
+		size_t len = 1 + (size_t)(tst_rnd(&s) % (k < 5 ? 2 * mt->ps : 64));
+		ssize_t n;
+
+		if (off + len > mt->range)
+			len = (size_t)(mt->range - off);
+		atomic_fetch_add_explicit(&mt->calls, 1, memory_order_relaxed);
+		if (k < 5) { /* lpc_pwrite */
+			uint64_t dseed = tst_rnd(&s);
+
+			data_fill(dseed, base + off, buf, len);
+			for (size_t i = 0; i < len; i++)
+				seen_add(mt, base + off + i, buf[i]);
+			n = lpc_pwrite(mt->f, buf, len, base + off);
+			if (n != (ssize_t)len)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_pwrite = %zd", w->id, n);
+			memcpy(ref + off, buf, len);
+			if (base + off + len > mine)
+				mine = base + off + len;
+		} else if (k < 7) { /* lpc_pread of its own bytes */
+			size_t least = base + off < mine ? (size_t)(mine - base - off) : 0;
+
+			if (least > len)
+				least = len;
+			n = lpc_pread(mt->f, buf, len, base + off);
+			if (n < (ssize_t)least || n > (ssize_t)len)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_pread(%llu, %zu) = %zd, want at least %zu",
+								 w->id, (unsigned long long)(base + off), len, n, least);
+			for (ssize_t i = 0; i < n; i++)
+				if (buf[i] != ref[off + (size_t)i])
+					return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_pread: byte %llu is 0x%02x, want 0x%02x",
+									 w->id, (unsigned long long)(base + off + (size_t)i), buf[i], ref[off + (size_t)i]);
+		} else if (k < 8 && base + off < mine) { /* page lock, change in place, mark dirty */
+			uint64_t pos = base + off, index = pos / mt->ps;
+			uint64_t pend = (index + 1) * mt->ps;
+			struct lpc_page *p;
+			unsigned char *d;
+			int rc;
+
+			if (pend > base + mt->range)
+				pend = base + mt->range;
+			if (pend > mine)
+				pend = mine;
+			if (pos + len > pend)
+				len = (size_t)(pend - pos);
+			rc = lpc_page_get(mt->f, index, 0, &p);
+			if (rc != 0)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_page_get(%llu) = %d",
+								 w->id, (unsigned long long)index, rc);
+			lpc_page_lock(p);
+			d = lpc_page_data(p);
+			data_fill(tst_rnd(&s), pos, buf, len);
+			for (size_t i = 0; i < len; i++)
+				seen_add(mt, pos + i, buf[i]);
+			memcpy(d + pos % mt->ps, buf, len);
+			rc = lpc_page_mark_dirty(p);
+			lpc_page_unlock(p);
+			lpc_page_put(p);
+			if (rc != 0)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_page_mark_dirty = %d", w->id, rc);
+			memcpy(ref + (pos - base), buf, len);
+		} else if (k < 9) { /* lpc_fsync: its bytes are in the kernel's file */
+			int rc = lpc_fsync(mt->f);
+			int64_t ks;
+
+			if (rc != 0)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: lpc_fsync = %d", w->id, rc);
+			ks = kernel_read(mt->path, kbuf, mt->span + mt->ps);
+			if (ks < (int64_t)mine)
+				return (void *)(intptr_t)mt_fail(w, "writer %u: after lpc_fsync the kernel's file is %lld bytes, "
+								 "this writer wrote up to %llu", w->id, (long long)ks, (unsigned long long)mine);
+			for (uint64_t i = base; i < mine; i++)
+				if (kbuf[i] != ref[i - base])
+					return (void *)(intptr_t)mt_fail(w, "writer %u: after lpc_fsync the kernel's byte %llu is 0x%02x, want 0x%02x",
+									 w->id, (unsigned long long)i, kbuf[i], ref[i - base]);
+		} else { /* lpc_invalidate of its range: never drops data */
+			int rc = lpc_invalidate(mt->f, base + off, len);
+
+			if (rc < 0)
+				return (void *)(intptr_t)mt_fail(w, "lpc_invalidate = %d", rc);
+		}
+	}
+	free(kbuf);
+	free(ref);
+	free(buf);
+	return NULL;
+}
+
+static bool mt_check(struct mtw *w, uint64_t off, const unsigned char *b, size_t len,
+		     const char *what)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!seen_has(w->mt, off + i, b[i]))
+			return mt_fail(w, "reader %u: %s: byte %llu is 0x%02x, never written there",
+				       w->id, what, (unsigned long long)(off + i), b[i]);
+	return true;
+}
+
+static void *mt_reader(void *arg)
+{
+	struct mtw *w = arg;
+	struct mt *mt = w->mt;
+	uint64_t s = mt->seed + 104729 * (w->id + 1);
+	unsigned char *buf = malloc(mt->span + 4 * mt->ps);
+	struct lpc_page *pages[4];
+	struct iovec iov[4];
+
+	if (!buf)
+		return (void *)(intptr_t)mt_fail(w, "malloc");
+	while (!atomic_load(&mt->stop)) {
+		unsigned k = (unsigned)(tst_rnd(&s) % 4);
+		ssize_t n;
+		int rc;
+
+		atomic_fetch_add_explicit(&mt->calls, 1, memory_order_relaxed);
+		if (k < 2) {
+			n = lpc_pread(mt->f, buf, mt->span + mt->ps, 0);
+			if (n < 0 || (uint64_t)n > mt->span)
+				return (void *)(intptr_t)mt_fail(w, "reader: lpc_pread = %zd", n);
+			if (!mt_check(w, 0, buf, (size_t)n, "lpc_pread"))
+				return NULL;
+		} else if (k < 3) {
+			uint64_t index = tst_rnd(&s) % (mt->span / mt->ps + 1);
+
+			rc = lpc_page_read(mt->f, index, 0, page_copy_fn, buf);
+			if (rc == -ENXIO)
+				continue;
+			if (rc != 0)
+				return (void *)(intptr_t)mt_fail(w, "reader: lpc_page_read = %d", rc);
+			if (!mt_check(w, index * mt->ps, buf,
+				      (size_t)((index + 1) * mt->ps <= mt->span ? mt->ps : mt->span - index * mt->ps),
+				      "lpc_page_read"))
+				return NULL;
+		} else {
+			uint64_t off = tst_rnd(&s) % mt->span;
+			size_t len = 1 + (size_t)(tst_rnd(&s) % (2 * mt->ps));
+
+			rc = lpc_pin(mt->f, off, len, LPC_PIN_READ, pages, 4);
+			if (rc == -ENXIO)
+				continue;
+			if (rc <= 0)
+				return (void *)(intptr_t)mt_fail(w, "reader: lpc_pin = %d", rc);
+			if ((uint64_t)rc * mt->ps < off % mt->ps + 1) {
+				lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
+				return (void *)(intptr_t)mt_fail(w, "reader: lpc_pin = %d pages", rc);
+			}
+			/* What the pages hold inside the file's span. */
+			{
+				size_t l = (size_t)rc * mt->ps - off % mt->ps;
+				int e;
+
+				if (off + l > mt->span)
+					l = (size_t)(mt->span - off);
+				e = lpc_pin_iov(pages, (unsigned)rc, off, l, iov);
+				if (e < 1) {
+					lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
+					return (void *)(intptr_t)mt_fail(w, "reader: lpc_pin_iov = %d", e);
+				}
+				/* Copied under each page's lock: a writer may be
+				 * changing the bytes in place (a pin is a reference,
+				 * which lpc_page_lock needs). */
+				for (int i = 0; i < rc; i++) {
+					lpc_page_lock(pages[i]);
+					memcpy(buf + (size_t)i * mt->ps, lpc_page_data(pages[i]), mt->ps);
+					lpc_page_unlock(pages[i]);
+				}
+				{
+					size_t done = 0;
+
+					for (int i = 0; i < e; i++)
+						done += iov[i].iov_len;
+					if (done != l) {
+						lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
+						return (void *)(intptr_t)mt_fail(w, "reader: lpc_pin_iov covers %zu bytes, want %zu", done, l);
+					}
+				}
+				if (!mt_check(w, off, buf + off % mt->ps, l, "lpc_pin")) {
+					lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
+					return NULL;
+				}
+			}
+			lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/* W writers and two readers on one file for `seconds`.  Return: passed. */
+static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsigned writers,
+		     double seconds, uint64_t seed)
+{
+	struct mt mt = { .ps = ps, .writers = writers, .seed = seed };
+	struct mtw *w = calloc(writers + 2, sizeof(*w));
+	struct lpc_config lc;
+	char path[600];
+	bool ok = true;
+	int rc;
+
+	REQUIRE(w);
+	/* Writers share pages (a range is not a multiple of the page size),
+	 * and the file is twice the cache, so eviction runs. */
+	mt.range = 2ull * frames * ps / writers + ps / 2 + 13;
+	mt.span = mt.range * writers;
+	mt.seen = calloc(mt.span * 4, sizeof(*mt.seen));
+	REQUIRE(mt.seen);
+	lpc_config_init(&lc);
+	lc.cache_bytes = (size_t)frames * ps;
+	lc.page_size = ps;
+	lc.io_backend = backend;
+	lc.lookup_mode = lookup;
+	lc.alloc_wait_ms = 5000;
+	lc.dirty_expire_ms = 2;
+	lc.dirty_background_pct = 5;
+	lc.dirty_limit_pct = 10;
+	REQUIRE(lpc_cache_create(&lc, &mt.c) == 0);
+	REQUIRE(tst_make_file("mt", 0, 0, path, sizeof(path)) == 0);
+	mt.path = path;
+	rc = lpc_file_open(mt.c, path, O_RDWR, 0644, &mt.f);
+	REQUIRE(rc == 0, "lpc_file_open = %d", rc);
+	printf("threads: %u writers (%llu bytes each) + 2 readers, backend %s, page size %zu, "
+	       "lookup %s, %u frames, %.1f s, seed %llu\n",
+	       writers, (unsigned long long)mt.range, tst_backend_name(backend), ps,
+	       lookup_name(lookup), frames, seconds, (unsigned long long)seed);
+	for (unsigned i = 0; i < writers + 2; i++) {
+		w[i] = (struct mtw){ .mt = &mt, .id = i < writers ? i : i - writers, .ok = true };
+		REQUIRE(pthread_create(&w[i].th, NULL, i < writers ? mt_writer : mt_reader, &w[i]) == 0);
+	}
+	{
+		uint64_t until = tst_now_ns() + (uint64_t)(seconds * 1e9);
+
+		while (!atomic_load(&mt.stop) && tst_now_ns() < until)
+			tst_sleep_us(10000);
+		atomic_store(&mt.stop, true);
+	}
+	for (unsigned i = 0; i < writers + 2; i++) {
+		pthread_join(w[i].th, NULL);
+		if (!w[i].ok) {
+			printf("FAIL %s\n", w[i].msg);
+			ok = false;
+		}
+	}
+	rc = lpc_file_close(mt.f);
+	if (rc != 0) {
+		printf("FAIL lpc_file_close = %d\n", rc);
+		ok = false;
+	}
+	rc = lpc_cache_destroy(mt.c);
+	if (rc != 0) {
+		printf("FAIL lpc_cache_destroy = %d\n", rc);
+		ok = false;
+	}
+	printf("  %lu calls\n", atomic_load(&mt.calls));
+	if (!ok) {
+		printf("  replay: --threads %u --backend %s --page-size %zu --lookup %s --frames %u --seed %llu\n",
+		       writers, tst_backend_name(backend), ps, lookup_name(lookup), frames,
+		       (unsigned long long)seed);
+		atomic_fetch_add(&tst_failed, 1);
+	} else {
+		atomic_fetch_add(&tst_passed, 1);
+	}
+	unlink(path);
+	free(mt.seen);
+	free(w);
+	return ok;
+}
+
+/* ---- main ---- */
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S] [--backend sync|uring|all]\n"
+		"       [--page-size N|all] [--lookup lockless|locked|all] [--frames N] [--files N]\n"
+		"       [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]\n"
+		"       [--shrink-max N] [--no-closed-dirty]\n",
+		argv0);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int backends[2] = { LPC_IO_SYNC, LPC_IO_URING }, nb = 2;
+	int lookups[2] = { LPC_LOOKUP_LOCKLESS, LPC_LOOKUP_LOCKED }, nl = 2;
+	size_t pss[13];
+	int nps = 0;
+	uint64_t ops = 0, seqlen = 3000;
+	double seconds = 0;
+	unsigned frames = 0, nfiles = 0, threads = 0, mk = 0, mn = 1;
+	bool verbose = false, have_seed = false;
+	int vi = 0;
+
+	for (size_t p = 512; p <= (2u << 20); p *= 2)
+		pss[nps++] = p;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		if (!strcmp(a, "--no-closed-dirty")) {
+			no_closed_dirty = true;
+			continue;
+		}
+		if (!v)
+			usage(argv[0]);
+		i++;
+		if (!strcmp(a, "--seed")) {
+			tst_seed = strtoull(v, NULL, 0);
+			have_seed = true;
+		} else if (!strcmp(a, "--ops")) {
+			ops = strtoull(v, NULL, 0);
+		} else if (!strcmp(a, "--seq-len")) {
+			seqlen = strtoull(v, NULL, 0);
+		} else if (!strcmp(a, "--seconds")) {
+			seconds = strtod(v, NULL);
+		} else if (!strcmp(a, "--shrink-max")) {
+			shrink_left = (unsigned)strtoul(v, NULL, 0);
+		} else if (!strcmp(a, "--shrink-seconds")) {
+			shrink_seconds = strtod(v, NULL);
+		} else if (!strcmp(a, "--frames")) {
+			frames = (unsigned)strtoul(v, NULL, 0);
+		} else if (!strcmp(a, "--files")) {
+			nfiles = (unsigned)strtoul(v, NULL, 0);
+			if (nfiles < 1 || nfiles > 4)
+				usage(argv[0]);
+		} else if (!strcmp(a, "--threads")) {
+			threads = (unsigned)strtoul(v, NULL, 0);
+		} else if (!strcmp(a, "--matrix")) {
+			if (sscanf(v, "%u/%u", &mk, &mn) != 2 || mn == 0 || mk >= mn)
+				usage(argv[0]);
+		} else if (!strcmp(a, "--backend")) {
+			if (!strcmp(v, "sync"))
+				backends[0] = LPC_IO_SYNC, nb = 1;
+			else if (!strcmp(v, "uring"))
+				backends[0] = LPC_IO_URING, nb = 1;
+			else if (strcmp(v, "all"))
+				usage(argv[0]);
+		} else if (!strcmp(a, "--lookup")) {
+			if (!strcmp(v, "lockless"))
+				lookups[0] = LPC_LOOKUP_LOCKLESS, nl = 1;
+			else if (!strcmp(v, "locked"))
+				lookups[0] = LPC_LOOKUP_LOCKED, nl = 1;
+			else if (strcmp(v, "all"))
+				usage(argv[0]);
+		} else if (!strcmp(a, "--page-size")) {
+			if (strcmp(v, "all")) {
+				pss[0] = strtoull(v, NULL, 0);
+				nps = 1;
+			}
+		} else {
+			usage(argv[0]);
+		}
+	}
+	if (!have_seed)
+		tst_seed = tst_now_ns() ^ ((uint64_t)getpid() << 32);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("seed %llu\n", (unsigned long long)tst_seed);
+	if (!tst_tmpdir())
+		tst_skip("no temporary directory");
+	if (!ops && !seconds)
+		seconds = 2;
+	if (seqlen < 1)
+		seqlen = 1;
+
+	for (int b = 0; b < nb; b++)
+		for (int l = 0; l < nl; l++)
+			for (int p = 0; p < nps; p++, vi++) {
+				uint64_t rng = tst_seed + (uint64_t)vi * 0x9e3779b97f4a7c15ull;
+				uint64_t done = 0, until = tst_now_ns() + (uint64_t)(seconds * 1e9);
+				unsigned long seqs = 0, failed = 0;
+				struct mcfg cfg = { .backend = backends[b], .lookup = lookups[l],
+						    .ps = pss[p] };
+
+				if ((unsigned)vi % mn != mk)
+					continue;
+				if (threads && cfg.ps > 65536) {
+					printf("threads: page size %zu skipped (the value sets take 32 bytes a byte)\n", cfg.ps);
+					continue;
+				}
+				if (threads) {
+					mt_round(cfg.backend, cfg.lookup, cfg.ps, frames ? frames : 16,
+						 threads, seconds ? seconds : 2, tst_rnd(&rng));
+					continue;
+				}
+				/* A single sequence replays exactly the seed given. */
+				while (failed < 1 && (ops ? done < ops : tst_now_ns() < until)) {
+					uint64_t s = (ops && ops <= seqlen && have_seed) ? tst_seed : tst_rnd(&rng);
+					size_t n = (size_t)(ops && ops - done < seqlen ? ops - done : seqlen);
+
+					if (!ops && seconds < 10 && n > 1000)
+						n = 1000; /* short sequences in CI: more of them */
+					size_t ran = n;
+
+					if (!sequence(&cfg, s, n, frames, nfiles, verbose, argv[0],
+						      ops ? 0 : until, &ran))
+						failed++;
+					done += ran;
+					seqs++;
+				}
+				printf("%s %s page %zu: %llu calls in %lu sequences%s\n",
+				       tst_backend_name(cfg.backend), lookup_name(cfg.lookup), cfg.ps,
+				       (unsigned long long)done, seqs, failed ? ": FAILED" : "");
+				if (!failed)
+					atomic_fetch_add(&tst_passed, 1);
+			}
+	return tst_finish();
+}
