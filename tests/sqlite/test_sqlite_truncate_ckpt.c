@@ -4,9 +4,9 @@
  * must be seen by this process's lpc pages (detect mode, SQ3), also when an
  * lpc page is larger than a SQLite page.
  *
- * The story (found by test_sqlite_diff): a new WAL database of two SQLite
+ * The story (found by test_sqlite_diff): a new WAL database of three SQLite
  * pages (4 KiB each).  This process, through lpc with 16 KiB pages, reads
- * page 1: lpc caches its first page, 16 KiB, the file's 8 KiB and zeros
+ * page 1: lpc caches its first page, 16 KiB, the file's 12 KiB and zeros
  * past its end.  It commits rows (the frames go to the WAL; the database
  * file is not written).  Another process (through unix) runs
  * wal_checkpoint(TRUNCATE): it writes the frames into the database file,
@@ -15,10 +15,12 @@
  * be the checkpoint's, not lpc's zeros.  On main it reads zeros
  * ("database disk image is malformed", btreeInitPage of page 4).  With
  * lpc's pages no larger than SQLite's, or with a PASSIVE, FULL or RESTART
- * checkpoint instead, it reads correctly.  The likely cause: the pair
- * (salt, nBackfill) after a TRUNCATE checkpoint looks like a restart of our
- * own WAL (SQ3c: salt one higher, nBackfill 0, our pages recorded at an
- * empty WAL), so nothing is dropped and lpc's size stays the old one.
+ * checkpoint instead, it reads correctly (their WAL still holds the
+ * frames, which our read transaction reads from there).  The cause (file.c,
+ * SQ8): SQ3b did see the pair move and dropped lpc's pages, but left lpc's
+ * size at the old end; the next read of page 1 cached lpc's first page with
+ * zeros past that end, and lpc then learned the kernel's size by itself.
+ * (Not SQ3c's own-restart rule: the writer here had released its lock.)
  * The same story through unix alone is the control.
  */
 #include <sys/wait.h>
