@@ -216,7 +216,7 @@
  *  this process starts from pages checked against the file under a lock
  *  that keeps every other writer out: rollback journal, SQ2 at the first
  *  SHARED (no other process writes while any connection here holds it);
- *  WAL, SQ3a at WAL_CKPT_LOCK.
+ *  WAL, SQ3a at WAL_CKPT_LOCK, or SQ9.
  *  SQ8  The end of the file.  A miss zeroes what lies past lpc's size, so
  *      lpc's copy of the page holding lpc's end of the file has zeros
  *      where another process's checkpoint may later write pages (the file
@@ -231,6 +231,23 @@
  *      the old end read as zeros.  Seen with a TRUNCATE checkpoint of
  *      another process, whose emptied WAL sends every read to the file:
  *      test_sqlite_truncate_ckpt, malformed before.)
+ *  SQ9  WAL mode, xLock(EXCLUSIVE) on the database: the close of the last
+ *      connection (sqlite3WalClose) and a change of journal mode away from
+ *      WAL take it and then checkpoint in the WAL's exclusive mode, which
+ *      calls no shm lock, so SQ3a does not run; nor does it in
+ *      locking_mode=EXCLUSIVE.  With EXCLUSIVE nobody else can change the
+ *      file (another process's checkpoint needs a SHARED lock on it), so
+ *      the wal-index is compared as at SQ3a, and on a difference lpc's
+ *      pages are dropped and lpc's size set from the kernel's (drop_pages
+ *      with resize) before the checkpoint writes.  (Before, a close after a
+ *      read transaction that had held its mark while another process
+ *      backfilled some SQLite pages of an lpc page wrote our stale copy of
+ *      them back with the pages the close's checkpoint wrote: story
+ *      close-neighbours, commits lost or malformed.)  Cost: three loads
+ *      from the wal-index per EXCLUSIVE lock; nothing is dropped when the
+ *      pair is unchanged.  Not covered: the heap-memory wal-index
+ *      (locking_mode=EXCLUSIVE before the WAL is opened: no shared memory,
+ *      so no pair to compare).
  *  Why a page being dropped is never in use: SQ2 runs when no connection of
  *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
  *  process only writes SQLite pages that every reader of ours reads from
@@ -331,7 +348,7 @@ static int kernel_size(struct lpcs_file *p, uint64_t *size)
 static void follow_kernel_size(struct lpcs_file *p, uint64_t ks);
 static bool unwritten_quiet(const struct lpcs_file *p);
 
-/* Drops lpc's pages of the file (SQ2, SQ3); with resize, sets lpc's
+/* Drops lpc's pages of the file (SQ2, SQ3, SQ9); with resize, sets lpc's
  * size to the kernel's, else only raises it to the kernel's (SQ8).  The
  * size first, the pages after: a miss of this process between the two
  * reads the last page with the new size (SQ8).  Caller holds node->lock. */
@@ -571,9 +588,10 @@ static bool own_restart(const struct lpcs_node *n, uint32_t salt0, uint32_t bf)
 enum check_why {
 	CHECK_READ, /* SQ3b: a read lock */
 	CHECK_CKPT, /* SQ3a: the caller took WAL_CKPT_LOCK */
+	CHECK_EXCL, /* SQ9: the caller took EXCLUSIVE on the database */
 };
 
-/* SQ3a, SQ3b: compares the wal-index with what lpc's pages reflect. */
+/* SQ3a, SQ3b, SQ9: compares the wal-index with what lpc's pages reflect. */
 static int check_wal(struct lpcs_file *p, enum check_why why)
 {
 	struct lpcs_node *n = p->node;
@@ -785,6 +803,18 @@ static int lpcs_lock(sqlite3_file *f, int level)
 		pthread_mutex_unlock(&n->lock);
 		if (rc != SQLITE_OK) {
 			p->real->pMethods->xUnlock(p->real, SQLITE_LOCK_NONE);
+			return rc;
+		}
+	}
+	if (level == SQLITE_LOCK_EXCLUSIVE && p->shm0) {
+		/* SQ9: WAL mode, EXCLUSIVE: the close's (or a journal-mode
+		 * change's) checkpoint follows, which takes no shm lock (SQ3a
+		 * does not run): lpc's pages must mirror the file first. */
+		rc = check_wal(p, CHECK_EXCL);
+		if (rc != SQLITE_OK) {
+			/* Back to SHARED (counted in nshared above if not before). */
+			p->real->pMethods->xUnlock(p->real, SQLITE_LOCK_SHARED);
+			p->lock = SQLITE_LOCK_SHARED;
 			return rc;
 		}
 	}
