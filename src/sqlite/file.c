@@ -245,9 +245,14 @@
  *      them back with the pages the close's checkpoint wrote: story
  *      close-neighbours, commits lost or malformed.)  Cost: three loads
  *      from the wal-index per EXCLUSIVE lock; nothing is dropped when the
- *      pair is unchanged.  Not covered: the heap-memory wal-index
- *      (locking_mode=EXCLUSIVE before the WAL is opened: no shared memory,
- *      so no pair to compare).
+ *      pair is unchanged.  A heap-memory wal-index (locking_mode=EXCLUSIVE
+ *      set before the WAL is opened: SQLite takes EXCLUSIVE first, maps no
+ *      shared memory, and its read locks call no shm lock, so SQ3b never
+ *      runs): there is no pair to compare; if SQ2 found the file in WAL
+ *      mode (node->wal_file) and did not keep the pair (SQ3d: the file
+ *      changed, or nothing was known), the pages are dropped, with the
+ *      kernel's size (story heap-wal: the other process's commit was not
+ *      seen before).
  *  Why a page being dropped is never in use: SQ2 runs when no connection of
  *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
  *  process only writes SQLite pages that every reader of ours reads from
@@ -561,7 +566,8 @@ static int check_counter(struct lpcs_file *p)
 	 * SQ3 compares.  Kept only if the file is in WAL mode (bytes 18, 19)
 	 * and unchanged since the last SHARED went; else the next read lock
 	 * drops lpc's pages. */
-	if (hdr[0] == 2 && hdr[1] == 2)
+	n->wal_file = hdr[0] == 2 && hdr[1] == 2;
+	if (n->wal_file)
 		check_id(n);
 	else
 		n->wal_known = n->id_known = false;
@@ -806,11 +812,20 @@ static int lpcs_lock(sqlite3_file *f, int level)
 			return rc;
 		}
 	}
-	if (level == SQLITE_LOCK_EXCLUSIVE && p->shm0) {
+	if (level == SQLITE_LOCK_EXCLUSIVE) {
 		/* SQ9: WAL mode, EXCLUSIVE: the close's (or a journal-mode
 		 * change's) checkpoint follows, which takes no shm lock (SQ3a
-		 * does not run): lpc's pages must mirror the file first. */
-		rc = check_wal(p, CHECK_EXCL);
+		 * does not run): lpc's pages must mirror the file first.  No
+		 * shared memory: a heap-memory wal-index (read locks take no
+		 * shm lock either, so SQ3b never runs). */
+		if (p->shm0) {
+			rc = check_wal(p, CHECK_EXCL);
+		} else {
+			pthread_mutex_lock(&n->lock);
+			if (n->wal_file && !n->wal_known)
+				rc = drop_pages(p, true);
+			pthread_mutex_unlock(&n->lock);
+		}
 		if (rc != SQLITE_OK) {
 			/* Back to SHARED (counted in nshared above if not before). */
 			p->real->pMethods->xUnlock(p->real, SQLITE_LOCK_SHARED);

@@ -29,6 +29,9 @@
  *                  some SQLite pages of an lpc page we hold; our last
  *                  close's checkpoint writes the others and must not
  *                  write our stale copy of the first back over them
+ *  heap-wal        as wal-recreated, then a connection here in
+ *                  locking_mode=EXCLUSIVE (a heap-memory wal-index, no
+ *                  read lock to check at) must read the other's commit
  * Usage: test_sqlite_stories [--seed N] [STORY...] (all by default).
  */
 #include <pthread.h>
@@ -512,6 +515,28 @@ static void story_close_neighbours(const char *dir)
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 }
 
+static void story_heap_wal(const char *dir)
+{
+	char path[600];
+	sqlite3 *idle, *db;
+
+	snprintf(path, sizeof(path), "%s/heap.db", dir);
+	make_db(path, "wal", 300);
+	usleep(200 * 1000); /* the change time old enough to be trusted (SQ3d) */
+	idle = sqt_open(path, "lpc"); /* keeps our record of the file */
+	db = sqt_open(path, "lpc");
+	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 0, "heap-wal: first read");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	REQUIRE(spawn("update-k150", path, 0) == 0, "heap-wal: the other commit");
+	db = sqt_open(path, "lpc");
+	sqt_exec(db, "PRAGMA locking_mode=EXCLUSIVE");
+	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 7,
+		 "heap-wal: the other process's commit is read (unix: 7)");
+	sqt_check_integrity(db, "heap-wal");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	REQUIRE(sqlite3_close(idle) == SQLITE_OK, "close");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *dir);
@@ -520,7 +545,7 @@ static const struct {
 	{ "off-killed", story_off_killed },       { "nshared-race", story_nshared_race },
 	{ "hot-shrink", story_hot_shrink },       { "wal-close-size", story_wal_close_size },
 	{ "unlock-failed", story_unlock_failed }, { "ckpt-failed", story_ckpt_failed },
-	{ "close-neighbours", story_close_neighbours },
+	{ "close-neighbours", story_close_neighbours }, { "heap-wal", story_heap_wal },
 };
 
 int main(int argc, char **argv)
