@@ -160,9 +160,10 @@
  *      Anything else is a difference, and the pages are dropped (never a
  *      stale page; dropping too often costs reads, not correctness).  A
  *      checkpoint by another process may have grown the file past lpc's
- *      size: until our next checkpoint lock sets lpc's size from the
- *      kernel's (SQ3a), a short lpc_pread is completed from the kernel's
- *      file (node->maybe_grown).
+ *      size: the drop raises lpc's size to the kernel's (SQ8), and until
+ *      our next checkpoint lock sets it from the kernel's (SQ3a), a short
+ *      lpc_pread is completed from the kernel's file (node->maybe_grown:
+ *      the file may grow again while our read transaction runs).
  *   SQ3d The pair identifies a state of one WAL file only.  A WAL can be
  *      deleted (and then recreated, empty: its pair (0, 0, 0) again) only
  *      by a connection holding EXCLUSIVE on the database, and a connection
@@ -202,15 +203,68 @@
  *      must see them to cut them (story hot-shrink).  Cost: an fstat per
  *      xFileSize under RESERVED (lpcbench sqlite's TPC-B: none, it never
  *      asks there).
+ *  What lpc's bytes of the file are: a copy of the kernel's file as it was
+ *  when lpc read them, not a snapshot of SQLite's.  With lpc pages larger
+ *  than SQLite's, one lpc page holds several SQLite pages; a read of one
+ *  of them caches the others as the file has them then, and this process's
+ *  read transaction never looks at them again if it reads them from the
+ *  WAL, so another process's checkpoint may rewrite them in the file while
+ *  lpc keeps the old bytes.  Harmless for reads (SQ3's next check sees
+ *  nBackfill move and drops them before a transaction reads them from the
+ *  file); not for writes: a write of one SQLite page writes its whole lpc
+ *  page back, stale neighbours included.  So every write of the file by
+ *  this process starts from pages checked against the file under a lock
+ *  that keeps every other writer out: rollback journal, SQ2 at the first
+ *  SHARED (no other process writes while any connection here holds it);
+ *  WAL, SQ3a at WAL_CKPT_LOCK, or SQ9.
+ *  SQ8  The end of the file.  A miss zeroes what lies past lpc's size, so
+ *      lpc's copy of the page holding lpc's end of the file has zeros
+ *      where another process's checkpoint may later write pages (the file
+ *      grows past it).  Whenever lpc's size is raised to the kernel's
+ *      (follow_kernel_size: SQ3's drops, SQ6), the lpc page holding the old
+ *      end is dropped, after the size is raised (a miss in between reads
+ *      it with the new size); and a drop (drop_pages) sets or raises the
+ *      size before it drops the pages, for the same reason.  (Before, SQ3b
+ *      dropped the pages but left lpc's size at the old end; SQLite's next
+ *      read of page 1 cached the lpc page with zeros past it, and lpc then
+ *      learned the kernel's size by itself (no size kept yet): pages past
+ *      the old end read as zeros.  Seen with a TRUNCATE checkpoint of
+ *      another process, whose emptied WAL sends every read to the file:
+ *      test_sqlite_truncate_ckpt, malformed before.)
+ *  SQ9  WAL mode, xLock(EXCLUSIVE) on the database: the close of the last
+ *      connection (sqlite3WalClose) and a change of journal mode away from
+ *      WAL take it and then checkpoint in the WAL's exclusive mode, which
+ *      calls no shm lock, so SQ3a does not run; nor does it in
+ *      locking_mode=EXCLUSIVE.  With EXCLUSIVE nobody else can change the
+ *      file (another process's checkpoint needs a SHARED lock on it), so
+ *      the wal-index is compared as at SQ3a, and on a difference lpc's
+ *      pages are dropped and lpc's size set from the kernel's (drop_pages
+ *      with resize) before the checkpoint writes.  (Before, a close after a
+ *      read transaction that had held its mark while another process
+ *      backfilled some SQLite pages of an lpc page wrote our stale copy of
+ *      them back with the pages the close's checkpoint wrote: story
+ *      close-neighbours, commits lost or malformed.)  Cost: three loads
+ *      from the wal-index per EXCLUSIVE lock; nothing is dropped when the
+ *      pair is unchanged.  A heap-memory wal-index (locking_mode=EXCLUSIVE
+ *      set before the WAL is opened: SQLite takes EXCLUSIVE first, maps no
+ *      shared memory, and its read locks call no shm lock, so SQ3b never
+ *      runs): there is no pair to compare; if SQ2 found the file in WAL
+ *      mode (node->wal_file) and did not keep the pair (SQ3d: the file
+ *      changed, or nothing was known), the pages are dropped, with the
+ *      kernel's size (story heap-wal: the other process's commit was not
+ *      seen before).
  *  Why a page being dropped is never in use: SQ2 runs when no connection of
  *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
- *  process only writes pages that every reader of ours reads from the WAL
- *  (frames at or below every read mark; readers of the database alone,
- *  WAL_READ_LOCK(0), are kept out while it backfills), so a reader of ours
- *  never caches a page while another process writes it.  lpc_invalidate
- *  skips held, locked and dirty pages (B.1); by SQ1 none is dirty, and none
- *  is held or being read for the reason above (and SQ1f keeps the lock
- *  while one is dirty).
+ *  process only writes SQLite pages that every reader of ours reads from
+ *  the WAL (frames at or below every read mark; readers of the database
+ *  alone, WAL_READ_LOCK(0), are kept out while it backfills), so a reader of
+ *  ours never caches a SQLite page it reads while another process writes
+ *  it.  lpc_invalidate skips held, locked and dirty pages (B.1); by SQ1
+ *  none is dirty, and none is held or being read for the reason above (and
+ *  SQ1f keeps the lock while one is dirty).  Not closed, with lpc pages
+ *  larger than SQLite's: a miss of an older read transaction of ours that
+ *  is still reading an lpc page (locked, so skipped) when SQ3 drops may
+ *  keep neighbours read before another process's checkpoint wrote them.
  *  Limits: a process that writes the file without SQLite's locks, or a
  *  connection of this same process that opens the file with another VFS,
  *  is not seen (and closing a descriptor of the file drops the process's
@@ -296,34 +350,44 @@ static int kernel_size(struct lpcs_file *p, uint64_t *size)
 	return rc;
 }
 
-/* Drops lpc's pages of the file (SQ2, SQ3); with resize, sets lpc's size to
- * the kernel's.  Caller holds node->lock. */
+static void follow_kernel_size(struct lpcs_file *p, uint64_t ks);
+static bool unwritten_quiet(const struct lpcs_file *p);
+
+/* Drops lpc's pages of the file (SQ2, SQ3, SQ9); with resize, sets lpc's
+ * size to the kernel's, else only raises it to the kernel's (SQ8).  The
+ * size first, the pages after: a miss of this process between the two
+ * reads the last page with the new size (SQ8).  Caller holds node->lock. */
 static int drop_pages(struct lpcs_file *p, bool resize)
 {
 	struct lpcs_node *n = p->node;
 	uint64_t ks;
 	int rc;
 
+	if (!resize) {
+		/* SQ8: another process's checkpoint may have grown the file;
+		 * the kernel's size is ours to follow only with nothing of
+		 * ours unwritten. */
+		if (unwritten_quiet(p) && kernel_size(p, &ks) == SQLITE_OK)
+			follow_kernel_size(p, ks);
+		atomic_store_explicit(&n->maybe_grown, 1, memory_order_relaxed);
+	} else {
+		rc = kernel_size(p, &ks);
+		if (rc != SQLITE_OK)
+			return rc;
+		/* lpc_truncate sets lpc's size (a no-op ftruncate).  -EBADF:
+		 * lf is read-only, so lpc never kept a size of its own and
+		 * follows the kernel's by itself. */
+		if (ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
+			rc = lpc_truncate(p->lf, ks);
+			if (rc < 0 && rc != -EBADF)
+				return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
+		}
+		atomic_store_explicit(&n->size, ks, memory_order_relaxed);
+		atomic_store_explicit(&n->maybe_grown, 0, memory_order_relaxed);
+	}
 	rc = lpc_invalidate(p->lf, 0, 0);
 	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_READ);
-	if (!resize) {
-		atomic_store_explicit(&n->maybe_grown, 1, memory_order_relaxed);
-		return SQLITE_OK;
-	}
-	rc = kernel_size(p, &ks);
-	if (rc != SQLITE_OK)
-		return rc;
-	/* lpc_truncate sets lpc's size (a no-op ftruncate).  -EBADF: lf is
-	 * read-only, so lpc never kept a size of its own and follows the
-	 * kernel's by itself. */
-	if (ks != atomic_load_explicit(&n->size, memory_order_relaxed)) {
-		rc = lpc_truncate(p->lf, ks);
-		if (rc < 0 && rc != -EBADF)
-			return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
-	}
-	atomic_store_explicit(&n->size, ks, memory_order_relaxed);
-	atomic_store_explicit(&n->maybe_grown, 0, memory_order_relaxed);
 	return SQLITE_OK;
 }
 
@@ -364,18 +428,28 @@ static bool unwritten_quiet(const struct lpcs_file *p)
 }
 
 /* Another process may have grown the kernel's file past lpc's size (SQ3,
- * SQ6): lpc's size and the node's follow it up, never down. */
+ * SQ6): lpc's size and the node's follow it up, never down.  SQ8: lpc's
+ * copy of the page that held the old end has zeros past it (a miss zeroes
+ * what lies past lpc's size); the kernel's file has the other process's
+ * bytes there: that page is dropped after the size is raised. */
 static void follow_kernel_size(struct lpcs_file *p, uint64_t ks)
 {
 	struct lpcs_node *n = p->node;
 	uint64_t s = atomic_load_explicit(&n->size, memory_order_relaxed);
+	uint64_t old = lpc_filemap_size_seen(p->lf, 0), ps = lpcs_page_size; /* lpc's now */
 
-	if (ks <= s)
+	if (ks <= s && ks <= old)
 		return;
 	lpc_filemap_size_seen(p->lf, ks);
 	while (s < ks && !atomic_compare_exchange_weak_explicit(&n->size, &s, ks, memory_order_relaxed,
 								memory_order_relaxed))
 		;
+	/* The lower of lpc's and the node's old ends (lpc may have followed
+	 * the kernel by itself, with a page cached at the node's end). */
+	if (s < old)
+		old = s;
+	if (old < ks && (old & (ps - 1)))
+		lpc_invalidate(p->lf, old & ~(ps - 1), ps);
 }
 
 /* SL1-SL3: xLock in exclusive coherence. */
@@ -492,7 +566,8 @@ static int check_counter(struct lpcs_file *p)
 	 * SQ3 compares.  Kept only if the file is in WAL mode (bytes 18, 19)
 	 * and unchanged since the last SHARED went; else the next read lock
 	 * drops lpc's pages. */
-	if (hdr[0] == 2 && hdr[1] == 2)
+	n->wal_file = hdr[0] == 2 && hdr[1] == 2;
+	if (n->wal_file)
 		check_id(n);
 	else
 		n->wal_known = n->id_known = false;
@@ -515,11 +590,18 @@ static bool own_restart(const struct lpcs_node *n, uint32_t salt0, uint32_t bf)
 	       (be32(salt0) == be32(n->w_salt[0]) + 1 || n->w_mxframe == 0);
 }
 
-/* SQ3a (ckpt: the caller took WAL_CKPT_LOCK) and SQ3b (a read lock):
- * compares the wal-index with what lpc's pages reflect. */
-static int check_wal(struct lpcs_file *p, bool ckpt)
+/* What check_wal is called for. */
+enum check_why {
+	CHECK_READ, /* SQ3b: a read lock */
+	CHECK_CKPT, /* SQ3a: the caller took WAL_CKPT_LOCK */
+	CHECK_EXCL, /* SQ9: the caller took EXCLUSIVE on the database */
+};
+
+/* SQ3a, SQ3b, SQ9: compares the wal-index with what lpc's pages reflect. */
+static int check_wal(struct lpcs_file *p, enum check_why why)
 {
 	struct lpcs_node *n = p->node;
+	bool writer = why != CHECK_READ; /* nobody else can write the file now */
 	uint32_t salt0, salt1, bf;
 	int rc = SQLITE_OK;
 
@@ -529,21 +611,21 @@ static int check_wal(struct lpcs_file *p, bool ckpt)
 	salt1 = shm_u32(p->shm0, WALIDX_SALT + 4);
 	bf = shm_u32(p->shm0, WALIDX_BACKFILL);
 	pthread_mutex_lock(&n->lock);
-	if (!ckpt && n->ckpt_mine) {
+	if (why == CHECK_READ && n->ckpt_mine) {
 		/* SQ3b: our checkpoint runs; nobody else changes the file. */
 	} else if (!n->wal_known || salt0 != n->wal_salt[0] || salt1 != n->wal_salt[1] ||
 		   bf != n->wal_backfill) {
-		rc = own_restart(n, salt0, bf) ? SQLITE_OK : drop_pages(p, ckpt); /* SQ3c */
+		rc = own_restart(n, salt0, bf) ? SQLITE_OK : drop_pages(p, writer); /* SQ3c */
 		if (rc == SQLITE_OK) {
 			n->wal_known = true;
 			n->wal_salt[0] = salt0;
 			n->wal_salt[1] = salt1;
 			n->wal_backfill = bf;
 		}
-	} else if (ckpt && atomic_load_explicit(&n->maybe_grown, memory_order_relaxed)) {
+	} else if (writer && atomic_load_explicit(&n->maybe_grown, memory_order_relaxed)) {
 		rc = drop_pages(p, true);
 	}
-	if (rc == SQLITE_OK && ckpt)
+	if (rc == SQLITE_OK && why == CHECK_CKPT)
 		n->ckpt_mine = true; /* SQ3a */
 	pthread_mutex_unlock(&n->lock);
 	return rc;
@@ -730,6 +812,27 @@ static int lpcs_lock(sqlite3_file *f, int level)
 			return rc;
 		}
 	}
+	if (level == SQLITE_LOCK_EXCLUSIVE) {
+		/* SQ9: WAL mode, EXCLUSIVE: the close's (or a journal-mode
+		 * change's) checkpoint follows, which takes no shm lock (SQ3a
+		 * does not run): lpc's pages must mirror the file first.  No
+		 * shared memory: a heap-memory wal-index (read locks take no
+		 * shm lock either, so SQ3b never runs). */
+		if (p->shm0) {
+			rc = check_wal(p, CHECK_EXCL);
+		} else {
+			pthread_mutex_lock(&n->lock);
+			if (n->wal_file && !n->wal_known)
+				rc = drop_pages(p, true);
+			pthread_mutex_unlock(&n->lock);
+		}
+		if (rc != SQLITE_OK) {
+			/* Back to SHARED (counted in nshared above if not before). */
+			p->real->pMethods->xUnlock(p->real, SQLITE_LOCK_SHARED);
+			p->lock = SQLITE_LOCK_SHARED;
+			return rc;
+		}
+	}
 	p->lock = level;
 	return SQLITE_OK;
 }
@@ -891,7 +994,7 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 	if (rc != SQLITE_OK || !(flags & SQLITE_SHM_LOCK))
 		return rc;
 	if ((flags & SQLITE_SHM_EXCLUSIVE) && ofst <= WAL_CKPT_LOCK && ofst + n > WAL_CKPT_LOCK) {
-		rc = check_wal(p, true);
+		rc = check_wal(p, CHECK_CKPT);
 		if (rc != SQLITE_OK) {
 			p->real->pMethods->xShmLock(p->real, ofst, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE);
 			return rc;
@@ -911,7 +1014,7 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 		p->write_held = true;
 	}
 	if ((flags & SQLITE_SHM_SHARED) && ofst >= WAL_READ_LOCK0) {
-		rc = check_wal(p, false);
+		rc = check_wal(p, CHECK_READ);
 		if (rc != SQLITE_OK) {
 			p->real->pMethods->xShmLock(p->real, ofst, n, SQLITE_SHM_UNLOCK | SQLITE_SHM_SHARED);
 			return rc;

@@ -52,6 +52,7 @@ struct lpcs_node {
 	bool ver_known;        /* ver is what the kernel's file holds */
 	unsigned char ver[16]; /* bytes 24..39 of the file (change counter ...) */
 	bool wal_known;        /* wal_* is the WAL state lpc's pages reflect */
+	bool wal_file;         /* bytes 18, 19 said WAL at the last SQ2 (SQ9) */
 	/* SQ3d (file.c): the file as the last SHARED of the process left it,
 	 * while wal_known; id_known: taken, and old enough to be trusted. */
 	bool id_known;

@@ -24,6 +24,14 @@
  *                  dirty pages left in lpc must never be read or written
  *                  over another process's later commit
  *  ckpt-failed     the same for a WAL checkpoint whose write-back fails
+ *  close-neighbours SQLite pages of 1 KiB, lpc's of 4 KiB: while our read
+ *                  transaction holds its mark, another process backfills
+ *                  some SQLite pages of an lpc page we hold; our last
+ *                  close's checkpoint writes the others and must not
+ *                  write our stale copy of the first back over them
+ *  heap-wal        as wal-recreated, then a connection here in
+ *                  locking_mode=EXCLUSIVE (a heap-memory wal-index, no
+ *                  read lock to check at) must read the other's commit
  * Usage: test_sqlite_stories [--seed N] [STORY...] (all by default).
  */
 #include <pthread.h>
@@ -234,6 +242,15 @@ static int child(const char *action, const char *path, long long arg)
 			     " INSERT INTO pad SELECT NULL, randomblob(1000) FROM n");
 		if (sqt_int(db, "PRAGMA wal_checkpoint(TRUNCATE)") != 0)
 			rc = 2;
+	} else if (!strcmp(action, "blocks-v")) { /* rows of blocks of 16 with k/16 % 2 == arg % 2 */
+		char sql[200];
+
+		db = sqt_open(path, "unix");
+		snprintf(sql, sizeof(sql), "UPDATE t SET v = %lld WHERE (k / 16) %% 2 = %lld", arg,
+			 arg % 2);
+		sqt_exec(db, sql);
+		if (arg % 2 == 0 && sqt_int(db, "PRAGMA wal_checkpoint(PASSIVE)") != 0)
+			rc = 2; /* the checkpoint was busy */
 	} else {
 		return 4;
 	}
@@ -463,6 +480,63 @@ static void story_ckpt_failed(const char *dir)
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 }
 
+static void story_close_neighbours(const char *dir)
+{
+	char path[600];
+	sqlite3 *db;
+
+	snprintf(path, sizeof(path), "%s/neighbours.db", dir);
+	db = sqt_open(path, "unix");
+	sqt_exec(db, "PRAGMA page_size=1024; PRAGMA journal_mode=wal;"
+		     "CREATE TABLE t(k INTEGER PRIMARY KEY, v INT, p BLOB);"
+		     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)"
+		     " INSERT INTO t SELECT i, 0, zeroblob(200) FROM n");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	REQUIRE(lpcs_page_size > 1024, "close-neighbours: lpc's pages larger than SQLite's");
+	db = sqt_open(path, "lpc");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 0"), 2000,
+		 "close-neighbours: every lpc page cached");
+	/* The other process's first commit, odd blocks (frames 1..K). */
+	REQUIRE(spawn("blocks-v", path, 1) == 0, "close-neighbours: the first commit");
+	sqt_exec(db, "BEGIN");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = (k / 16) % 2"), 2000,
+		 "close-neighbours: our read transaction (mark K) sees it");
+	/* Its second commit, even blocks, and a checkpoint that stops at our
+	 * mark: the odd blocks' pages are in the file, the even ones' only in
+	 * the WAL. */
+	REQUIRE(spawn("blocks-v", path, 2) == 0, "close-neighbours: the second commit");
+	sqt_exec(db, "COMMIT");
+	/* Our last close checkpoints the even blocks' pages through lpc. */
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	db = sqt_open(path, "unix");
+	CHECK_EQ(sqt_int(db, "SELECT count(*) FROM t WHERE v = 2 - (k / 16) % 2"), 2000,
+		 "close-neighbours: both commits kept (unix: every row)");
+	sqt_check_integrity(db, "close-neighbours");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+}
+
+static void story_heap_wal(const char *dir)
+{
+	char path[600];
+	sqlite3 *idle, *db;
+
+	snprintf(path, sizeof(path), "%s/heap.db", dir);
+	make_db(path, "wal", 300);
+	usleep(200 * 1000); /* the change time old enough to be trusted (SQ3d) */
+	idle = sqt_open(path, "lpc"); /* keeps our record of the file */
+	db = sqt_open(path, "lpc");
+	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 0, "heap-wal: first read");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	REQUIRE(spawn("update-k150", path, 0) == 0, "heap-wal: the other commit");
+	db = sqt_open(path, "lpc");
+	sqt_exec(db, "PRAGMA locking_mode=EXCLUSIVE");
+	CHECK_EQ(sqt_int(db, "SELECT v FROM t WHERE k = 150"), 7,
+		 "heap-wal: the other process's commit is read (unix: 7)");
+	sqt_check_integrity(db, "heap-wal");
+	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
+	REQUIRE(sqlite3_close(idle) == SQLITE_OK, "close");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *dir);
@@ -471,6 +545,7 @@ static const struct {
 	{ "off-killed", story_off_killed },       { "nshared-race", story_nshared_race },
 	{ "hot-shrink", story_hot_shrink },       { "wal-close-size", story_wal_close_size },
 	{ "unlock-failed", story_unlock_failed }, { "ckpt-failed", story_ckpt_failed },
+	{ "close-neighbours", story_close_neighbours }, { "heap-wal", story_heap_wal },
 };
 
 int main(int argc, char **argv)
