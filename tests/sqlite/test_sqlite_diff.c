@@ -53,6 +53,10 @@
  * Runs go on until LPC_STRESS_SECONDS (default 10) or LPC_SQLITE_DIFF_RUNS
  * runs.  LPC_SQLITE_DIFF_VFS: "mix" (default: each worker unix or lpc),
  * "lpc" (every worker lpc) or "unix" (the control: unix alone must pass).
+ * LPC_SQLITE_DIFF_EXCL=0 leaves out the exclusive phases;
+ * LPC_SQLITE_DIFF_TRACE=1 prints every command sent to a worker;
+ * LPC_SQLITE_DIFF_KEEP=1 keeps a copy of each run's database at its end (a
+ * failure always keeps one: DIR/../lpc-diff-SEED.db*).
  * Prints its seed and, at the end, the counts (transactions, commits,
  * kills) that scripts/soak.sh sums up.
  */
@@ -289,6 +293,7 @@ static struct {
 	bool unsure;
 	bool failed;
 	bool trace; /* LPC_SQLITE_DIFF_TRACE: every command on stderr */
+	bool excl;  /* exclusive phases (LPC_SQLITE_DIFF_EXCL=0: none) */
 	int excl_left; /* steps left in an exclusive phase (0: none) */
 	char log[NLOG][200];
 	unsigned nlog;
@@ -553,6 +558,9 @@ static void spawn(struct worker *w, enum kind kind)
 	w->in = in[1];
 	w->out = out[0];
 	w->kind = kind;
+	if (g.trace)
+		fprintf(stderr, "  -> %d: SPAWN %s %s %s\n", (int)w->pid, kind_name[kind], page_kb,
+			cache_mb);
 	note("spawn worker %d: %s, lpc pages %s KiB, cache %s MiB", (int)w->pid, kind_name[kind],
 	     page_kb, cache_mb);
 }
@@ -641,6 +649,8 @@ static void w_kill(struct worker *w, char *rep, size_t len)
 
 	kill(w->pid, SIGKILL);
 	REQUIRE(waitpid(w->pid, &status, 0) == w->pid, "waitpid");
+	if (g.trace)
+		fprintf(stderr, "  -> %d: KILL\n", (int)w->pid);
 	rep[0] = 0;
 	if (w_read(w, rep, len, 1000))
 		rep[0] = 0;
@@ -946,7 +956,11 @@ static void run_cmd(struct worker *w, int c, const char *sql, int kill_mode, cha
 		return;
 	}
 	if (kill_mode == 1) {
-		tst_sleep_us(kill_delay_us());
+		unsigned us = kill_delay_us();
+
+		if (g.trace)
+			fprintf(stderr, "  -> %d: SLEEP-NOREPLY %u\n", (int)w->pid, us);
+		tst_sleep_us(us);
 		w_kill(w, rep, len);
 		n.kills_mid++;
 	} else {
@@ -954,7 +968,13 @@ static void run_cmd(struct worker *w, int c, const char *sql, int kill_mode, cha
 			fail("worker %d: no reply", (int)w->pid);
 			rep[0] = 0;
 		}
-		tst_sleep_us(rndn(20000));
+		{
+			unsigned us = rndn(20000);
+
+			if (g.trace)
+				fprintf(stderr, "  -> %d: SLEEP %u\n", (int)w->pid, us);
+			tst_sleep_us(us);
+		}
 		{
 			char late[8];
 
@@ -1129,7 +1149,7 @@ static void step(void)
 		w_kill(w, rep, sizeof(rep));
 	} else if (r < 97) {
 		w_quit(w);
-	} else if (strcmp(g.mix, "unix") && !g.excl_left) {
+	} else if (strcmp(g.mix, "unix") && g.excl && !g.excl_left && rndn(2)) {
 		/* An exclusive phase: the others quit, one lpc process holds
 		 * the database alone for a while (its kills included). */
 		for (int i = 0; i < g.nwork; i++)
@@ -1252,6 +1272,7 @@ int main(int argc, char **argv)
 	g.self = "/proc/self/exe";
 	g.argv0 = argv[0];
 	g.trace = getenv("LPC_SQLITE_DIFF_TRACE") != NULL;
+	g.excl = !getenv("LPC_SQLITE_DIFF_EXCL") || strcmp(getenv("LPC_SQLITE_DIFF_EXCL"), "0");
 	g.dir = sqt_start(argc, argv, 1);
 	g.mix = getenv("LPC_SQLITE_DIFF_VFS") ? getenv("LPC_SQLITE_DIFF_VFS") : "mix";
 	if (strcmp(g.mix, "mix") && strcmp(g.mix, "lpc") && strcmp(g.mix, "unix")) {
