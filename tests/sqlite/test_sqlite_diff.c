@@ -295,6 +295,8 @@ static struct {
 	bool trace; /* LPC_SQLITE_DIFF_TRACE: every command on stderr */
 	bool excl;  /* exclusive phases (LPC_SQLITE_DIFF_EXCL=0: none) */
 	int excl_left; /* steps left in an exclusive phase (0: none) */
+	uint64_t t0;   /* the start */
+	double secs;   /* the time bound */
 	char log[NLOG][200];
 	unsigned nlog;
 	int step;
@@ -1161,6 +1163,13 @@ static void step(void)
 	}
 }
 
+/* The time bound (LPC_STRESS_SECONDS) has passed: the run in progress ends
+ * after its step (its closing checks still run), and no new one starts. */
+static bool time_up(void)
+{
+	return (double)(tst_now_ns() - g.t0) / 1e9 >= g.secs;
+}
+
 /* One run: a new database, 2 or 3 workers, steps until one fails. */
 static void run(int steps)
 {
@@ -1185,7 +1194,7 @@ static void run(int steps)
 		     " b TEXT NOT NULL); CREATE INDEX t_v ON t(v)");
 	REQUIRE(sqlite3_close(db) == SQLITE_OK, "close");
 	note("run: %d workers, page size %d, journal_mode=%s", g.nwork, page, mode);
-	for (g.step = 0; g.step < steps && !g.failed; g.step++) {
+	for (g.step = 0; g.step < steps && !g.failed && !time_up(); g.step++) {
 		n.steps++;
 		step();
 		if (g.excl_left && !--g.excl_left) {
@@ -1265,7 +1274,7 @@ int main(int argc, char **argv)
 {
 	double secs;
 	long runs, steps;
-	uint64_t seed0, t0;
+	uint64_t seed0;
 
 	if (argc == 2 && !strcmp(argv[1], "--worker"))
 		return worker();
@@ -1280,7 +1289,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	secs = tst_stress_seconds(10);
+	g.secs = secs = tst_stress_seconds(10);
 	runs = env_long("LPC_SQLITE_DIFF_RUNS", 1000000);
 	steps = env_long("LPC_SQLITE_DIFF_STEPS", 150);
 	/* The watchdog: the time bound, plus one run's worst case. */
@@ -1288,13 +1297,11 @@ int main(int argc, char **argv)
 	printf("workers through %s; %.0f s, at most %ld runs of %ld steps\n", g.mix, secs, runs,
 	       steps);
 	seed0 = tst_seed;
-	t0 = tst_now_ns();
-	for (long i = 0; i < runs; i++) {
+	g.t0 = tst_now_ns();
+	for (long i = 0; i < runs && (i == 0 || !time_up()); i++) {
 		tst_seed = seed0 + (uint64_t)i;
 		g.rs = tst_seed;
 		run((int)steps);
-		if ((double)(tst_now_ns() - t0) / 1e9 >= secs)
-			break;
 	}
 	tst_seed = seed0;
 	printf("diff: %llu runs, %llu steps, %llu transactions (%llu committed, %llu rolled back, "
