@@ -34,7 +34,7 @@ while (($#)); do
 	-s) seconds=$2; shift 2 ;;
 	-o) only=$2; shift 2 ;;
 	release | asan | tsan) variants+=("$1"); shift ;;
-	-h | --help) sed -n '3,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,23p' "$0"; exit 0 ;;
 	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done

@@ -167,11 +167,8 @@ static int worker(void)
 	ssize_t n;
 
 	sqt_register();
-	for (;;) {
-		fflush(stdout);
-		if ((n = getline(&line, &cap, stdin)) <= 0)
-			break;
-		{
+	/* Each reply is flushed before the next command is read. */
+	while (fflush(stdout) == 0 && (n = getline(&line, &cap, stdin)) > 0) {
 		char cmd[16], vfs[16];
 		int c = 0, off = 0, rc;
 
@@ -235,7 +232,6 @@ static int worker(void)
 			printf(strcmp(ic, "ok") ? "bad %s\n" : "ok\n", ic);
 		} else {
 			return 2;
-		}
 		}
 	}
 	for (int i = 0; i < 2; i++)
