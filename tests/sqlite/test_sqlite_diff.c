@@ -54,7 +54,9 @@
  * runs.  LPC_SQLITE_DIFF_VFS: "mix" (default: each worker unix or lpc),
  * "lpc" (every worker lpc) or "unix" (the control: unix alone must pass).
  * LPC_SQLITE_DIFF_EXCL=0 leaves out the exclusive phases;
- * LPC_SQLITE_DIFF_TRACE=1 prints every command sent to a worker;
+ * LPC_SQLITE_DIFF_TRACE=1 prints every command sent to a worker, every
+ * spawn, kill and kill delay (tests/sqlite/diff_replay.py replays such a
+ * trace without the parent, and shrinks it);
  * LPC_SQLITE_DIFF_KEEP=1 keeps a copy of each run's database at its end (a
  * failure always keeps one: DIR/../lpc-diff-SEED.db*).
  * Prints its seed and, at the end, the counts (transactions, commits,
