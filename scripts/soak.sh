@@ -1,37 +1,45 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# soak.sh [-n ROUNDS] [-s SECONDS] [-m] [asan|tsan|release ...] - the long stress
-# runs that do not fit in CI: every stress test, ROUNDS times per variant, each time
-# with a new seed and with yield injection at every protocol step (LPC_YIELD=all) at a
-# probability that cycles through 0.005, 0.02, 0.1 and 0.3, so that both narrow
-# and very wide race windows are tried.  Run it before a release or after a
-# change to a protocol; CI runs each stress test once, and once with yields.
+# soak.sh [-n ROUNDS] [-s SECONDS] [-o stress|model|sqldiff] [-m] [release|asan|tsan ...] -
+# the long stress runs that do not fit in CI: every stress test, ROUNDS times
+# per variant, each time with a new seed and with yield injection at every
+# protocol step (LPC_YIELD=all) at a probability that cycles through 0.005,
+# 0.02, 0.1 and 0.3, so that both narrow and very wide race windows are tried.
+# Run it before a release or after a change to a protocol; CI runs each stress
+# test once, and once with yields.
 # Then the model-based test of the file API (tests/model_api), once per variant:
 # the whole matrix (both backends, both lookup modes, every page size) for
 # SECONDS per combination, and its multi-threaded mode for SECONDS per
-# combination up to 64 KiB pages.  -m runs only the model-based test.
+# combination up to 64 KiB pages.  -o runs only one part; -m is -o model.
 #
 # Defaults: 10 rounds of 10 s, in asan and tsan (both LPC_DEBUG builds, so the
 # protocol checks are on).  Prints one line per run, with the seed and the
 # probability to replay a failure:
 #   LPC_YIELD=all LPC_YIELD_PROB=P LPC_STRESS_SECONDS=S build-V/tests/stress/X --seed N
 # and a closing "soak: N passed, N failed" line.  Exits non-zero on any failure.
+#
+# Then the SQLite differential test (tests/sqlite/test_sqlite_diff), ROUNDS
+# times per variant for SECONDS each, with the workers in a unix/lpc mix and
+# unix alone (the control), without yield injection (its races are between
+# processes); its transactions and kills are summed in a "sqldiff:" line.
+# -o runs only one of the three parts (stress, model, sqldiff).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-rounds=10 seconds=10 model_only=0
+rounds=10 seconds=10 only=
 variants=()
 while (($#)); do
 	case $1 in
 	-n) rounds=$2; shift 2 ;;
 	-s) seconds=$2; shift 2 ;;
-	-m) model_only=1; shift ;;
-	asan | tsan | release) variants+=("$1"); shift ;;
-	-h | --help) sed -n '3,20p' "$0"; exit 0 ;;
+	-o) only=$2; shift 2 ;;
+	-m) only=model; shift ;;
+	release | asan | tsan) variants+=("$1"); shift ;;
+	-h | --help) sed -n '3,26p' "$0"; exit 0 ;;
 	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -39,6 +47,7 @@ done
 
 probs=(0.005 0.02 0.1 0.3)
 pass=0 fail=0
+txns=0 kills=0
 for v in "${variants[@]}"; do
 	lpc_build "$v" >/dev/null || { echo "soak: building $v failed" >&2; exit 1; }
 	dir="$LPC_ROOT/build-$v"
@@ -51,8 +60,8 @@ for v in "${variants[@]}"; do
 	if [[ $v == tsan && $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28) -gt 28 ]]; then
 		wrap=(setarch "$(uname -m)" -R) # see test.sh
 	fi
-	((model_only)) && rounds_v=0 || rounds_v=$rounds
-	for ((r = 0; r < rounds_v; r++)); do
+	for ((r = 0; r < rounds; r++)); do
+		[[ $only == "" || $only == stress ]] || break
 		p=${probs[r % ${#probs[@]}]}
 		for t in "$dir"/tests/stress/stress_*; do
 			[[ -x $t ]] || continue
@@ -74,7 +83,7 @@ for v in "${variants[@]}"; do
 	# The model-based test: a seed per run, printed by the test itself
 	# with the replay command of each failing sequence.
 	m="$dir/tests/model_api/model_api"
-	if [[ -x $m ]]; then
+	if [[ -x $m && ( $only == "" || $only == model ) ]]; then
 		for args in "--seconds $seconds" "--threads 4 --seconds $seconds"; do
 			seed=$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')
 			log=$(mktemp)
@@ -90,6 +99,33 @@ for v in "${variants[@]}"; do
 			rm -f "$log"
 		done
 	fi
+	t=$dir/tests/sqlite/test_sqlite_diff
+	for ((r = 0; r < rounds; r++)); do
+		[[ $only == "" || $only == sqldiff ]] || break
+		[[ -x $t ]] || break
+		for mix in mix unix; do
+			seed=$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')
+			log=$(mktemp)
+			if env "${san[@]}" LPC_SQLITE_DIFF_VFS=$mix LPC_STRESS_SECONDS="$seconds" \
+				"${wrap[@]}" "$t" --seed "$seed" >"$log" 2>&1; then
+				pass=$((pass + 1))
+				echo "ok   $v test_sqlite_diff vfs=$mix seed=$seed"
+			else
+				fail=$((fail + 1))
+				echo "FAIL $v test_sqlite_diff vfs=$mix seed=$seed: replay with"
+				echo "     LPC_SQLITE_DIFF_VFS=$mix LPC_STRESS_SECONDS=$seconds build-$v/tests/sqlite/test_sqlite_diff --seed $seed"
+				grep -v '^    step' "$log" | tail -n 12 | sed 's/^/     | /'
+			fi
+			# "diff: R runs, S steps, T transactions (...), K kills (...)"
+			line=$(grep '^diff: ' "$log" | tail -n 1)
+			if [[ $line =~ ,\ ([0-9]+)\ transactions.*\),\ ([0-9]+)\ kills ]]; then
+				txns=$((txns + BASH_REMATCH[1]))
+				kills=$((kills + BASH_REMATCH[2]))
+			fi
+			rm -f "$log"
+		done
+	done
 done
+[[ $only == "" || $only == sqldiff ]] && echo "sqldiff: $txns transactions, $kills kills"
 echo "soak: $pass passed, $fail failed"
 ((fail == 0))
