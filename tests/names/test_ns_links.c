@@ -10,8 +10,12 @@
  *     then lpc_ns_setacl (user 1001 may read), lpc_ns_unlink of a; a rename
  *     over a third link.  After each, lpc_ns_access(b, R_OK) and
  *     lpc_ns_stat(b) for uid 1001 equal the kernel's (mode, link count).
- *     The revalidation interval is an hour, so only lpc's own knowledge
- *     counts.  The old cache changed only a's snapshot: access(b) said 0
+ *     The revalidation interval is the largest the option takes (UINT64_MAX
+ *     ns: a snapshot is never old by age), so only lpc's own knowledge
+ *     counts, whatever the machine's uptime (walk.c fresh(): a stale
+ *     snapshot's stamp 0 must not pass for fresh while the clock since boot
+ *     is below the interval, which a shorter interval tests only on a
+ *     machine up for less than it).  The old cache changed only a's snapshot: access(b) said 0
  *     where the kernel said -EACCES, stat(b) showed 0644 and two links.
  *  2. O_CREAT|O_TRUNC of a file the cache holds (ns.c lpc_ns_open): -EBUSY,
  *     as O_TRUNC alone, the kernel's file and the cached copy untouched.
@@ -243,7 +247,7 @@ int main(int argc, char **argv)
 	REQUIRE(mkdir(root, 0755) == 0, "mkdir");
 	c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
 	REQUIRE(lpc_ns_create(c, root, &ns) == 0, "ns");
-	REQUIRE(lpc_ns_setopt(ns, LPC_NS_OPT_REVALIDATE_NS, 3600ull * 1000000000ull) == 0);
+	REQUIRE(lpc_ns_setopt(ns, LPC_NS_OPT_REVALIDATE_NS, UINT64_MAX) == 0);
 
 	TST_RUN(t_links());
 	TST_RUN(t_trunc());
