@@ -33,9 +33,10 @@
  *      pages, and the last close is the reviver's.
  *   Z5 opens == 1, no pass, no join since the last flush began, nothing
  *      dirty (or a write of that flush failed: H.6), seen in one hold of
- *      the lock: f leaves the table, the joiners get the result,
- *      close_done is broadcast; then (lock dropped) its pages and struct go
- *      (file_free).  No write of f is in flight or can start after Z5: no
+ *      the lock: f leaves the table, its joiners' list is taken off it;
+ *      then (lock dropped) its pages and struct go (file_free); then, under
+ *      the lock again, the joiners get the result and close_done is
+ *      broadcast, so a joiner returns after the pages are gone (D.2).  No write of f is in flight or can start after Z5: no
  *      user holds it, and the flusher picks files from the table only.
  *      So a page is dropped only if a write of it failed in the last
  *      flush, whose error the closer and every joiner return.
@@ -366,15 +367,15 @@ struct lpc_close_join {
 	bool done;
 };
 
-/* Z4, Z5: the joiners' result.  Context: c->lock. */
-static void close_joins_done(struct lpc_files *c, struct lpc_file *f, int err)
+/* Z4, Z5: the joiners' result (js: f->joins, taken off f under c->lock).
+ * Context: c->lock. */
+static void close_joins_done(struct lpc_files *c, struct lpc_close_join *js, int err)
 {
-	for (struct lpc_close_join *j = f->joins; j; j = j->next) {
+	for (struct lpc_close_join *j = js, *next; j; j = next) {
+		next = j->next;
 		j->rc = err;
 		j->done = true; /* read by the joiner only after it retakes c->lock */
 	}
-	f->joins = NULL;
-	f->joined = false;
 	pthread_cond_broadcast(&c->close_done);
 }
 
@@ -382,6 +383,7 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
 	struct lpc_files *c;
 	struct lpc_file **pp;
+	struct lpc_close_join *js;
 	bool scoped, flushed = false;
 	int err = 0;
 
@@ -436,7 +438,9 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	if (f->opens > 1) {								/* Z4 */
 		f->opens--;
 		f->closing = false;
-		close_joins_done(c, f, err);
+		close_joins_done(c, f->joins, err);
+		f->joins = NULL;
+		f->joined = false;
 		pthread_mutex_unlock(&c->lock);
 		return err;
 	}
@@ -449,11 +453,17 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 		;
 	*pp = f->dbg_live_next; /* rule ONE-COPY: past Z5 */
 #endif
-	close_joins_done(c, f, err);
+	js = f->joins; /* no join can come: f is out of the table, opens 0 */
 	pthread_mutex_unlock(&c->lock);
 	scoped = lpc_rcu_scope_enter();
 	file_free(f);
 	lpc_rcu_scope_exit(scoped);
+	if (js) {
+		/* After the pages have gone (D.2 holds for the joiners too). */
+		pthread_mutex_lock(&c->lock);
+		close_joins_done(c, js, err);
+		pthread_mutex_unlock(&c->lock);
+	}
 	return err;
 }
 
