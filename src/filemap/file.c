@@ -36,8 +36,9 @@
  *      the lock: f leaves the table, its joiners' list is taken off it;
  *      then (lock dropped) its pages and struct go (file_free); then, under
  *      the lock again, the joiners get the result and close_done is
- *      broadcast, so a joiner returns after the pages are gone (D.2).  No write of f is in flight or can start after Z5: no
- *      user holds it, and the flusher picks files from the table only.
+ *      broadcast, so a joiner returns after the pages are gone (D.2).  No
+ *      write of f is in flight or can start after Z5: no user holds it, and
+ *      the flusher picks files from the table only.
  *      So a page is dropped only if a write of it failed in the last
  *      flush, whose error the closer and every joiner return.
  *   ZJ a close that is not the last (opens > 1) of a copy that is closing
