@@ -67,13 +67,25 @@
  *  A.5 One cached copy per file: every open of one file in a cache returns
  *      the same lpc_file, so two opens never see two copies of a page.  An
  *      open racing the file's last lpc_file_close (on another thread) gets
- *      the closing lpc_file, revived with its pages (the close then returns
- *      without removing them; the last close is the one that matches this
- *      open), or, once that close has removed the file, a new lpc_file that
- *      reads the disk after every write of the old one has ended.  An
- *      O_TRUNC open never revives: it waits until that close has ended and
- *      truncates then (-EBUSY if another open revived the file meanwhile).
- *      Never two copies at once.  (tests/regress/regress_open_closing.c)
+ *      the closing lpc_file, revived with its pages, or, once that close has
+ *      removed the file, a new lpc_file that reads the disk after every
+ *      write of the old one has ended.  Never two copies at once.  The close
+ *      of a reviving open:
+ *       - if it comes while the last close it revived is still running, it
+ *         joins that close: it returns when that close returns, with its
+ *         result (0, or the first write error of that close, J.3), and that
+ *         close writes back first the pages this open dirtied (by writes
+ *         that returned before its close began): so it returns 0 only once
+ *         they are in the kernel's file;
+ *       - if it comes after that close has returned (the file stayed
+ *         cached: the revived open was still open), it is an ordinary close,
+ *         the last one when no other open is left.
+ *      A page dirtied by a write that returned is dropped only when its
+ *      write failed and a close that covered it returned that error.  An
+ *      O_TRUNC open never revives: it returns -EBUSY while the file is open
+ *      or in its last close, without waiting for that close (which may wait
+ *      for a page lock the opening thread holds, B.2).
+ *      (tests/regress/regress_open_closing.c, regress_close_join.c)
  *
  * B. References
  *  B.1 lpc_invalidate never drops a page that a user holds (a reference from
@@ -455,18 +467,20 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * holds no copy of it, truncated with ftruncate(2) under files_lock, so no
  * copy can read it before; a truncating open needs write permission with
  * any access mode and opens read-write.  An open racing the file's last
- * close: A.5.
+ * close: A.5 (an O_TRUNC one gets -EBUSY, without waiting for the close).
  * Return: 0 with *out; -EINVAL for NULL arguments, O_APPEND/O_PATH/O_DIRECTORY,
  * or a path that is not a regular file (opened O_NONBLOCK, so a FIFO or a
  * device is refused without waiting for its other end; a conflicting lease
  * gives open(2)'s -EWOULDBLOCK rather than a wait); -EBUSY for O_TRUNC on a file this
- * cache holds open (the file is opened, not changed); -ENOMEM when the
+ * cache holds open or whose last close is running (the file is opened, not
+ * changed; no wait for that close); -ENOMEM when the
  * thread's block or the file cannot be allocated; any negative errno of
  * open(2), fstat(2), ftruncate(2) or dup3(2) (-ENOENT, -EACCES, -EMFILE,
  * -EINTR, ...), passed on, not retried.
  * Context: may sleep (open(2), stat(2), malloc); no page I/O, no grace
- * period; an O_TRUNC open of a file in its last close waits for that close
- * (its writeback); takes files_lock, and lpc_threads_lock on the thread's
+ * period; never waits for a close (an O_TRUNC open of a file in its last
+ * close returns -EBUSY), so it may be called holding page locks; takes
+ * files_lock, and lpc_threads_lock on the thread's
  * first call.
  */
 int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
@@ -477,13 +491,15 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * waits for writes in flight, the flusher's included (no fdatasync:
  * lpc_fsync makes data durable), then removes the file's pages from the
  * cache, unless an open on another thread revived the file meanwhile (A.5:
- * then it returns, the pages stay, and that open's close is the last):
+ * then it returns, the pages stay, and that open's close is the last; a
+ * close of that open that begins while this one runs joins it: both return
+ * when this one has written the file back, with its result):
  * pages users still hold stay valid until their lpc_page_put, but are no
  * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
  * is allocated at open, so it cannot fail for want of memory.
- * Return: 0; -EINVAL for NULL; for the last close, a write error under
- * lpc_fsync's rule (H.3): the file is closed all the same and the pages
- * whose write failed are dropped (H.6).
+ * Return: 0; -EINVAL for NULL; for the last close, and a close that joined
+ * it, a write error under lpc_fsync's rule (H.3): the file is closed all
+ * the same and the pages whose write failed are dropped (H.6).
  * The last close and other calls on f (A.4):
  *  - a call on f that begins after its last close has begun is a bug (f may
  *    be freed memory); so is any call but lpc_page_find running on f when
@@ -499,7 +515,8 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * I/O) and waits for writes in flight; does not wait for a grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not
  * from a signal handler.  The last close takes page locks as lpc_fsync
- * does: the caller must hold no page lock.  It publishes the size as
+ * does: the caller must hold no page lock (nor may a close that joins a
+ * last close, which waits for it).  It publishes the size as
  * lpc_fsync does (J.7): it never shrinks the file below bytes another
  * process put there; only lpc_truncate shrinks a file.
  */
@@ -920,8 +937,8 @@ int lpc_ns_stat(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path
  * O_RDWR, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW, O_CLOEXEC (others: -EINVAL).
  * Creation is the kernel's, under the credential.  O_TRUNC, with or without
  * O_CREAT, is lpc_file_open's: -EBUSY while the cache holds the file open
- * (nothing changed), else the file is truncated and every cached link of
- * it asked again; its permission is the kernel's (write access, under the
+ * or its last close runs (nothing changed, no wait), else the file is
+ * truncated and every cached link of it asked again; its permission is the kernel's (write access, under the
  * credential).  An existing FIFO or device: -EINVAL at once, never a wait
  * for its other end (the open holds the namespace's lock); a conflicting
  * lease: -EWOULDBLOCK, not a wait for its break.

@@ -63,7 +63,7 @@ struct lpc_page;
 	X(D1) X(D2) X(D3)                    /* writeback/write.c: dirtying */   \
 	X(K1) X(K2) X(K3) X(K4) X(K5)        /* writeback/writeback.c */         \
 	X(Y1) X(Y2) X(Y3) X(Y4)              /* writeback/writeback.c: fsync */  \
-	X(Z3)                                /* filemap/file.c: last close */    \
+	X(Z3) X(ZJ)                          /* filemap/file.c: last close */    \
 	X(SZ1) X(SZ2) X(SZ3) X(SZ4) X(SZ5)   /* writeback/: the file's size */   \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 

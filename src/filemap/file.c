@@ -10,7 +10,7 @@
  * The last close writes the file back, then removes its pages from the cache.
  *
  * The last close against opens of the same file (all under files->lock:
- * the table, f->opens, f->closing, f->wb_busy):
+ * the table, f->opens, f->closing, f->wb_busy, f->joined, f->joins):
  *   Z1 the last close (opens == 1) sets closing.  f stays in the table, and
  *      its open (the closer's) stays counted, until Z4 or Z5: an open in
  *      between finds this copy, never an empty table.
@@ -20,32 +20,56 @@
  *      recorded on f, is reported by that flush.
  *   Z3 flush (the lock released): write the dirty pages back and wait for
  *      every write in flight (writeback.c Y1-Y4).  Once more while pages are
- *      dirty and no write failed.
- *   Z4 revived: an open came in Z2-Z3 (opens > 1).  The closer drops its
- *      open, clears closing, broadcasts close_done and returns its flush's
- *      result; the copy lives on with its pages, and the last close is the
- *      reviver's.
- *   Z5 opens == 1, no pass, nothing dirty (or a write failed: H.6), seen in
- *      one hold of the lock: f leaves the table, close_done is broadcast;
- *      then (lock dropped) its pages and struct go (file_free).  No write of
- *      f is in flight or can start after Z5: no user holds it, and the
- *      flusher picks files from the table only.
+ *      dirty and no write failed, and always once more when a close joined
+ *      (ZJ) since the flush began: joined is cleared, under the lock, before
+ *      each flush, so the flush that ends the loop began after every join,
+ *      and the pages the joiners dirtied (by writes that returned before
+ *      their close) were dirty when it began: it writes them, or its error
+ *      is the result they get.
+ *   Z4 revived: an open came in Z2-Z3 and is still open (opens > 1), no
+ *      join since the last flush began.  The closer drops its open, clears
+ *      closing, hands its result to the joiners (ZJ), broadcasts close_done
+ *      and returns its flushes' first error; the copy lives on with its
+ *      pages, and the last close is the reviver's.
+ *   Z5 opens == 1, no pass, no join since the last flush began, nothing
+ *      dirty (or a write of that flush failed: H.6), seen in one hold of
+ *      the lock: f leaves the table, its joiners' list is taken off it;
+ *      then (lock dropped) its pages and struct go (file_free); then, under
+ *      the lock again, the joiners get the result and close_done is
+ *      broadcast, so a joiner returns after the pages are gone (D.2).  No
+ *      write of f is in flight or can start after Z5: no user holds it, and
+ *      the flusher picks files from the table only.
+ *      So a page is dropped only if a write of it failed in the last
+ *      flush, whose error the closer and every joiner return.
+ *   ZJ a close that is not the last (opens > 1) of a copy that is closing
+ *      (it revived it, ZA, and now closes): it drops its open, sets joined,
+ *      puts a record (on its stack) on f->joins and waits for close_done
+ *      until the closer, at Z4 or Z5 under the lock, has written its result
+ *      (the closer's first error, 0 if none) and marked it done.  It reads
+ *      nothing of f after it joined: at Z5 f is freed.  So a close returns
+ *      only when the writes that returned before it are in the kernel's
+ *      file, or with an error that says they may not be (J.3).
  * An open:
  *   ZA finds f in the table (whether closing or not): opens += 1.  A closing
  *      copy is revived (Z4) with its pages, the ones under writeback
  *      included: the open reads what was written, not the disk.
- *   ZB with O_TRUNC, finds f: a truncate under a cached copy would leave it
- *      stale, so if f's only open is its closer's (closing, opens == 1) the
- *      open waits for close_done and looks again (f revived: -EBUSY; gone:
- *      ZC); else -EBUSY.  The kernel's file is truncated (ftruncate of the
- *      descriptor just opened, whose identity was checked) only under the
- *      lock, with no copy in the table.
+ *   ZB with O_TRUNC, finds f, closing or not: -EBUSY (a truncate under a
+ *      cached copy would leave it stale).  It does not wait for a last close
+ *      in progress: that close waits for the page locks of f's dirty pages
+ *      (writeback.c K1), which the opening thread may hold (B.2).  The
+ *      kernel's file is truncated (ftruncate of the descriptor just opened,
+ *      whose identity was checked) only under the lock, with no copy in the
+ *      table.
  *   ZC finds none: a new copy, made under the lock, reads the disk, which
  *      after Z5 holds every write of the copy before it (Z2, Z3).
  * So at every instant a file has at most one copy that opens can reach, and
  * none reads the disk before the writes of the copy before it have ended.
+ * Rule ONE-COPY checks it at ZC against a list of every copy of the cache
+ * made and not yet past Z5 (in the table or not).
  * (tests/regress/regress_open_closing.c: an open, and an O_TRUNC open, while
- * the close waits for a pass parked before its write.)
+ * the close waits for a pass parked before its write, or for a page lock;
+ * tests/regress/regress_close_join.c: an open that revives, writes and
+ * closes while the closer is in its flush, with and without a write error.)
  *
  * The last close against lookups already running (lpc.h states the rule):
  * lpc_page_find reads the struct only inside its read section (lookup.c,
@@ -145,6 +169,9 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->wb = NULL;
 	pthread_cond_init(&fs->wb_idle, NULL);
 	pthread_cond_init(&fs->close_done, NULL);
+#if LPC_DEBUG
+	fs->dbg_live = NULL;
+#endif
 	atomic_store_explicit(&fs->ndirty, 0, memory_order_relaxed);
 }
 
@@ -202,13 +229,11 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 			goto out_unlock;
 		}
 	}
-	while ((f = file_find(c, st.st_dev, st.st_ino)) && trunc) {			/* ZB */
-		if (!f->closing || f->opens != 1) {
-			close(fd);
-			fd = -EBUSY; /* truncating would leave this copy stale */
-			goto out_unlock;
-		}
-		pthread_cond_wait(&c->close_done, &c->lock);
+	f = file_find(c, st.st_dev, st.st_ino);
+	if (f && trunc) {								/* ZB */
+		close(fd);
+		fd = -EBUSY; /* truncating would leave this copy stale */
+		goto out_unlock;
 	}
 	if (trunc) {
 		if (ftruncate(fd, 0) != 0) {
@@ -249,10 +274,16 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		goto out_found;
 	}
 
-	/* Rule ONE-COPY (A.5): a new copy only where the table holds none. */
-	lpc_debug_check(!file_find(c, st.st_dev, st.st_ino), "ONE-COPY", NULL,
-			"a second copy of file (dev %llu, ino %llu) while one is in the table",
-			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+#if LPC_DEBUG
+	/* Rule ONE-COPY (A.5): a new copy only where no copy of the file is
+	 * live: none in the table, and none out of it whose last close has
+	 * not reached Z5 (its writes may still be in flight). */
+	for (struct lpc_file *o = c->dbg_live; o; o = o->dbg_live_next)
+		lpc_debug_check(o->dev != st.st_dev || o->ino != st.st_ino, "ONE-COPY", NULL,
+				"a second copy of file (dev %llu, ino %llu) while copy %p %s",
+				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				(void *)o, o->closing ? "is in its last close" : "is open");
+#endif
 	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));						/* ZC */
 	if (!f) {
 		close(fd);
@@ -298,6 +329,10 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 #endif
 	f->next = c->head;
 	c->head = f;
+#if LPC_DEBUG
+	f->dbg_live_next = c->dbg_live;
+	c->dbg_live = f;
+#endif
 out_found:
 	pthread_mutex_unlock(&c->lock);
 	*out = f;
@@ -325,10 +360,31 @@ struct lpc_file *lpc_files_find_get(struct lpc_files *c, dev_t dev, ino_t ino, i
 	return f;
 }
 
+/* A close waiting for the last close it joined (ZJ): on its stack, linked
+ * on f->joins; rc and done written by the closer under files->lock. */
+struct lpc_close_join {
+	struct lpc_close_join *next;
+	int rc;
+	bool done;
+};
+
+/* Z4, Z5: the joiners' result (js: f->joins, taken off f under c->lock).
+ * Context: c->lock. */
+static void close_joins_done(struct lpc_files *c, struct lpc_close_join *js, int err)
+{
+	for (struct lpc_close_join *j = js, *next; j; j = next) {
+		next = j->next;
+		j->rc = err;
+		j->done = true; /* read by the joiner only after it retakes c->lock */
+	}
+	pthread_cond_broadcast(&c->close_done);
+}
+
 LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 {
 	struct lpc_files *c;
 	struct lpc_file **pp;
+	struct lpc_close_join *js;
 	bool scoped, flushed = false;
 	int err = 0;
 
@@ -339,12 +395,23 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	pthread_mutex_lock(&c->lock);
 	if (f->opens > 1) {
 		f->opens--;
+		if (f->closing) {							/* ZJ */
+			struct lpc_close_join j = { .next = f->joins };
+
+			f->joins = &j;
+			f->joined = true;
+			lpc_yield_point(LPC_YP_ZJ);
+			while (!j.done)
+				pthread_cond_wait(&c->close_done, &c->lock);
+			pthread_mutex_unlock(&c->lock);
+			return j.rc;
+		}
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
 	f->closing = true;								/* Z1 */
 	for (;;) {
-		if (f->opens > 1)
+		if (!f->joined && f->opens > 1)
 			break; /* revived: Z4 */
 		if (f->wb_busy) {							/* Z2 */
 			pthread_cond_wait(&c->wb_idle, &c->lock);
@@ -352,8 +419,10 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 			continue;
 		}
 		if (!c->flush ||
-		    (flushed && (err || !atomic_load_explicit(&f->nrdirty, memory_order_relaxed))))
+		    (!f->joined && flushed &&
+		     (err || !atomic_load_explicit(&f->nrdirty, memory_order_relaxed))))
 			break; /* Z5 */
+		f->joined = false; /* a join from now on needs another flush */
 		pthread_mutex_unlock(&c->lock);
 		lpc_yield_point(LPC_YP_Z3);
 		{
@@ -370,7 +439,9 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	if (f->opens > 1) {								/* Z4 */
 		f->opens--;
 		f->closing = false;
-		pthread_cond_broadcast(&c->close_done);
+		close_joins_done(c, f->joins, err);
+		f->joins = NULL;
+		f->joined = false;
 		pthread_mutex_unlock(&c->lock);
 		return err;
 	}
@@ -378,11 +449,22 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	for (pp = &c->head; *pp != f; pp = &(*pp)->next)
 		;
 	*pp = f->next;
-	pthread_cond_broadcast(&c->close_done);
+#if LPC_DEBUG
+	for (pp = &c->dbg_live; *pp != f; pp = &(*pp)->dbg_live_next)
+		;
+	*pp = f->dbg_live_next; /* rule ONE-COPY: past Z5 */
+#endif
+	js = f->joins; /* no join can come: f is out of the table, opens 0 */
 	pthread_mutex_unlock(&c->lock);
 	scoped = lpc_rcu_scope_enter();
 	file_free(f);
 	lpc_rcu_scope_exit(scoped);
+	if (js) {
+		/* After the pages have gone (D.2 holds for the joiners too). */
+		pthread_mutex_lock(&c->lock);
+		close_joins_done(c, js, err);
+		pthread_mutex_unlock(&c->lock);
+	}
 	return err;
 }
 
@@ -395,6 +477,9 @@ int lpc_files_close_all(struct lpc_files *c)
 	pthread_mutex_lock(&c->lock);
 	f = c->head;
 	c->head = NULL;
+#if LPC_DEBUG
+	c->dbg_live = NULL;
+#endif
 	pthread_mutex_unlock(&c->lock);
 	while (f) {
 		struct lpc_file *next = f->next;

@@ -40,6 +40,8 @@ struct lpc_files;
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
 #define LPC_FILE_NO_FAST_PATH UINT64_MAX
 
+struct lpc_close_join; /* file.c ZJ */
+
 struct lpc_file {
 	/* Hot, read-mostly line: every lookup reads these. */
 	struct lpc_pool *pool;
@@ -72,6 +74,8 @@ struct lpc_file {
 	int accmode;
 	unsigned opens;     /* the closer's open counts until its Z4 or Z5 */
 	bool closing;       /* a last close runs (file.c Z1-Z5) */
+	bool joined;        /* a close joined since the closer's last Z3 began (ZJ) */
+	struct lpc_close_join *joins; /* closes waiting for the closer's result (ZJ) */
 	struct lpc_file *next;
 
 	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol SZ1-SZ5
@@ -112,6 +116,9 @@ struct lpc_file {
 	struct rcu_head rcu;
 #if LPC_DEBUG
 	uint32_t dbg_magic; /* LPC_FILE_MAGIC while open; poisoned at the last close */
+	/* Rule ONE-COPY (file.c): the cache's copies made (ZC) whose last close
+	 * has not reached Z5, in or out of the table; under files->lock. */
+	struct lpc_file *dbg_live_next;
 	/* Rule FSYNC-INFLIGHT (writeback.c Y3): writebacks begun (K3, under
 	 * the index lock) and ended (K5, counted before WRITEBACK clears);
 	 * release increments, acquire loads. */
@@ -173,11 +180,15 @@ struct lpc_files {
 	/* Writes.  flush: the writeback layer's (set by the cache), run by the
 	 * last close before it removes the pages; returns 0 or the first write
 	 * error.  wb_idle: signalled (under lock) when a wb_busy drops to 0;
-	 * close_done: when a last close ends (file.c Z4, Z5). */
+	 * close_done: when a last close ends (file.c Z4, Z5), for the closes
+	 * that joined it (ZJ). */
 	int (*flush)(struct lpc_file *f);
 	struct lpc_wb *wb; /* the cache's writeback state, opaque here */
 	pthread_cond_t wb_idle;
 	pthread_cond_t close_done;
+#if LPC_DEBUG
+	struct lpc_file *dbg_live; /* rule ONE-COPY: see lpc_file.dbg_live_next */
+#endif
 	/* Dirty pages of every file: changed only when a page goes clean ->
 	 * dirty or back, never by a write to a page already dirty. */
 	_Atomic int64_t ndirty lpc_cacheline_aligned;

@@ -364,6 +364,7 @@ void ns_stale_links_locked(struct lpc_ns *ns, dev_t dev, ino_t ino,
 {
 	struct ns_dentry *d, *tmp;
 
+	ns->link_scans++;
 	/* Not a directory: no children, so ns_stale_locked, which may drop d
 	 * for want of memory, removes d alone from the list walked. */
 	cds_list_for_each_entry_safe(d, tmp, &ns->lru, lru) {

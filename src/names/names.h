@@ -131,6 +131,7 @@ struct lpc_ns {
 	pthread_mutex_t lock lpc_cacheline_aligned;
 	_Atomic uint64_t mut_seq;  /* odd while a mutation runs; bumped twice each */
 	uint64_t ndentries;        /* under lock */
+	uint64_t link_scans;       /* passes of ns_stale_links_locked; under lock */
 	struct cds_list_head lru;  /* every dentry but the root; CLOCK hand at the head */
 	/* Counters. */
 	pthread_mutex_t stats_lock;

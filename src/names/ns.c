@@ -18,7 +18,8 @@
  *       unlink, rename: its link count and times; the inode is known from
  *       an fstatat before V2, under the lock), so N.1 holds through every
  *       link.  A truncating lpc_ns_open runs a V1-V4 of its own after the
- *       truncate (truncated_known).
+ *       truncate (truncated_known: the open's own name when the file has
+ *       one link, else every cached name of it).
  *   V4  rename_seq += 1 (even), mut_seq += 1 (even); unlock.
  * The resolution of the paths (V0) is a ref-walk inside one RCU read
  * section that lasts until V4, so the dentries it returned stay valid.
@@ -367,7 +368,8 @@ static int open_check(const struct ns_inode *ino, const struct lpc_cred *cred, v
 	return ns_permission(ino, cred, mask);
 }
 
-static void truncated_known(struct lpc_ns *ns, dev_t dev, ino_t ino);
+static void truncated_known(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+			    const struct stat *st);
 
 /* Hands the object an O_PATH descriptor refers to to the cache's files. */
 static int open_fd(struct lpc_ns *ns, int fd, int oflags, struct lpc_file **out)
@@ -417,7 +419,7 @@ static int open_existing(struct lpc_ns *ns, const struct lpc_cred *cred, const c
 		err = open_fd(ns, res.fd, oflags, out);
 	close(res.fd);
 	if (!err && (oflags & O_TRUNC))
-		truncated_known(ns, res.st.st_dev, res.st.st_ino);
+		truncated_known(ns, cred, path, &res.st);
 	return err;
 }
 
@@ -521,7 +523,7 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 			} else {
 				err = open_fd(ns, fd, oflags & (O_ACCMODE | O_TRUNC), out);
 				if (!err && (oflags & O_TRUNC))
-					truncated_known(ns, st.st_dev, st.st_ino);
+					truncated_known(ns, cred, path, &st);
 			}
 		}
 	}
@@ -551,18 +553,49 @@ static void mut_end(struct lpc_ns *ns, bool rename)
 	pthread_mutex_unlock(&ns->lock);
 }
 
-/* After a truncating open (lpc_files_open truncated the file, after V4 of
- * the open's own V1-V4): the snapshots of every link of the file hold the
- * old size and times.  A V1-V4 of its own, so that a ref-walk that asked
- * the kernel before the truncate cannot fill its answer after (ns_fill
- * compares mut_seq).  Cost: one pass over the dentries (ns->lru) per
- * truncating open, whatever the link count (the open's own name is one of
- * them). */
-static void truncated_known(struct lpc_ns *ns, dev_t dev, ino_t ino)
+/* After a truncating open of path (lpc_files_open truncated the file, after
+ * V4 of the open's own V1-V4; *st: the file before, from the kernel): the
+ * snapshots of every link of the file hold the old size and times.  A V1-V4
+ * of its own, so that a ref-walk that asked the kernel before the truncate
+ * cannot fill its answer after (ns_fill compares mut_seq).
+ * Which dentries: with one link (st_nlink == 1) the file has one name.  A
+ * ref-walk to path's parent (V0, its read section kept to V4) and an
+ * fstatat of the last component, not followed: when that is the file (a
+ * regular file, the same dev and ino: path's last component is not a
+ * symlink the open followed), the name is the file's only one, and only
+ * its dentry, looked up under the lock (the one a racing fill bound), if
+ * cached, is marked stale; none cached, none to mark (a fill from an answer
+ * given before the truncate fails at V1).  Else (more links, or a symlink,
+ * or the walk failed) one pass over every dentry (ns->lru), as for unlink
+ * and rename.  (A change behind lpc's back is the revalidation interval's,
+ * N.1.) */
+static void truncated_known(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
+			    const struct stat *st)
 {
-	lpc_rcu_read_lock();
+	struct ns_walk_res res;
+	bool one = st->st_nlink == 1 &&
+		   ns_walk(ns, cred, path, NS_W_PARENT | NS_W_FORCE_REF | NS_W_KEEP_RCU, NULL,
+			   NULL, &res) == 0;
+
+	if (one) {
+		struct stat lst;
+
+		one = res.d && res.last_type == 0 && !res.trailing_slash &&
+		      fstatat(res.fd, res.last, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      S_ISREG(lst.st_mode) && lst.st_dev == st->st_dev && lst.st_ino == st->st_ino;
+		close(res.fd);
+	} else {
+		lpc_rcu_read_lock();
+	}
 	mut_begin(ns, false);
-	ns_stale_links_locked(ns, dev, ino, NULL); /* V3 */
+	if (one) { /* V3 */
+		struct ns_dentry *d = ns_lookup_rcu(ns, res.d, res.last, (unsigned)strlen(res.last));
+
+		if (d)
+			ns_stale_locked(ns, d);
+	} else {
+		ns_stale_links_locked(ns, st->st_dev, st->st_ino, NULL);
+	}
 	mut_end(ns, false);
 	lpc_rcu_read_unlock();
 }

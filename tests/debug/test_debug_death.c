@@ -226,6 +226,24 @@ static void break_file_after_close(void)
 	lpc_page_find(file, 0, &q);
 }
 
+/* ONE-COPY: a file's copy taken out of the file table while it is still
+ * open (as a last close that left the table before its writes ended would
+ * leave it), then the file opened again: the open makes a second copy. */
+static void break_one_copy(void)
+{
+	struct lpc_files *fs = &cache->files;
+	struct lpc_file *g;
+	char path[512];
+
+	REQUIRE(tst_make_file("death_one_copy", 4096, 1, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(cache, path, O_RDONLY, 0, &g) == 0, "open");
+	pthread_mutex_lock(&fs->lock);
+	REQUIRE(fs->head == g, "the new copy heads the table");
+	fs->head = g->next;
+	pthread_mutex_unlock(&fs->lock);
+	lpc_file_open(cache, path, O_RDONLY, 0, &g);
+}
+
 /* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */
 static void break_pin_not_pinned(void)
 {
@@ -516,6 +534,7 @@ static const struct {
 	{ "LOST-WAKEUP", break_lost_wakeup },
 	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
 	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
+	{ "ONE-COPY", break_one_copy },
 	{ "PIN-NOT-PINNED", break_pin_not_pinned },
 	{ "DIRTY-UNLOCKED", break_dirty_unlocked },
 	{ "WRITEBACK-START", break_writeback_start },

@@ -45,6 +45,10 @@
 #                  for it) and makes a second one (rule ONE-COPY, in
 #                  regress_open_closing).  Not in --quick: the story runs
 #                  in every debug variant.
+#   close-unlink-early  file.c: the last close takes f out of the table at
+#                  Z1, not Z5 (an open in its flush makes a second copy
+#                  while the first one's writes run; rule ONE-COPY, in
+#                  regress_open_closing).  Not in --quick, as open-no-revive.
 #   size-dirty-first  write.c: SZ1 raises lpc's size after the page is
 #                  dirty (window (a); rule SIZE-CUT at D3, in any write test
 #                  that extends a file)
@@ -74,7 +78,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,45p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,49p' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -96,6 +100,7 @@ mutants=(
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
+	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
@@ -103,7 +108,7 @@ mutants=(
 	'publish-trust|src/writeback/writeback.c|s@^\town = wend > seen ? wend : seen;@\town = seen; wend = 0; /* MUTANT: trust io.size */@'
 )
 # Run by a plain run and when named, skipped by --quick.
-full_only=(no-y3 drain-no-grace open-no-revive)
+full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -28,16 +28,28 @@
  *      stale page, after the close returned and the new data is on disk).
  *      The reopened file's close leaves 0x5c on disk.
  * story 2 (O_TRUNC):
- *   4. T opens the file with O_TRUNC.  It must wait for the close to end:
- *      a truncate under a cached copy would leave it stale (T has not
- *      returned after 200 ms).  The old code: T's open truncated the
- *      kernel's file at once, then W's write put page 0 back: after T's
- *      file is closed, the kernel's file was 4096 bytes, not 0.
- *   5. W writes, C returns 0, then T's open returns a new, empty copy: its
- *      read returns 0 bytes, and the kernel's file stays empty after T's
- *      close.
- * Deterministic: W is parked at its K4 yield point (yield_stop.h); the
- * 200 ms waits only check that a call has not returned.
+ *   4. T opens the file with O_TRUNC.  A truncate under a cached copy would
+ *      leave it stale, and T must not wait for the close (story 3): T
+ *      returns -EBUSY at once and changes nothing (the main thread waits
+ *      up to 2 s for it).  An older code: T's open truncated the kernel's
+ *      file at once, then W's write put page 0 back; the code before this
+ *      one: T waited for the close.
+ *   5. W writes, C returns 0: the kernel's file holds page 0.  An O_TRUNC
+ *      open now (no copy left) returns a new, empty copy: its read returns
+ *      0 bytes, and the kernel's file stays empty after its close.
+ * story 3 (O_TRUNC by a thread holding a page lock, B.2):
+ *   1-3. Page 0 is dirty and locked by the main thread (lpc_page_lock, a
+ *      change, lpc_page_mark_dirty); C runs the last close, whose flush
+ *      waits for that page lock (writeback.c K1); the main thread waits
+ *      until C has set closing (file.c Z1).
+ *   4. T opens the file with O_TRUNC: -EBUSY at once (within 2 s).  The
+ *      code that made T wait for the close: T waited for C, C for the page
+ *      lock the main thread held while it waited for T (a deadlock; here
+ *      the main thread gives up after 2 s and unlocks).
+ *   5. The main thread unlocks page 0; C returns 0 with page 0 on disk.
+ * Deterministic: W is parked at its K4 yield point (yield_stop.h), C at the
+ * page lock; the timed waits only check that a call has (200 ms: not)
+ * returned.
  *
  * Usage: regress_open_closing [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
@@ -90,6 +102,25 @@ static void *t_main(void *arg)
 	atomic_store(&t_rc, lpc_file_open(c, t_path, O_RDWR | O_TRUNC, 0644, &t_file));
 	atomic_store(&t_done, true);
 	return NULL;
+}
+
+static pthread_t tt;
+
+static void start_t(struct lpc_cache *c, const char *path)
+{
+	t_path = path;
+	t_file = NULL;
+	atomic_store(&t_rc, 1);
+	atomic_store(&t_done, false);
+	REQUIRE(pthread_create(&tt, NULL, t_main, c) == 0);
+}
+
+/* Return: whether T's open returned within 2 s. */
+static bool wait_t(void)
+{
+	for (int i = 0; i < 2000 && !atomic_load(&t_done); i++)
+		tst_sleep_us(1000);
+	return atomic_load(&t_done);
 }
 
 /* Steps 1-3: page 0 dirty, W parked at K4 with it under writeback, C in the
@@ -153,23 +184,18 @@ static void story_open(const char *path)
 static void story_trunc(const char *path)
 {
 	const char *name = "2 (O_TRUNC during the last close)";
-	unsigned char data[PS], buf[PS];
+	unsigned char data[PS], buf[PS], back[FSIZE];
 	struct lpc_cache *c;
-	pthread_t wt, ct, tt;
+	pthread_t wt, ct;
 	void *wrc;
 
 	memset(data, 0x5c, sizeof(data));
 	c = tst_wcache_create(16, PS, LPC_IO_SYNC, UINT32_MAX, 100, 100);
 	setup(c, path, data, &wt, &ct, name);
 
-	t_path = path;								/* 4 */
-	t_file = NULL;
-	atomic_store(&t_done, false);
-	REQUIRE(pthread_create(&tt, NULL, t_main, c) == 0);
-	tst_sleep_us(200000);
-	CHECK(!atomic_load(&t_done),
-	      "%s: the O_TRUNC open returned (%d) while the close's write was in flight", name,
-	      atomic_load(&t_rc));
+	start_t(c, path);							/* 4 */
+	CHECK(wait_t(), "%s: the O_TRUNC open has not returned after 2 s (it waits for the close)",
+	      name);
 	CHECK(!atomic_load(&c_done), "%s: the close returned", name);
 
 	tst_stop_release();							/* 5 */
@@ -177,18 +203,73 @@ static void story_trunc(const char *path)
 	pthread_join(ct, NULL);
 	pthread_join(tt, NULL);
 	tst_stop_disarm();
+	CHECK_EQ(atomic_load(&t_rc), -EBUSY, "%s: the O_TRUNC open during the close", name);
+	if (atomic_load(&t_rc) == 0)
+		lpc_file_close(t_file);
 	CHECK_EQ((intptr_t)wrc, 0, "%s: W's pass", name);
 	CHECK_EQ(atomic_load(&c_rc), 0, "%s: the close", name);
-	CHECK_EQ(atomic_load(&t_rc), 0, "%s: the O_TRUNC open", name);
+	CHECK_EQ(tst_kernel_read(path, back, sizeof(back)), FSIZE, "%s: kernel size", name);
+	CHECK_EQ(tst_first_diff(back, data, PS), -1, "%s: page 0 on disk", name);
+
+	t_file = NULL;
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_TRUNC, 0644, &t_file), 0,
+		 "%s: the O_TRUNC open after the close", name);
 	if (t_file) {
 		CHECK_EQ(lpc_pread(t_file, buf, PS, 0), 0, "%s: the truncated file reads empty",
 			 name);
 		CHECK_EQ(tst_file_size(path), 0, "%s: kernel size after the open", name);
 		CHECK_EQ(lpc_file_close(t_file), 0, "%s: T's close", name);
 	}
-	CHECK_EQ(tst_file_size(path), 0,
-		 "%s: kernel size after every close (the close's write landed after the truncate)",
-		 name);
+	CHECK_EQ(tst_file_size(path), 0, "%s: kernel size after every close", name);
+	tst_cache_destroy(c);
+}
+
+static bool closing_of(struct lpc_file *f)
+{
+	bool closing;
+
+	pthread_mutex_lock(&f->files->lock);
+	closing = f->closing;
+	pthread_mutex_unlock(&f->files->lock);
+	return closing;
+}
+
+static void story_trunc_locked(const char *path)
+{
+	const char *name = "3 (O_TRUNC by a page lock's holder during the last close)";
+	unsigned char data[PS], back[FSIZE];
+	struct lpc_cache *c;
+	struct lpc_page *p;
+	pthread_t ct;
+
+	memset(data, 0x77, sizeof(data));
+	c = tst_wcache_create(16, PS, LPC_IO_SYNC, UINT32_MAX, 100, 100);
+	file = tst_file_open(c, path, O_RDWR);
+	REQUIRE(lpc_page_get(file, 0, 0, &p) == 0, "%s: page 0", name);		/* 1 */
+	lpc_page_lock(p);
+	memcpy(lpc_page_data(p), data, PS);
+	REQUIRE(lpc_page_mark_dirty(p) == 0, "%s: mark dirty", name);
+	atomic_store(&c_done, false);						/* 2 */
+	atomic_store(&c_rc, 1);
+	REQUIRE(pthread_create(&ct, NULL, c_main, NULL) == 0);
+	while (!closing_of(file))						/* 3 */
+		tst_sleep_us(1000);
+
+	start_t(c, path);							/* 4 */
+	CHECK(wait_t(), "%s: the O_TRUNC open has not returned after 2 s (deadlock: it waits "
+			"for the close, the close for the page lock this thread holds)",
+	      name);
+
+	lpc_page_unlock(p);							/* 5 */
+	lpc_page_put(p);
+	pthread_join(ct, NULL);
+	pthread_join(tt, NULL);
+	CHECK_EQ(atomic_load(&t_rc), -EBUSY, "%s: the O_TRUNC open during the close", name);
+	if (atomic_load(&t_rc) == 0)
+		lpc_file_close(t_file);
+	CHECK_EQ(atomic_load(&c_rc), 0, "%s: the close", name);
+	CHECK_EQ(tst_kernel_read(path, back, sizeof(back)), FSIZE, "%s: kernel size", name);
+	CHECK_EQ(tst_first_diff(back, data, PS), -1, "%s: page 0 on disk", name);
 	tst_cache_destroy(c);
 }
 
@@ -204,5 +285,7 @@ int main(int argc, char **argv)
 	story_open(path);
 	REQUIRE(tst_make_file("open_closing2", FSIZE, 3, path, sizeof(path)) == 0);
 	story_trunc(path);
+	REQUIRE(tst_make_file("open_closing3", FSIZE, 3, path, sizeof(path)) == 0);
+	story_trunc_locked(path);
 	return tst_finish();
 }
