@@ -294,7 +294,12 @@ struct lpc_config {
 	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
 				 * a frame when nothing can be evicted; 0: 1000 */
 	int reclaim_policy;   /* enum lpc_reclaim_policy; default LPC_RECLAIM_CLOCK2 */
-	uint64_t reserved[3]; /* must be zero (lpc_config_init does it) */
+	uint64_t reserved[2]; /* must be zero (lpc_config_init does it) */
+	/* reads (0.3, from the reserved word: the size and the other offsets
+	 * stand); 0 means the default */
+	uint32_t readahead_kb;     /* must be zero (reserved for readahead) */
+	uint32_t readahead_max_kb; /* the most one read I/O covers (a miss's run
+				    * of absent pages); 512, at least one page */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
 	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
 	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
@@ -385,6 +390,7 @@ void lpc_config_init(struct lpc_config *cfg);
  * power of two in 512 B .. 2 MiB, a budget of less than one page or of more
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
+ * readahead_max_kb: 0 is the default (512 KiB), less than a page is one page.
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
  * The cache's background reclaimer thread is not started here: the first

@@ -15,6 +15,8 @@
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
+/* One read I/O's cap (readahead_max_kb's default). */
+#define LPC_READ_MAX_KB_DEFAULT 512u
 
 /* 0.2's fields came out of the reserved space: the 0.1 layout stands. */
 _Static_assert(sizeof(struct lpc_config) == 2 * sizeof(size_t) + 2 * sizeof(int) + 8 * 8,
@@ -45,6 +47,8 @@ static int config_check(const struct lpc_config *cfg)
 	if (cfg->lookup_mode != LPC_LOOKUP_LOCKLESS && cfg->lookup_mode != LPC_LOOKUP_LOCKED)
 		return -EINVAL;
 	if (cfg->reclaim_policy != LPC_RECLAIM_CLOCK2 && cfg->reclaim_policy != LPC_RECLAIM_CLOCK)
+		return -EINVAL;
+	if (cfg->readahead_kb)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
 		if (cfg->reserved[i])
@@ -85,6 +89,14 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		c->pool.owner.retired[LPC_C_URING_FALLBACKS]++; /* no other thread
 								 * knows c yet */
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
+	{
+		uint64_t kb = cfg->readahead_max_kb ? cfg->readahead_max_kb
+						    : LPC_READ_MAX_KB_DEFAULT;
+		uint64_t pages = (kb << 10) >> c->pool.page_shift;
+
+		c->files.run_max = pages < 1 ? 1 : pages > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV
+								      : (uint32_t)pages;
+	}
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
 	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,

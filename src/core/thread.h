@@ -70,6 +70,8 @@ enum lpc_counter {
 	LPC_C_MISS_NS_INSERT, /* M3: lpc_filemap_insert (the index lock) */
 	LPC_C_MISS_NS_READ,   /* M4: the backend read */
 	LPC_C_MISS_NS_EVICT,  /* page/alloc.c: direct reclaim's pool->evict calls */
+	/* read I/Os of misses (filemap/miss.c, run.c; LPC_C_READS counts them) */
+	LPC_C_READ_PAGES, /* pages those reads covered */
 	LPC_NR_COUNTERS,
 };
 

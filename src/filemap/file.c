@@ -90,6 +90,7 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->pool = pool;
 	fs->io = io;
 	fs->locked_lookup = locked_lookup;
+	fs->run_max = 1;
 	fs->flush = NULL;
 	fs->wb = NULL;
 	pthread_cond_init(&fs->wb_idle, NULL);

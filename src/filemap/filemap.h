@@ -138,6 +138,9 @@ struct lpc_files {
 	/* Dirty pages of every file: changed only when a page goes clean ->
 	 * dirty or back, never by a write to a page already dirty. */
 	_Atomic int64_t ndirty lpc_cacheline_aligned;
+	/* Pages one read I/O covers at most (run.c); set by the cache before
+	 * the first open, read-only after. */
+	uint32_t run_max;
 };
 
 /* file.c.  Context of all: no lock held. */
@@ -207,6 +210,34 @@ struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct l
  */
 int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
 			 unsigned alloc_flags, struct lpc_page **out);
+
+/*
+ * lpc_filemap_get_page for a caller that will read pages [index, index + nr)
+ * next (lpc_pread's range, lpc_pin's slow path): a miss on `index` reads the
+ * run of absent pages that starts there (at most nr, the cache's run_max,
+ * up to end of file) with one I/O (run.c, R-steps there), leaving the others
+ * cached.  Return: as lpc_filemap_get_page, for page `index` alone.
+ */
+int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
+			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
+
+/*
+ * run.c: the run miss behind lpc_filemap_get_pages (M1-M5 for each page of
+ * the run, one read).  Return: 0 with *out (page `index`, referenced,
+ * UPTODATE); -EEXIST (page `index` was inserted by another thread first:
+ * nothing done, look it up again); -ENOMEM; -ENXIO; the read's errno.
+ */
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
+			 struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
+
+/*
+ * M2 on a private page p: LOCKED by this thread, identity (f, index),
+ * PUBLISHED, two references (ours and the index's), a seq write section
+ * open until M5.  lpc_filemap_unprep_miss undoes it and frees p privately
+ * (an insert that failed: nobody ever saw it).
+ */
+void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+void lpc_filemap_unprep_miss(struct lpc_page *p);
 
 /*
  * M3: inserts p, a page with PUBLISHED set (rule PUBLISH-UNPUBLISHED), at

@@ -186,20 +186,8 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 	return rc;
 }
 
-/* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
-static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
-			    struct lpc_tcache *t, struct lpc_page **out)
+void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
-	struct lpc_page *p;
-	uint64_t t0;
-	int rc;
-
-	lpc_yield_point(LPC_YP_M1);
-	t0 = miss_now_ns();
-	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
-	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, miss_now_ns() - t0);
-	if (rc)
-		return rc;
 	lpc_yield_point(LPC_YP_M2);
 	/* M2: locked (by this thread: lpc_page_unlock_set at M5 is ours), then
 	 * the identity, then PUBLISHED; plain stores, nobody can see it yet. */
@@ -216,6 +204,31 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
+}
+
+void lpc_filemap_unprep_miss(struct lpc_page *p)
+{
+	/* Never visible to anyone: the private free is safe. */
+	lpc_page_seq_write_end(p);
+	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+	lpc_page_free_private(p);
+}
+
+/* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
+static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
+			    struct lpc_tcache *t, struct lpc_page **out)
+{
+	struct lpc_page *p;
+	uint64_t t0;
+	int rc;
+
+	lpc_yield_point(LPC_YP_M1);
+	t0 = miss_now_ns();
+	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
+	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, miss_now_ns() - t0);
+	if (rc)
+		return rc;
+	lpc_filemap_prep_miss(f, p, index);				/* M2 */
 
 	lpc_yield_point(LPC_YP_M3);
 	if (f->locked_lookup)
@@ -226,10 +239,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	if (rc) {
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);
-		/* Never visible to anyone: the private free is safe. */
-		lpc_page_seq_write_end(p);
-		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
-		lpc_page_free_private(p);
+		lpc_filemap_unprep_miss(p);
 		return rc;
 	}
 #if LPC_DEBUG
@@ -239,8 +249,8 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	return 0;
 }
 
-int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
-			 unsigned alloc_flags, struct lpc_page **out)
+int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
+			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out)
 {
 	struct lpc_page *p;
 	uint32_t flags;
@@ -291,6 +301,16 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 		}
 		if (past_eof(f, index))
 			return -ENXIO;
+		if (nr > 1) {
+			/* Several absent pages ahead: one I/O (run.c). */
+			rc = lpc_filemap_read_run(f, index, nr, t, alloc_flags, &p);
+			if (rc == -EEXIST)
+				continue;
+			if (rc)
+				return rc;
+			*out = p;
+			return 0;
+		}
 		rc = filemap_add_page(f, index, alloc_flags, t, &p);
 		if (rc == -EEXIST)
 			continue;
@@ -304,6 +324,12 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 		*out = p;
 		return 0;
 	}
+}
+
+int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
+			 unsigned alloc_flags, struct lpc_page **out)
+{
+	return lpc_filemap_get_pages(f, index, 1, t, alloc_flags, out);
 }
 
 LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,

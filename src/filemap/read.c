@@ -188,7 +188,11 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 			tried = false;
 			lpc_count(t, LPC_C_OPT_FALLBACKS);
 		}
-		rc = lpc_filemap_get_page(f, index, t, LPC_ALLOC_NOWAIT, &p);
+		/* A miss reads the absent pages of the rest of the range with
+		 * it, in one I/O (run.c). */
+		rc = lpc_filemap_get_pages(f, index,
+					   ((off + len - 1) >> f->page_shift) - index + 1, t,
+					   LPC_ALLOC_NOWAIT, &p);
 		if (likely(rc == 0)) {
 			struct pread_copy a = { (char *)buf + done, pgoff, n };
 

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - a miss that reads a run of absent pages with one I/O.
+ *
+ * A call that will read pages [index, index + nr) (lpc_pread's range,
+ * lpc_pin's slow path) and misses on `index` reads the absent pages that
+ * follow it in the same request.  Each page of the run is an ordinary miss
+ * (miss.c M1-M6): its own frame, inserted LOCKED and not UPTODATE in its own
+ * slot, its own waiters; only the read (M4) is shared.  Steps:
+ *   U1 the run: at most nr pages, the cache's run_max (one request's size
+ *      cap) and LPC_IO_MAX_IOV, and never past lpc's end of file; probe the
+ *      index for pages 1.. (no reference taken, nothing relied on: a page
+ *      present now ends the run, one inserted later is met at U3)
+ *   U2 M1 for every page of the run before any insert, so that no frame is
+ *      allocated (direct reclaim, a grace period) while this thread holds a
+ *      locked page in the index or the LOCKED-mode rwlock; page 0 with the
+ *      caller's flags, the others with LPC_ALLOC_NOWAIT: a frame that cannot
+ *      be had at once ends the run there (page 0 is read anyway)
+ *   U3 M2 and M3 page by page in index order (LOCKED mode: under one read
+ *      hold of the rwlock, from here to U5).  -EEXIST on page 0: nothing
+ *      done, the caller looks up again; on page k > 0: the run ends before
+ *      k (a page cached splits a run), pages k.. are freed privately (never
+ *      visible)
+ *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k
+ *   U5 M5 for each page with its share of the bytes, judged as a one-page
+ *      read would be (lpc_filemap_check_short, then lpc's size loaded after
+ *      the read): a short read at end of file leaves the pages past the end
+ *      absent (-ENXIO: removed, no ERROR) and zero-fills the last one; a
+ *      failed read fails every page it covered (removed, ERROR: each
+ *      waiter gets -EIO, nothing cached, the next call reads again); a page
+ *      cut where the file does not end is -EIO for that page and the pages
+ *      after it.  Successes are published first (UPTODATE, unlock), then
+ *      the LOCKED rwlock is left, then failures are deleted (the delete
+ *      takes the write lock there, as miss.c's M5)
+ * Errors stay with their pages: the caller learns page 0's result only; a
+ * failure of page k > 0 reaches only the threads waiting on page k (M6), and
+ * the caller's own next page is a new miss.  Pages 1.. keep only the index's
+ * reference and are not marked referenced: the caller's next lookup of each
+ * does that, as for any page.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "filemap/filemap.h"
+
+/* U1's probe: true if page `index` of f is in the index now. */
+static bool run_present(struct lpc_file *f, uint64_t index)
+{
+	void *p;
+
+	if (f->locked_lookup) {
+		pthread_rwlock_rdlock(&f->tree_rwlock);
+		p = lpc_radix_lookup(&f->tree, index, NULL);
+		pthread_rwlock_unlock(&f->tree_rwlock);
+	} else {
+		lpc_rcu_read_lock();
+		p = lpc_radix_lookup(&f->tree, index, NULL);
+		lpc_rcu_read_unlock();
+	}
+	return p != NULL;
+}
+
+/* As miss.c's: the clock of the miss's time counters. */
+static inline uint64_t lpc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* U5 for one page of the run that got r bytes: its bytes, or a negative
+ * errno.  lpc's size is loaded after the read and after check_short's
+ * refresh, as miss.c's M5 loads it (see there why nothing past the end of
+ * a truncate is cached). */
+static ssize_t run_page_result(struct lpc_file *f, uint64_t index, ssize_t r)
+{
+	size_t ps = f->pool->page_size;
+	uint64_t start = index << f->page_shift;
+	uint64_t size;
+
+	r = lpc_filemap_check_short(f, index, r);
+	if (r < 0)
+		return r;
+	size = atomic_load_explicit(&f->size, memory_order_seq_cst);
+	if (start >= size)
+		return -ENXIO;
+	if ((uint64_t)r > size - start)
+		r = (ssize_t)(size - start);
+	return r > (ssize_t)ps ? (ssize_t)ps : r;
+}
+
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
+			 struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out)
+{
+	struct lpc_pool *c = f->pool;
+	size_t ps = c->page_size;
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	struct iovec iov[LPC_IO_MAX_IOV];
+	ssize_t res[LPC_IO_MAX_IOV];
+	uint64_t size, end, n, k;
+	int fellback = 0, rc = 0;
+	ssize_t r;
+	uint64_t t0;
+
+	/* U1 */
+	n = nr;
+	if (n > f->files->run_max)
+		n = f->files->run_max;
+	if (n > LPC_IO_MAX_IOV)
+		n = LPC_IO_MAX_IOV;
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
+	end = (size + ps - 1) >> f->page_shift;
+	if (end <= index)
+		n = 1; /* the caller found it inside the file a moment ago */
+	else if (n > end - index)
+		n = end - index;
+	if (n == 0)
+		n = 1;
+	for (k = 1; k < n; k++)
+		if (run_present(f, index + k))
+			break;
+	n = k;
+
+	/* U2 */
+	lpc_yield_point(LPC_YP_M1);
+	t0 = lpc_now_ns();
+	rc = lpc_page_alloc_frame(c, alloc_flags, &pages[0]);
+	if (rc) {
+		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
+		return rc;
+	}
+	for (k = 1; k < n; k++)
+		if (lpc_page_alloc_frame(c, alloc_flags | LPC_ALLOC_NOWAIT, &pages[k]))
+			break;
+	n = k;
+	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
+
+	/* U3 */
+	for (k = 0; k < n; k++)
+		lpc_filemap_prep_miss(f, pages[k], index + k);
+	lpc_yield_point(LPC_YP_M3);
+	if (f->locked_lookup)
+		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to U5 */
+	t0 = lpc_now_ns();
+	for (k = 0; k < n; k++)
+		if (lpc_filemap_insert(f, index + k, pages[k]))
+			break;
+	lpc_count_add(t, LPC_C_MISS_NS_INSERT, lpc_now_ns() - t0);
+	for (uint64_t j = k; j < n; j++)
+		lpc_filemap_unprep_miss(pages[j]);
+	n = k;
+	if (n == 0) {
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock);
+		return -EEXIST;
+	}
+#if LPC_DEBUG
+	lpc_debug_page_locks += (int)n; /* M2's locks, each ending at U5 */
+#endif
+
+	/* U4 */
+	for (k = 0; k < n; k++) {
+		iov[k].iov_base = lpc_page_frame(pages[k]);
+		iov[k].iov_len = ps;
+	}
+	lpc_yield_point(LPC_YP_M4);
+	t0 = lpc_now_ns();
+	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
+			 &fellback);
+	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	lpc_count(t, LPC_C_READS);
+	lpc_count_add(t, LPC_C_READ_PAGES, n);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	if (r < 0)
+		lpc_count(t, LPC_C_READ_ERRORS);
+
+	/* U5: each page's share, judged in index order; a page that fails
+	 * fails every page after it (the bytes after a bad cut are not
+	 * trusted), so the run's pages are [0, ok) good and [ok, n) failed. */
+	{
+		uint64_t ok = n;
+
+		for (k = 0; k < n; k++) {
+			ssize_t rk;
+
+			if (r < 0) {
+				rk = r;
+			} else {
+				uint64_t off = k * ps;
+
+				rk = (uint64_t)r <= off ? 0
+				     : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
+			}
+			if (ok == n)
+				rk = run_page_result(f, index + k, rk);
+			else
+				rk = res[ok] == -ENXIO ? -ENXIO : -EIO;
+			res[k] = rk;
+			if (rk < 0 && ok == n)
+				ok = k;
+		}
+		lpc_yield_point(LPC_YP_M5);
+		for (k = 0; k < ok; k++) {
+			if ((size_t)res[k] < ps)
+				memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
+			lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
+			lpc_page_seq_write_end(pages[k]);
+			lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE);
+		}
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
+		if (r >= 0 && ok < n && res[ok] != -ENXIO)
+			lpc_count(t, LPC_C_READ_ERRORS);
+		for (k = ok; k < n; k++) {
+			lpc_filemap_delete(f, pages[k], index + k);
+			lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
+			lpc_page_unlock_set(pages[k], res[k] == -ENXIO ? 0 : LPC_PG_ERROR);
+		}
+		/* Our references: page 0's to the caller when it is good. */
+		for (k = 1; k < n; k++)
+			lpc_page_release(pages[k]);
+		if (ok == 0) {
+			lpc_page_release(pages[0]);
+			return (int)res[0];
+		}
+	}
+	*out = pages[0];
+	return 0;
+}
