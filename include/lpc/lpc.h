@@ -283,6 +283,10 @@ enum lpc_reclaim_policy {
 	LPC_RECLAIM_CLOCK = 1,  /* plain CLOCK: second chance on REFERENCED */
 };
 
+/* lpc_config.readahead_kb: readahead off for the whole cache (a call that
+ * covers several absent pages still reads them with one I/O). */
+#define LPC_READAHEAD_OFF UINT32_MAX
+
 /* Zero in any field below cache_bytes means its default (0.2 took
  * alloc_wait_ms and reclaim_policy from the reserved space: the struct's
  * size and the offsets of the 0.1 fields are unchanged). */
@@ -297,9 +301,11 @@ struct lpc_config {
 	uint64_t reserved[2]; /* must be zero (lpc_config_init does it) */
 	/* reads (0.3, from the reserved word: the size and the other offsets
 	 * stand); 0 means the default */
-	uint32_t readahead_kb;     /* must be zero (reserved for readahead) */
-	uint32_t readahead_max_kb; /* the most one read I/O covers (a miss's run
-				    * of absent pages); 512, at least one page */
+	uint32_t readahead_kb;     /* a sequential stream's first window; 128;
+				    * LPC_READAHEAD_OFF: no readahead at all */
+	uint32_t readahead_max_kb; /* its largest window, and the most one read
+				    * I/O covers (a miss's run of absent pages);
+				    * 512, at least one page */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
 	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
 	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
@@ -390,7 +396,8 @@ void lpc_config_init(struct lpc_config *cfg);
  * power of two in 512 B .. 2 MiB, a budget of less than one page or of more
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
- * readahead_max_kb: 0 is the default (512 KiB), less than a page is one page.
+ * readahead_kb, readahead_max_kb: 0 is the default (128 KiB, 512 KiB); less
+ * than a page is one page; a first window above the largest is the largest.
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
  * The cache's background reclaimer thread is not started here: the first
@@ -594,6 +601,15 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
 int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
 
 /* lpc_pin flags. */
+/* lpc_fadvise's advice: posix_fadvise(2)'s, with its values. */
+enum lpc_fadvise_advice {
+	LPC_FADV_NORMAL = 0,     /* readahead as detected (the default) */
+	LPC_FADV_RANDOM = 1,     /* no readahead on this file */
+	LPC_FADV_SEQUENTIAL = 2, /* every miss reads the largest window */
+	LPC_FADV_WILLNEED = 3,   /* read the range now (a prefetch) */
+	LPC_FADV_DONTNEED = 4,   /* drop the range's clean, unheld pages */
+};
+
 enum lpc_pin_flags {
 	LPC_PIN_READ = 1u << 0,  /* the caller reads the pages */
 	LPC_PIN_WRITE = 1u << 1, /* reserved: -EINVAL until the write path exists */

@@ -17,6 +17,8 @@
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
 /* One read I/O's cap (readahead_max_kb's default). */
 #define LPC_READ_MAX_KB_DEFAULT 512u
+/* A stream's first window (readahead_kb's default): the kernel's default. */
+#define LPC_READAHEAD_KB_DEFAULT 128u
 
 /* 0.2's fields came out of the reserved space: the 0.1 layout stands. */
 _Static_assert(sizeof(struct lpc_config) == 2 * sizeof(size_t) + 2 * sizeof(int) + 8 * 8,
@@ -47,8 +49,6 @@ static int config_check(const struct lpc_config *cfg)
 	if (cfg->lookup_mode != LPC_LOOKUP_LOCKLESS && cfg->lookup_mode != LPC_LOOKUP_LOCKED)
 		return -EINVAL;
 	if (cfg->reclaim_policy != LPC_RECLAIM_CLOCK2 && cfg->reclaim_policy != LPC_RECLAIM_CLOCK)
-		return -EINVAL;
-	if (cfg->readahead_kb)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
 		if (cfg->reserved[i])
@@ -96,6 +96,13 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 
 		c->files.run_max = pages < 1 ? 1 : pages > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV
 								      : (uint32_t)pages;
+		c->files.ra_max = c->files.run_max;
+		kb = cfg->readahead_kb ? cfg->readahead_kb : LPC_READAHEAD_KB_DEFAULT;
+		pages = (kb << 10) >> c->pool.page_shift;
+		c->files.ra_init = pages < 1 ? 1 : pages > c->files.ra_max ? c->files.ra_max
+									 : (uint32_t)pages;
+		if (cfg->readahead_kb == LPC_READAHEAD_OFF)
+			c->files.ra_max = 0;
 	}
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);

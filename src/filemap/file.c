@@ -64,6 +64,7 @@ static void file_free_rcu(struct rcu_head *head)
 	pthread_mutex_destroy(&f->tree_lock);
 	pthread_rwlock_destroy(&f->tree_rwlock);
 	pthread_mutex_destroy(&f->size_lock);
+	pthread_mutex_destroy(&f->ra_lock);
 	pthread_rwlock_destroy(&f->trunc_lock);
 	lpc_yield_point(LPC_YP_FILE_FREE);
 	free(f);
@@ -188,6 +189,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 	atomic_store_explicit(&f->size, (uint64_t)st.st_size, memory_order_relaxed);
 	pthread_mutex_init(&f->size_lock, NULL);
+	lpc_ra_init(f);
 	pthread_rwlock_init(&f->trunc_lock, NULL);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	pthread_mutex_init(&f->tree_lock, NULL);

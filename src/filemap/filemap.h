@@ -37,6 +37,9 @@
 
 struct lpc_files;
 
+/* Streams a file's readahead follows at once (readahead.c). */
+#define LPC_RA_STREAMS 8
+
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
 #define LPC_FILE_NO_FAST_PATH UINT64_MAX
 
@@ -90,6 +93,21 @@ struct lpc_file {
 	 * exchange) by evictors, cleared by the flusher's pick. */
 	_Atomic bool wb_reclaim;
 
+	/* Readahead's streams (readahead.c): under ra_lock, which only misses
+	 * and marker hits try (never wait for); ra_thrash is set by eviction
+	 * of a page read ahead and never used, and taken by the next window. */
+	pthread_mutex_t ra_lock;
+	struct lpc_ra_stream {
+		uint64_t next;   /* the index the stream's next window starts at */
+		uint64_t mark;   /* its marker page, UINT64_MAX: none */
+		uint64_t stamp;  /* last use (the slot to reuse is the oldest) */
+		uint32_t size;   /* current window, pages; 0: a candidate (one
+				  * miss seen, ending at next) */
+	} ra_streams[LPC_RA_STREAMS];
+	uint64_t ra_clock;
+	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
+	_Atomic bool ra_thrash;
+
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
 	 * so that close allocates nothing and cannot fail. */
@@ -138,9 +156,11 @@ struct lpc_files {
 	/* Dirty pages of every file: changed only when a page goes clean ->
 	 * dirty or back, never by a write to a page already dirty. */
 	_Atomic int64_t ndirty lpc_cacheline_aligned;
-	/* Pages one read I/O covers at most (run.c); set by the cache before
-	 * the first open, read-only after. */
+	/* Pages one read I/O covers at most (run.c), readahead's first and
+	 * largest window (readahead.c; ra_max 0: readahead off); set by the
+	 * cache before the first open, read-only after. */
 	uint32_t run_max;
+	uint32_t ra_init, ra_max;
 };
 
 /* file.c.  Context of all: no lock held. */
@@ -223,12 +243,30 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 
 /*
  * run.c: the run miss behind lpc_filemap_get_pages (M1-M5 for each page of
- * the run, one read).  Return: 0 with *out (page `index`, referenced,
+ * the run, one read): pages [index, index + nr) asked for, then up to `ra`
+ * pages read ahead, page `mark` (UINT64_MAX: none) the async marker.  nr 0:
+ * a window read ahead alone, out unused, return 0.  Return: 0 with *out (page `index`, referenced,
  * UPTODATE); -EEXIST (page `index` was inserted by another thread first:
  * nothing done, look it up again); -ENOMEM; -ENXIO; the read's errno.
  */
-int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
-			 struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
+			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+			 struct lpc_page **out);
+
+/*
+ * Readahead (readahead.c).  lpc_ra_on_miss: a miss of pages [index, index +
+ * nr) (nr >= 1) is looked up among f's streams; returns how many pages to
+ * read ahead after them (0: random, off, or busy) and sets *mark.
+ * lpc_ra_on_mark: a hit cleared RA_MARK on page `index`: reads the stream's
+ * next window.  lpc_ra_init: at open.  Context: no lock, outside a read
+ * section (lpc_ra_on_mark reads).
+ */
+uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t *mark);
+void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
+void lpc_ra_init(struct lpc_file *f);
+/* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,
+ * and the file's next window shrinks.  Context: f's index lock. */
+void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t);
 
 /*
  * M2 on a private page p: LOCKED by this thread, identity (f, index),

@@ -253,6 +253,7 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out)
 {
 	struct lpc_page *p;
+	uint64_t ra, mark;
 	uint32_t flags;
 	bool counted = false;
 	int rc;
@@ -263,6 +264,13 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			flags = lpc_page_flags(p);
 			if (likely(flags & LPC_PG_UPTODATE)) {
 				lpc_page_mark_referenced(p, flags);
+				/* The async marker: whoever clears it starts the
+				 * next window (readahead.c A1). */
+				if (unlikely(flags & LPC_PG_RA_MARK) &&
+				    (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA_MARK,
+							       memory_order_relaxed) &
+				     LPC_PG_RA_MARK))
+					lpc_ra_on_mark(f, index, t);
 				if (!counted)
 					lpc_count(t, LPC_C_HITS);
 				*out = p;
@@ -301,9 +309,13 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 		}
 		if (past_eof(f, index))
 			return -ENXIO;
-		if (nr > 1) {
-			/* Several absent pages ahead: one I/O (run.c). */
-			rc = lpc_filemap_read_run(f, index, nr, t, alloc_flags, &p);
+		ra = lpc_ra_on_miss(f, index, nr, &mark);
+		if (nr > 1 || ra) {
+			/* Several absent pages ahead, or a window to read
+			 * ahead: one I/O (run.c). */
+			if (ra)
+				lpc_count(t, LPC_C_RA_WINDOWS);
+			rc = lpc_filemap_read_run(f, index, nr, ra, mark, t, alloc_flags, &p);
 			if (rc == -EEXIST)
 				continue;
 			if (rc)

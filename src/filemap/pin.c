@@ -98,7 +98,8 @@ static unsigned pin_fast_rcu(struct lpc_file *f, uint64_t first, unsigned n,
 		lpc_filemap_debug_check_in_index(f, p, slot, removals);
 #endif
 		flags = lpc_page_flags(p);
-		if (unlikely(!(flags & LPC_PG_UPTODATE))) {
+		/* RA_MARK: the slow path starts the next readahead window. */
+		if (unlikely((flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE)) {
 			lpc_page_unpin(p);
 			break;
 		}
@@ -131,7 +132,7 @@ static unsigned pin_fast_locked(struct lpc_file *f, uint64_t first, unsigned n,
 		if (!p)
 			break;
 		flags = lpc_page_flags(p);
-		if (!(flags & LPC_PG_UPTODATE))
+		if ((flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE)
 			break;
 		atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS, memory_order_acquire);
 		lpc_page_mark_referenced(p, flags);

@@ -32,6 +32,12 @@
  *      after it.  Successes are published first (UPTODATE, unlock), then
  *      the LOCKED rwlock is left, then failures are deleted (the delete
  *      takes the write lock there, as miss.c's M5)
+ * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
+ * or reads a window alone (nr 0: from its first absent page, nothing
+ * returned): those pages are allocated from free frames only (U2), enter
+ * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
+ * used), one of them with RA_MARK; a failure among them is an ordinary
+ * failed page (removed, ERROR), reported to nobody but its waiters.
  * Errors stay with their pages: the caller learns page 0's result only; a
  * failure of page k > 0 reaches only the threads waiting on page k (M6), and
  * the caller's own next page is a new miss.  Pages 1.. keep only the index's
@@ -91,8 +97,9 @@ static ssize_t run_page_result(struct lpc_file *f, uint64_t index, ssize_t r)
 	return r > (ssize_t)ps ? (ssize_t)ps : r;
 }
 
-int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
-			 struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out)
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
+			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+			 struct lpc_page **out)
 {
 	struct lpc_pool *c = f->pool;
 	size_t ps = c->page_size;
@@ -104,18 +111,30 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 	ssize_t r;
 	uint64_t t0;
 
-	/* U1 */
-	n = nr;
+	/* U1.  Readahead alone (nr 0): from the first absent page of the
+	 * window; none absent, nothing to do. */
+	if (nr == 0) {
+		while (ra > 0 && run_present(f, index)) {
+			index++;
+			ra--;
+		}
+		if (ra == 0)
+			return 0;
+	}
+	n = nr + ra;
 	if (n > f->files->run_max)
 		n = f->files->run_max;
 	if (n > LPC_IO_MAX_IOV)
 		n = LPC_IO_MAX_IOV;
 	size = atomic_load_explicit(&f->size, memory_order_acquire);
 	end = (size + ps - 1) >> f->page_shift;
-	if (end <= index)
+	if (end <= index) {
+		if (nr == 0)
+			return 0; /* a window past the end */
 		n = 1; /* the caller found it inside the file a moment ago */
-	else if (n > end - index)
+	} else if (n > end - index) {
 		n = end - index;
+	}
 	if (n == 0)
 		n = 1;
 	for (k = 1; k < n; k++)
@@ -123,19 +142,25 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 			break;
 	n = k;
 
-	/* U2 */
+	/* U2: demand pages wait as the caller's flags say (page 0) or not at
+	 * all; read-ahead pages take only free frames (NORECLAIM: readahead
+	 * never reclaims, waits, or makes a demand read fail: it reads less). */
 	lpc_yield_point(LPC_YP_M1);
 	t0 = lpc_now_ns();
-	rc = lpc_page_alloc_frame(c, alloc_flags, &pages[0]);
-	if (rc) {
-		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
-		return rc;
-	}
-	for (k = 1; k < n; k++)
-		if (lpc_page_alloc_frame(c, alloc_flags | LPC_ALLOC_NOWAIT, &pages[k]))
+	for (k = 0; k < n; k++) {
+		unsigned fl = k == 0 ? alloc_flags : alloc_flags | LPC_ALLOC_NOWAIT;
+
+		if (k >= nr)
+			fl |= LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM;
+		rc = lpc_page_alloc_frame(c, fl, &pages[k]);
+		if (rc)
 			break;
-	n = k;
+	}
 	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
+	if (k == 0)
+		return nr ? rc : 0;
+	n = k;
+	rc = 0;
 
 	/* U3 */
 	for (k = 0; k < n; k++)
@@ -154,7 +179,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 	if (n == 0) {
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);
-		return -EEXIST;
+		return nr ? -EEXIST : 0;
 	}
 #if LPC_DEBUG
 	lpc_debug_page_locks += (int)n; /* M2's locks, each ending at U5 */
@@ -172,6 +197,8 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
 	lpc_count(t, LPC_C_READS);
 	lpc_count_add(t, LPC_C_READ_PAGES, n);
+	if (n > nr)
+		lpc_count_add(t, LPC_C_RA_PAGES, n - nr);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
 	if (r < 0)
@@ -208,7 +235,12 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 				memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
 			lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
 			lpc_page_seq_write_end(pages[k]);
-			lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE);
+			/* A read-ahead page: RA until its first use, and the
+			 * window's marker (readahead.c), in the same release. */
+			lpc_page_unlock_set(pages[k],
+					    LPC_PG_UPTODATE |
+					    (k >= nr ? LPC_PG_RA : 0) |
+					    (index + k == mark ? LPC_PG_RA_MARK : 0));
 		}
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
@@ -219,9 +251,12 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr,
 			lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
 			lpc_page_unlock_set(pages[k], res[k] == -ENXIO ? 0 : LPC_PG_ERROR);
 		}
-		/* Our references: page 0's to the caller when it is good. */
-		for (k = 1; k < n; k++)
+		/* Our references: page 0's to the caller when it asked for it
+		 * and it is good. */
+		for (k = nr ? 1 : 0; k < n; k++)
 			lpc_page_release(pages[k]);
+		if (nr == 0)
+			return 0;
 		if (ok == 0) {
 			lpc_page_release(pages[0]);
 			return (int)res[0];

@@ -533,6 +533,9 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* Reads and pages are counted page by page here: readahead (its own
+	 * tests: test_readahead) would read pages no call asked for. */
+	tst_readahead_kb = LPC_READAHEAD_OFF;
 	tst_init(argc, argv, 100);
 	if (!tst_tmpdir())
 		tst_skip("no temporary directory");
