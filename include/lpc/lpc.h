@@ -382,6 +382,14 @@ struct lpc_stats {
 	uint64_t uring_unregistered; /* threads' rings that run without the
 				      * frame arena registered as fixed buffers
 				      * (RLIMIT_MEMLOCK refused the pin) */
+	/* reads and readahead (0.3: lpc_stats@LPC_0.2 fills the fields above) */
+	uint64_t read_pages;   /* pages the `reads` covered: read_pages / reads
+				* is the pages per read I/O */
+	uint64_t ra_windows;   /* readahead windows read */
+	uint64_t ra_async;     /* ... of which a hit on the marker started */
+	uint64_t ra_pages;     /* pages read ahead (no call asked for them yet) */
+	uint64_t ra_used;      /* ... later used (ra_used / ra_pages: accuracy) */
+	uint64_t ra_wasted;    /* ... evicted before any use */
 };
 
 /*

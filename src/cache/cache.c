@@ -193,15 +193,16 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 }
 
 /*
- * lpc_stats has two versions (src/lpc.map): lpc_stats@@LPC_0.2 fills the
- * whole struct; lpc_stats@LPC_0.1, which programs built against 0.1 call,
- * fills only the 0.1 fields (their struct is that much smaller).  A
- * static link resolves lpc_stats to the default version, @@LPC_0.2.
+ * lpc_stats has three versions (src/lpc.map): lpc_stats@@LPC_0.3 fills the
+ * whole struct; lpc_stats@LPC_0.2 and @LPC_0.1, which programs built against
+ * those call, fill only the fields their struct had (it is that much
+ * smaller).  A static link resolves lpc_stats to the default, @@LPC_0.3.
  */
+LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out);
 LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out);
 LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out);
 
-LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
+LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out)
 {
 	uint64_t cnt[LPC_NR_COUNTERS], tfree;
 
@@ -248,6 +249,12 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->fsyncs = cnt[LPC_C_FSYNCS];
 	out->uring_fallbacks = cnt[LPC_C_URING_FALLBACKS];
 	out->uring_unregistered = cnt[LPC_C_URING_UNREGISTERED];
+	out->read_pages = cnt[LPC_C_READ_PAGES];
+	out->ra_windows = cnt[LPC_C_RA_WINDOWS];
+	out->ra_async = cnt[LPC_C_RA_ASYNC];
+	out->ra_pages = cnt[LPC_C_RA_PAGES];
+	out->ra_used = cnt[LPC_C_RA_USED];
+	out->ra_wasted = cnt[LPC_C_RA_WASTED];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 
@@ -261,18 +268,29 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	pthread_mutex_unlock(&c->pool.free_lock);
 }
 
+LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
+{
+	struct lpc_stats s;
+
+	if (!c || !out)
+		return;
+	lpc_stats_v03(c, &s);
+	memcpy(out, &s, offsetof(struct lpc_stats, read_pages));
+}
+
 LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out)
 {
 	struct lpc_stats s;
 
 	if (!c || !out)
 		return;
-	lpc_stats_v02(c, &s);
+	lpc_stats_v03(c, &s);
 	memcpy(out, &s, offsetof(struct lpc_stats, evictions));
 }
 
 __asm__(".symver lpc_stats_v01, lpc_stats@LPC_0.1");
-__asm__(".symver lpc_stats_v02, lpc_stats@@LPC_0.2");
+__asm__(".symver lpc_stats_v02, lpc_stats@LPC_0.2");
+__asm__(".symver lpc_stats_v03, lpc_stats@@LPC_0.3");
 
 LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
 			     struct lpc_file **out)
