@@ -128,6 +128,7 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 			&fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
 	lpc_count(t, LPC_C_READS);
+	lpc_count(t, LPC_C_READ_PAGES);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
 	r = lpc_filemap_check_short(f, index, r);

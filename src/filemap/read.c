@@ -110,6 +110,7 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 	r = lpc_io_read(f->iodev, &f->io, bounce, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count(t, LPC_C_READS);
+	lpc_count(t, LPC_C_READ_PAGES);
 	lpc_count(t, LPC_C_READ_AROUND);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);

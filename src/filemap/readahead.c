@@ -161,6 +161,13 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		       : ra_next_size(f, s->size);
 	start = s->next;
 	mark = start;
+	if (start >= (atomic_load_explicit(&f->size, memory_order_acquire) + f->pool->page_size - 1) >>
+			     f->page_shift) {
+		/* The stream reached the end of the file: no window. */
+		s->mark = UINT64_MAX;
+		pthread_mutex_unlock(&f->ra_lock);
+		return;
+	}
 	s->size = size;
 	s->next = start + size;
 	s->mark = mark;
