@@ -608,6 +608,26 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  */
 int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
 
+/*
+ * posix_fadvise(2) for lpc: advice about f's pages in [off, off + len), len 0
+ * meaning to the end of the file.  LPC_FADV_NORMAL, _RANDOM and _SEQUENTIAL
+ * set the file's readahead (detected streams; none; the largest window on
+ * every miss) for the whole file, as Linux does; LPC_FADV_WILLNEED reads the
+ * range's absent pages (clamped at end of file) into free frames only, in
+ * windows of readahead_max_kb, as pages read ahead (unreferenced: evicted
+ * first unless used); LPC_FADV_DONTNEED drops the range's clean pages that
+ * nobody holds or pins, as lpc_invalidate.
+ * Return: 0 (a WILLNEED that found no free frame, or whose reads failed,
+ * still returns 0: the pages are then read on demand, and a failed page's
+ * error goes to the call that asks for it); -EINVAL for NULL, an unknown
+ * advice, or off + len past 2^64; -ENOMEM on the thread's first call when
+ * its block cannot be allocated.
+ * Context: may sleep; WILLNEED reads in the calling thread before it returns
+ * (one read I/O per window) and takes no frame by eviction; DONTNEED as
+ * lpc_invalidate.  Not from a signal handler.
+ */
+int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int advice);
+
 /* lpc_pin flags. */
 /* lpc_fadvise's advice: posix_fadvise(2)'s, with its values. */
 enum lpc_fadvise_advice {

@@ -197,3 +197,48 @@ void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t)
 	if (!atomic_load_explicit(&f->ra_thrash, memory_order_relaxed))
 		atomic_store_explicit(&f->ra_thrash, true, memory_order_relaxed);
 }
+
+LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int advice)
+{
+	struct lpc_tcache *t;
+	uint64_t size, end, first, last;
+	int rc;
+
+	if (!f || (len && off + len < off))
+		return -EINVAL;
+	lpc_debug_file_check(f);
+	switch (advice) {
+	case LPC_FADV_NORMAL:
+	case LPC_FADV_RANDOM:
+	case LPC_FADV_SEQUENTIAL:
+		atomic_store_explicit(&f->ra_advice, advice, memory_order_relaxed);
+		return 0;
+	case LPC_FADV_DONTNEED:
+		rc = lpc_invalidate(f, off, len);
+		return rc < 0 ? rc : 0;
+	case LPC_FADV_WILLNEED:
+		break;
+	default:
+		return -EINVAL;
+	}
+	t = lpc_file_tcache(f);
+	if (!t)
+		return -ENOMEM;
+	size = lpc_filemap_refresh_size(f);
+	if (off >= size)
+		return 0;
+	end = len == 0 || len > size - off ? size : off + len;
+	first = off >> f->page_shift;
+	last = (end - 1) >> f->page_shift;
+	/* Window by window, each from its first absent page (run.c, nr 0). */
+	while (first <= last) {
+		uint64_t n = last - first + 1;
+
+		if (n > f->files->run_max)
+			n = f->files->run_max;
+		lpc_count(t, LPC_C_RA_WINDOWS);
+		(void)lpc_filemap_read_run(f, first, 0, n, UINT64_MAX, t, 0, NULL);
+		first += n;
+	}
+	return 0;
+}

@@ -11,6 +11,9 @@
  *  - readahead off (LPC_READAHEAD_OFF): one read per page;
  *  - read-ahead pages evicted unused count in ra_wasted, and the stream's
  *    next window is half its last;
+ *  - lpc_fadvise: RANDOM (nothing ahead), SEQUENTIAL (the largest window at
+ *    once), WILLNEED (the range in windows, then hits; in a full cache no
+ *    eviction), DONTNEED (dropped), and its -EINVAL cases;
  *  - every byte read is the file's (the null backend's pattern).
  * CLOCK2's scan resistance with readahead on is test_evict_scan's (it runs
  * with the default configuration).
@@ -220,6 +223,92 @@ static void t_wasted(void)
 	tst_cache_destroy(c);
 }
 
+static bool cached(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+
+	if (lpc_page_find(f, index, &p) != 0)
+		return false;
+	lpc_page_put(p);
+	return true;
+}
+
+/* lpc_fadvise in each mode, and its errors. */
+static void t_fadvise(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 600);
+	CHECK_EQ(lpc_fadvise(NULL, 0, 0, LPC_FADV_NORMAL), -EINVAL);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, 99), -EINVAL, "unknown advice");
+	CHECK_EQ(lpc_fadvise(t.f, 2, UINT64_MAX, LPC_FADV_WILLNEED), -EINVAL, "off + len wraps");
+
+	/* RANDOM: a sequential pass reads nothing ahead. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 50; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 0, "RANDOM");
+	CHECK_EQ(d.reads, 50);
+
+	/* SEQUENTIAL: the first miss reads the largest window. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_SEQUENTIAL), 0);
+	lpc_stats(c, &s0);
+	read_page(&t, 100);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 1);
+	CHECK_EQ(d.read_pages, 128, "SEQUENTIAL: 512 KiB at once");
+
+	/* WILLNEED: the range's absent pages, a window (128 pages) a read;
+	 * then the calls hit. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_fadvise(t.f, 300 * PS, 300 * PS, LPC_FADV_WILLNEED), 0);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 3, "300 pages in windows of 128");
+	CHECK_EQ(d.read_pages, 300);
+	CHECK_EQ(d.ra_pages, 300);
+	CHECK_EQ(d.ra_used, 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 300; i < 600; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 0, "prefetched pages are hits");
+	CHECK_EQ(d.ra_used, 300);
+
+	/* DONTNEED drops what nobody holds. */
+	CHECK_EQ(lpc_fadvise(t.f, 300 * PS, 10 * PS, LPC_FADV_DONTNEED), 0);
+	for (uint64_t i = 300; i < 310; i++)
+		CHECK(!cached(t.f, i), "page %" PRIu64 " dropped", i);
+	CHECK(cached(t.f, 310), "past the range kept");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* WILLNEED in a full cache takes free frames only: no eviction. */
+static void t_willneed_full(void)
+{
+	enum { FR = 64 };
+	struct lpc_cache *c = mk_cache(FR, LPC_READAHEAD_OFF);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 400);
+	for (uint64_t i = 0; i < FR; i++)
+		read_page(&t, i);
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_fadvise(t.f, FR * PS, 200 * PS, LPC_FADV_WILLNEED), 0);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.evictions, 0, "WILLNEED evicted");
+	CHECK(d.read_pages <= s0.frames_free, "read %" PRIu64 " pages, %" PRIu64 " frames were free",
+	      d.read_pages, s0.frames_free);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -229,5 +318,7 @@ int main(int argc, char **argv)
 	TST_RUN(t_no_stream());
 	TST_RUN(t_off());
 	TST_RUN(t_wasted());
+	TST_RUN(t_fadvise());
+	TST_RUN(t_willneed_full());
 	return tst_finish();
 }
