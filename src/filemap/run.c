@@ -38,6 +38,28 @@
  * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
  * used), one of them with RA_MARK; a failure among them is an ordinary
  * failed page (removed, ERROR), reported to nobody but its waiters.
+ * What meets a run in flight (U3-U5), page by page, as any page in flight:
+ *  - lookups: lpc_page_find says -EAGAIN; get, pread and pin wait on the
+ *    page's lock (M6) and see how its read ended; the optimistic and pin
+ *    fast paths refuse it (not UPTODATE); invalidate and eviction skip it
+ *    (locked);
+ *  - lpc_pwrite (writeback/write.c): a write of a whole page, or of part of
+ *    one, finds the page in the slot (never inserts a private frame over
+ *    it: the insert is -EEXIST) and waits for its lock, then writes into it
+ *    under the lock: the write's bytes come after the read's, never under
+ *    them (no stale data over new data);
+ *  - lpc_truncate (writeback/truncate.c): it sets the smaller size before
+ *    it removes pages and waits for each page's lock; U5 loads the size
+ *    after the read (seq_cst, as M5), so a page wholly past the new end is
+ *    removed (-ENXIO) and a last page is zero-filled past it: nothing past
+ *    the end is cached or resurrected;
+ *  - frames: every page of the run holds this thread's reference and its
+ *    lock from U3 until U5, and the read is reaped before U5 (every backend
+ *    completes its requests before returning: io/uring.c), so no frame of
+ *    a run is freed or reused while the device writes into it, and no read
+ *    outlives its call: the last close and lpc_cache_destroy never meet a
+ *    read in flight of a call that returned (rule RUN-FRAME-IN-FLIGHT
+ *    checks at U5 that each frame still is the page of (f, index + k)).
  * Errors stay with their pages: the caller learns page 0's result only; a
  * failure of page k > 0 reaches only the threads waiting on page k (M6), and
  * the caller's own next page is a new miss.  Pages 1.. keep only the index's
@@ -195,6 +217,17 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
 			 &fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+#if LPC_DEBUG
+	for (k = 0; k < n; k++)
+		lpc_debug_check(atomic_load_explicit(&pages[k]->ref, memory_order_relaxed) >= 1 &&
+					atomic_load_explicit(&pages[k]->file, memory_order_relaxed) == f &&
+					atomic_load_explicit(&pages[k]->index, memory_order_relaxed) ==
+						index + k &&
+					(lpc_page_flags(pages[k]) & LPC_PG_LOCKED),
+				"RUN-FRAME-IN-FLIGHT", pages[k],
+				"a frame read into by a run is no longer its locked page (f, index + %llu)",
+				(unsigned long long)k);
+#endif
 	lpc_count(t, LPC_C_READS);
 	lpc_count_add(t, LPC_C_READ_PAGES, n);
 	if (n > nr)

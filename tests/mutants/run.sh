@@ -39,6 +39,11 @@
 #                  (Y3; rule FSYNC-INFLIGHT, in regress_fsync_inflight, which
 #                  ctest runs first).  Not in --quick (CI's time stays put):
 #                  the story itself runs in every debug variant.
+#   ra-referenced  run.c: read-ahead pages enter REFERENCED instead of RA (a
+#                  scan would flush the hot set: rule SCAN-RESISTANCE, named
+#                  by tests/unit/test_evict_scan.c)
+#   ra-failed-kept run.c: a failed page of a run or window stays in the index
+#                  (U5; rule FAILED-PAGE-IN-INDEX, a waiter in test_read_run)
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -76,6 +81,8 @@ mutants=(
 	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
+	'ra-referenced|src/filemap/run.c|s@(k >= nr ? LPC_PG_RA : 0) |@(k >= nr ? LPC_PG_REFERENCED : 0) | /* MUTANT */@'
+	'ra-failed-kept|src/filemap/run.c|s@^\t\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 )
 # Run by a plain run and when named, skipped by --quick.

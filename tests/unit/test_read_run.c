@@ -206,7 +206,12 @@ static void t_in_flight(int mode, int err)
 		for (uint64_t i = 0; i < 8; i++)
 			CHECK(!cached(t.f, i), "page %" PRIu64 " of a failed run cached", i);
 		lpc_stats(c, &s1);
-		CHECK_EQ(s1.read_errors - s0.read_errors, 1, "one failed read");
+		/* One failed read; two when the getter was counted as a holder
+		 * between its increment and its slot re-check (gate_io.h,
+		 * tst_wait_page_holders): it then missed and read again, and
+		 * the gate failed that read too. */
+		CHECK(s1.read_errors - s0.read_errors >= 1 && s1.read_errors - s0.read_errors <= 2,
+		      "failed reads: %" PRIu64, s1.read_errors - s0.read_errors);
 		CHECK_EQ(lpc_pread(t.f, buf, 8 * PS, 0), (long long)(8 * PS), "read again");
 	} else {
 		pthread_join(ta, NULL);
