@@ -40,8 +40,9 @@
 #                  ctest runs first).  Not in --quick (CI's time stays put):
 #                  the story itself runs in every debug variant.
 #   ra-referenced  run.c: read-ahead pages enter REFERENCED instead of RA (a
-#                  scan would flush the hot set: rule SCAN-RESISTANCE, named
-#                  by tests/unit/test_evict_scan.c)
+#                  scan would flush the hot set: rule RA-INACTIVE, named by
+#                  tests/unit/test_readahead.c; SCAN-RESISTANCE by
+#                  test_evict_scan)
 #   ra-failed-kept run.c: a failed page of a run or window stays in the index
 #                  (U5; rule FAILED-PAGE-IN-INDEX, a waiter in test_read_run)
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
