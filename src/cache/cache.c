@@ -164,6 +164,9 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	 * when needed. */
 	lpc_wb_stop(&c->wb);
 	lpc_reclaim_stop(&c->reclaim);
+	/* The readahead thread finishes its windows (ra_worker.c Q4): they
+	 * hold page references. */
+	lpc_ra_worker_stop(&c->files);
 	pthread_mutex_lock(&c->files.lock);
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);

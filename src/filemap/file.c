@@ -78,6 +78,7 @@ static void file_free(struct lpc_file *f)
 #if LPC_DEBUG
 	f->dbg_magic = LPC_FILE_POISON;
 #endif
+	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
 	lpc_filemap_remove_all(f);
 	close(f->io.fd);
 	lpc_call_rcu(&f->rcu, file_free_rcu);
@@ -92,6 +93,8 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->io = io;
 	fs->locked_lookup = locked_lookup;
 	fs->run_max = 1;
+	fs->ra_init = fs->ra_max = 0;
+	lpc_ra_worker_init(fs);
 	fs->flush = NULL;
 	fs->wb = NULL;
 	pthread_cond_init(&fs->wb_idle, NULL);
@@ -100,6 +103,7 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 
 void lpc_files_destroy(struct lpc_files *fs)
 {
+	lpc_ra_worker_destroy(fs);
 	pthread_cond_destroy(&fs->wb_idle);
 	pthread_mutex_destroy(&fs->lock);
 }

@@ -107,6 +107,8 @@ struct lpc_file {
 	uint64_t ra_clock;
 	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
 	_Atomic bool ra_thrash;
+	unsigned ra_inflight; /* windows queued or read by the readahead
+			       * thread; under files->ra.lock (ra_worker.c) */
 
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
@@ -141,6 +143,25 @@ struct lpc_file {
  */
 struct lpc_wb;
 
+/* The readahead thread's queue (ra_worker.c, Q1-Q4); under lock.  A job
+ * is a window whose pages are inserted LOCKED (run.c U1-U3, by the thread
+ * that hit the marker) and whose read (U4-U5) the readahead thread makes. */
+#define LPC_RA_QUEUE 64
+struct lpc_ra_job {
+	struct lpc_file *f;
+	uint64_t index, mark, n;
+	struct lpc_page *pages[];
+};
+struct lpc_ra_worker {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* jobs queued, or stop */
+	pthread_cond_t idle; /* a file's ra_inflight reached 0 */
+	struct lpc_ra_job *q[LPC_RA_QUEUE];
+	unsigned head, n;
+	bool started, failed, stop, ready;
+	pthread_t thread;
+};
+
 struct lpc_files {
 	pthread_mutex_t lock; /* open/close: the list, opens, accmode, wb_busy */
 	struct lpc_file *head;
@@ -161,6 +182,7 @@ struct lpc_files {
 	 * cache before the first open, read-only after. */
 	uint32_t run_max;
 	uint32_t ra_init, ra_max;
+	struct lpc_ra_worker ra;
 };
 
 /* file.c.  Context of all: no lock held. */
@@ -264,6 +286,22 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t *mark);
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
 void lpc_ra_init(struct lpc_file *f);
+/* ra_worker.c: the readahead thread (Q1-Q4 there).  lpc_ra_submit: queues a
+ * window of f; false when it cannot (the caller reads it).  lpc_ra_quiesce:
+ * waits until no window of f is queued or in flight (the last close).
+ * lpc_ra_worker_stop: finishes the queue, joins the thread (destroy). */
+void lpc_ra_worker_init(struct lpc_files *fs);
+void lpc_ra_worker_destroy(struct lpc_files *fs);
+bool lpc_ra_submit(struct lpc_ra_job *j);
+/* run.c: U1-U3 of a window read ahead alone (nr 0), the pages inserted
+ * LOCKED and held in a new job; NULL: nothing to read (or no memory for a
+ * job: then read here).  lpc_filemap_ra_finish: U4-U5, by any thread; frees
+ * the job. */
+struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
+					uint64_t mark, struct lpc_tcache *t);
+void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
+void lpc_ra_quiesce(struct lpc_file *f);
+void lpc_ra_worker_stop(struct lpc_files *fs);
 /* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,
  * and the file's next window shrinks.  Context: f's index lock. */
 void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t);

@@ -35,10 +35,12 @@
  *      going hits the next marker one window before the data runs out
  *   A3 no slot has the marker (the table moved on): nothing; the stream's
  *      next miss (S1 at slot.next, or S3) picks it up again
- * On every backend the window's read is made by the thread that hit the
- * marker, before its call returns, with one I/O per window: the reader of
- * the marker page waits for it (the page it asked for is already there), and
- * the pages after come as hits.
+ * A2's window is read by the cache's readahead thread (ra_worker.c), one I/O
+ * per window, so the reader that hit the marker returns at once and an
+ * established scanner finds the next window read or in flight (its pages
+ * locked: it waits on the page, M6, not on the submitter); when the thread's
+ * queue is full or it cannot be started, the marker's reader reads the
+ * window itself.
  *
  * Memory: read-ahead pages take only free frames (run.c U2, NORECLAIM),
  * enter unreferenced and inactive (CLOCK2 evicts them first unless used),
@@ -175,7 +177,17 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	pthread_mutex_unlock(&f->ra_lock);
 	lpc_count(t, LPC_C_RA_WINDOWS);
 	lpc_count(t, LPC_C_RA_ASYNC);
-	(void)lpc_filemap_read_run(f, start, 0, size, mark, t, 0, NULL);
+	/* The pages are inserted here, locked; the readahead thread reads
+	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
+	 * mode, or a thread that cannot take it: the window is read here. */
+	if (f->locked_lookup) {
+		(void)lpc_filemap_read_run(f, start, 0, size, mark, t, 0, NULL);
+	} else {
+		struct lpc_ra_job *j = lpc_filemap_ra_start(f, start, size, mark, t);
+
+		if (j && !lpc_ra_submit(j))
+			lpc_filemap_ra_finish(j, t);
+	}
 }
 
 void lpc_page_ra_used(struct lpc_page *p)

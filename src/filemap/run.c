@@ -67,6 +67,7 @@
  * does that, as for any page.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -119,19 +120,21 @@ static ssize_t run_page_result(struct lpc_file *f, uint64_t index, ssize_t r)
 	return r > (ssize_t)ps ? (ssize_t)ps : r;
 }
 
-int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
-			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
-			 struct lpc_page **out)
+/* U1-U3: *np pages inserted LOCKED at *indexp.. (0: nothing to read, for
+ * nr 0).  Return: 0; -EEXIST (page *indexp was there, nr > 0); the
+ * allocation's -ENOMEM for page 0 (nr > 0). */
+static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t ra,
+		     struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **pages,
+		     uint64_t *np)
 {
 	struct lpc_pool *c = f->pool;
 	size_t ps = c->page_size;
-	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	struct iovec iov[LPC_IO_MAX_IOV];
-	ssize_t res[LPC_IO_MAX_IOV];
+	uint64_t index = *indexp;
 	uint64_t size, end, n, k;
-	int fellback = 0, rc = 0;
-	ssize_t r;
+	int rc = 0;
 	uint64_t t0;
+
+	*np = 0;
 
 	/* U1.  Readahead alone (nr 0): from the first absent page of the
 	 * window; none absent, nothing to do. */
@@ -142,6 +145,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 		}
 		if (ra == 0)
 			return 0;
+		*indexp = index;
 	}
 	n = nr + ra;
 	if (n > f->files->run_max)
@@ -206,6 +210,21 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 #if LPC_DEBUG
 	lpc_debug_page_locks += (int)n; /* M2's locks, each ending at U5 */
 #endif
+	*np = n;
+	return 0;
+}
+
+/* U4-U5 for the n pages of run_start.  Return: as lpc_filemap_read_run. */
+static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
+		      struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
+		      struct lpc_page **out)
+{
+	size_t ps = f->pool->page_size;
+	struct iovec iov[LPC_IO_MAX_IOV];
+	ssize_t res[LPC_IO_MAX_IOV];
+	int fellback = 0;
+	uint64_t k, t0;
+	ssize_t r;
 
 	/* U4 */
 	for (k = 0; k < n; k++) {
@@ -297,4 +316,46 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	}
 	*out = pages[0];
 	return 0;
+}
+
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
+			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+			 struct lpc_page **out)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	uint64_t n;
+	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
+
+	if (rc || n == 0)
+		return rc;
+	return run_finish(f, index, nr, mark, t, pages, n, out);
+}
+
+struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
+					uint64_t mark, struct lpc_tcache *t)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	struct lpc_ra_job *j;
+	uint64_t n;
+
+	if (run_start(f, &start, 0, size, t, 0, pages, &n) || n == 0)
+		return NULL;
+	j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
+	if (!j) {
+		/* No job: read it here (the pages are ours, locked). */
+		(void)run_finish(f, start, 0, mark, t, pages, n, NULL);
+		return NULL;
+	}
+	j->f = f;
+	j->index = start;
+	j->mark = mark;
+	j->n = n;
+	memcpy(j->pages, pages, n * sizeof(pages[0]));
+	return j;
+}
+
+void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t)
+{
+	(void)run_finish(j->f, j->index, 0, j->mark, t, j->pages, j->n, NULL);
+	free(j);
 }

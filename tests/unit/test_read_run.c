@@ -12,7 +12,10 @@
  *    of them waits for the one read, then gets the page (a gated backend
  *    makes "in flight" a state the test reaches); a failed run fails every
  *    waiter of its pages with -EIO and caches nothing;
- *  - readahead_max_kb below a page is one page per read.
+ *  - readahead_max_kb below a page is one page per read;
+ *  - a window a marker hit started completes without its submitter: the
+ *    hit returns with the read in flight, another thread waiting on one of
+ *    its pages gets it when the device completes (ra_worker.c).
  * Both backends (the .sync twin), both lookup modes.
  *
  * Usage: test_read_run [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
@@ -81,7 +84,7 @@ static void t_runs(int mode)
 	uint64_t bad = 0;
 
 	REQUIRE(buf);
-	mk_file(c, &t, 64 * PS);
+	mk_file(c, &t, 128 * PS);
 	lpc_stats(c, &s0);
 	CHECK_EQ(lpc_pread(t.f, buf, 40 * PS, 0), (long long)(40 * PS));
 	CHECK(tst_check_bytes(&t.e, 0, buf, 40 * PS, &bad), "bad at %" PRIu64, bad);
@@ -101,16 +104,17 @@ static void t_runs(int mode)
 	lpc_stats(c, &s1);
 	CHECK_EQ(s1.reads - s0.reads, 2, "a cached page splits the run");
 
-	/* lpc_pin's slow path: pages 50-59 absent, one read. */
+	/* lpc_pin's slow path: pages 100-109 absent (far from the stream the
+	 * preads above started, which reads ahead from 46), one read. */
 	{
 		struct lpc_page *pages[16];
 
 		lpc_stats(c, &s0);
-		CHECK_EQ(lpc_pin(t.f, 50 * PS, 10 * PS, LPC_PIN_READ, pages, 16), 10);
+		CHECK_EQ(lpc_pin(t.f, 100 * PS, 10 * PS, LPC_PIN_READ, pages, 16), 10);
 		lpc_stats(c, &s1);
 		CHECK_EQ(s1.reads - s0.reads, 1, "pin: one read for the run");
 		for (unsigned i = 0; i < 10; i++)
-			CHECK(tst_check_page(&t.e, 50 + i, lpc_page_data(pages[i])), "pin page %u", i);
+			CHECK(tst_check_page(&t.e, 100 + i, lpc_page_data(pages[i])), "pin page %u", i);
 		lpc_unpin(pages, 10, LPC_PIN_READ);
 	}
 	CHECK_EQ(lpc_file_close(t.f), 0);
@@ -229,6 +233,53 @@ static void t_in_flight(int mode, int err)
 	free(buf);
 }
 
+/*
+ * Completion without the submitter (ra_worker.c): A's hit on the marker
+ * inserts the next window locked and returns while the window's read is
+ * still held at the gate; A never calls lpc again.  B, wanting a page of
+ * that window, waits on its lock and gets it, right, when the device (the
+ * gate) completes the read; nobody but the readahead thread read it.
+ */
+static void t_async_window(void)
+{
+	struct lpc_cache *c = mk_cache(256, LPC_LOOKUP_LOCKLESS, 0);
+	unsigned char buf[PS];
+	struct tst_getter g = { 0 };
+	struct lpc_stats s0, s1;
+	struct lpc_page *p;
+	pthread_t tb;
+	struct tfile t;
+
+	mk_file(c, &t, 200 * PS);
+	tst_gate_install(c);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 0), PS);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, PS), PS, "window [1, 33), marker on 2");
+	lpc_stats(c, &s0);
+	tst_gate_close();
+	/* A: the marker hit returns with the window's read held. */
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 2 * PS), PS, "A's read of the marker page");
+	CHECK(tst_check_page(&t.e, 2, buf), "page 2");
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the window's read reached the device");
+	CHECK_EQ(lpc_page_find(t.f, 33, &p), -EAGAIN, "the window is in flight");
+	CHECK_EQ(lpc_page_find(t.f, 96, &p), -EAGAIN, "its last page too");
+	/* B waits on page 40 of it. */
+	g = (struct tst_getter){ .f = t.f, .index = 40 };
+	REQUIRE(pthread_create(&tb, NULL, tst_getter_main, &g) == 0);
+	CHECK(tst_wait_page_holders(t.f, 40, 1, 10000), "B waits on page 40");
+	tst_gate_open(0); /* the device completes */
+	pthread_join(tb, NULL);
+	if (CHECK_EQ(g.rc, 0, "B got page 40")) {
+		CHECK(tst_check_page(&t.e, 40, lpc_page_data(g.p)), "page 40's bytes");
+		lpc_page_put(g.p);
+	}
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.ra_async - s0.ra_async, 1);
+	CHECK_EQ(s1.reads - s0.reads, 1, "one read: the readahead thread's");
+	CHECK_EQ(tst_gate_entered(), 1);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* A cap below one page is one page per read. */
 static void t_cap_small(void)
 {
@@ -259,5 +310,6 @@ int main(int argc, char **argv)
 		TST_RUN(t_in_flight(mode, EIO));
 	}
 	TST_RUN(t_cap_small());
+	TST_RUN(t_async_window());
 	return tst_finish();
 }
