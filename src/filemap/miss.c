@@ -296,6 +296,16 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			}
 #endif
 			if (flags & LPC_PG_UPTODATE) {
+				/* A page read ahead and waited for: its first use
+				 * (RA), and maybe the marker of the next window,
+				 * as on a hit (readahead.c A1). */
+				if (unlikely(flags & LPC_PG_RA))
+					lpc_page_ra_used(p);
+				if (unlikely(flags & LPC_PG_RA_MARK) &&
+				    (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA_MARK,
+							       memory_order_relaxed) &
+				     LPC_PG_RA_MARK))
+					lpc_ra_on_mark(f, index, t);
 				*out = p;
 				return 0;
 			}

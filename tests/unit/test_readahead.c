@@ -122,8 +122,11 @@ static void t_sequential(void)
 	}
 	for (uint64_t i = 2; i < 400; i++)
 		read_page(&t, i);
+	CHECK_EQ(lpc_file_close(t.f), 0); /* waits for the windows (Q3) */
 	delta(c, &s0, &d);
-	CHECK_EQ(d.misses, 2, "two misses, the rest hits");
+	/* Two misses; more when the reader waited for a window the readahead
+	 * thread was still reading (a wait on a page in flight is a miss). */
+	CHECK(d.misses >= 2, "misses %" PRIu64, d.misses);
 	CHECK_EQ(d.reads, 6, "reads: page 0, the sync window, 4 async");
 	CHECK_EQ(d.read_pages, 400);
 	CHECK_EQ(d.ra_windows, 5);
@@ -131,7 +134,6 @@ static void t_sequential(void)
 	CHECK_EQ(d.ra_pages, 398, "pages no call had asked for");
 	CHECK_EQ(d.ra_used, 398, "accuracy: all used");
 	CHECK_EQ(d.ra_wasted, 0);
-	CHECK_EQ(lpc_file_close(t.f), 0);
 	tst_cache_destroy(c);
 }
 
@@ -150,14 +152,17 @@ static void t_two_streams(void)
 		read_page(&t, i);
 		read_page(&t, 1000 + i);
 	}
+	/* The last close waits for the readahead thread's windows of the
+	 * file (ra_worker.c Q3): then every read is counted. */
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	t.f = NULL;
 	delta(c, &s0, &d);
-	CHECK_EQ(d.misses, 4, "two misses per stream");
+	CHECK(d.misses >= 4, "two misses per stream, and waits: %" PRIu64, d.misses);
 	CHECK_EQ(d.ra_windows, 11, "6 for the first, 5 for the second");
 	CHECK_EQ(d.reads, 13);
 	CHECK_EQ(d.read_pages, 609 + 400);
 	CHECK_EQ(d.ra_pages, 607 + 398);
 	CHECK_EQ(d.ra_used, 398 + 398, "used: what the calls read");
-	CHECK_EQ(lpc_file_close(t.f), 0);
 	tst_cache_destroy(c);
 }
 
