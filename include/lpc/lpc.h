@@ -314,6 +314,10 @@ enum lpc_reclaim_policy {
 	LPC_RECLAIM_CLOCK = 1,  /* plain CLOCK: second chance on REFERENCED */
 };
 
+/* lpc_config.readahead_kb: readahead off for the whole cache (a call that
+ * covers several absent pages still reads them with one I/O). */
+#define LPC_READAHEAD_OFF UINT32_MAX
+
 /* Zero in any field below cache_bytes means its default (0.2 took
  * alloc_wait_ms and reclaim_policy from the reserved space: the struct's
  * size and the offsets of the 0.1 fields are unchanged). */
@@ -325,7 +329,14 @@ struct lpc_config {
 	uint32_t alloc_wait_ms; /* how long lpc_page_get/lpc_page_alloc wait for
 				 * a frame when nothing can be evicted; 0: 1000 */
 	int reclaim_policy;   /* enum lpc_reclaim_policy; default LPC_RECLAIM_CLOCK2 */
-	uint64_t reserved[3]; /* must be zero (lpc_config_init does it) */
+	uint64_t reserved[2]; /* must be zero (lpc_config_init does it) */
+	/* reads (from the reserved word: the size and the other offsets
+	 * stand); 0 means the default */
+	uint32_t readahead_kb;     /* a sequential stream's first window; 128;
+				    * LPC_READAHEAD_OFF: no readahead at all */
+	uint32_t readahead_max_kb; /* its largest window, and the most one read
+				    * I/O covers (a miss's run of absent pages);
+				    * 512, at least one page */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
 	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
 	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
@@ -410,6 +421,14 @@ struct lpc_stats {
 				    * budget.  Descriptors: 64 B per frame
 				    * handed out (descriptor_bytes is the
 				    * reservation) */
+	/* reads and readahead */
+	uint64_t read_pages;   /* pages the `reads` covered: read_pages / reads
+				* is the pages per read I/O */
+	uint64_t ra_windows;   /* readahead windows read */
+	uint64_t ra_async;     /* ... of which a hit on the marker started */
+	uint64_t ra_pages;     /* pages read ahead (no call asked for them yet) */
+	uint64_t ra_used;      /* ... later used (ra_used / ra_pages: accuracy) */
+	uint64_t ra_wasted;    /* ... evicted before any use */
 };
 
 /*
@@ -424,6 +443,8 @@ void lpc_config_init(struct lpc_config *cfg);
  * power of two in 512 B .. 2 MiB, a budget of less than one page or of more
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
+ * readahead_kb, readahead_max_kb: 0 is the default (128 KiB, 512 KiB); less
+ * than a page is one page; a first window above the largest is the largest.
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
  * The cache's background reclaimer thread is not started here: the first
@@ -645,7 +666,36 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  */
 int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
 
+/*
+ * posix_fadvise(2) for lpc: advice about f's pages in [off, off + len), len 0
+ * meaning to the end of the file.  LPC_FADV_NORMAL, _RANDOM and _SEQUENTIAL
+ * set the file's readahead (detected streams; none; the largest window on
+ * every miss) for the whole file, as Linux does; LPC_FADV_WILLNEED reads the
+ * range's absent pages (clamped at end of file) into free frames only, in
+ * windows of readahead_max_kb, as pages read ahead (unreferenced: evicted
+ * first unless used); LPC_FADV_DONTNEED drops the range's clean pages that
+ * nobody holds or pins, as lpc_invalidate.
+ * Return: 0 (a WILLNEED that found no free frame, or whose reads failed,
+ * still returns 0: the pages are then read on demand, and a failed page's
+ * error goes to the call that asks for it); -EINVAL for NULL, an unknown
+ * advice, or off + len past 2^64; -ENOMEM on the thread's first call when
+ * its block cannot be allocated.
+ * Context: may sleep; WILLNEED reads in the calling thread before it returns
+ * (one read I/O per window) and takes no frame by eviction; DONTNEED as
+ * lpc_invalidate.  Not from a signal handler.
+ */
+int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int advice);
+
 /* lpc_pin flags. */
+/* lpc_fadvise's advice: posix_fadvise(2)'s, with its values. */
+enum lpc_fadvise_advice {
+	LPC_FADV_NORMAL = 0,     /* readahead as detected (the default) */
+	LPC_FADV_RANDOM = 1,     /* no readahead on this file */
+	LPC_FADV_SEQUENTIAL = 2, /* every miss reads the largest window */
+	LPC_FADV_WILLNEED = 3,   /* read the range now (a prefetch) */
+	LPC_FADV_DONTNEED = 4,   /* drop the range's clean, unheld pages */
+};
+
 enum lpc_pin_flags {
 	LPC_PIN_READ = 1u << 0,  /* the caller reads the pages */
 	LPC_PIN_WRITE = 1u << 1, /* reserved: -EINVAL until the write path exists */

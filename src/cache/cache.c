@@ -15,6 +15,10 @@
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
+/* One read I/O's cap (readahead_max_kb's default). */
+#define LPC_READ_MAX_KB_DEFAULT 512u
+/* A stream's first window (readahead_kb's default): the kernel's default. */
+#define LPC_READAHEAD_KB_DEFAULT 128u
 
 /* 0.2's fields came out of the reserved space: the 0.1 layout stands. */
 _Static_assert(sizeof(struct lpc_config) == 2 * sizeof(size_t) + 2 * sizeof(int) + 8 * 8,
@@ -85,6 +89,21 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		c->pool.owner.retired[LPC_C_URING_FALLBACKS]++; /* no other thread
 								 * knows c yet */
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
+	{
+		uint64_t kb = cfg->readahead_max_kb ? cfg->readahead_max_kb
+						    : LPC_READ_MAX_KB_DEFAULT;
+		uint64_t pages = (kb << 10) >> c->pool.page_shift;
+
+		c->files.run_max = pages < 1 ? 1 : pages > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV
+								      : (uint32_t)pages;
+		c->files.ra_max = c->files.run_max;
+		kb = cfg->readahead_kb ? cfg->readahead_kb : LPC_READAHEAD_KB_DEFAULT;
+		pages = (kb << 10) >> c->pool.page_shift;
+		c->files.ra_init = pages < 1 ? 1 : pages > c->files.ra_max ? c->files.ra_max
+									 : (uint32_t)pages;
+		if (cfg->readahead_kb == LPC_READAHEAD_OFF)
+			c->files.ra_max = 0;
+	}
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
 	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
@@ -147,6 +166,9 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	 * when needed. */
 	lpc_wb_stop(&c->wb);
 	lpc_reclaim_stop(&c->reclaim);
+	/* The readahead thread finishes its windows (ra_worker.c Q4): they
+	 * hold page references. */
+	lpc_ra_worker_stop(&c->files);
 	pthread_mutex_lock(&c->files.lock);
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
@@ -178,8 +200,10 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 /*
  * lpc_stats has two versions (src/lpc.map): lpc_stats@@LPC_0.2 fills the
  * whole struct; lpc_stats@LPC_0.1, which programs built against 0.1 call,
- * fills only the 0.1 fields (their struct is that much smaller).  A
- * static link resolves lpc_stats to the default version, @@LPC_0.2.
+ * fills only the fields its struct had (it is that much smaller).  0.2 is
+ * not released yet, so the fields it adds (memory, reads, readahead) all
+ * belong to the 0.2 struct.  A static link resolves lpc_stats to the
+ * default, @@LPC_0.2.
  */
 LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out);
 LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out);
@@ -231,6 +255,12 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->fsyncs = cnt[LPC_C_FSYNCS];
 	out->uring_fallbacks = cnt[LPC_C_URING_FALLBACKS];
 	out->uring_unregistered = cnt[LPC_C_URING_UNREGISTERED];
+	out->read_pages = cnt[LPC_C_READ_PAGES];
+	out->ra_windows = cnt[LPC_C_RA_WINDOWS];
+	out->ra_async = cnt[LPC_C_RA_ASYNC];
+	out->ra_pages = cnt[LPC_C_RA_PAGES];
+	out->ra_used = cnt[LPC_C_RA_USED];
+	out->ra_wasted = cnt[LPC_C_RA_WASTED];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 

@@ -70,6 +70,14 @@ enum lpc_counter {
 	LPC_C_MISS_NS_INSERT, /* M3: lpc_filemap_insert (the index lock) */
 	LPC_C_MISS_NS_READ,   /* M4: the backend read */
 	LPC_C_MISS_NS_EVICT,  /* page/alloc.c: direct reclaim's pool->evict calls */
+	/* read I/Os of misses (filemap/miss.c, run.c; LPC_C_READS counts them) */
+	LPC_C_READ_PAGES, /* pages those reads covered */
+	/* readahead (filemap/readahead.c) */
+	LPC_C_RA_WINDOWS, /* windows read (sync and async) */
+	LPC_C_RA_ASYNC,   /* ... of which started by a hit on the marker */
+	LPC_C_RA_PAGES,   /* pages read ahead (beyond what the call asked for) */
+	LPC_C_RA_USED,    /* read-ahead pages later used (their first hit) */
+	LPC_C_RA_WASTED,  /* read-ahead pages evicted unused */
 	LPC_NR_COUNTERS,
 };
 

@@ -139,6 +139,7 @@ static void file_free_rcu(struct rcu_head *head)
 	pthread_mutex_destroy(&f->tree_lock);
 	pthread_rwlock_destroy(&f->tree_rwlock);
 	pthread_mutex_destroy(&f->size_lock);
+	pthread_mutex_destroy(&f->ra_lock);
 	pthread_rwlock_destroy(&f->trunc_lock);
 	lpc_yield_point(LPC_YP_FILE_FREE);
 	free(f);
@@ -152,6 +153,7 @@ static void file_free(struct lpc_file *f)
 #if LPC_DEBUG
 	f->dbg_magic = LPC_FILE_POISON;
 #endif
+	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
 	lpc_filemap_remove_all(f);
 	close(f->io.fd);
 	lpc_call_rcu(&f->rcu, file_free_rcu);
@@ -165,6 +167,9 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->pool = pool;
 	fs->io = io;
 	fs->locked_lookup = locked_lookup;
+	fs->run_max = 1;
+	fs->ra_init = fs->ra_max = 0;
+	lpc_ra_worker_init(fs);
 	fs->flush = NULL;
 	fs->wb = NULL;
 	pthread_cond_init(&fs->wb_idle, NULL);
@@ -177,6 +182,7 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 
 void lpc_files_destroy(struct lpc_files *fs)
 {
+	lpc_ra_worker_destroy(fs);
 	pthread_cond_destroy(&fs->wb_idle);
 	pthread_cond_destroy(&fs->close_done);
 	pthread_mutex_destroy(&fs->lock);
@@ -305,6 +311,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 	atomic_store_explicit(&f->size, (uint64_t)st.st_size, memory_order_relaxed);
 	pthread_mutex_init(&f->size_lock, NULL);
+	lpc_ra_init(f);
 	pthread_rwlock_init(&f->trunc_lock, NULL);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	pthread_mutex_init(&f->tree_lock, NULL);

@@ -37,6 +37,9 @@
 
 struct lpc_files;
 
+/* Streams a file's readahead follows at once (readahead.c). */
+#define LPC_RA_STREAMS 8
+
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
 #define LPC_FILE_NO_FAST_PATH UINT64_MAX
 
@@ -110,6 +113,23 @@ struct lpc_file {
 	 * exchange) by evictors, cleared by the flusher's pick. */
 	_Atomic bool wb_reclaim;
 
+	/* Readahead's streams (readahead.c): under ra_lock, which only misses
+	 * and marker hits try (never wait for); ra_thrash is set by eviction
+	 * of a page read ahead and never used, and taken by the next window. */
+	pthread_mutex_t ra_lock;
+	struct lpc_ra_stream {
+		uint64_t next;   /* the index the stream's next window starts at */
+		uint64_t mark;   /* its marker page, UINT64_MAX: none */
+		uint64_t stamp;  /* last use (the slot to reuse is the oldest) */
+		uint32_t size;   /* current window, pages; 0: a candidate (one
+				  * miss seen, ending at next) */
+	} ra_streams[LPC_RA_STREAMS];
+	uint64_t ra_clock;
+	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
+	_Atomic bool ra_thrash;
+	unsigned ra_inflight; /* windows queued or read by the readahead
+			       * thread; under files->ra.lock (ra_worker.c) */
+
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
 	 * so that close allocates nothing and cannot fail. */
@@ -171,6 +191,25 @@ static inline void lpc_debug_wb_end_raise(struct lpc_file *f, uint64_t end)
  */
 struct lpc_wb;
 
+/* The readahead thread's queue (ra_worker.c, Q1-Q4); under lock.  A job
+ * is a window whose pages are inserted LOCKED (run.c U1-U3, by the thread
+ * that hit the marker) and whose read (U4-U5) the readahead thread makes. */
+#define LPC_RA_QUEUE 64
+struct lpc_ra_job {
+	struct lpc_file *f;
+	uint64_t index, mark, n;
+	struct lpc_page *pages[];
+};
+struct lpc_ra_worker {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* jobs queued, or stop */
+	pthread_cond_t idle; /* a file's ra_inflight reached 0 */
+	struct lpc_ra_job *q[LPC_RA_QUEUE];
+	unsigned head, n;
+	bool started, failed, stop, ready;
+	pthread_t thread;
+};
+
 struct lpc_files {
 	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, wb_busy */
 	struct lpc_file *head;
@@ -192,6 +231,12 @@ struct lpc_files {
 	/* Dirty pages of every file: changed only when a page goes clean ->
 	 * dirty or back, never by a write to a page already dirty. */
 	_Atomic int64_t ndirty lpc_cacheline_aligned;
+	/* Pages one read I/O covers at most (run.c), readahead's first and
+	 * largest window (readahead.c; ra_max 0: readahead off); set by the
+	 * cache before the first open, read-only after. */
+	uint32_t run_max;
+	uint32_t ra_init, ra_max;
+	struct lpc_ra_worker ra;
 };
 
 /* file.c.  Context of all: no lock held. */
@@ -261,6 +306,68 @@ struct lpc_page *lpc_filemap_lookup(struct lpc_file *f, uint64_t index, struct l
  */
 int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
 			 unsigned alloc_flags, struct lpc_page **out);
+
+/*
+ * lpc_filemap_get_page for a caller that will read pages [index, index + nr)
+ * next (lpc_pread's range, lpc_pin's slow path): a miss on `index` reads the
+ * run of absent pages that starts there (at most nr, the cache's run_max,
+ * up to end of file) with one I/O (run.c, R-steps there), leaving the others
+ * cached.  Return: as lpc_filemap_get_page, for page `index` alone.
+ */
+int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
+			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
+
+/*
+ * run.c: the run miss behind lpc_filemap_get_pages (M1-M5 for each page of
+ * the run, one read): pages [index, index + nr) asked for, then up to `ra`
+ * pages read ahead, page `mark` (UINT64_MAX: none) the async marker.  nr 0:
+ * a window read ahead alone, out unused, return 0.  Return: 0 with *out (page `index`, referenced,
+ * UPTODATE); -EEXIST (page `index` was inserted by another thread first:
+ * nothing done, look it up again); -ENOMEM; -ENXIO; the read's errno.
+ */
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
+			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+			 struct lpc_page **out);
+
+/*
+ * Readahead (readahead.c).  lpc_ra_on_miss: a miss of pages [index, index +
+ * nr) (nr >= 1) is looked up among f's streams; returns how many pages to
+ * read ahead after them (0: random, off, or busy) and sets *mark.
+ * lpc_ra_on_mark: a hit cleared RA_MARK on page `index`: reads the stream's
+ * next window.  lpc_ra_init: at open.  Context: no lock, outside a read
+ * section (lpc_ra_on_mark reads).
+ */
+uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t *mark);
+void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
+void lpc_ra_init(struct lpc_file *f);
+/* ra_worker.c: the readahead thread (Q1-Q4 there).  lpc_ra_submit: queues a
+ * window of f; false when it cannot (the caller reads it).  lpc_ra_quiesce:
+ * waits until no window of f is queued or in flight (the last close).
+ * lpc_ra_worker_stop: finishes the queue, joins the thread (destroy). */
+void lpc_ra_worker_init(struct lpc_files *fs);
+void lpc_ra_worker_destroy(struct lpc_files *fs);
+bool lpc_ra_submit(struct lpc_ra_job *j);
+/* run.c: U1-U3 of a window read ahead alone (nr 0), the pages inserted
+ * LOCKED and held in a new job; NULL: nothing to read (or no memory for a
+ * job: then read here).  lpc_filemap_ra_finish: U4-U5, by any thread; frees
+ * the job. */
+struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
+					uint64_t mark, struct lpc_tcache *t);
+void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
+void lpc_ra_quiesce(struct lpc_file *f);
+void lpc_ra_worker_stop(struct lpc_files *fs);
+/* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,
+ * and the file's next window shrinks.  Context: f's index lock. */
+void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t);
+
+/*
+ * M2 on a private page p: LOCKED by this thread, identity (f, index),
+ * PUBLISHED, two references (ours and the index's), a seq write section
+ * open until M5.  lpc_filemap_unprep_miss undoes it and frees p privately
+ * (an insert that failed: nobody ever saw it).
+ */
+void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+void lpc_filemap_unprep_miss(struct lpc_page *p);
 
 /*
  * M3: inserts p, a page with PUBLISHED set (rule PUBLISH-UNPUBLISHED), at

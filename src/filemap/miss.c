@@ -149,6 +149,7 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 			&fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
 	lpc_count(t, LPC_C_READS);
+	lpc_count(t, LPC_C_READ_PAGES);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
 	r = lpc_filemap_check_short(f, index, r);
@@ -207,20 +208,8 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 	return rc;
 }
 
-/* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
-static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
-			    struct lpc_tcache *t, struct lpc_page **out)
+void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
-	struct lpc_page *p;
-	uint64_t t0;
-	int rc;
-
-	lpc_yield_point(LPC_YP_M1);
-	t0 = miss_now_ns();
-	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
-	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, miss_now_ns() - t0);
-	if (rc)
-		return rc;
 	lpc_yield_point(LPC_YP_M2);
 	/* M2: locked (by this thread: lpc_page_unlock_set at M5 is ours), then
 	 * the identity, then PUBLISHED; plain stores, nobody can see it yet. */
@@ -237,6 +226,31 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
+}
+
+void lpc_filemap_unprep_miss(struct lpc_page *p)
+{
+	/* Never visible to anyone: the private free is safe. */
+	lpc_page_seq_write_end(p);
+	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
+	lpc_page_free_private(p);
+}
+
+/* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
+static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
+			    struct lpc_tcache *t, struct lpc_page **out)
+{
+	struct lpc_page *p;
+	uint64_t t0;
+	int rc;
+
+	lpc_yield_point(LPC_YP_M1);
+	t0 = miss_now_ns();
+	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
+	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, miss_now_ns() - t0);
+	if (rc)
+		return rc;
+	lpc_filemap_prep_miss(f, p, index);				/* M2 */
 
 	lpc_yield_point(LPC_YP_M3);
 	if (f->locked_lookup)
@@ -247,10 +261,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	if (rc) {
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);
-		/* Never visible to anyone: the private free is safe. */
-		lpc_page_seq_write_end(p);
-		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
-		lpc_page_free_private(p);
+		lpc_filemap_unprep_miss(p);
 		return rc;
 	}
 #if LPC_DEBUG
@@ -260,10 +271,11 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	return 0;
 }
 
-int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
-			 unsigned alloc_flags, struct lpc_page **out)
+int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
+			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out)
 {
 	struct lpc_page *p;
+	uint64_t ra, mark;
 	uint32_t flags;
 	bool counted = false;
 	int rc;
@@ -274,6 +286,13 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 			flags = lpc_page_flags(p);
 			if (likely(flags & LPC_PG_UPTODATE)) {
 				lpc_page_mark_referenced(p, flags);
+				/* The async marker: whoever clears it starts the
+				 * next window (readahead.c A1). */
+				if (unlikely(flags & LPC_PG_RA_MARK) &&
+				    (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA_MARK,
+							       memory_order_relaxed) &
+				     LPC_PG_RA_MARK))
+					lpc_ra_on_mark(f, index, t);
 				if (!counted)
 					lpc_count(t, LPC_C_HITS);
 				*out = p;
@@ -298,6 +317,16 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 			}
 #endif
 			if (flags & LPC_PG_UPTODATE) {
+				/* A page read ahead and waited for: its first use
+				 * (RA), and maybe the marker of the next window,
+				 * as on a hit (readahead.c A1). */
+				if (unlikely(flags & LPC_PG_RA))
+					lpc_page_ra_used(p);
+				if (unlikely(flags & LPC_PG_RA_MARK) &&
+				    (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA_MARK,
+							       memory_order_relaxed) &
+				     LPC_PG_RA_MARK))
+					lpc_ra_on_mark(f, index, t);
 				*out = p;
 				return 0;
 			}
@@ -312,6 +341,20 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 		}
 		if (past_eof(f, index))
 			return -ENXIO;
+		ra = lpc_ra_on_miss(f, index, nr, &mark);
+		if (nr > 1 || ra) {
+			/* Several absent pages ahead, or a window to read
+			 * ahead: one I/O (run.c). */
+			if (ra)
+				lpc_count(t, LPC_C_RA_WINDOWS);
+			rc = lpc_filemap_read_run(f, index, nr, ra, mark, t, alloc_flags, &p);
+			if (rc == -EEXIST)
+				continue;
+			if (rc)
+				return rc;
+			*out = p;
+			return 0;
+		}
 		rc = filemap_add_page(f, index, alloc_flags, t, &p);
 		if (rc == -EEXIST)
 			continue;
@@ -325,6 +368,12 @@ int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *
 		*out = p;
 		return 0;
 	}
+}
+
+int lpc_filemap_get_page(struct lpc_file *f, uint64_t index, struct lpc_tcache *t,
+			 unsigned alloc_flags, struct lpc_page **out)
+{
+	return lpc_filemap_get_pages(f, index, 1, t, alloc_flags, out);
 }
 
 LPC_EXPORT int lpc_page_get(struct lpc_file *f, uint64_t index, unsigned flags,

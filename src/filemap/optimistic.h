@@ -132,7 +132,9 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 	lpc_yield_point(LPC_YP_O3);
 	s1 = atomic_load_explicit(&p->seq, memory_order_acquire);	/* O3 */
 	flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
-	if (unlikely((s1 & 1) || !(flags & LPC_PG_UPTODATE) ||
+	/* A page with RA_MARK goes the referenced way, which starts the next
+	 * readahead window (miss.c, readahead.c A1): same test, no cost. */
+	if (unlikely((s1 & 1) || (flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE ||
 		     atomic_load_explicit(&p->file, memory_order_relaxed) != f ||
 		     atomic_load_explicit(&p->index, memory_order_relaxed) != index))
 		return false;

@@ -33,8 +33,9 @@
  * (radix.c), so P2 sees an empty slot and the slow path looks up from the root.
  *
  * Slow path: the pages from the first one the fast path could not pin to the
- * end of the range, each through the miss path (lpc_filemap_get_page: lookup,
- * miss M1-M6, wait for a read in flight), its reference then turned into a
+ * end of the range, each through the miss path (lpc_filemap_get_pages: lookup,
+ * miss M1-M6, wait for a read in flight; a miss reads the run of absent
+ * pages that follows it in the range with one I/O, filemap/run.c), its reference then turned into a
  * pin (one add of LPC_PIN_BIAS - 1 on a page we hold).  The pins the fast
  * path took are kept rather than dropped and taken again: each was a page of
  * the range in the index at its P4, which is all I.1 asks of a page, and
@@ -97,7 +98,8 @@ static unsigned pin_fast_rcu(struct lpc_file *f, uint64_t first, unsigned n,
 		lpc_filemap_debug_check_in_index(f, p, slot, removals);
 #endif
 		flags = lpc_page_flags(p);
-		if (unlikely(!(flags & LPC_PG_UPTODATE))) {
+		/* RA_MARK: the slow path starts the next readahead window. */
+		if (unlikely((flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE)) {
 			lpc_page_unpin(p);
 			break;
 		}
@@ -130,7 +132,7 @@ static unsigned pin_fast_locked(struct lpc_file *f, uint64_t first, unsigned n,
 		if (!p)
 			break;
 		flags = lpc_page_flags(p);
-		if (!(flags & LPC_PG_UPTODATE))
+		if ((flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE)
 			break;
 		atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS, memory_order_acquire);
 		lpc_page_mark_referenced(p, flags);
@@ -193,7 +195,9 @@ LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned fl
 	/* Slow path: the rest of the range through the miss path. */
 	for (unsigned i = got; i < n; i++) {
 		struct lpc_page *p;
-		int rc = lpc_filemap_get_page(f, first + i, t, 0, &p);
+		/* A miss reads the absent pages after it in the range in the
+		 * same I/O (run.c); each is then a hit here. */
+		int rc = lpc_filemap_get_pages(f, first + i, n - i, t, 0, &p);
 
 		if (unlikely(rc)) {
 			unpin_all(pages, i);

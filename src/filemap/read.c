@@ -110,6 +110,7 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 	r = lpc_io_read(f->iodev, &f->io, bounce, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count(t, LPC_C_READS);
+	lpc_count(t, LPC_C_READ_PAGES);
 	lpc_count(t, LPC_C_READ_AROUND);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
@@ -188,7 +189,11 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 			tried = false;
 			lpc_count(t, LPC_C_OPT_FALLBACKS);
 		}
-		rc = lpc_filemap_get_page(f, index, t, LPC_ALLOC_NOWAIT, &p);
+		/* A miss reads the absent pages of the rest of the range with
+		 * it, in one I/O (run.c). */
+		rc = lpc_filemap_get_pages(f, index,
+					   ((off + len - 1) >> f->page_shift) - index + 1, t,
+					   LPC_ALLOC_NOWAIT, &p);
 		if (likely(rc == 0)) {
 			struct pread_copy a = { (char *)buf + done, pgoff, n };
 

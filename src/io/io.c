@@ -62,6 +62,60 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 	return r;
 }
 
+/* Backends without readv: iovec by iovec, stopping at the first short one. */
+static ssize_t readv_each(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
+			  int iovcnt, uint64_t off, uint64_t index)
+{
+	size_t done = 0;
+
+	for (int k = 0; k < iovcnt; k++) {
+		ssize_t r = io->ops->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+					  index + (uint64_t)k);
+
+		if (r < 0)
+			return done ? (ssize_t)done : r;
+		done += (size_t)r;
+		if ((size_t)r < iov[k].iov_len)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t readv_once(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
+			  int iovcnt, uint64_t off, uint64_t index)
+{
+	if (iovcnt == 1)
+		return io->ops->read(f, iov[0].iov_base, iov[0].iov_len, off, index);
+	if (io->ops->readv)
+		return io->ops->readv(f, iov, iovcnt, off, index);
+	return readv_each(io, f, iov, iovcnt, off, index);
+}
+
+ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
+		     int iovcnt, uint64_t off, uint64_t index, int *fellback)
+{
+	ssize_t fault, r;
+
+	if (iovcnt <= 0 || iovcnt > LPC_IO_MAX_IOV)
+		return -EINVAL;
+	fault = fault_check(&io->faults, LPC_IO_READ, f->id);
+	if (fault < 0)
+		return fault;
+	r = readv_once(io, f, iov, iovcnt, off, index);
+	if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
+		int fl = fcntl(f->fd, F_GETFL);
+
+		if (fl >= 0 && fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
+			atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
+			*fellback = 1;
+			r = readv_once(io, f, iov, iovcnt, off, index);
+		}
+	}
+	if (fault > 0 && r > fault)
+		r = fault;
+	return r;
+}
+
 int lpc_io_fault_set(struct lpc_io *io, const struct lpc_io_fault *f)
 {
 	struct lpc_io_faults *h = &io->faults;

@@ -93,6 +93,14 @@ struct lpc_io_backend_ops {
 	 * Return: bytes read (short only at end of file); negative errno. */
 	ssize_t (*read)(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
 			uint64_t index);
+	/* Optional (NULL: the front reads iovec by iovec).  Reads the run of
+	 * whole pages iov[k] = page index + k (frames, aligned for O_DIRECT),
+	 * starting at off, in one vectored request where it can, completing
+	 * a partial transfer.  Return: bytes read (short only at end of file,
+	 * or where a later part failed after some bytes came); negative errno
+	 * when nothing was read. */
+	ssize_t (*readv)(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			 uint64_t off, uint64_t index);
 	ssize_t (*write)(struct lpc_io_file *f, const void *buf, size_t len,
 			 uint64_t off);
 	int (*sync)(struct lpc_io_file *f);
@@ -148,6 +156,18 @@ struct lpc_io {
  */
 ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 		    size_t len, uint64_t off, uint64_t index, int *fellback);
+
+/*
+ * Reads a run of whole pages, iov[k] holding page index + k, with one backend
+ * request (readv; the run of a multi-page miss, filemap/run.c).  The fault
+ * hook is passed once for the whole run (op LPC_IO_READ: an error fails every
+ * page of it; a short transfer shortens the result), as a device fails or
+ * cuts one request.  EINVAL on an O_DIRECT file moves it off O_DIRECT, as
+ * lpc_io_read does.  Return: bytes read (short at end of file) or negative
+ * errno.
+ */
+ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
+		     int iovcnt, uint64_t off, uint64_t index, int *fellback);
 
 /*
  * Writes the iovecs at off through io's backend, passing the fault hook

@@ -54,6 +54,23 @@ static ssize_t null_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 	return (ssize_t)len;
 }
 
+/* Page by page: iov[k] is page index + k. */
+static ssize_t null_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			  uint64_t off, uint64_t index)
+{
+	size_t done = 0;
+
+	for (int k = 0; k < iovcnt; k++) {
+		ssize_t r = null_read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+				      index + (uint64_t)k);
+
+		done += (size_t)r;
+		if ((size_t)r < iov[k].iov_len)
+			break;
+	}
+	return (ssize_t)done;
+}
+
 static ssize_t null_write(struct lpc_io_file *f, const void *buf, size_t len, uint64_t off)
 {
 	return (ssize_t)len;
@@ -91,6 +108,7 @@ static int null_size(struct lpc_io_file *f, uint64_t *out)
 const struct lpc_io_backend_ops lpc_io_null_ops = {
 	.name = "null",
 	.read = null_read,
+	.readv = null_readv,
 	.write = null_write,
 	.sync = null_sync,
 	.writev = null_writev,

@@ -5,6 +5,7 @@
  * transfers, so a short count means end of file.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,6 +27,43 @@ static ssize_t sync_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 		if (r == 0)
 			break;
 		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+/* One preadv, then the rest of a partial transfer until end of file. */
+static ssize_t sync_readv(struct lpc_io_file *f, const struct iovec *iov0, int iovcnt,
+			  uint64_t off, uint64_t index)
+{
+	struct iovec iov[LPC_IO_MAX_IOV];
+	struct iovec *v = iov;
+	size_t done = 0, total = 0;
+	int cnt = iovcnt;
+
+	(void)index;
+	if (iovcnt <= 0 || iovcnt > LPC_IO_MAX_IOV)
+		return -EINVAL;
+	memcpy(iov, iov0, sizeof(*iov) * (size_t)iovcnt);
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	while (done < total) {
+		ssize_t r = preadv(f->fd, v, cnt, (off_t)(off + done));
+		size_t n;
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+		for (n = (size_t)r; cnt > 0 && n >= v->iov_len; cnt--, v++)
+			n -= v->iov_len;
+		if (cnt > 0) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= n;
+		}
 	}
 	return (ssize_t)done;
 }
@@ -91,6 +129,7 @@ static int sync_truncate(struct lpc_io_file *f, uint64_t size)
 const struct lpc_io_backend_ops lpc_io_sync_ops = {
 	.name = "sync",
 	.read = sync_read,
+	.readv = sync_readv,
 	.write = sync_write,
 	.sync = sync_sync,
 	.writev = sync_writev,

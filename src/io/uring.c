@@ -439,6 +439,79 @@ static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t
 	return (ssize_t)done;
 }
 
+/*
+ * A miss's run of pages (lpc_io_readv): one READ_FIXED when the frames lie
+ * back to back in one registered buffer, else one READV; a partial transfer
+ * is completed by more requests on the rest.  Reaped before returning, as
+ * every request of this backend.
+ */
+static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int iovcnt,
+			   uint64_t off, uint64_t index)
+{
+	struct lpc_io *io = f->dev;
+	struct lpc_tcache *t;
+	struct uring *r = ring_get(io, &t);
+	struct iovec iov[LPC_IO_MAX_IOV];
+	struct iovec *v = iov;
+	size_t done = 0, total = 0;
+	int cnt = iovcnt;
+
+	if (iovcnt <= 0 || iovcnt > LPC_IO_MAX_IOV)
+		return -EINVAL;
+	memcpy(iov, iov0, sizeof(*iov) * (size_t)iovcnt);
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	while (done < total) {
+		struct io_uring_sqe *sqe;
+		const char *base = v[0].iov_base;
+		size_t len = 0, n;
+		bool flat = true;
+		ssize_t res = 0;
+		int bi;
+
+		if (!r)
+			break;
+		for (int j = 0; j < cnt; j++) {
+			flat = flat && (const char *)v[j].iov_base == base + len;
+			len += v[j].iov_len;
+		}
+		sqe = io_uring_get_sqe(&r->ring);
+		bi = flat ? buf_index(io, r, t, base, len) : -1;
+		if (bi >= 0)
+			io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)len, off + done,
+						 bi);
+		else
+			io_uring_prep_readv(sqe, f->fd, v, (unsigned)cnt, off + done);
+		sqe->user_data = 0;
+		if (ring_run(r, 1, &res) < 0) {
+			ring_kill(t);
+			r = NULL;
+			break;
+		}
+		if (res == -EINTR || res == -EAGAIN)
+			continue;
+		if (res < 0)
+			return done ? (ssize_t)done : res;
+		if (res == 0)
+			return (ssize_t)done;
+		done += (size_t)res;
+		for (n = (size_t)res; cnt > 0 && n >= v->iov_len; cnt--, v++)
+			n -= v->iov_len;
+		if (cnt > 0) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= n;
+		}
+	}
+	if (done < total && !r) {
+		ssize_t s = lpc_io_sync_ops.readv(f, v, cnt, off + done, index);
+
+		if (s < 0)
+			return done ? (ssize_t)done : s;
+		done += (size_t)s;
+	}
+	return (ssize_t)done;
+}
+
 /* The runs with `todo`, each one WRITE_FIXED or WRITEV, submitted together
  * (URING_ENTRIES at a time); each run's res is what its request returned. */
 static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns)
@@ -560,6 +633,7 @@ static int uring_truncate(struct lpc_io_file *f, uint64_t size)
 const struct lpc_io_backend_ops lpc_io_uring_ops = {
 	.name = "uring",
 	.read = uring_read,
+	.readv = uring_readv,
 	.write = uring_write,
 	.sync = uring_sync,
 	.writev = uring_writev,

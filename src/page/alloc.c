@@ -700,6 +700,11 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
+		if (flags & LPC_ALLOC_NORECLAIM) {
+			if (c->wake)
+				c->wake(c->reclaim_arg);
+			return -ENOMEM;
+		}
 		/* Frames free but out of reach first (pending, in flight,
 		 * other threads' lists): evicting while they land would throw
 		 * cached pages away for nothing. */

@@ -96,6 +96,13 @@ enum lpc_page_flag {
 	LPC_PG_PUBLISHED = 1u << 7,
 	LPC_PG_ACTIVE = 1u << 8,
 	LPC_PG_REMOVED = 1u << 9,
+	/* Readahead (filemap/readahead.c): RA_MARK is the async marker (a hit
+	 * that clears it starts the stream's next window); RA is a page read
+	 * ahead and not used yet (cleared by its first hit, counted; eviction
+	 * of a page still RA counts it wasted).  Both set at the read's unlock
+	 * (run.c U5), cleared with atomic and. */
+	LPC_PG_RA_MARK = 1u << 10,
+	LPC_PG_RA = 1u << 11,
 };
 
 struct lpc_page {
@@ -299,11 +306,24 @@ static inline void lpc_page_mark_removed(struct lpc_page *p)
 	atomic_fetch_or_explicit(&p->flags, LPC_PG_REMOVED, memory_order_release);
 }
 
-/* Sets REFERENCED only when clear: a hit writes no shared line but ref. */
+/* A read-ahead page's first use (filemap/readahead.c): clears RA, counts. */
+void lpc_page_ra_used(struct lpc_page *p);
+
+/* Sets REFERENCED only when clear: a hit writes no shared line but ref.  A
+ * page read ahead (RA) is never REFERENCED before its first use, so that use
+ * comes here: it is the read a miss would have made, which sets no
+ * REFERENCED either, so it only clears RA (lpc_page_ra_used).  Otherwise a
+ * scan that reads ahead would set REFERENCED on every page it reads, and
+ * CLOCK2 would promote the scan over the hot set. */
 static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
 {
-	if (!(flags & LPC_PG_REFERENCED))
-		atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED, memory_order_relaxed);
+	if (!(flags & LPC_PG_REFERENCED)) {
+		if (unlikely(flags & LPC_PG_RA))
+			lpc_page_ra_used(p);
+		else
+			atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED,
+						 memory_order_relaxed);
+	}
 }
 
 /* Puts a published page whose ref is 0 on the pending list (alloc.c).

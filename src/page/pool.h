@@ -78,6 +78,10 @@ struct lpc_pool {
 
 /* lpc_page_alloc_frame flags. */
 #define LPC_ALLOC_NOWAIT 1u /* no waiting when nothing can be evicted (lpc_pread) */
+/* Free frames only: no grace period for pending ones, no direct reclaim, no
+ * wait (readahead, which reads less rather than take a frame); a failure is
+ * not counted in alloc_failures. */
+#define LPC_ALLOC_NORECLAIM 2u
 
 static inline void *lpc_page_frame(const struct lpc_page *p)
 {

@@ -226,7 +226,8 @@ static void handoff(struct lpc_page *p, struct lpc_wb **kick)
 		*kick = f->files->wb;
 }
 
-static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick)
+static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick,
+		     struct lpc_tcache *t)
 {
 	struct lpc_file *f;
 	uint64_t index;
@@ -295,6 +296,8 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 	lpc_debug_frozen--; /* out of its slot */
 #endif
 	f->nrpages--;
+	if (fl & LPC_PG_RA) /* read ahead, never used: the window was too big */
+		lpc_ra_evicted_unused(f, t);
 	/* No seq bump: the page's data and identity do not change here (an
 	 * optimistic reader's slot re-check sees the removal; the allocator
 	 * bumps seq when it reuses the frame: filemap/optimistic.h). */
@@ -322,7 +325,7 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_lock();
 		for (uint32_t i = 0; i < r->batch; i++) {
 			struct lpc_page *p = &c->pages[(start + i) % c->nframes];
-			int rc = evict_one(r, p, &kick);
+			int rc = evict_one(r, p, &kick, t);
 
 			if (rc == EV_EVICTED)
 				got++;

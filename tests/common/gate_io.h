@@ -10,7 +10,7 @@
  * one: the pages of a held writeback batch stay in WRITEBACK (K3-K5).
  *
  * Every op of struct lpc_io_backend_ops is forwarded to the wrapped backend:
- * read, write, writev and writev_batch (one pass of the gate per batch,
+ * read, readv (one pass of the gate per run of pages), write, writev and writev_batch (one pass of the gate per batch,
  * then the inner batch, or its writev per run where it has none), sync, and
  * truncate, which is never held (the front passes it through no fault hook
  * either).  An op the gate does not hold passes without being counted.
@@ -80,6 +80,31 @@ static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint6
 	return err ? err : tst_gate.inner->read(f, buf, len, off, index);
 }
 
+/* One pass of the gate for a run of pages (one request), then the inner
+ * backend's readv, or its read page by page where it has none. */
+static ssize_t tst_gate_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			      uint64_t off, uint64_t index)
+{
+	int err = tst_gate_pass(LPC_IO_READ);
+	size_t done = 0;
+
+	if (err)
+		return err;
+	if (tst_gate.inner->readv)
+		return tst_gate.inner->readv(f, iov, iovcnt, off, index);
+	for (int k = 0; k < iovcnt; k++) {
+		ssize_t r = tst_gate.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+						 index + (uint64_t)k);
+
+		if (r < 0)
+			return done ? (ssize_t)done : r;
+		done += (size_t)r;
+		if ((size_t)r < iov[k].iov_len)
+			break;
+	}
+	return (ssize_t)done;
+}
+
 static ssize_t tst_gate_write(struct lpc_io_file *f, const void *buf, size_t len,
 			      uint64_t off)
 {
@@ -140,6 +165,7 @@ static int tst_gate_size(struct lpc_io_file *f, uint64_t *out)
 static const struct lpc_io_backend_ops tst_gate_ops = {
 	.name = "gate",
 	.read = tst_gate_read,
+	.readv = tst_gate_readv,
 	.write = tst_gate_write,
 	.sync = tst_gate_sync,
 	.writev = tst_gate_writev,

@@ -436,6 +436,11 @@ static inline int tst_disk_backend(int backend)
 	return e && !strcmp(e, "sync") ? LPC_IO_SYNC : LPC_IO_URING;
 }
 
+/* lpc_config.readahead_kb of the caches tst_cache_create makes (0: the
+ * default, readahead on).  A test that counts reads or pages page by page,
+ * about something else than readahead, sets LPC_READAHEAD_OFF first. */
+static uint32_t tst_readahead_kb;
+
 /* A cache of `bytes` in pages of `ps`, with the given backend (see
  * tst_disk_backend) and lookup mode; the test stops if it cannot be created. */
 static inline struct lpc_cache *tst_cache_create(size_t bytes, size_t ps, int backend, int mode)
@@ -446,6 +451,7 @@ static inline struct lpc_cache *tst_cache_create(size_t bytes, size_t ps, int ba
 
 	backend = tst_disk_backend(backend);
 	lpc_config_init(&cfg);
+	cfg.readahead_kb = tst_readahead_kb;
 	cfg.cache_bytes = bytes;
 	cfg.page_size = ps;
 	cfg.io_backend = backend;

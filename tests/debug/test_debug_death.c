@@ -213,6 +213,32 @@ static void break_failed_in_index(void)
 	lpc_page_get(file, 0, 0, &q);
 }
 
+/* A backend whose readv sees a frame of the run change identity while the
+ * device writes into it, as if it had been freed and reused. */
+static const struct lpc_io_backend_ops *run_inner;
+static struct lpc_io_backend_ops run_reuse_ops;
+
+static ssize_t run_reuse_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
+			       uint64_t off, uint64_t index)
+{
+	size_t id = (size_t)((char *)iov[n - 1].iov_base - (char *)cache->pool.frames) >>
+		    cache->pool.page_shift;
+
+	atomic_store(&cache->pool.pages[id].index, 12345);
+	return run_inner->readv(f, iov, n, off, index);
+}
+
+static void break_run_frame_in_flight(void)
+{
+	char buf[4 * 4096];
+
+	run_inner = cache->io.ops;
+	run_reuse_ops = *cache->io.ops;
+	run_reuse_ops.readv = run_reuse_readv;
+	cache->io.ops = &run_reuse_ops;
+	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+}
+
 static void break_file_after_close(void)
 {
 	struct lpc_page *q;
@@ -551,6 +577,7 @@ static const struct {
 	{ "PAGE-LOCK-HELD", break_page_lock_held },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
+	{ "RUN-FRAME-IN-FLIGHT", break_run_frame_in_flight },
 	{ "NS-DROP-ROOT", break_ns_drop_root },
 	{ "NS-SEQ-NESTED", break_ns_seq_nested },
 };

@@ -62,6 +62,12 @@
 #                  4).  SZ5's CAS has no mutant of its own: with S4 a plain
 #                  store there loses nothing a test can see (the write whose
 #                  raise it overwrites trims its own tail).
+#   ra-referenced  run.c: read-ahead pages enter REFERENCED instead of RA (a
+#                  scan would flush the hot set: rule RA-INACTIVE, named by
+#                  tests/unit/test_readahead.c; SCAN-RESISTANCE by
+#                  test_evict_scan)
+#   ra-failed-kept run.c: a failed page of a run or window stays in the index
+#                  (U5; rule FAILED-PAGE-IN-INDEX, a waiter in test_read_run)
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -101,6 +107,8 @@ mutants=(
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
+	'ra-referenced|src/filemap/run.c|s@(k >= nr ? LPC_PG_RA : 0) |@(k >= nr ? LPC_PG_REFERENCED : 0) | /* MUTANT */@'
+	'ra-failed-kept|src/filemap/run.c|s@^\t\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'

@@ -165,6 +165,8 @@ static void story_setup(struct story *s, const char *path)
 	cfg.cache_bytes = NFRAMES * PS;
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
+	/* The stories count frames: only the pages they get are cached. */
+	cfg.readahead_kb = LPC_READAHEAD_OFF;
 	REQUIRE(lpc_cache_create(&cfg, &s->c) == 0, "cache");
 	/* The stories need cached pages that fill() cannot evict: turn
 	 * eviction off (reclaim/ installs it in the pool at create). */

@@ -119,9 +119,11 @@ static void read_fault(const char *dir)
 	sqlite3_close(db);
 }
 
-/* A failed page in the middle of one xRead (a 64 KiB SQLite page is 16 lpc
- * pages): lpc_pread ends short before it, which must be SQLITE_IOERR_READ,
- * never zeros taken for the end of the file. */
+/* Reads failing from the middle of a scan of 64 KiB SQLite pages (16 lpc
+ * pages each; a miss reads a run of them, or a readahead window, with one
+ * I/O, so the second read is already inside the file's pages): the xRead
+ * that meets the failure gets -EIO or ends short, which must be
+ * SQLITE_IOERR_READ, never zeros taken for the end of the file. */
 static void read_fault_mid_page(const char *dir)
 {
 	char path[600];
@@ -131,7 +133,7 @@ static void read_fault_mid_page(const char *dir)
 	db = blob_db(dir, "read64k.db", "PRAGMA page_size=65536;", 300, path, sizeof(path));
 	sqlite3_close(db);
 	db = sqt_open(path, "lpc");
-	arm(LPC_IO_READ, EIO, 3);
+	arm(LPC_IO_READ, EIO, 1);
 	rc = sqt_try(db, "SELECT sum(length(b)) FROM t");
 	fired = lpc_io_faults_fired(&cache()->io) > 0;
 	disarm();

@@ -340,6 +340,9 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	double secs;
 
+	/* One page's protocol, read by read: readahead (test_readahead) would
+	 * read the next round's pages with this one's. */
+	tst_readahead_kb = LPC_READAHEAD_OFF;
 	secs = tst_stress_init(argc, argv, 4.0);
 	K = ncpu * 2 < 4 ? 4 : ncpu * 2 > 8 ? 8 : (unsigned)ncpu * 2;
 	run_mode(LPC_LOOKUP_LOCKLESS, secs / 2);

@@ -33,8 +33,10 @@ static void t_config(void)
 	CHECK_EQ(cfg.lookup_mode, LPC_LOOKUP_LOCKLESS);
 	CHECK_EQ(cfg.alloc_wait_ms, 0);
 	CHECK_EQ(cfg.reclaim_policy, LPC_RECLAIM_CLOCK2);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 2; i++)
 		CHECK_EQ(cfg.reserved[i], 0, "reserved[%d]", i);
+	CHECK_EQ(cfg.readahead_kb, 0);
+	CHECK_EQ(cfg.readahead_max_kb, 0);
 	CHECK_EQ(cfg.dirty_expire_ms, 0);
 	CHECK_EQ(cfg.dirty_background_pct, 0);
 	CHECK_EQ(cfg.dirty_limit_pct, 0);
@@ -71,7 +73,7 @@ static void t_config(void)
 		bad.reclaim_policy = bad_vals[i];
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "policy %d", bad_vals[i]);
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 2; i++) {
 		bad = cfg;
 		bad.reserved[i] = 1ull << (i * 7);
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved[%d] != 0", i);

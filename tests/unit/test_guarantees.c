@@ -790,6 +790,9 @@ static void g_g1_g2_page_lock(void)
 
 int main(int argc, char **argv)
 {
+	/* Reads and pages are counted page by page here: readahead (its own
+	 * tests: test_readahead) would read pages no call asked for. */
+	tst_readahead_kb = LPC_READAHEAD_OFF;
 	tst_init(argc, argv, 120);
 	seed_state = tst_seed;
 	for (int mode = LPC_LOOKUP_LOCKLESS; mode <= LPC_LOOKUP_LOCKED; mode++) {

@@ -92,6 +92,9 @@ static void t_stats(int backend, int mode)
 
 int main(int argc, char **argv)
 {
+	/* Reads and pages are counted page by page here: readahead (its own
+	 * tests: test_readahead) would read pages no call asked for. */
+	tst_readahead_kb = LPC_READAHEAD_OFF;
 	tst_init(argc, argv, 100);
 	tst_require_tmpdir();
 

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - a miss that reads a run of absent pages with one I/O.
+ *
+ * A call that will read pages [index, index + nr) (lpc_pread's range,
+ * lpc_pin's slow path) and misses on `index` reads the absent pages that
+ * follow it in the same request.  Each page of the run is an ordinary miss
+ * (miss.c M1-M6): its own frame, inserted LOCKED and not UPTODATE in its own
+ * slot, its own waiters; only the read (M4) is shared.  Steps:
+ *   U1 the run: at most nr pages, the cache's run_max (one request's size
+ *      cap) and LPC_IO_MAX_IOV, and never past lpc's end of file; probe the
+ *      index for pages 1.. (no reference taken, nothing relied on: a page
+ *      present now ends the run, one inserted later is met at U3)
+ *   U2 M1 for every page of the run before any insert, so that no frame is
+ *      allocated (direct reclaim, a grace period) while this thread holds a
+ *      locked page in the index or the LOCKED-mode rwlock; page 0 with the
+ *      caller's flags, the others with LPC_ALLOC_NOWAIT: a frame that cannot
+ *      be had at once ends the run there (page 0 is read anyway)
+ *   U3 M2 and M3 page by page in index order (LOCKED mode: under one read
+ *      hold of the rwlock, from here to U5).  -EEXIST on page 0: nothing
+ *      done, the caller looks up again; on page k > 0: the run ends before
+ *      k (a page cached splits a run), pages k.. are freed privately (never
+ *      visible)
+ *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k
+ *   U5 M5 for each page with its share of the bytes, judged as a one-page
+ *      read would be (lpc_filemap_check_short, then lpc's size loaded after
+ *      the read): a short read at end of file leaves the pages past the end
+ *      absent (-ENXIO: removed, no ERROR) and zero-fills the last one; a
+ *      failed read fails every page it covered (removed, ERROR: each
+ *      waiter gets -EIO, nothing cached, the next call reads again); a page
+ *      cut where the file does not end is -EIO for that page and the pages
+ *      after it.  Successes are published first (UPTODATE, unlock), then
+ *      the LOCKED rwlock is left, then failures are deleted (the delete
+ *      takes the write lock there, as miss.c's M5)
+ * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
+ * or reads a window alone (nr 0: from its first absent page, nothing
+ * returned): those pages are allocated from free frames only (U2), enter
+ * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
+ * used), one of them with RA_MARK; a failure among them is an ordinary
+ * failed page (removed, ERROR), reported to nobody but its waiters.
+ * What meets a run in flight (U3-U5), page by page, as any page in flight:
+ *  - lookups: lpc_page_find says -EAGAIN; get, pread and pin wait on the
+ *    page's lock (M6) and see how its read ended; the optimistic and pin
+ *    fast paths refuse it (not UPTODATE); invalidate and eviction skip it
+ *    (locked);
+ *  - lpc_pwrite (writeback/write.c): a write of a whole page, or of part of
+ *    one, finds the page in the slot (never inserts a private frame over
+ *    it: the insert is -EEXIST) and waits for its lock, then writes into it
+ *    under the lock: the write's bytes come after the read's, never under
+ *    them (no stale data over new data);
+ *  - lpc_truncate (writeback/truncate.c): it sets the smaller size before
+ *    it removes pages and waits for each page's lock; U5 loads the size
+ *    after the read (seq_cst, as M5), so a page wholly past the new end is
+ *    removed (-ENXIO) and a last page is zero-filled past it: nothing past
+ *    the end is cached or resurrected;
+ *  - frames: every page of the run holds this thread's reference and its
+ *    lock from U3 until U5, and the read is reaped before U5 (every backend
+ *    completes its requests before returning: io/uring.c), so no frame of
+ *    a run is freed or reused while the device writes into it, and no read
+ *    outlives its call: the last close and lpc_cache_destroy never meet a
+ *    read in flight of a call that returned (rule RUN-FRAME-IN-FLIGHT
+ *    checks at U5 that each frame still is the page of (f, index + k)).
+ * Errors stay with their pages: the caller learns page 0's result only; a
+ * failure of page k > 0 reaches only the threads waiting on page k (M6), and
+ * the caller's own next page is a new miss.  Pages 1.. keep only the index's
+ * reference and are not marked referenced: the caller's next lookup of each
+ * does that, as for any page.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "filemap/filemap.h"
+
+/* U1's probe: true if page `index` of f is in the index now. */
+static bool run_present(struct lpc_file *f, uint64_t index)
+{
+	void *p;
+
+	if (f->locked_lookup) {
+		pthread_rwlock_rdlock(&f->tree_rwlock);
+		p = lpc_radix_lookup(&f->tree, index, NULL);
+		pthread_rwlock_unlock(&f->tree_rwlock);
+	} else {
+		lpc_rcu_read_lock();
+		p = lpc_radix_lookup(&f->tree, index, NULL);
+		lpc_rcu_read_unlock();
+	}
+	return p != NULL;
+}
+
+/* As miss.c's: the clock of the miss's time counters. */
+static inline uint64_t lpc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* U5 for one page of the run that got r bytes: its bytes, or a negative
+ * errno.  lpc's size is loaded after the read and after check_short's
+ * refresh, as miss.c's M5 loads it (see there why nothing past the end of
+ * a truncate is cached). */
+static ssize_t run_page_result(struct lpc_file *f, uint64_t index, ssize_t r)
+{
+	size_t ps = f->pool->page_size;
+	uint64_t start = index << f->page_shift;
+	uint64_t size;
+
+	r = lpc_filemap_check_short(f, index, r);
+	if (r < 0)
+		return r;
+	size = atomic_load_explicit(&f->size, memory_order_seq_cst);
+	if (start >= size)
+		return -ENXIO;
+	if ((uint64_t)r > size - start)
+		r = (ssize_t)(size - start);
+	return r > (ssize_t)ps ? (ssize_t)ps : r;
+}
+
+/* U1-U3: *np pages inserted LOCKED at *indexp.. (0: nothing to read, for
+ * nr 0).  Return: 0; -EEXIST (page *indexp was there, nr > 0); the
+ * allocation's -ENOMEM for page 0 (nr > 0). */
+static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t ra,
+		     struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **pages,
+		     uint64_t *np)
+{
+	struct lpc_pool *c = f->pool;
+	size_t ps = c->page_size;
+	uint64_t index = *indexp;
+	uint64_t size, end, n, k;
+	int rc = 0;
+	uint64_t t0;
+
+	*np = 0;
+
+	/* U1.  Readahead alone (nr 0): from the first absent page of the
+	 * window; none absent, nothing to do. */
+	if (nr == 0) {
+		while (ra > 0 && run_present(f, index)) {
+			index++;
+			ra--;
+		}
+		if (ra == 0)
+			return 0;
+		*indexp = index;
+	}
+	n = nr + ra;
+	if (n > f->files->run_max)
+		n = f->files->run_max;
+	if (n > LPC_IO_MAX_IOV)
+		n = LPC_IO_MAX_IOV;
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
+	end = (size + ps - 1) >> f->page_shift;
+	if (end <= index) {
+		if (nr == 0)
+			return 0; /* a window past the end */
+		n = 1; /* the caller found it inside the file a moment ago */
+	} else if (n > end - index) {
+		n = end - index;
+	}
+	if (n == 0)
+		n = 1;
+	for (k = 1; k < n; k++)
+		if (run_present(f, index + k))
+			break;
+	n = k;
+
+	/* U2: demand pages wait as the caller's flags say (page 0) or not at
+	 * all; read-ahead pages take only free frames (NORECLAIM: readahead
+	 * never reclaims, waits, or makes a demand read fail: it reads less). */
+	lpc_yield_point(LPC_YP_M1);
+	t0 = lpc_now_ns();
+	for (k = 0; k < n; k++) {
+		unsigned fl = k == 0 ? alloc_flags : alloc_flags | LPC_ALLOC_NOWAIT;
+
+		if (k >= nr)
+			fl |= LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM;
+		rc = lpc_page_alloc_frame(c, fl, &pages[k]);
+		if (rc)
+			break;
+	}
+	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
+	if (k == 0)
+		return nr ? rc : 0;
+	n = k;
+	rc = 0;
+
+	/* U3 */
+	for (k = 0; k < n; k++)
+		lpc_filemap_prep_miss(f, pages[k], index + k);
+	lpc_yield_point(LPC_YP_M3);
+	if (f->locked_lookup)
+		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to U5 */
+	t0 = lpc_now_ns();
+	for (k = 0; k < n; k++)
+		if (lpc_filemap_insert(f, index + k, pages[k]))
+			break;
+	lpc_count_add(t, LPC_C_MISS_NS_INSERT, lpc_now_ns() - t0);
+	for (uint64_t j = k; j < n; j++)
+		lpc_filemap_unprep_miss(pages[j]);
+	n = k;
+	if (n == 0) {
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock);
+		return nr ? -EEXIST : 0;
+	}
+#if LPC_DEBUG
+	lpc_debug_page_locks += (int)n; /* M2's locks, each ending at U5 */
+#endif
+	*np = n;
+	return 0;
+}
+
+/* U4-U5 for the n pages of run_start.  Return: as lpc_filemap_read_run. */
+static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
+		      struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
+		      struct lpc_page **out)
+{
+	size_t ps = f->pool->page_size;
+	struct iovec iov[LPC_IO_MAX_IOV];
+	ssize_t res[LPC_IO_MAX_IOV];
+	int fellback = 0;
+	uint64_t k, t0;
+	ssize_t r;
+
+	/* U4 */
+	for (k = 0; k < n; k++) {
+		iov[k].iov_base = lpc_page_frame(pages[k]);
+		iov[k].iov_len = ps;
+	}
+	lpc_yield_point(LPC_YP_M4);
+	t0 = lpc_now_ns();
+	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
+			 &fellback);
+	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+#if LPC_DEBUG
+	for (k = 0; k < n; k++)
+		lpc_debug_check(atomic_load_explicit(&pages[k]->ref, memory_order_relaxed) >= 1 &&
+					atomic_load_explicit(&pages[k]->file, memory_order_relaxed) == f &&
+					atomic_load_explicit(&pages[k]->index, memory_order_relaxed) ==
+						index + k &&
+					(lpc_page_flags(pages[k]) & LPC_PG_LOCKED),
+				"RUN-FRAME-IN-FLIGHT", pages[k],
+				"a frame read into by a run is no longer its locked page (f, index + %llu)",
+				(unsigned long long)k);
+#endif
+	lpc_count(t, LPC_C_READS);
+	lpc_count_add(t, LPC_C_READ_PAGES, n);
+	if (n > nr)
+		lpc_count_add(t, LPC_C_RA_PAGES, n - nr);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	if (r < 0)
+		lpc_count(t, LPC_C_READ_ERRORS);
+
+	/* U5: each page's share, judged in index order; a page that fails
+	 * fails every page after it (the bytes after a bad cut are not
+	 * trusted), so the run's pages are [0, ok) good and [ok, n) failed. */
+	{
+		uint64_t ok = n;
+
+		for (k = 0; k < n; k++) {
+			ssize_t rk;
+
+			if (r < 0) {
+				rk = r;
+			} else {
+				uint64_t off = k * ps;
+
+				rk = (uint64_t)r <= off ? 0
+				     : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
+			}
+			if (ok == n)
+				rk = run_page_result(f, index + k, rk);
+			else
+				rk = res[ok] == -ENXIO ? -ENXIO : -EIO;
+			res[k] = rk;
+			if (rk < 0 && ok == n)
+				ok = k;
+		}
+		lpc_yield_point(LPC_YP_M5);
+		for (k = 0; k < ok; k++) {
+			if ((size_t)res[k] < ps)
+				memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
+			lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
+			lpc_page_seq_write_end(pages[k]);
+			/* A read-ahead page: RA until its first use, and the
+			 * window's marker (readahead.c), in the same release. */
+			lpc_page_unlock_set(pages[k],
+					    LPC_PG_UPTODATE |
+					    (k >= nr ? LPC_PG_RA : 0) |
+					    (index + k == mark ? LPC_PG_RA_MARK : 0));
+		}
+		if (f->locked_lookup)
+			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
+		if (r >= 0 && ok < n && res[ok] != -ENXIO)
+			lpc_count(t, LPC_C_READ_ERRORS);
+		for (k = ok; k < n; k++) {
+			lpc_filemap_delete(f, pages[k], index + k);
+			lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
+			lpc_page_unlock_set(pages[k], res[k] == -ENXIO ? 0 : LPC_PG_ERROR);
+		}
+		/* Our references: page 0's to the caller when it asked for it
+		 * and it is good. */
+		for (k = nr ? 1 : 0; k < n; k++)
+			lpc_page_release(pages[k]);
+		if (nr == 0)
+			return 0;
+		if (ok == 0) {
+			lpc_page_release(pages[0]);
+			return (int)res[0];
+		}
+	}
+	*out = pages[0];
+	return 0;
+}
+
+int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ra,
+			 uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+			 struct lpc_page **out)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	uint64_t n;
+	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
+
+	if (rc || n == 0)
+		return rc;
+	return run_finish(f, index, nr, mark, t, pages, n, out);
+}
+
+struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
+					uint64_t mark, struct lpc_tcache *t)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	struct lpc_ra_job *j;
+	uint64_t n;
+
+	if (run_start(f, &start, 0, size, t, 0, pages, &n) || n == 0)
+		return NULL;
+	j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
+	if (!j) {
+		/* No job: read it here (the pages are ours, locked). */
+		(void)run_finish(f, start, 0, mark, t, pages, n, NULL);
+		return NULL;
+	}
+	j->f = f;
+	j->index = start;
+	j->mark = mark;
+	j->n = n;
+	memcpy(j->pages, pages, n * sizeof(pages[0]));
+	return j;
+}
+
+void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t)
+{
+	(void)run_finish(j->f, j->index, 0, j->mark, t, j->pages, j->n, NULL);
+	free(j);
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_readahead.c - readahead (filemap/readahead.c) with exact counters, on
+ * the null backend with 4 KiB pages (first window 32 pages, largest 128):
+ *  - a sequential stream of 4 KiB preads: the second miss starts a window
+ *    of 32 pages, the marker's hits read 64, 128, 128 ... to end of file;
+ *    reads, read_pages, ra_windows, ra_async, ra_pages, ra_used exact, and
+ *    only two misses;
+ *  - two streams interleaved on one file each keep their own window;
+ *  - strided, backward and random access read nothing ahead;
+ *  - readahead off (LPC_READAHEAD_OFF): one read per page;
+ *  - read-ahead pages evicted unused count in ra_wasted, and the stream's
+ *    next window is half its last;
+ *  - lpc_fadvise: RANDOM (nothing ahead), SEQUENTIAL (the largest window at
+ *    once), WILLNEED (the range in windows, then hits; in a full cache no
+ *    eviction), DONTNEED (dropped), and its -EINVAL cases;
+ *  - every byte read is the file's (the null backend's pattern).
+ * CLOCK2's scan resistance with readahead on is test_evict_scan's (it runs
+ * with the default configuration).
+ *
+ * Usage: test_readahead [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include "../common/lpc_test.h"
+#include "cache/cache.h"
+
+#define PS 4096u
+
+static int nfile;
+
+static struct lpc_cache *mk_cache(unsigned frames, uint32_t ra_kb)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (size_t)frames * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_kb = ra_kb;
+	rc = lpc_cache_create(&cfg, &c);
+	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
+	return c;
+}
+
+struct tf {
+	struct lpc_file *f;
+	struct tst_expect e;
+	char path[600];
+};
+
+static void mk_file(struct lpc_cache *c, struct tf *t, uint64_t pages)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "ra%d", nfile++);
+	REQUIRE(tst_make_sparse(name, pages * PS, t->path, sizeof(t->path)) == 0);
+	t->e = (struct tst_expect){ .backend = LPC_IO_NULL, .id = tst_file_id(t->path),
+				    .size = pages * PS, .ps = PS };
+	t->f = tst_file_open(c, t->path, O_RDONLY);
+}
+
+/* One 4 KiB pread of page i, checked. */
+static void read_page(struct tf *t, uint64_t i)
+{
+	unsigned char buf[PS];
+	uint64_t bad = 0;
+
+	if (CHECK_EQ(lpc_pread(t->f, buf, PS, i * PS), PS, "page %" PRIu64, i))
+		CHECK(tst_check_bytes(&t->e, i * PS, buf, PS, &bad), "page %" PRIu64 " bad at %" PRIu64,
+		      i, bad);
+}
+
+/* Flags of page `index` of f as the index holds it (no reference taken, no
+ * REFERENCED set: not a hit). */
+static uint32_t flags_of(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+	uint32_t fl = 0;
+
+	lpc_rcu_read_lock();
+	p = lpc_radix_lookup(&f->tree, index, NULL);
+	if (p)
+		fl = lpc_page_flags(p);
+	lpc_rcu_read_unlock();
+	return fl;
+}
+
+static void delta(struct lpc_cache *c, const struct lpc_stats *s0, struct lpc_stats *d)
+{
+	struct lpc_stats s1;
+	const uint64_t *a = (const uint64_t *)s0;
+	uint64_t *b = (uint64_t *)&s1, *o = (uint64_t *)d;
+
+	lpc_stats(c, &s1);
+	for (size_t i = 0; i < sizeof(s1) / sizeof(uint64_t); i++)
+		o[i] = b[i] - a[i];
+}
+
+/* 400 pages one by one: miss 0 (a candidate), miss 1 (window [1, 33), marker
+ * 2), marker hits at 2, 33, 97, 225 read [33, 97), [97, 225), [225, 353),
+ * [353, 400); the marker at 353 finds the end of the file. */
+static void t_sequential(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 400);
+	lpc_stats(c, &s0);
+	read_page(&t, 0);
+	read_page(&t, 1);
+	/* The window [1, 33): pages 2.. read ahead, inactive, unreferenced,
+	 * RA until used; the marker on page 2. */
+	for (uint64_t i = 2; i < 33; i++) {
+		uint32_t fl = flags_of(t.f, i);
+
+		CHECK((fl & (LPC_PG_UPTODATE | LPC_PG_RA | LPC_PG_REFERENCED | LPC_PG_ACTIVE)) ==
+			      (LPC_PG_UPTODATE | LPC_PG_RA),
+		      "rule RA-INACTIVE violated: read-ahead page %" PRIu64 " flags 0x%x", i, fl);
+		CHECK(!!(fl & LPC_PG_RA_MARK) == (i == 2), "marker on page 2 only: %" PRIu64, i);
+	}
+	for (uint64_t i = 2; i < 400; i++)
+		read_page(&t, i);
+	CHECK_EQ(lpc_file_close(t.f), 0); /* waits for the windows (Q3) */
+	delta(c, &s0, &d);
+	/* Two misses; more when the reader waited for a window the readahead
+	 * thread was still reading (a wait on a page in flight is a miss). */
+	CHECK(d.misses >= 2, "misses %" PRIu64, d.misses);
+	CHECK_EQ(d.reads, 6, "reads: page 0, the sync window, 4 async");
+	CHECK_EQ(d.read_pages, 400);
+	CHECK_EQ(d.ra_windows, 5);
+	CHECK_EQ(d.ra_async, 4, "windows the marker started");
+	CHECK_EQ(d.ra_pages, 398, "pages no call had asked for");
+	CHECK_EQ(d.ra_used, 398, "accuracy: all used");
+	CHECK_EQ(d.ra_wasted, 0);
+	tst_cache_destroy(c);
+}
+
+/* Two streams on one file, calls alternating: each ramps as if alone.  The
+ * first, [0, 400) of a file of 1400 pages, reads ahead to 609 (its marker at
+ * 353 reads [481, 609)); the second, [1000, 1400), as t_sequential's. */
+static void t_two_streams(void)
+{
+	struct lpc_cache *c = mk_cache(2048, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 1400);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 400; i++) {
+		read_page(&t, i);
+		read_page(&t, 1000 + i);
+	}
+	/* The last close waits for the readahead thread's windows of the
+	 * file (ra_worker.c Q3): then every read is counted. */
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	t.f = NULL;
+	delta(c, &s0, &d);
+	CHECK(d.misses >= 4, "two misses per stream, and waits: %" PRIu64, d.misses);
+	CHECK_EQ(d.ra_windows, 11, "6 for the first, 5 for the second");
+	CHECK_EQ(d.reads, 13);
+	CHECK_EQ(d.read_pages, 609 + 400);
+	CHECK_EQ(d.ra_pages, 607 + 398);
+	CHECK_EQ(d.ra_used, 398 + 398, "used: what the calls read");
+	tst_cache_destroy(c);
+}
+
+/* Strided, backward and random: no window, one read per page. */
+static void t_no_stream(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	uint64_t rng = tst_seed, recent[LPC_RA_STREAMS + 1] = { 0 };
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 1 << 16);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 200; i++)
+		read_page(&t, 2 * i);
+	for (uint64_t i = 0; i < 200; i++)
+		read_page(&t, 10000 - i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 0, "strided and backward");
+	CHECK_EQ(d.reads, 400);
+	lpc_invalidate(t.f, 0, 0);
+	lpc_stats(c, &s0);
+	for (unsigned n = 0; n < 300;) {
+		uint64_t i = tst_rnd(&rng) % (1 << 16);
+		bool next = false;
+
+		/* Random, but never the page after one of the last misses
+		 * (that would be a sequential pair, by chance). */
+		for (unsigned k = 0; k <= LPC_RA_STREAMS; k++)
+			next = next || (n > k && i == recent[k] + 1) || (n > k && i == recent[k]);
+		if (next)
+			continue;
+		memmove(recent + 1, recent, sizeof(recent) - sizeof(recent[0]));
+		recent[0] = i;
+		read_page(&t, i);
+		n++;
+	}
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 0, "random");
+	CHECK_EQ(d.reads, d.misses, "a read per miss (a page drawn twice is a hit)");
+	CHECK_EQ(d.read_pages, d.reads, "one page each");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+static void t_off(void)
+{
+	struct lpc_cache *c = mk_cache(1024, LPC_READAHEAD_OFF);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 100);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 100; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 100, "off: a read per page");
+	CHECK_EQ(d.ra_windows + d.ra_pages, 0);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* Pages read ahead then evicted unused: ra_wasted; the next window halves. */
+static void t_wasted(void)
+{
+	enum { FR = 64 };
+	struct lpc_cache *c = mk_cache(FR, 0);
+	struct lpc_page *pg[FR];
+	struct lpc_stats s0, d;
+	unsigned n = 0;
+	struct tf t;
+
+	mk_file(c, &t, 400);
+	read_page(&t, 0);
+	read_page(&t, 1); /* window [1, 33): 2..32 read ahead, never used */
+	lpc_stats(c, &s0);
+	while (n < FR && lpc_page_alloc(c, &pg[n]) == 0)
+		n++;
+	CHECK_EQ(n, FR, "every frame, by eviction");
+	for (unsigned i = 0; i < n; i++)
+		lpc_page_put(pg[i]);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_wasted, 31, "pages 2..32 evicted unused");
+	lpc_stats(c, &s0);
+	read_page(&t, 33); /* where the stream expects its next window */
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 1);
+	CHECK_EQ(d.ra_pages, 15, "a window of 16, half the last");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+static bool cached(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+
+	if (lpc_page_find(f, index, &p) != 0)
+		return false;
+	lpc_page_put(p);
+	return true;
+}
+
+/* lpc_fadvise in each mode, and its errors. */
+static void t_fadvise(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 600);
+	CHECK_EQ(lpc_fadvise(NULL, 0, 0, LPC_FADV_NORMAL), -EINVAL);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, 99), -EINVAL, "unknown advice");
+	CHECK_EQ(lpc_fadvise(t.f, 2, UINT64_MAX, LPC_FADV_WILLNEED), -EINVAL, "off + len wraps");
+
+	/* RANDOM: a sequential pass reads nothing ahead. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 50; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 0, "RANDOM");
+	CHECK_EQ(d.reads, 50);
+
+	/* SEQUENTIAL: the first miss reads the largest window. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_SEQUENTIAL), 0);
+	lpc_stats(c, &s0);
+	read_page(&t, 100);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 1);
+	CHECK_EQ(d.read_pages, 128, "SEQUENTIAL: 512 KiB at once");
+
+	/* WILLNEED: the range's absent pages, a window (128 pages) a read;
+	 * then the calls hit. */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_fadvise(t.f, 300 * PS, 300 * PS, LPC_FADV_WILLNEED), 0);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 3, "300 pages in windows of 128");
+	CHECK_EQ(d.read_pages, 300);
+	CHECK_EQ(d.ra_pages, 300);
+	CHECK_EQ(d.ra_used, 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 300; i < 600; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 0, "prefetched pages are hits");
+	CHECK_EQ(d.ra_used, 300);
+
+	/* DONTNEED drops what nobody holds. */
+	CHECK_EQ(lpc_fadvise(t.f, 300 * PS, 10 * PS, LPC_FADV_DONTNEED), 0);
+	for (uint64_t i = 300; i < 310; i++)
+		CHECK(!cached(t.f, i), "page %" PRIu64 " dropped", i);
+	CHECK(cached(t.f, 310), "past the range kept");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* WILLNEED in a full cache takes free frames only: it never reclaims itself
+ * (direct_reclaims stays), never waits, and returns 0.  The background
+ * reclaimer, woken when no frame is free, may refill the free list
+ * meanwhile, as kswapd does for the kernel's readahead. */
+static void t_willneed_full(void)
+{
+	enum { FR = 64 };
+	struct lpc_cache *c = mk_cache(FR, LPC_READAHEAD_OFF);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 400);
+	for (uint64_t i = 0; i < FR; i++)
+		read_page(&t, i);
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_fadvise(t.f, FR * PS, 200 * PS, LPC_FADV_WILLNEED), 0);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.direct_reclaims, 0, "WILLNEED reclaimed a frame itself");
+	CHECK_EQ(d.alloc_failures, 0, "a frame readahead could not have is no failure");
+	CHECK(d.read_pages <= 200, "read %" PRIu64 " pages", d.read_pages);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+int main(int argc, char **argv)
+{
+	tst_init(argc, argv, 120);
+	tst_require_tmpdir();
+	TST_RUN(t_sequential());
+	TST_RUN(t_two_streams());
+	TST_RUN(t_no_stream());
+	TST_RUN(t_off());
+	TST_RUN(t_wasted());
+	TST_RUN(t_fadvise());
+	TST_RUN(t_willneed_full());
+	return tst_finish();
+}
