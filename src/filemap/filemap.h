@@ -37,6 +37,12 @@
 
 struct lpc_files;
 
+/* A parked descriptor (file.c ZL5). */
+struct lpc_fd_park {
+	struct lpc_fd_park *next;
+	int fd;
+};
+
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
 #define LPC_FILE_NO_FAST_PATH UINT64_MAX
 
@@ -72,6 +78,10 @@ struct lpc_file {
 	unsigned opens;     /* the closer's open counts until its Z4 or Z5 */
 	bool closing;       /* a last close runs (file.c Z1-Z5) */
 	struct lpc_file *next;
+	/* Descriptors of this file that lpc no longer uses but may not close
+	 * while the file is open (file.c ZL1-ZL6): closed with io.fd when the
+	 * copy is freed. */
+	struct lpc_fd_park *parked;
 
 	/* Writes (filemap/dirty.c, writeback/).  size is lpc's size of the
 	 * file: reads stop at it, writes past it extend it; it is the kernel's
@@ -125,7 +135,7 @@ struct lpc_file {
 struct lpc_wb;
 
 struct lpc_files {
-	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, wb_busy */
+	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, parked, wb_busy */
 	struct lpc_file *head;
 	struct lpc_pool *pool;
 	struct lpc_io *io;
