@@ -85,7 +85,10 @@
  *   ZL6 a descriptor is closed at once only when no copy of its file is in
  *      the table: a failed open whose descriptor is not a regular file, or
  *      whose fstat(2) (no failure known for a descriptor just opened),
- *      F_SETFL or O_TRUNC ftruncate(2) failed.  Then, and at the last close
+ *      F_SETFL or O_TRUNC ftruncate(2) failed; or one that names/ gives
+ *      back (lpc_files_give_fd: its lpc_ns_open with O_CREAT opens one of
+ *      its own) when no copy holds it, or no memory is left to park it.
+ *      Then, and at the last close
  *      (the copy's descriptors are closed), the process's POSIX locks on the
  *      file go: lpc.h (lpc_file_open, lpc_file_close) tells the user.
  * (tests/unit/test_file_open.c t_posix_locks: a plain descriptor's lock
@@ -419,6 +422,26 @@ out_unlock:
 	free(park);
 	free(nf);
 	return rc;
+}
+
+/* A descriptor that a caller of lpc (names/) opened and no longer needs:
+ * parked on the file's copy when the cache holds one (ZL5), else closed
+ * (ZL6).  Context: no lock held. */
+void lpc_files_give_fd(struct lpc_files *c, int fd)
+{
+	struct lpc_fd_park *park = malloc(sizeof(*park));
+	struct lpc_file *f = NULL;
+	struct stat st;
+
+	pthread_mutex_lock(&c->lock);
+	if (park && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		f = file_find(c, st.st_dev, st.st_ino);
+	if (f)
+		fd_park(f, &park, fd);
+	else
+		close(fd); /* no copy (or no memory to park: ZL6's close) */
+	pthread_mutex_unlock(&c->lock);
+	free(park);
 }
 
 /* The file (dev, ino) if this cache holds it open with at least accmode's

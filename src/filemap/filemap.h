@@ -160,6 +160,9 @@ void lpc_files_destroy(struct lpc_files *fs);
 /* lpc_file_open for the cache that owns fs (arguments as lpc_file_open). */
 int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mode,
 		   struct lpc_file **out);
+/* fd, which the caller opened and no longer needs: parked on the copy of
+ * its file if fs holds one (closed with it), else closed (file.c ZL5). */
+void lpc_files_give_fd(struct lpc_files *fs, int fd);
 /* An open file of fs by (dev, ino), counted as one more open; NULL if none
  * (or open read-only when accmode asks for writing). */
 struct lpc_file *lpc_files_find_get(struct lpc_files *fs, dev_t dev, ino_t ino, int accmode);
