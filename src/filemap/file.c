@@ -277,7 +277,7 @@ again:
 	    S_ISREG(st.st_mode))
 		f = file_find(c, st.st_dev, st.st_ino);
 	lpc_yield_point(LPC_YP_ZL1);
-	if (f) {
+	if (f) {									/* ZA */
 		rc = may_open(path, oflags, accmode);					/* ZL2 */
 		if (rc)
 			goto out_unlock;
@@ -289,7 +289,7 @@ again:
 			pthread_cond_wait(&c->close_done, &c->lock);
 			goto again;
 		}
-		if (accmode == O_RDONLY || f->accmode == O_RDWR) {			/* ZA */
+		if (accmode == O_RDONLY || f->accmode == O_RDWR) {
 			f->opens++;
 			goto out_found;
 		}
@@ -341,7 +341,7 @@ again:
 		else
 			lpc_count_noblock(&c->pool->owner, LPC_C_DIRECT_FALLBACKS);
 	}
-	if (f) {
+	if (f) {									/* ZA */
 		if (trunc) {
 			/* The path changed under ZL1 to a file in the table:
 			 * look again, as ZB does after a close. */
@@ -352,7 +352,7 @@ again:
 			file_upgrade(f, fd, direct, &park);				/* ZL4 */
 		else
 			fd_park(f, &park, fd);						/* ZL5 */
-		f->opens++;								/* ZA */
+		f->opens++;
 		goto out_found;
 	}
 	if (trunc) {
