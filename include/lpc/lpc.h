@@ -152,8 +152,9 @@
  *
  * I. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: i1_...)
  *  I.1 All or nothing: lpc_pin returns every page covering the range (cut at
- *      the end of the file), in index order, each as A.1 says of a lookup;
- *      or an error with nothing left pinned.
+ *      the end of the file: lpc's size, as lpc_pread's, J.7), in index
+ *      order, each as A.1 says of a lookup; or an error with nothing left
+ *      pinned.
  *  I.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
  *      eviction once it exists, skip a pinned page (eviction takes only pages
  *      whose sole reference is the index's); the last close and truncate
@@ -211,6 +212,13 @@
  *      last lpc_file_close and lpc_cache_destroy write every dirty page
  *      back first and return the first error (the pages whose write
  *      failed are then dropped: the error says so).
+ *  J.7 The file's size: lpc_pread, lpc_pin and writeback all stop at lpc's
+ *      size (a write past the end extends it at once, before the file on
+ *      disk).  The file on disk is shrunk only by lpc_truncate: writeback,
+ *      lpc_fsync and the last lpc_file_close extend it to lpc's size and cut
+ *      back only the tail of lpc's last page that its own whole-page write
+ *      put past lpc's size, never a byte another process put there, nor one
+ *      an lpc_pwrite put there (tests/regress/regress_size_*.c).
  *
  * K. Optimistic reads (lpc_pread, lpc_page_read; lockless mode)
  *  K.1 The bytes lpc_pread returns for a page, and the view of the run of
@@ -382,6 +390,14 @@ struct lpc_stats {
 	uint64_t uring_unregistered; /* threads' rings that run without the
 				      * frame arena registered as fixed buffers
 				      * (RLIMIT_MEMLOCK refused the pin) */
+	/* memory in proportion to use (lpc(7) "Memory") */
+	uint64_t resident_bytes;   /* bytes of the frame arena made resident
+				    * (gauge): the frames handed out at least
+				    * once, and the io_uring chunks pinned
+				    * whole; at most frames x page size, the
+				    * budget.  Descriptors: 64 B per frame
+				    * handed out (descriptor_bytes is the
+				    * reservation) */
 };
 
 /*
@@ -506,7 +522,9 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * I/O) and waits for writes in flight; does not wait for a grace period: the pages and the struct lpc_file are freed after one by
  * call_rcu; takes files_lock, then the file's index lock and free_lock; not
  * from a signal handler.  The last close takes page locks as lpc_fsync
- * does: the caller must hold no page lock.
+ * does: the caller must hold no page lock.  It publishes the size as
+ * lpc_fsync does (J.7): it never shrinks the file below bytes another
+ * process put there; only lpc_truncate shrinks a file.
  */
 int lpc_file_close(struct lpc_file *f);
 
@@ -730,8 +748,11 @@ int lpc_page_mark_dirty(struct lpc_page *p);
  * Makes every byte written to f before the call durable: writes back the
  * pages dirty when it began (coalescing contiguous pages into one vectored
  * write, the runs of a pass submitted together), waits for writes already
- * in flight, publishes the size, then fdatasync(2) (IORING_OP_FSYNC with
- * IORING_FSYNC_DATASYNC on LPC_IO_URING) (H.2, H.3).  A short write is
+ * in flight, publishes the size (J.7: extends the file to lpc's size, or
+ * cuts back only the tail of lpc's last page that its own whole-page write
+ * put past it; never below bytes another process put there), then
+ * fdatasync(2) (IORING_OP_FSYNC with IORING_FSYNC_DATASYNC on LPC_IO_URING)
+ * (H.2, H.3).  A short write is
  * written again until every byte is on the file or an error is returned.
  * Return: 0 only when all of that succeeded; -EINVAL for NULL; -ENOMEM for
  * the thread's block; otherwise a write error (-EIO, -ENOSPC, -EDQUOT, ...)

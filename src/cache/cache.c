@@ -110,9 +110,11 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
  * cached page gives its index belongs to a user. */
 static bool cache_busy(struct lpc_cache *c)
 {
+	uint32_t carved = atomic_load_explicit(&c->pool.fresh, memory_order_relaxed);
 	uint64_t refs = 0;
 
-	for (uint32_t i = 0; i < c->pool.nframes; i++)
+	/* Fresh frames (page/alloc.c) were never handed out: ref 0. */
+	for (uint32_t i = 0; i < carved; i++)
 		refs += atomic_load_explicit(&c->pool.pages[i].ref, memory_order_relaxed);
 	return refs > lpc_files_nrpages(&c->files);
 }
@@ -237,6 +239,14 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->frames = c->pool.nframes;
 	out->descriptor_bytes = c->pool.pages_bytes;
 	out->index_bytes = lpc_files_index_bytes(&c->files);
+	{
+		/* Pinned chunks lie over frames handed out (uring.c H3), so
+		 * the union of the two is the longer prefix. */
+		size_t touched = lpc_pool_touched_bytes(&c->pool);
+		size_t pinned = lpc_io_uring_pinned_bytes(&c->io);
+
+		out->resident_bytes = touched > pinned ? touched : pinned;
+	}
 	pthread_mutex_lock(&c->pool.free_lock);
 	out->frames_free = c->pool.nfree + tfree;
 	pthread_mutex_unlock(&c->pool.free_lock);

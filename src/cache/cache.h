@@ -15,8 +15,9 @@
  *     lpc_threads_lock
  *     file index lock (file->tree_lock, or tree_rwlock in LOCKED mode)
  *   file->trunc_lock (rwlock: lpc_pwrite shared, lpc_truncate exclusive)
- *     file->size_lock (lpc_truncate; writeback's publish of the size,
- *                      taken with no page lock and no WRITEBACK page held)
+ *     file->size_lock (lpc_truncate; writeback's publish of the size;
+ *                      lpc_pwrite's raise of the size, SZ1: each taken with
+ *                      no page lock and no WRITEBACK page held)
  *       page lock
  *       WRITEBACK (not a lock, but waited for like one: lpc_truncate waits
  *                  for a page's write in flight to end, under both locks)

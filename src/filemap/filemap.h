@@ -58,7 +58,8 @@ struct lpc_file {
 	struct lpc_radix_root tree;
 	bool locked_lookup;
 	unsigned page_shift;
-	struct lpc_io_file io; /* io.size: the kernel file's bytes (fstat, writeback) */
+	/* io.size: lpc's end of the kernel's file (the size protocol, below) */
+	struct lpc_io_file io;
 
 	/* Writers of the index: tree_lock (lockless mode) or tree_rwlock held
 	 * for writing (LOCKED mode, where lookups and pins hold it for reading;
@@ -83,17 +84,31 @@ struct lpc_file {
 	 * copy is freed. */
 	struct lpc_fd_park *parked;
 
-	/* Writes (filemap/dirty.c, writeback/).  size is lpc's size of the
-	 * file: reads stop at it, writes past it extend it; it is the kernel's
-	 * (fstat) until lpc first writes or truncates the file (size_kept),
-	 * then lpc's, published to the kernel by writeback, lpc_fsync and
-	 * lpc_truncate (ftruncate). */
+	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol SZ1-SZ5
+	 * and rules S1-S4 in writeback/writeback.c):
+	 *   size     lpc's size of the file: lpc_pread, lpc_pin and writeback
+	 *            stop at it, writes past it extend it.  The kernel's
+	 *            (fstat) until lpc first writes or truncates the file
+	 *            (size_kept), then lpc's own: raised by lpc_pwrite (SZ1)
+	 *            and set by lpc_truncate, both under size_lock; read
+	 *            without a lock (acquire).
+	 *   io.size  lpc's end of the kernel's file: fstat's while !size_kept;
+	 *            then only raised by a writeback's write (SZ2, CAS-max) and
+	 *            set by a publish (SZ5) or lpc_truncate, both by CAS.
+	 *   the kernel's file: extended by writeback's whole pages, extended
+	 *            or cut back to size by a publish (under size_lock), set by
+	 *            lpc_truncate; other processes may change it.
+	 * The rule that keeps bytes: (S1) SZ1 raises size before the bytes are
+	 * in the page, and (S2) a publish cuts only to the size it read under
+	 * size_lock, (S3) only over lpc's own writes (the file's end no
+	 * further than io.size).  lpc_truncate is the only call that cuts the
+	 * file below a size lpc had or below another process's bytes. */
 	_Atomic uint64_t size lpc_cacheline_aligned;
 	_Atomic bool size_kept;
 	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
-	pthread_mutex_t size_lock;     /* the kernel file's size: ftruncate, truncate */
+	pthread_mutex_t size_lock;     /* raises of size (SZ1), publishes (SZ3-SZ5), truncate */
 	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
 	unsigned wb_busy;              /* flusher passes on f; under files->lock */
 	/* Eviction met a dirty page of f (reclaim/evict.c E8): the flusher's
@@ -111,8 +126,33 @@ struct lpc_file {
 	 * the index lock) and ended (K5, counted before WRITEBACK clears);
 	 * release increments, acquire loads. */
 	_Atomic uint64_t dbg_wb_started, dbg_wb_ended;
+	/* Rule SIZE-SEEN (writeback.c): the highest end of the file a write
+	 * of lpc reached (SZ2, CAS-max) since lpc's last ftruncate set it. */
+	_Atomic uint64_t dbg_wb_end;
+	/* Batches past their write (SZ2) whose publish has not returned. */
+	_Atomic int64_t dbg_publish_owed;
 #endif
 };
+
+#if LPC_DEBUG
+static inline void lpc_debug_wb_end_raise(struct lpc_file *f, uint64_t end)
+{
+	uint64_t e = atomic_load_explicit(&f->dbg_wb_end, memory_order_relaxed);
+
+	while (e < end && !atomic_compare_exchange_weak_explicit(&f->dbg_wb_end, &e, end,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+#define lpc_debug_wb_end_set(f, size) \
+	atomic_store_explicit(&(f)->dbg_wb_end, (size), memory_order_relaxed)
+#define lpc_debug_publish_owed(f, d) \
+	atomic_fetch_add_explicit(&(f)->dbg_publish_owed, (d), memory_order_release)
+#else
+#define lpc_debug_publish_owed(f, d) ((void)0)
+#define lpc_debug_wb_end_raise(f, end) ((void)0)
+#define lpc_debug_wb_end_set(f, size) ((void)0)
+#endif
 
 #define LPC_FILE_MAGIC 0x6c706366u /* "lpcf" */
 #define LPC_FILE_POISON 0xdeadf11eu
@@ -250,6 +290,12 @@ void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
 				      void *_Atomic const *slot, uint32_t removals);
 #endif
 
+/* Another process grew the kernel's file to at least `seen` bytes (the
+ * SQLite VFS in detect mode read them there, or fstat said so): lpc's size
+ * and io.size become at least that.  Never shrinks, never calls ftruncate,
+ * so a racing writer of either size only ever raises it further (CAS-max,
+ * as size_extend).  Return: lpc's size. */
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen);
 /* Re-reads the kernel file's size (into io.size); lpc's size follows it
  * until lpc keeps the size itself (size_kept).  Return: lpc's size. */
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);

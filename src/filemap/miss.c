@@ -57,17 +57,38 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0) {
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
 
-		atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 		/* Until lpc writes the file, its size is the kernel's (it may
-		 * grow or shrink behind our back); after, lpc's own, which
-		 * writeback publishes (a write of a whole last page makes the
-		 * kernel's larger for a moment: it must not leak in here). */
+		 * grow or shrink behind our back), and so is io.size; after,
+		 * lpc's own, which writeback publishes, and io.size is lpc's
+		 * end of the kernel's file (SZ2-SZ5, writeback.c): what another
+		 * process appended is not lpc's, and no publish may cut it (a
+		 * write of a whole last page makes the kernel's larger for a
+		 * moment: it must not leak in here either). */
+		if (!atomic_load_explicit(&f->size_kept, memory_order_acquire))
+			atomic_store_explicit(&f->io.size, (uint64_t)st.st_size,
+					      memory_order_relaxed);
 		while (!atomic_load_explicit(&f->size_kept, memory_order_acquire) &&
 		       !atomic_compare_exchange_weak_explicit(&f->size, &size, (uint64_t)st.st_size,
 							      memory_order_relaxed,
 							      memory_order_relaxed))
 			;
 	}
+	return atomic_load_explicit(&f->size, memory_order_acquire);
+}
+
+static void size_raise(_Atomic uint64_t *v, uint64_t to)
+{
+	uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+
+	while (cur < to && !atomic_compare_exchange_weak_explicit(v, &cur, to, memory_order_release,
+								  memory_order_relaxed))
+		;
+}
+
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen)
+{
+	size_raise(&f->io.size, seen);
+	size_raise(&f->size, seen);
 	return atomic_load_explicit(&f->size, memory_order_acquire);
 }
 

@@ -161,7 +161,9 @@ LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned fl
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;
-	size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	/* lpc's size, as lpc_pread's (a write past the kernel's end is in
+	 * range; what another process appended past lpc's size is not). */
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
 	if (unlikely(off >= size)) {
 		size = lpc_filemap_refresh_size(f);
 		if (off >= size)

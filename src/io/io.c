@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/compiler.h"
 #include "io/io.h"
@@ -259,4 +260,16 @@ int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f)
 int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size)
 {
 	return io->ops->truncate(f, size);
+}
+
+int lpc_io_size(struct lpc_io *io, struct lpc_io_file *f, uint64_t *out)
+{
+	struct stat st;
+
+	if (io->ops->size)
+		return io->ops->size(f, out);
+	if (fstat(f->fd, &st) != 0)
+		return -errno;
+	*out = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	return 0;
 }

@@ -107,6 +107,9 @@ struct lpc_io_backend_ops {
 			  uint64_t off);
 	/* Sets the file's size (ftruncate).  Return: 0 or negative errno. */
 	int (*truncate)(struct lpc_io_file *f, uint64_t size);
+	/* Optional (NULL: fstat of f->fd).  The file's size as the storage
+	 * has it now.  Return: 0 or negative errno. */
+	int (*size)(struct lpc_io_file *f, uint64_t *out);
 	/* Optional (NULL: the front calls writev per run).  Writes every run
 	 * with `todo` set, as writev would, submitting them together where
 	 * the backend can; sets each such run's `res` (bytes written, possibly
@@ -132,9 +135,14 @@ struct lpc_io {
 				    * do not try again */
 	void *reg;                 /* the cache's own ring, holding the arena's
 				    * registration that threads' rings clone */
-	int reg_state;             /* under reg_lock: 0 not tried, 1 done,
-				    * -errno refused */
+	int reg_state;             /* under reg_lock: 0 no table yet, 1 the
+				    * sparse table made, -errno refused */
 	pthread_mutex_t reg_lock;
+	unsigned chunk_shift;      /* registered chunks of 2^chunk_shift bytes */
+	size_t nchunks;
+	unsigned char *chunk_state; /* under reg_lock, per chunk: 0 not
+				     * registered, 1 registered on reg, 2 refused */
+	_Atomic size_t pinned_end; /* end of the highest chunk registered */
 };
 
 /*
@@ -187,15 +195,24 @@ int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 void lpc_io_uring_destroy(struct lpc_io *io);
 
 /* This thread's ring for io, made now if it has none (tests).  Return: 1 if
- * the arena is registered with it, 0 if it runs unregistered, -1 if the
- * thread has no ring (sync) or io is not an io_uring one. */
+ * the arena's first chunk is registered with it (registered now if it was
+ * not yet: uring.c H3), 0 if it runs unregistered, -1 if the thread has no
+ * ring (sync) or io is not an io_uring one. */
 int lpc_io_uring_registered(struct lpc_io *io);
+
+/* Bytes of the arena from its start to the end of the highest chunk that
+ * registration pinned (resident from then on); 0 for other backends.
+ * Context: any; a relaxed read. */
+size_t lpc_io_uring_pinned_bytes(struct lpc_io *io);
 
 /* fdatasync through the hook (op LPC_IO_SYNCOP).  Return: 0 or negative errno. */
 int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f);
 
 /* ftruncate through the backend (no fault).  Return: 0 or negative errno. */
 int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size);
+/* The file's size as the storage has it now (the backend's size op, or
+ * fstat).  Return: 0 or negative errno. */
+int lpc_io_size(struct lpc_io *io, struct lpc_io_file *f, uint64_t *out);
 
 /* Arms (f != NULL) or clears (f == NULL) io's fault hook.
  * Return: 0; -EINVAL for a fault with no ops or no error and no short size. */

@@ -81,6 +81,13 @@ static int null_truncate(struct lpc_io_file *f, uint64_t size)
 	return 0;
 }
 
+/* The size reads are bounded by: the null file's only size. */
+static int null_size(struct lpc_io_file *f, uint64_t *out)
+{
+	*out = atomic_load_explicit(&f->size, memory_order_relaxed);
+	return 0;
+}
+
 const struct lpc_io_backend_ops lpc_io_null_ops = {
 	.name = "null",
 	.read = null_read,
@@ -88,4 +95,5 @@ const struct lpc_io_backend_ops lpc_io_null_ops = {
 	.sync = null_sync,
 	.writev = null_writev,
 	.truncate = null_truncate,
+	.size = null_size,
 };

@@ -3,7 +3,9 @@
  * alloc.c - the frame allocator and the deferred free of published pages.
  *
  * Where a frame comes from: this thread's private list (no atomic RMW, no
- * lock), else a batch from the cache's shared list (free_lock), else
+ * lock), else a batch from the cache's shared list (free_lock) and, when
+ * that runs short, frames never handed out before (fresh_carve: their
+ * descriptors are written then, not at create), else
  * reclaim(): one thread at a time takes the frames that wait only for a grace
  * period (the pending list) and the frames on other threads' private lists,
  * waits for one grace period, and puts them on the shared list.  When that
@@ -391,15 +393,47 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->ref, 1, memory_order_release);
 }
 
-/* Takes up to `want` frames from the shared list.  Return: the chain. */
+/*
+ * Fresh frames (pool.h: [fresh, nframes), never handed out).  The shared
+ * list holds only frames that were handed out before; a taker that finds
+ * fewer there than it wants carves the rest off the fresh range: it writes
+ * their descriptors for the first time (id, pool, the chain) under
+ * free_lock and advances fresh.  So a cache that holds k frames has written
+ * k descriptors and k frames, whatever its budget (pool.c).  Who else reads
+ * an uncarved descriptor: the evictor (E1) loads its ref, finds 0 and skips
+ * it as free; page_init_private's release store of ref 1 orders the
+ * carver's plain stores of id and pool before any evictor that sees 1.
+ * Context: free_lock held.  Return: a chain of *got (<= want) frames.
+ */
+static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned *got)
+{
+	uint32_t first = atomic_load_explicit(&c->fresh, memory_order_relaxed);
+	uint32_t k = c->nframes - first < want ? c->nframes - first : want;
+
+	for (uint32_t i = first; i < first + k; i++) {
+		struct lpc_page *p = &c->pages[i];
+
+		p->id = i;
+		p->pool = c;
+		p->next = i + 1 < first + k ? &c->pages[i + 1] : NULL;
+#if LPC_DEBUG
+		atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+#endif
+	}
+	atomic_store_explicit(&c->fresh, first + k, memory_order_relaxed);
+	*got = k;
+	return k ? &c->pages[first] : NULL;
+}
+
+/* Takes up to `want` frames from the shared list, then from the fresh
+ * range.  Return: the chain. */
 static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned *got)
 {
-	struct lpc_page *head, *tail;
-	unsigned n = 0;
+	struct lpc_page *head, *tail = NULL, *p;
+	unsigned n = 0, k;
 
 	pthread_mutex_lock(&c->free_lock);
-	head = c->free;
-	if (!head) {
+	if (!c->nfree) {
 		pthread_mutex_unlock(&c->free_lock);
 		*got = 0;
 		return NULL;
@@ -408,14 +442,27 @@ static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned 
 	 * a thread's hoard is then at most an eighth of what was free. */
 	if (want > c->nfree / 8)
 		want = c->nfree / 8 ? c->nfree / 8 : 1;
-	for (tail = head, n = 1; n < want && tail->next; n++)
-		tail = tail->next;
-	c->free = tail->next;
+	head = c->free;
+	for (p = head; p && n < want; p = p->next) {
+		tail = p;
+		n++;
+	}
+	if (n) {
+		c->free = tail->next;
+		tail->next = NULL;
+	}
+	if (n < want) {
+		p = fresh_carve(c, want - n, &k);
+		if (tail)
+			tail->next = p;
+		else
+			head = p;
+		n += k;
+	}
 	c->nfree -= n;
-	tail->next = NULL;
 	pthread_mutex_unlock(&c->free_lock);
 	*got = n;
-	return head;
+	return n ? head : NULL;
 }
 
 /* Takes the block's free frames.  Return: how many; the chain in *head..*tail.

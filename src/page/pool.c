@@ -7,20 +7,42 @@
  * to use transparent huge pages: a random lookup touches a descriptor and a
  * frame anywhere in a large cache, and TLB misses showed up in the lookup
  * cost.  Frames are not locked (no mlock, so RLIMIT_MEMLOCK does not apply).
+ *
+ * Reserved, not populated (pay for what you use): both mappings are
+ * MAP_NORESERVE and nothing here writes them, so creating a cache costs its
+ * address space, not its memory.  A descriptor is written for the first time
+ * when the allocator first hands its frame out (alloc.c, "fresh frames"),
+ * and a frame becomes resident when its first user writes it (or when the
+ * io_uring backend pins its chunk, io/uring.c).  Frames are handed out in
+ * id order until the first one comes back, and freed frames are reused
+ * first, so the resident part of the arena is a prefix about as long as
+ * the most frames the cache ever held.  The arena is aligned to 2 MiB, so
+ * that its huge pages and the io_uring chunks coincide.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "page/pool.h"
 
+#define POOL_ALIGN ((size_t)2 << 20) /* a huge page; io/uring.c's smallest chunk */
+
+/* Maps `bytes` (a multiple of the base page size) at a 2 MiB boundary,
+ * reserved only: the over-mapped head and tail are unmapped again. */
 static void *map_region(size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t span = bytes + POOL_ALIGN, head;
+	unsigned char *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
+	head = (POOL_ALIGN - ((uintptr_t)p & (POOL_ALIGN - 1))) & (POOL_ALIGN - 1);
+	if (head)
+		munmap(p, head);
+	munmap(p + head + bytes, span - head - bytes);
+	p += head;
 	(void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint; fine if refused */
 	return p;
 }
@@ -44,17 +66,9 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t n, size_t page_size)
 			munmap(pool->frames, pool->frames_bytes);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct lpc_page *p = &pool->pages[i];
-
-		p->id = i;
-		p->pool = pool;
-		p->next = i + 1 < n ? &pool->pages[i + 1] : NULL;
-#if LPC_DEBUG
-		atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
-#endif
-	}
-	pool->free = &pool->pages[0];
+	/* Every frame is fresh (alloc.c): no descriptor is written here. */
+	pool->free = NULL;
+	pool->fresh = 0;
 	pool->nfree = n;
 	pthread_mutex_init(&pool->free_lock, NULL);
 	pthread_mutex_init(&pool->reclaim_lock, NULL);

@@ -44,6 +44,10 @@ struct lpc_pool {
 	 * period.  Leaf lock; never held across I/O or a grace period. */
 	pthread_mutex_t free_lock lpc_cacheline_aligned;
 	struct lpc_page *free;
+	/* Frames [fresh, nframes) were never handed out: their descriptors are
+	 * untouched (all zero: ref 0, which the evictor skips as free) and
+	 * they are counted in nfree.  Only grows; written under free_lock. */
+	_Atomic uint32_t fresh;
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	uint32_t npending;
@@ -80,9 +84,18 @@ static inline void *lpc_page_frame(const struct lpc_page *p)
 	return p->pool->frames + ((size_t)p->id << p->pool->page_shift);
 }
 
+/* Bytes of the arena that frames handed out at least once cover (a gauge:
+ * the part of the arena that was ever written).  Context: any. */
+static inline size_t lpc_pool_touched_bytes(const struct lpc_pool *pool)
+{
+	return (size_t)atomic_load_explicit(&((struct lpc_pool *)pool)->fresh,
+					    memory_order_relaxed)
+	       << pool->page_shift;
+}
+
 /*
  * Maps nframes descriptors and frames of page_size bytes (a power of two),
- * all free.  Return: 0 or -ENOMEM (nothing left mapped).  Context: any.
+ * all free, reserved and not populated (pool.c).  Return: 0 or -ENOMEM (nothing left mapped).  Context: any.
  */
 int lpc_pool_init(struct lpc_pool *pool, uint32_t nframes, size_t page_size);
 

@@ -19,23 +19,49 @@
  * that the database's pages need; the unix VFS also keeps the WAL coherent
  * with other processes for free.
  *
- * Durability (what is on disk before a commit returns).
- *  - Rollback journal: SQLite writes the original pages to the journal and
- *    syncs it (unix: fsync), then writes the new pages to the database
- *    (lpc_pwrite: dirty in lpc), then xSync on the database: lpc_fsync,
- *    which writes every page dirtied before it began and fdatasync()s
- *    (guarantee J.2 of lpc.h); only when it returns 0 does SQLite delete,
- *    truncate or zero the journal, which is the commit point.  A failed
- *    lpc_fsync returns SQLITE_IOERR_FSYNC: the commit fails, the journal
- *    stays hot and the next opener rolls the database back.
- *  - WAL: a commit is the WAL frames written and synced by the unix VFS;
- *    the database file is written only by checkpoints, which write the
- *    pages (lpc_pwrite), xSync the database (lpc_fsync) and only then
- *    record nBackfill or restart the WAL; so a page leaves the WAL only
- *    once lpc_fsync said it is on disk.
- *  - synchronous=OFF skips xSync, as with unix; lpc writes the pages back
- *    later (the flusher) and, for other processes, before the lock that
- *    covers them is released (below).
+ * Durability and commit points.  A process killed (the application's
+ * crash) and an OS crash must lose what they lose with unix.  lpc holds the
+ * database's writes in pages of this process, which a kill loses; so by
+ * each commit point the writes it depends on must be in the kernel's file
+ * ("kernel": written, not necessarily synced), and where the synchronous
+ * level asks, on disk ("disk").  SQLite's calls (3.40; pager.c, wal.c):
+ *  - sqlite3PagerSync sends SQLITE_FCNTL_SYNC to the database right before
+ *    xSync, and in its place with synchronous=OFF: in every commit of a
+ *    rollback journal and every playback (rollback, hot-journal recovery),
+ *    before the journal is deleted, truncated or zeroed;
+ *  - walCheckpoint sends SQLITE_FCNTL_CKPT_DONE after its backfill writes,
+ *    then (complete backfill only) xTruncate and, unless OFF, xSync of the
+ *    database, then stores nBackfill in the wal-index.
+ * lpc's calls: SQ4 (FCNTL_SYNC) and SQ5 (CKPT_DONE) write lpc's dirty
+ * pages back (lpc_wb_flush_file: in the kernel, no fdatasync); xSync is
+ * lpc_fsync (on disk, J.2); SQ1 at the unlock writes back what is left.
+ *
+ *  mode, event             commit point          in the kernel by then  on disk     lpc
+ *  DELETE commit           xDelete(journal)      the new pages          sync: them  SQ4, xSync
+ *  TRUNCATE commit         journal xTruncate(0)  the new pages          sync: them  SQ4, xSync
+ *  PERSIST commit          journal header zeroed the new pages          sync: them  SQ4, xSync
+ *  MEMORY, OFF commit      the commit returns    the new pages          sync: them  SQ4, xSync,
+ *                          (a kill mid-write tears the file, with unix too)        SQ1
+ *  rollback (pages written) journal ends, as a commit: the old pages    sync: them  SQ4, xSync
+ *  hot-journal recovery    journal ends          the old pages, size    sync: them  SQ7, SQ4, xSync
+ *  WAL commit              wal-index header      nothing of lpc's (the WAL's frames are unix's)
+ *  checkpoint, complete    nBackfill stored      the backfilled pages   sync: them  SQ5, xSync
+ *  checkpoint, partial     nBackfill stored      the backfilled pages   none (the   SQ5
+ *    (or any with OFF)     (no xSync of the db)                         WAL keeps them)
+ *  WAL restart, truncate   WAL header / size     as a complete checkpoint (one runs first)
+ *  WAL close               xDelete(WAL)          as a complete checkpoint (one runs first), SQ6
+ *  rollback-journal close  nothing: unlocked before
+ * "new pages": those of the transaction; "sync": unless synchronous=OFF
+ * (then nothing is on disk, as with unix).  A failed write-back at SQ4
+ * fails the commit (SQLITE_IOERR_WRITE or SQLITE_FULL), at xSync with
+ * SQLITE_IOERR_FSYNC; the journal stays hot.  At SQ5 SQLite ignores the
+ * answer (a file-control hint): a failed write-back there leaves the pages
+ * dirty, and a partial checkpoint (or OFF) stores nBackfill anyway; the
+ * complete one's xSync (lpc_fsync) reports it.  Not done: failing such a
+ * partial checkpoint.  tests/sqlite/test_sqlite_durability.c checks each
+ * row at each level: a child is killed right after the commit point (after
+ * the unix system call, or at the end of the checkpoint lock's hold) and
+ * the reopened database (unix) has what unix's own run of the row leaves.
  *
  * Coherence with other processes.  Another process's writes reach the
  * kernel's file, not this process's lpc pages, so lpc must learn of them
@@ -45,13 +71,35 @@
  *
  *  SQ1  Before this process gives up the lock that let it write (rollback:
  *      an unlock below RESERVED; WAL: the end of a checkpoint, releasing
- *      WAL_CKPT_LOCK), every page it wrote is written back (lpc_fsync when
- *      the node has unsynced writes): another process never reads the
- *      kernel's file without them, and no dirty page of ours can later
- *      overwrite its writes.
+ *      WAL_CKPT_LOCK), every page it wrote is written back (node->wgen,
+ *      raised by xWrite and xTruncate before lpc's call, against
+ *      node->wdone, raised to it by the write-back or xSync that returned
+ *      0 after covering them): another process never reads
+ *      the kernel's file without them, and no dirty page of ours can later
+ *      overwrite its writes.  SQ4 and SQ5 (above) have usually done it.
+ *   SQ1f A failed write-back keeps the lock (xUnlock returns the error and
+ *      does not call unix's): while pages are dirty in lpc no other process
+ *      may write the file, since lpc_invalidate skips dirty pages (B.1) and
+ *      the flusher would later write them over its commit (story
+ *      unlock-failed).  Each later xUnlock, and the close, retries; other
+ *      processes get SQLITE_BUSY meanwhile.  (Before, the lock went: this
+ *      process then read its stale dirty pages and wrote them back over
+ *      another process's commit, malformed.)  WAL mode, the same: when
+ *      the write-back at the end of a checkpoint fails, WAL_CKPT_LOCK is
+ *      kept (p->ckpt_kept; SQLite ignores the unlock's answer and believes
+ *      it released): no other process checkpoints newer frames of those
+ *      pages into the file, where the flusher would later overwrite them
+ *      (story ckpt-failed: malformed before).  This connection's next
+ *      request for it is answered from p->ckpt_kept, its next checkpoint's
+ *      end retries, and its xShmUnmap lets it go with unix's shm.  Only
+ *      the checkpoint's own one-lock unlock keeps it (a recovery's range is
+ *      released as before: it writes nothing to the file).
  *  SQ2  Rollback journal: when the first connection of this process takes a
  *      SHARED lock (node->nshared 0 -> 1; while any connection here holds
- *      SHARED no other process can write the file), read bytes 24..39 of
+ *      SHARED no other process can write the file; nshared is raised after
+ *      unix's xLock returned and lowered before unix's xUnlock, so it never
+ *      counts a connection whose POSIX lock may be gone: story
+ *      nshared-race), read bytes 24..39 of
  *      the kernel's file (the file change counter, which every writing
  *      transaction changes; SQLite's pager reads the same bytes for the same
  *      reason) around the cache.  If they differ from what this process
@@ -115,6 +163,45 @@
  *      size: until our next checkpoint lock sets lpc's size from the
  *      kernel's (SQ3a), a short lpc_pread is completed from the kernel's
  *      file (node->maybe_grown).
+ *   SQ3d The pair identifies a state of one WAL file only.  A WAL can be
+ *      deleted (and then recreated, empty: its pair (0, 0, 0) again) only
+ *      by a connection holding EXCLUSIVE on the database, and a connection
+ *      of ours in WAL mode holds SHARED as long as it has the WAL open; so
+ *      once nshared has been 0 the pair may describe a WAL that is gone
+ *      (story wal-recreated: another process's commit in place, not on
+ *      page 1, then its close's checkpoint and WAL deletion, change neither
+ *      the change counter nor the pair).  What does change then is the
+ *      database file: another process changes it only by writing it (its
+ *      checkpoints; deleting a WAL wholly backfilled changes nothing lpc
+ *      holds).  So when nshared goes 1 -> 0 with wal_known, record_id
+ *      stats the file (device, inode, size, change time), trusted only if
+ *      the change time is over ID_TRUST_NS old (a write after the stat
+ *      then sets a later one; the timestamps tick at least every 10 ms);
+ *      when nshared goes 0 -> 1 (SQ2) and bytes 18-19 say WAL, check_id
+ *      keeps the pair only if that identity is recorded and unchanged;
+ *      anything else clears wal_known and the next read lock drops lpc's
+ *      pages.  Cost (a process that opens, runs 20 point selects and
+ *      closes, an idle connection of it keeping the node): 2 stat calls a
+ *      cycle, 0 lpc misses; dropping on every first SHARED instead (the
+ *      first version of this fix) cost 25 misses a cycle, 3-5x the time.
+ *      Rejected: the change counter (a WAL commit does not write it), the
+ *      wal-index's iChange (reset by a new WAL's recovery), the WAL's
+ *      inode (reused at once).  Limits: a clock set backwards, or a
+ *      change time set by hand, could hide a change (as for make).
+ *  SQ6  Where the VFS learns that another process grew the file while it
+ *      holds no lock that keeps writers out (a read completed from the
+ *      kernel, xFileSize with maybe_grown, the close), lpc's size follows
+ *      it up (lpc_filemap_size_seen: a CAS-max, no ftruncate), so that
+ *      lpc's last close never publishes a size below another process's
+ *      pages (story wal-close-size: a WAL close checkpoints in exclusive
+ *      WAL mode, without the shm lock calls SQ3a watches).
+ *  SQ7  xFileSize at RESERVED or more (no other process can change the
+ *      file) answers the kernel's size when it is larger, and lpc's follows
+ *      (SQ6): a writer that died holding the lock may have grown the file
+ *      with spilled pages, and the hot-journal rollback's pager_truncate
+ *      must see them to cut them (story hot-shrink).  Cost: an fstat per
+ *      xFileSize under RESERVED (lpcbench sqlite's TPC-B: none, it never
+ *      asks there).
  *  Why a page being dropped is never in use: SQ2 runs when no connection of
  *  this process holds SHARED, so none reads; in SQ3 a checkpoint of another
  *  process only writes pages that every reader of ours reads from the WAL
@@ -122,7 +209,8 @@
  *  WAL_READ_LOCK(0), are kept out while it backfills), so a reader of ours
  *  never caches a page while another process writes it.  lpc_invalidate
  *  skips held, locked and dirty pages (B.1); by SQ1 none is dirty, and none
- *  is held or being read for the reason above.
+ *  is held or being read for the reason above (and SQ1f keeps the lock
+ *  while one is dirty).
  *  Limits: a process that writes the file without SQLite's locks, or a
  *  connection of this same process that opens the file with another VFS,
  *  is not seen (and closing a descriptor of the file drops the process's
@@ -131,9 +219,11 @@
  * Exclusive coherence (lpc_coherence=exclusive; the issue's "refuse").  The
  * node holds an OFD lock on SQLite's lock bytes while any connection of
  * this process has the file open (registry.c): no other process can take
- * any SQLite lock on the file, so none can change it, and SQ1-SQ3 have
- * nothing to do (none runs: no write-back at unlock, no read of the change
- * counter, no wal-index check; lpc's size is the kernel's from the lock on).
+ * any SQLite lock on the file, so none can change it, and SQ1-SQ3, SQ6 and
+ * SQ7 have nothing to do (none runs: no write-back at unlock, no read of the
+ * change counter, no wal-index check; lpc's size is the kernel's from the
+ * lock on).  SQ4 and SQ5 run in both modes: they are about a kill of this
+ * process, which lets the OFD lock go with the pages still in lpc.
  * SQLite's file locks between the connections of this process are kept
  * here, in the node, with the semantics the unix VFS's inode lock table
  * gives the connections of one process (os_unix.c unixLock/posixUnlock),
@@ -164,6 +254,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "sqlite_int.h"
 
@@ -235,19 +327,55 @@ static int drop_pages(struct lpcs_file *p, bool resize)
 	return SQLITE_OK;
 }
 
-/* SQ1: writes back what this process wrote.  Return: SQLite code. */
+/* SQ1: the writes counted up to g are in the kernel's file. */
+static void written(struct lpcs_file *p, uint64_t g)
+{
+	uint64_t d = atomic_load_explicit(&p->node->wdone, memory_order_relaxed);
+
+	while (d < g && !atomic_compare_exchange_weak_explicit(&p->node->wdone, &d, g,
+							       memory_order_release,
+							       memory_order_relaxed))
+		;
+}
+
+/* SQ1, SQ4, SQ5: puts what this process wrote into the kernel's file (no
+ * fdatasync: that is xSync's).  Return: SQLite code. */
 static int flush(struct lpcs_file *p)
 {
+	uint64_t g = atomic_load_explicit(&p->node->wgen, memory_order_acquire);
 	int rc;
 
-	if (!atomic_exchange_explicit(&p->node->unsynced, 0, memory_order_acq_rel))
+	if (atomic_load_explicit(&p->node->wdone, memory_order_acquire) == g)
 		return SQLITE_OK;
-	rc = lpc_fsync(p->lf);
-	if (rc < 0) {
-		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
-		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
-	}
+	rc = lpc_wb_flush_file(p->lf);
+	if (rc < 0)
+		return lpcs_errcode(rc, SQLITE_IOERR_WRITE);
+	written(p, g);
 	return SQLITE_OK;
+}
+
+/* SQ6, SQ7: no write of this process is pending (every page it wrote was
+ * written back and the size published by flush or xSync since): the
+ * kernel's size is then not momentarily ours rounded up to a page. */
+static bool unwritten_quiet(const struct lpcs_file *p)
+{
+	return atomic_load_explicit(&p->node->wdone, memory_order_acquire) ==
+	       atomic_load_explicit(&p->node->wgen, memory_order_acquire);
+}
+
+/* Another process may have grown the kernel's file past lpc's size (SQ3,
+ * SQ6): lpc's size and the node's follow it up, never down. */
+static void follow_kernel_size(struct lpcs_file *p, uint64_t ks)
+{
+	struct lpcs_node *n = p->node;
+	uint64_t s = atomic_load_explicit(&n->size, memory_order_relaxed);
+
+	if (ks <= s)
+		return;
+	lpc_filemap_size_seen(p->lf, ks);
+	while (s < ks && !atomic_compare_exchange_weak_explicit(&n->size, &s, ks, memory_order_relaxed,
+								memory_order_relaxed))
+		;
 }
 
 /* SL1-SL3: xLock in exclusive coherence. */
@@ -294,22 +422,85 @@ static int excl_unlock(struct lpcs_file *p, int level)
 	return SQLITE_OK;
 }
 
+/* SQ3d: a change time this much older than the moment it is read is
+ * trusted: any later write sets a later one (the kernel's timestamps are
+ * taken from a clock that ticks at least every 10 ms, HZ >= 100). */
+#define ID_TRUST_NS 100000000ll
+
+/* SQ3d: the file's identity now (stat), and whether its change time is old
+ * enough to be trusted.  Return: false if stat failed. */
+static bool file_id(const struct lpcs_node *n, struct stat *st, bool *trusted)
+{
+	struct timespec now;
+	int64_t ct;
+
+	if (!n->path || stat(n->path, st) < 0)
+		return false;
+	ct = (int64_t)st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &now);
+	*trusted = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec - ct > ID_TRUST_NS;
+	return true;
+}
+
+/* SQ3d: the last SHARED of the process goes; records the file's identity
+ * if lpc's pages reflect a WAL state.  Caller holds node->lock. */
+static void record_id(struct lpcs_node *n)
+{
+	struct stat st;
+	bool trusted;
+
+	n->id_known = false;
+	if (!n->wal_known || !file_id(n, &st, &trusted) || !trusted)
+		return;
+	n->id_dev = (uint64_t)st.st_dev;
+	n->id_ino = (uint64_t)st.st_ino;
+	n->id_size = (uint64_t)st.st_size;
+	n->id_ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec;
+	n->id_known = true;
+}
+
+/* SQ3d: the first SHARED of the process, the file in WAL mode: keeps the
+ * WAL pair only if nobody changed the file since record_id.  Caller holds
+ * node->lock. */
+static void check_id(struct lpcs_node *n)
+{
+	struct stat st;
+	bool trusted;
+
+	if (!n->wal_known)
+		return;
+	if (!n->id_known || !file_id(n, &st, &trusted) || n->id_dev != (uint64_t)st.st_dev ||
+	    n->id_ino != (uint64_t)st.st_ino || n->id_size != (uint64_t)st.st_size ||
+	    n->id_ctime_ns != (int64_t)st.st_ctim.tv_sec * 1000000000ll + st.st_ctim.tv_nsec)
+		n->wal_known = false;
+	n->id_known = false;
+}
+
 /* SQ2: the first SHARED lock of this process.  Caller holds node->lock. */
 static int check_counter(struct lpcs_file *p)
 {
 	struct lpcs_node *n = p->node;
-	unsigned char ver[16];
+	unsigned char hdr[22], *ver = hdr + 6; /* bytes 18..39; ver: 24..39 */
 	int rc;
 
-	memset(ver, 0, sizeof(ver));
-	rc = p->real->pMethods->xRead(p->real, ver, sizeof(ver), 24);
+	memset(hdr, 0, sizeof(hdr));
+	rc = p->real->pMethods->xRead(p->real, hdr, sizeof(hdr), 18);
 	if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
 		return rc;
-	if (n->ver_known && !memcmp(ver, n->ver, sizeof(ver)))
+	/* SQ3d: no connection here held SHARED, so none had the WAL open: it
+	 * may have been deleted and recreated since, which resets the pair
+	 * SQ3 compares.  Kept only if the file is in WAL mode (bytes 18, 19)
+	 * and unchanged since the last SHARED went; else the next read lock
+	 * drops lpc's pages. */
+	if (hdr[0] == 2 && hdr[1] == 2)
+		check_id(n);
+	else
+		n->wal_known = n->id_known = false;
+	if (n->ver_known && !memcmp(ver, n->ver, sizeof(n->ver)))
 		return SQLITE_OK;
 	rc = drop_pages(p, true);
 	if (rc == SQLITE_OK) {
-		memcpy(n->ver, ver, sizeof(ver));
+		memcpy(n->ver, ver, sizeof(n->ver));
 		n->ver_known = true;
 	}
 	return rc;
@@ -379,7 +570,18 @@ static int lpcs_close(sqlite3_file *f)
 {
 	struct lpcs_file *p = F(f);
 	int rc, rc2 = 0;
+	uint64_t ks;
 
+	/* SQ6: lpc's size at least the kernel's before a last close publishes
+	 * it (another process's checkpoint may have grown the file). */
+	if (p->node && !p->excl &&
+	    atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) && p->real->pMethods &&
+	    unwritten_quiet(p) && kernel_size(p, &ks) == SQLITE_OK)
+		follow_kernel_size(p, ks);
+	/* SQ1f: a lock kept after a failed write-back: a last try while it
+	 * still keeps other writers out. */
+	if (p->node && !p->excl && p->lock >= SQLITE_LOCK_RESERVED)
+		rc2 = flush(p);
 	/* unix first: lpc's last close closes its descriptor, which would drop
 	 * the locks unix still held for this connection's file. */
 	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
@@ -387,6 +589,8 @@ static int lpcs_close(sqlite3_file *f)
 	if (p->node && p->excl && p->lock > SQLITE_LOCK_NONE)
 		excl_unlock(p, SQLITE_LOCK_NONE);
 	if (p->node && p->excl && (rc2 = flush(p)) != SQLITE_OK && rc == SQLITE_OK)
+		rc = rc2;
+	else if (rc2 != SQLITE_OK && rc == SQLITE_OK)
 		rc = rc2;
 	rc2 = 0;
 	if (p->node)
@@ -418,9 +622,15 @@ static int lpcs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
 	}
 	if (n == amt)
 		return SQLITE_OK;
-	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed))
-		/* SQ3: another process's checkpoint may have grown the file. */
-		return p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
+	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed)) {
+		/* SQ3: another process's checkpoint may have grown the file;
+		 * SQ6: lpc's size follows, so no close publishes a smaller one. */
+		int rc = p->real->pMethods->xRead(p->real, (char *)buf + n, amt - (int)n, off + n);
+
+		if (rc == SQLITE_OK)
+			follow_kernel_size(p, (uint64_t)off + (uint64_t)amt);
+		return rc;
+	}
 	memset((char *)buf + n, 0, (size_t)(amt - n));
 	return SQLITE_IOERR_SHORT_READ;
 }
@@ -432,7 +642,7 @@ static int lpcs_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 o
 	uint64_t end = (uint64_t)off + (uint64_t)amt, size;
 	ssize_t w;
 
-	atomic_store_explicit(&n->unsynced, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->wgen, 1, memory_order_release);
 	w = lpc_pwrite(p->lf, buf, (size_t)amt, (uint64_t)off);
 	if (w != amt)
 		return lpcs_errcode(w < 0 ? w : -EIO, SQLITE_IOERR_WRITE);
@@ -454,7 +664,7 @@ static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
 	struct lpcs_file *p = F(f);
 	int rc;
 
-	atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->node->wgen, 1, memory_order_release);
 	rc = lpc_truncate(p->lf, (uint64_t)size);
 	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_TRUNCATE);
@@ -465,14 +675,12 @@ static int lpcs_truncate(sqlite3_file *f, sqlite3_int64 size)
 static int lpcs_sync(sqlite3_file *f, int flags)
 {
 	struct lpcs_file *p = F(f);
-	int rc;
+	uint64_t g = atomic_load_explicit(&p->node->wgen, memory_order_acquire);
+	int rc = lpc_fsync(p->lf);
 
-	atomic_store_explicit(&p->node->unsynced, 0, memory_order_relaxed);
-	rc = lpc_fsync(p->lf);
-	if (rc < 0) {
-		atomic_store_explicit(&p->node->unsynced, 1, memory_order_relaxed);
+	if (rc < 0)
 		return lpcs_errcode(rc, SQLITE_IOERR_FSYNC);
-	}
+	written(p, g);
 	return SQLITE_OK;
 }
 
@@ -481,9 +689,21 @@ static int lpcs_file_size(sqlite3_file *f, sqlite3_int64 *pSize)
 	struct lpcs_file *p = F(f);
 	uint64_t s = atomic_load_explicit(&p->node->size, memory_order_relaxed), ks;
 
-	if (atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) &&
-	    kernel_size(p, &ks) == SQLITE_OK && ks > s)
+	/* SQ3: a checkpoint of another process may have grown the file.  SQ7:
+	 * at RESERVED or above nobody else can change it, and a process that
+	 * died holding the lock may have left it longer than lpc's size (a
+	 * hot journal's spilled pages): answer the kernel's, so that the
+	 * rollback's pager_truncate cuts them.  The kernel's size is ours to
+	 * follow only with nothing of ours unwritten (unwritten_quiet): lpc's
+	 * writeback of a partial last page makes it a whole lpc page for a
+	 * moment. */
+	if ((atomic_load_explicit(&p->node->maybe_grown, memory_order_relaxed) ||
+	     (!p->excl && p->lock >= SQLITE_LOCK_RESERVED && unwritten_quiet(p))) &&
+	    kernel_size(p, &ks) == SQLITE_OK && ks > s) {
+		if (unwritten_quiet(p))
+			follow_kernel_size(p, ks);
 		s = ks;
+	}
 	*pSize = (sqlite3_int64)s;
 	return SQLITE_OK;
 }
@@ -518,21 +738,32 @@ static int lpcs_unlock(sqlite3_file *f, int level)
 {
 	struct lpcs_file *p = F(f);
 	struct lpcs_node *n = p->node;
-	int rc = SQLITE_OK, rc2;
+	int rc, rc2;
 
 	if (p->excl)
 		return excl_unlock(p, level);
-	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED)
-		rc = flush(p); /* SQ1 */
-	rc2 = p->real->pMethods->xUnlock(p->real, level);
+	if (p->lock >= SQLITE_LOCK_RESERVED && level < SQLITE_LOCK_RESERVED) {
+		/* SQ1.  A failed write-back keeps the lock (SQ1f): the pages stay
+		 * dirty in lpc, so no other process may write the file until a
+		 * later xUnlock writes them back. */
+		rc = flush(p);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	/* SQ2: uncounted before unix's xUnlock may drop the process's POSIX
+	 * lock, never after: a connection here that takes SHARED once that
+	 * lock is gone must find nshared 0 and check. */
 	if (p->lock >= SQLITE_LOCK_SHARED && level == SQLITE_LOCK_NONE) {
 		pthread_mutex_lock(&n->lock);
-		n->nshared--;
+		if (--n->nshared == 0)
+			record_id(n); /* SQ3d */
 		pthread_mutex_unlock(&n->lock);
 	}
+	rc2 = p->real->pMethods->xUnlock(p->real, level);
+	lpcs_hook(LPCS_HOOK_UNLOCKED, NULL);
 	if (p->lock > level)
 		p->lock = level;
-	return rc != SQLITE_OK ? rc : rc2;
+	return rc2;
 }
 
 static int lpcs_check_reserved(sqlite3_file *f, int *pResOut)
@@ -559,6 +790,13 @@ static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
 	case SQLITE_FCNTL_MMAP_SIZE:
 		*(sqlite3_int64 *)pArg = 0; /* never map: it would bypass lpc */
 		return SQLITE_OK;
+	case SQLITE_FCNTL_SYNC:
+		/* SQ4: sent right before xSync of the database, or in its place
+		 * with synchronous=OFF, before the journal's commit point. */
+		return flush(p);
+	case SQLITE_FCNTL_CKPT_DONE:
+		/* SQ5: after a checkpoint's backfill writes, before nBackfill. */
+		return flush(p);
 	case SQLITE_FCNTL_SIZE_HINT:
 	case SQLITE_FCNTL_CHUNK_SIZE:
 		return SQLITE_OK; /* unix would grow the kernel's file behind lpc */
@@ -609,12 +847,26 @@ static int lpcs_shm_lock(sqlite3_file *f, int ofst, int n, int flags)
 
 	if (p->excl) /* nobody else checkpoints or restarts: no SQ1, SQ3 */
 		return p->real->pMethods->xShmLock(p->real, ofst, n, flags);
+	if ((flags & SQLITE_SHM_LOCK) && p->ckpt_kept && ofst == WAL_CKPT_LOCK && n == 1) {
+		/* SQ1f: our checkpoint lock was kept after a failed write-back;
+		 * SQLite asks for it again: held already, the check (SQ3a) and
+		 * ckpt_mine still hold. */
+		p->ckpt_kept = false;
+		return SQLITE_OK;
+	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->ckpt_held && ofst <= WAL_CKPT_LOCK &&
 	    ofst + n > WAL_CKPT_LOCK) {
 		/* SQ1, SQ3b: the end of our checkpoint. */
+		lpcs_hook(LPCS_HOOK_CKPT_END, NULL);
 		rc = flush(p);
+		if (rc != SQLITE_OK && ofst == WAL_CKPT_LOCK && n == 1) {
+			/* SQ1f: keep WAL_CKPT_LOCK while pages are dirty here; a
+			 * later checkpoint of this connection retries. */
+			p->ckpt_kept = true;
+			return rc;
+		}
 		end_ckpt(p, rc == SQLITE_OK && p->shm0);
-		p->ckpt_held = false;
+		p->ckpt_held = p->ckpt_kept = false;
 	}
 	if ((flags & SQLITE_SHM_UNLOCK) && p->write_held && ofst == WAL_WRITE_LOCK) {
 		struct lpcs_node *nd = p->node;
@@ -678,6 +930,12 @@ static int lpcs_shm_unmap(sqlite3_file *f, int deleteFlag)
 	struct lpcs_file *p = F(f);
 
 	p->shm0 = NULL;
+	if (p->ckpt_kept) {
+		/* SQ1f: unix's unmap drops the kept lock; the node forgets what
+		 * the failed checkpoint had reconciled (SQ3a). */
+		end_ckpt(p, false);
+		p->ckpt_held = p->ckpt_kept = false;
+	}
 	return p->real->pMethods->xShmUnmap(p->real, deleteFlag);
 }
 

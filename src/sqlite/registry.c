@@ -205,8 +205,10 @@ int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool ex
 		n->refs = 1;
 		n->ofd = -1;
 		atomic_init(&n->size, size);
-		rc = excl ? excl_start(n, zName) : SQLITE_OK;
+		n->path = zName ? strdup(zName) : NULL;
+		rc = !n->path ? SQLITE_NOMEM : excl ? excl_start(n, zName) : SQLITE_OK;
 		if (rc != SQLITE_OK) {
+			free(n->path);
 			free(n);
 			n = NULL;
 		} else {
@@ -243,6 +245,7 @@ void lpcs_node_put(struct lpcs_node *n)
 	pthread_mutex_unlock(&reg_lock);
 	free(n->jname[0]);
 	free(n->jname[1]);
+	free(n->path);
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 }

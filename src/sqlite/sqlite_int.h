@@ -29,6 +29,12 @@
 #include <lpc/lpc.h>
 #include <lpc/lpc_sqlite.h>
 
+/* lpc's write-back of every dirty page of f without the fdatasync
+ * (writeback/writeback.h): what the last close runs.  Not in lpc.h; this
+ * library carries its own copy of lpc (CMakeLists.txt), or links liblpc.a.
+ * Return: 0 or negative errno, reported once as lpc_fsync reports it. */
+int lpc_wb_flush_file(struct lpc_file *f);
+
 /* The symbols of lpc_sqlite.h and the extension's entry point. */
 #define LPCS_EXPORT __attribute__((visibility("default")))
 
@@ -46,6 +52,12 @@ struct lpcs_node {
 	bool ver_known;        /* ver is what the kernel's file holds */
 	unsigned char ver[16]; /* bytes 24..39 of the file (change counter ...) */
 	bool wal_known;        /* wal_* is the WAL state lpc's pages reflect */
+	/* SQ3d (file.c): the file as the last SHARED of the process left it,
+	 * while wal_known; id_known: taken, and old enough to be trusted. */
+	bool id_known;
+	uint64_t id_dev, id_ino, id_size;
+	int64_t id_ctime_ns;
+	char *path;            /* the database's full path; constant */
 	uint32_t wal_salt[2];  /* wal-index header aSalt (raw) */
 	uint32_t wal_backfill; /* nBackfill */
 	/* SQ3 (file.c): a connection of this process holds WAL_CKPT_LOCK and
@@ -61,7 +73,12 @@ struct lpcs_node {
 	 * the connection that holds the write lock, read by any (relaxed: the
 	 * file lock orders them). */
 	_Atomic uint64_t size;
-	_Atomic int unsynced;    /* lpc writes not yet made durable by lpc_fsync */
+	/* SQ1: xWrite/xTruncate calls begun (raised before lpc's call), and
+	 * the count a completed write-back or xSync covered (raised after it
+	 * returned 0): equal when nothing of ours is pending or in flight.
+	 * Writes and write-backs come from the connection holding the lock
+	 * that lets it write, one after the other. */
+	_Atomic uint64_t wgen, wdone;
 	_Atomic int maybe_grown; /* another process may have grown the file
 				  * beyond lpc's size (WAL checkpoints): a short
 				  * lpc_pread is completed from the kernel */
@@ -90,6 +107,8 @@ struct lpcs_file {
 	bool excl;       /* node->excl (copied: read on every method) */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
 	bool ckpt_held;  /* holds WAL_CKPT_LOCK */
+	bool ckpt_kept;  /* ... kept after a failed write-back (SQ1f), SQLite
+			  * believing it released */
 	bool write_held; /* holds WAL_WRITE_LOCK (node->write_mine) */
 };
 
@@ -117,6 +136,32 @@ bool lpcs_track_access(const char *zName, int *res, int *rc);
 /* XJ2, XJ3: zName (if tracked) was created or opened (state PRESENT), or
  * deleted (ABSENT), or its state is unknown after a failure (UNKNOWN). */
 void lpcs_track_set(const char *zName, int state);
+
+/* Test-only hook (tests/sqlite/test_sqlite_stories.c): when set, called at
+ * these points of the VFS, so a story can park the calling thread there.
+ * (Kills right after a commit point use the unix VFS's xSetSystemCall.)  NULL outside tests: each
+ * point costs one relaxed load. */
+enum lpcs_hook_point {
+	LPCS_HOOK_UNLOCKED, /* xUnlock: unix's xUnlock returned */
+	LPCS_HOOK_CKPT_END, /* xShmUnlock of WAL_CKPT_LOCK, before SQ1 */
+};
+typedef void lpcs_hook_fn(int point, const char *name);
+extern lpcs_hook_fn *_Atomic lpcs_test_hook;
+static inline void lpcs_hook(int point, const char *name)
+{
+	lpcs_hook_fn *h = atomic_load_explicit(&lpcs_test_hook, memory_order_relaxed);
+
+	if (h)
+		h(point, name);
+}
+
+/* Two calls of lpc's own (the VFS is built with lpc's sources):
+ * writeback/writeback.h: writes every dirty page of f back and waits for
+ * writes in flight, no fdatasync (what the last close runs); 0 or an error
+ * by lpc_fsync's rule.  filemap/filemap.h: raises lpc's size of f to at
+ * least seen (another process put bytes there), no ftruncate. */
+int lpc_wb_flush_file(struct lpc_file *f);
+uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen);
 
 /* errors.c: rc is lpc's negative errno; ioerr the method's SQLITE_IOERR_x. */
 int lpcs_errcode(long rc, int ioerr);

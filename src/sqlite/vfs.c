@@ -28,6 +28,7 @@
 #include "sqlite_int.h"
 
 sqlite3_vfs *lpcs_unix;
+lpcs_hook_fn *_Atomic lpcs_test_hook;
 
 /* The coherence mode asked for: 1 exclusive, 0 detect, -1 unknown word. */
 static int coherence_mode(const char *zName)

@@ -18,6 +18,9 @@
  * page past the end cannot be in flight after step 2, so nothing extends
  * the kernel's file again after step 4 (a whole last page written later is
  * cut back by the writeback's own publish of the size).
+ * lpc_truncate is the only call that cuts the kernel's file below lpc's
+ * size as it was, and below bytes another process put there (the size
+ * protocol, S-rules, in writeback.c).
  * Growing stores the size and extends the kernel's file: the new range
  * reads as zeros.
  */
@@ -83,7 +86,7 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 {
 	struct lpc_tcache *t;
-	uint64_t old;
+	uint64_t old, seen;
 	int rc;
 
 	if (unlikely(!f))
@@ -109,9 +112,22 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
 	if (size < old)
 		truncate_pages(f, size);					/* 2, 3 */
+	lpc_yield_point(LPC_YP_SZ4);
+	seen = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 	rc = lpc_io_truncate(f->iodev, &f->io, size);			/* 4 */
 	if (!rc)
-		atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
+		lpc_debug_wb_end_set(f, size);
+	lpc_yield_point(LPC_YP_SZ5);
+	if (!rc) {
+		/* As the publish's SZ5: a CAS, so a writeback's raise of
+		 * io.size (SZ2: the last page, written again after step 3,
+		 * landing after this ftruncate) is not lost; when io.size
+		 * was past that write's end already, the raise changes
+		 * nothing and this CAS succeeds, and that write's own
+		 * publish trims its tail (S4 in writeback.c). */
+		atomic_compare_exchange_strong_explicit(&f->io.size, &seen, size,
+							memory_order_relaxed, memory_order_relaxed);
+	}
 	pthread_mutex_unlock(&f->size_lock);
 	pthread_rwlock_unlock(&f->trunc_lock);
 	return rc;

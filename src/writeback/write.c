@@ -7,9 +7,10 @@
  * (nothing to read: zeros), is filled while private (lpc_page_alloc's kind
  * of frame) and then inserted UPTODATE and DIRTY, so no reader ever sees a
  * half-written new page.  Any other page is read first (the miss path, M1-
- * M6), then changed under its lock between seq begin and end.  The size
- * grows after the data is in the page.  lpc_pwrite holds f->trunc_lock
- * shared, so lpc_truncate never runs in the middle of it.
+ * M6), then changed under its lock between seq begin and end.  lpc's size
+ * grows before the data is in the page (SZ1, below; the size protocol is in
+ * writeback.c).  lpc_pwrite holds f->trunc_lock shared, so lpc_truncate
+ * never runs in the middle of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,20 +56,39 @@ static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size
 	return 0;
 }
 
-/* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  Return: 0 or errno. */
+#if LPC_DEBUG
+/* Rule SIZE-CUT, the writer's half (SZ1 before D3): bytes are dirtied only
+ * below lpc's size, so a publish (which reads the size under size_lock)
+ * never sees a page with promised bytes past the size it cuts to. */
+static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
+{
+	uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
+
+	lpc_debug_check(size >= end, "SIZE-CUT", p,
+			"bytes up to %llu dirtied with lpc's size at %llu (SZ1 must raise it "
+			"before D3: a publish in between would cut them)",
+			(unsigned long long)end, (unsigned long long)size);
+}
+#else
+#define debug_check_z1(f, p, end) ((void)0)
+#endif
+
+/* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
+ * before this write's SZ1 raise (write_extend): a page wholly past it holds
+ * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
 static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
-		      const void *src, struct lpc_tcache *t)
+		      const void *src, uint64_t size0, struct lpc_tcache *t)
 {
 	size_t ps = f->pool->page_size;
+	bool fresh = n == ps || (index << f->page_shift) >= size0;
 	struct lpc_page *p;
 	int rc;
 
 	for (;;) {
-		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
-
-		if (n == ps || (index << f->page_shift) >= size) {
+		if (fresh) {
 			p = lpc_filemap_lookup(f, index, t);
 			if (!p) {
+				debug_check_z1(f, NULL, (index << f->page_shift) + pgoff + n);
 				rc = write_new_page(f, index, pgoff, n, src);
 				if (rc == -EEXIST)
 					continue;
@@ -84,8 +104,10 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 			}
 		} else {
 			rc = lpc_filemap_get_page(f, index, t, 0, &p);
-			if (rc == -ENXIO)
-				continue; /* past the end now: a new page */
+			if (rc == -ENXIO) {
+				fresh = true; /* past the end after all: a new page */
+				continue;
+			}
 			if (rc)
 				return rc;
 		}
@@ -100,6 +122,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 		lpc_page_seq_write_begin(p);					/* D2 */
 		memcpy((char *)lpc_page_frame(p) + pgoff, src, n);
 		lpc_page_seq_write_end(p);
+		debug_check_z1(f, p, (index << f->page_shift) + pgoff + n);
 		rc = lpc_filemap_dirty_locked(f, p, index);			/* D3 */
 		lpc_page_unlock_noseq(p);
 		lpc_page_release(p);
@@ -109,21 +132,36 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 	}
 }
 
-/* Raises lpc's size of f to at least `end`. */
-static void size_extend(struct lpc_file *f, uint64_t end)
+/*
+ * SZ1: raises lpc's size of f to at least `end`, under size_lock, before the
+ * bytes below `end` are in a page (writeback.c, the size protocol): a
+ * publish, which reads the size under the same lock, then either sees the
+ * new size or runs its ftruncate before any of these bytes can be dirty.
+ * A write inside the size takes no lock (one acquire load).  Return: lpc's
+ * size just before this raise (or the size, when it did not raise): the
+ * bound below which the file may hold bytes.
+ */
+static uint64_t write_extend(struct lpc_file *f, uint64_t end)
 {
-	uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
+	uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
 
-	while (size < end && !atomic_compare_exchange_weak_explicit(&f->size, &size, end,
-								    memory_order_release,
-								    memory_order_relaxed))
-		;
+	lpc_yield_point(LPC_YP_SZ1);
+	if (size >= end)
+		return size;
+	lpc_debug_no_page_lock("size_lock taken (lpc_pwrite SZ1)");
+	pthread_mutex_lock(&f->size_lock);
+	size = atomic_load_explicit(&f->size, memory_order_relaxed);
+	if (size < end)
+		atomic_store_explicit(&f->size, end, memory_order_release);	/* SZ1 */
+	pthread_mutex_unlock(&f->size_lock);
+	return size;
 }
 
 LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, uint64_t off)
 {
 	struct lpc_tcache *t;
 	size_t done = 0, mask;
+	uint64_t size0;
 	int rc = 0;
 
 	if (unlikely(!f || (!buf && len)))
@@ -156,11 +194,12 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 
 		if (n > len - done)
 			n = len - done;
-		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, t);
+		size0 = write_extend(f, pos + n);				/* SZ1 */
+		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, size0,
+				t);
 		if (rc)
 			break;
 		done += n;
-		size_extend(f, off + done);
 	}
 	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_count(t, LPC_C_WRITES);

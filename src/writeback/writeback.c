@@ -55,6 +55,89 @@
  * Y3, by counts kept at K3 and K5), which the mutant no-y3 and
  * tests/regress/regress_fsync_inflight.c show firing.
  *
+ * The file's size (SZ1-SZ5).  Three sizes exist:
+ *   f->size   lpc's size: what lpc_pread, lpc_pin and writeback read up to
+ *             (DESIGN: all use the same size).  Until lpc first writes or
+ *             truncates the file (size_kept) it follows the kernel's (fstat,
+ *             filemap/miss.c); from then on only lpc changes it: SZ1 raises
+ *             it, lpc_truncate sets it.  Both under f->size_lock; readers
+ *             take no lock (acquire loads).
+ *   the file  the kernel's file on disk.  lpc changes it in three places:
+ *             writeback's whole-page writes (K4) extend it, up to the end of
+ *             the last page written; a publish (lpc_wb_publish_size: after a
+ *             batch whose end passes lpc's size, at lpc_fsync's Y4 and at the
+ *             last close) extends it to lpc's size or cuts the tail of lpc's
+ *             last page that K4 wrote past lpc's size; lpc_truncate sets it.
+ *             Other processes may change it too.
+ *   io.size   lpc's end of the file, as last made or seen by lpc: the
+ *             kernel's size (fstat) while lpc does not keep the size; after,
+ *             raised by SZ2 (CAS-max) when a write reached further, set by a
+ *             publish (SZ5, CAS) and lpc_truncate (CAS), never by fstat (what
+ *             another process appended is not lpc's).
+ * The rule (DESIGN, "The file's size"): the file is never cut below a byte
+ * that a write, a writeback or another process put there and that lpc still
+ * promises; lpc_truncate is the only call that shrinks the file below what
+ * lpc's size was.  Hence:
+ *   S1 no byte is dirty (or in a page being written) past lpc's size: SZ1
+ *      raises the size before the bytes are in the page (D2-D3, or the new
+ *      page's insert);
+ *   S2 a publish cuts only to lpc's size read under size_lock (SZ3), and
+ *      every raise holds size_lock, so no raise runs between the read and
+ *      the ftruncate: with S1, every byte dirtied so far lies below the size
+ *      it cuts to, and every byte dirtied later is dirtied after the
+ *      ftruncate (its writer waited for size_lock), so written after it;
+ *   S3 a publish cuts only what lies in lpc's own writes (kernel's end K <=
+ *      io.size): bytes another process appended past them stay;
+ *   S4 a writeback whose write ended past lpc's size publishes after it
+ *      (after K5) with that end as lpc's own, and asks the kernel for the
+ *      file's size: a write that landed after another publish's (or a
+ *      truncate's) ftruncate is trimmed by its own publish, whatever io.size
+ *      says.  io.size changes by CAS only (SZ2 max, SZ5 and truncate from the
+ *      value they read), so a raise is not lost either: it is the hint that
+ *      lets lpc_fsync's and the last close's publish do nothing (no system
+ *      call) when lpc's end of the file is lpc's size.
+ * Steps:
+ *   SZ1 lpc_pwrite, per page, before D1 or the new page (write.c): if the
+ *      bytes end past lpc's size, take size_lock and store the new size
+ *      (release); the size just before is the bound below which the file
+ *      may hold bytes (a page wholly past it needs no read)
+ *   SZ2 batch_flush, after K4: io.size = max(io.size, end of the runs written)
+ *      by CAS; then K5; then, if the end passes lpc's size, a publish with
+ *      that end (wend)
+ *   SZ3 publish: take size_lock (no page lock, no WRITEBACK page held: K5
+ *      came first); T = lpc's size; seen = io.size; own = max(seen, wend);
+ *      no wend and seen == T: done
+ *   SZ4 K = the file's size now (fstat, or the backend's size op); K < T:
+ *      ftruncate(T) (extend); T < K <= own: ftruncate(T) (cut lpc's own
+ *      page tail); K > own: nothing (another's bytes)
+ *   SZ5 io.size: CAS from seen to T (a SZ2 raise since SZ3 wins); unlock
+ * Interleavings that matter:
+ *   - a write raising past T while a publish holds T (window (b)): the
+ *     raise waits for size_lock, so its page is dirtied, and written, only
+ *     after the ftruncate (S2).  Without the lock the write's page could be
+ *     written between SZ3 and the ftruncate and be cut, clean, for good.
+ *   - a page dirtied before its size is raised (window (a)): impossible by
+ *     S1; with the old order a pass in between wrote it and cut it at the
+ *     old size (tests/regress/regress_size_publish.c, story 1).
+ *   - a write completing between a publish's ftruncate and its SZ5 (K4 after
+ *     the cut): its SZ2 raises io.size and SZ5's CAS fails (story 3); or, when
+ *     io.size was already past the write's end (a truncate that read it
+ *     before it cut the file: story 4, found by tests/model/size.pml), its
+ *     SZ2 changes nothing and SZ5 succeeds: either way the write's own
+ *     publish, with wend, cuts its tail (S4).
+ *   - a last close after another process grew the file past lpc's size
+ *     (the SQLite VFS in detect mode): io.size stayed lpc's, K > seen, the
+ *     publish does nothing (S3; regress_size_kernel.c, story 2).
+ * tests/model/size.pml checks S1-S4 with broken variants; in LPC_DEBUG
+ * builds rule SIZE-CUT checks S1 at D3 and S2-S3 at a cut, rule SIZE-SEEN
+ * checks S4 (a publish that does nothing must not leave lpc's own tail,
+ * with no write in flight).
+ * Limits: a failed lpc_pwrite has raised the size over the page it failed
+ * on (those bytes read as what the file held: zeros past the old end); the
+ * cut of S3 trusts that another process does not write inside lpc's last
+ * page past lpc's size without telling lpc (the SQLite VFS refreshes lpc's
+ * size under SQLite's locks).
+ *
  * Errors: each write error is returned once to each lpc_fsync (or last
  * lpc_file_close) whose call it happened during, and an error that happened
  * while none ran to the first one that checks after it (filemap/dirty.c,
@@ -91,23 +174,120 @@ static void count(struct lpc_tcache *t, enum lpc_counter i, uint64_t n)
 		lpc_count_add(t, i, n);
 }
 
-int lpc_wb_publish_size(struct lpc_file *f)
+/* SZ5: io.size goes from `seen` (read at SZ3) to `size`, unless a writeback
+ * raised it in between (SZ2's CAS-max): that write may have landed after
+ * our ftruncate.  A higher io.size than the file's costs one needless
+ * fstat at the next publish; a lower one would let lpc_fsync's publish do
+ * nothing over a tail (the writeback's own publish does not trust it: S4). */
+static void io_size_settle(struct lpc_file *f, uint64_t seen, uint64_t size)
 {
+	atomic_compare_exchange_strong_explicit(&f->io.size, &seen, size, memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+#if LPC_DEBUG
+/*
+ * Rule SIZE-CUT, the publisher's half: a cut to `size` happens with lpc's
+ * size still `size` (no SZ1 raise ran since SZ3: it needs size_lock) and
+ * only over lpc's own page tail (the kernel's file ended at `kend`, no
+ * further than lpc's own writes, `seen`).
+ * Rule SIZE-SEEN: a publish that finds io.size equal to lpc's size does
+ * nothing; then, with no write of f in flight, the file must not end inside
+ * lpc's last page past the size (a tail io.size lost: SZ5 as a plain store).
+ * Context: size_lock held.
+ */
+static void debug_check_cut(struct lpc_file *f, uint64_t size, uint64_t kend, uint64_t seen)
+{
+	uint64_t now = atomic_load_explicit(&f->size, memory_order_relaxed);
+
+	lpc_debug_check(now == size && kend <= seen, "SIZE-CUT", NULL,
+			"ftruncate(%llu) from %llu: lpc's size is %llu now, its own writes "
+			"reach %llu (a raise since the size was read, or another's bytes)",
+			(unsigned long long)size, (unsigned long long)kend,
+			(unsigned long long)now, (unsigned long long)seen);
+}
+
+static void debug_check_seen(struct lpc_file *f, uint64_t size)
+{
+	size_t ps = f->pool->page_size;
+	uint64_t began = atomic_load_explicit(&f->dbg_wb_started, memory_order_acquire);
+	uint64_t ended = atomic_load_explicit(&f->dbg_wb_ended, memory_order_acquire);
+	/* A write that ended (K5) may still owe its publish (it waits for
+	 * the size_lock we hold): counted from before its K5 (SZ2). */
+	int64_t owed = atomic_load_explicit(&f->dbg_publish_owed, memory_order_acquire);
+	uint64_t kend;
+
+	if (began != ended || owed || lpc_io_size(f->iodev, &f->io, &kend) != 0)
+		return;
+	if (atomic_load_explicit(&f->dbg_wb_started, memory_order_acquire) != began)
+		return; /* a write began during the look: it publishes itself */
+	/* Only a tail lpc's own writes made (dbg_wb_end: the highest end
+	 * since the last ftruncate): another process may append too. */
+	lpc_debug_check(!(kend > size && kend <= ((size + ps - 1) & ~(uint64_t)(ps - 1)) &&
+			  kend <= atomic_load_explicit(&f->dbg_wb_end, memory_order_relaxed)),
+			"SIZE-SEEN", NULL,
+			"io.size says %llu, lpc's size, but the kernel's file ends at %llu "
+			"inside lpc's last page, with no write in flight (a writeback's raise "
+			"of io.size was lost, or its publish trusted io.size)",
+			(unsigned long long)size, (unsigned long long)kend);
+}
+#else
+#define debug_check_cut(f, size, kend, seen) ((void)0)
+#define debug_check_seen(f, size) ((void)0)
+#endif
+
+/*
+ * SZ3-SZ5.  wend: the end of the file that the caller's own write (K4) just
+ * reached past lpc's size, or 0 (lpc_fsync's Y4, the last close).  Return:
+ * 0 or the negative errno of the fstat or ftruncate.
+ */
+static int publish_size(struct lpc_file *f, uint64_t wend)
+{
+	uint64_t size, seen, own, kend;
 	int rc = 0;
 
 	lpc_debug_no_page_lock("size_lock taken (lpc_wb_publish_size)");
 	pthread_mutex_lock(&f->size_lock);
-	if (atomic_load_explicit(&f->size_kept, memory_order_acquire)) {
-		uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
-
-		if (atomic_load_explicit(&f->io.size, memory_order_relaxed) != size) {
-			rc = lpc_io_truncate(f->iodev, &f->io, size);
-			if (!rc)
-				atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
-		}
+	if (!atomic_load_explicit(&f->size_kept, memory_order_acquire))
+		goto out; /* the kernel's size is lpc's: nothing to publish */
+	/* SZ3: exact while size_lock is held (SZ1 and lpc_truncate take it). */
+	size = atomic_load_explicit(&f->size, memory_order_acquire);
+	lpc_yield_point(LPC_YP_SZ3);
+	seen = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	/* lpc's own end of the file: io.size, or the caller's write, which
+	 * may have landed after another publish's ftruncate while io.size
+	 * was already past its end (its CAS-max at SZ2 then changed nothing,
+	 * and that publish's SZ5 took io.size down to the size). */
+	own = wend > seen ? wend : seen;
+	if (!wend && seen == size) {
+		debug_check_seen(f, size);
+		goto out;
 	}
+	rc = lpc_io_size(f->iodev, &f->io, &kend);				/* SZ4 */
+	lpc_yield_point(LPC_YP_SZ4);
+	if (rc)
+		goto out;
+	if (kend < size || (kend > size && kend <= own)) {
+		/* Extend to lpc's size, or cut the tail lpc's own whole-page
+		 * writes left past it; past what lpc wrote (kend > seen) the
+		 * bytes are another's, and stay. */
+		rc = lpc_io_truncate(f->iodev, &f->io, size);
+		if (!rc && kend > size)
+			debug_check_cut(f, size, kend, own);
+		if (!rc)
+			lpc_debug_wb_end_set(f, size);
+	}
+	lpc_yield_point(LPC_YP_SZ5);
+	if (!rc)
+		io_size_settle(f, seen, size);					/* SZ5 */
+out:
 	pthread_mutex_unlock(&f->size_lock);
 	return rc;
+}
+
+int lpc_wb_publish_size(struct lpc_file *f)
+{
+	return publish_size(f, 0);
 }
 
 /* Runs of contiguous pages in WRITEBACK, each page with a reference: run r
@@ -216,13 +396,19 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 		}
 	}
 	if (end) {
-		/* The kernel's file now reaches at least `end`. */
-		uint64_t ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+		/* SZ2: the kernel's file now reaches at least `end`; io.size,
+		 * lpc's end of it, rises to it (CAS-max: the publisher's SZ5 is
+		 * a CAS too, so neither loses the other's value). */
+		uint64_t ks;
 
+		lpc_debug_publish_owed(f, 1); /* before K5: rule SIZE-SEEN */
+		lpc_yield_point(LPC_YP_SZ2);
+		ks = atomic_load_explicit(&f->io.size, memory_order_relaxed);
 		while (ks < end && !atomic_compare_exchange_weak_explicit(
 					   &f->io.size, &ks, end, memory_order_relaxed,
 					   memory_order_relaxed))
 			;
+		lpc_debug_wb_end_raise(f, end);
 	}
 	for (unsigned r = 0; r < b->nruns; r++) {
 		for (unsigned i = 0; i < b->len[r]; i++) {
@@ -237,13 +423,15 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 	/* A whole last page wrote past lpc's size: cut the kernel's file back
 	 * (after K5: a truncate waiting for these pages holds size_lock). */
 	if (end > atomic_load_explicit(&f->size, memory_order_acquire)) {
-		int rc = lpc_wb_publish_size(f);
+		int rc = publish_size(f, end);					/* SZ2 */
 
 		if (rc) {
 			lpc_file_err_record(f, rc);
 			err = err ? err : rc;
 		}
 	}
+	if (end)
+		lpc_debug_publish_owed(f, -1);
 	return err;
 }
 

@@ -25,6 +25,7 @@
 #define LPC_TESTS_COMMON_GATE_IO_H
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "cache/cache.h"
 #include "lpc_test.h"
@@ -123,6 +124,19 @@ static int tst_gate_truncate(struct lpc_io_file *f, uint64_t size)
 	return tst_gate.inner->truncate(f, size);
 }
 
+/* The wrapped backend's size: its op, or the front's fstat. */
+static int tst_gate_size(struct lpc_io_file *f, uint64_t *out)
+{
+	struct stat st;
+
+	if (tst_gate.inner->size)
+		return tst_gate.inner->size(f, out);
+	if (fstat(f->fd, &st) != 0)
+		return -errno;
+	*out = (uint64_t)st.st_size;
+	return 0;
+}
+
 static const struct lpc_io_backend_ops tst_gate_ops = {
 	.name = "gate",
 	.read = tst_gate_read,
@@ -130,6 +144,7 @@ static const struct lpc_io_backend_ops tst_gate_ops = {
 	.sync = tst_gate_sync,
 	.writev = tst_gate_writev,
 	.truncate = tst_gate_truncate,
+	.size = tst_gate_size,
 	.writev_batch = tst_gate_writev_batch,
 };
 

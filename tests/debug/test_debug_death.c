@@ -18,6 +18,9 @@
  *    purpose;
  *  - LOOKUP-NOT-IN-INDEX (needs the R4 re-check skipped): tests/mutants/run.sh
  *    (mutant no-r4) and tests/regress/regress_r4_failed_read.c.
+ * SIZE-CUT has two halves (writeback/writeback.c): the publisher's is broken
+ * here; the writer's (bytes dirtied past lpc's size, SZ1 after D3) by the
+ * mutant size-dirty-first, which any write test that extends a file kills.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -276,6 +279,61 @@ static void break_fsync_inflight(void)
 	lpc_fsync(file);
 }
 
+/* A file of one page opened for writing, in a cache of the sync backend
+ * (SIZE-SEEN needs a real file) or of the death cache's null backend. */
+static struct lpc_file *size_file(bool real, char *path, size_t pathlen)
+{
+	struct lpc_cache *c = cache;
+	struct lpc_file *f;
+
+	if (real)
+		c = tst_cache_create(16 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
+	REQUIRE(tst_make_file(real ? "death_size_real" : "death_size", 4096, 2, path, pathlen) == 0,
+		"make file");
+	REQUIRE(lpc_file_open(c, path, O_RDWR, 0, &f) == 0, "open for writing");
+	return f;
+}
+
+static struct lpc_file *size_cut_file;
+
+/* A raise of lpc's size that did not wait for size_lock: it lands between
+ * the publish's read of the size (SZ3) and its ftruncate. */
+static void size_cut_hook(enum lpc_yield_point yp)
+{
+	if (yp == LPC_YP_SZ4)
+		atomic_store(&size_cut_file->size, 5000);
+}
+
+/* SIZE-CUT: lpc_fsync writes page 1 (100 bytes past a one-page file: the
+ * kernel's file then ends at 8 KiB) and its publish cuts it back to lpc's
+ * 4196 bytes, while a raise to 5000 slips in after the size was read. */
+static void break_size_cut(void)
+{
+	char buf[100] = { 1 }, path[512];
+
+	size_cut_file = size_file(false, path, sizeof(path));
+	REQUIRE(lpc_pwrite(size_cut_file, buf, sizeof(buf), 4096) == sizeof(buf), "write");
+	lpc_yield_set_hook(size_cut_hook);
+	lpc_yield_arm("SZ4", 1.0, 1);
+	lpc_fsync(size_cut_file);
+}
+
+/* SIZE-SEEN: the kernel's file ends inside lpc's last page past lpc's size,
+ * where lpc's own write went (dbg_wb_end), while io.size says lpc's size:
+ * the tail a writeback's publish should have cut.  Made by hand: the file
+ * grown behind lpc's back, the debug marker of lpc's writes moved with it. */
+static void break_size_seen(void)
+{
+	char buf[100] = { 1 }, path[512];
+	struct lpc_file *f = size_file(true, path, sizeof(path));
+
+	REQUIRE(lpc_pwrite(f, buf, sizeof(buf), 4096) == sizeof(buf), "write");
+	REQUIRE(lpc_fsync(f) == 0, "fsync");
+	REQUIRE(truncate(path, 8192) == 0, "grow the file behind lpc");
+	atomic_store(&f->dbg_wb_end, 8192);
+	lpc_fsync(f);
+}
+
 /* SEQ-IDENTITY: a locked private page may take an identity, but only
  * inside a seq write section (the allocator and M2 open one). */
 static void break_seq_identity(void)
@@ -465,6 +523,8 @@ static const struct {
 	{ "TRUNCATE-WRITEBACK", break_truncate_writeback },
 	{ "DIRTY-COUNT", break_dirty_count },
 	{ "FSYNC-INFLIGHT", break_fsync_inflight },
+	{ "SIZE-CUT", break_size_cut },
+	{ "SIZE-SEEN", break_size_seen },
 	{ "SEQ-IDENTITY", break_seq_identity },
 	{ "SEQ-OPEN", break_seq_open },
 	{ "SEQ-UNBALANCED", break_seq_unbalanced },

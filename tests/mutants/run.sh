@@ -45,6 +45,19 @@
 #                  for it) and makes a second one (rule ONE-COPY, in
 #                  regress_open_closing).  Not in --quick: the story runs
 #                  in every debug variant.
+#   size-dirty-first  write.c: SZ1 raises lpc's size after the page is
+#                  dirty (window (a); rule SIZE-CUT at D3, in any write test
+#                  that extends a file)
+#   size-raise-unlocked  write.c: SZ1 raises the size without size_lock
+#                  (window (b); rule SIZE-CUT at the publish's cut, in
+#                  regress_size_publish story 2)
+#   publish-unlocked  writeback.c: the publish (SZ3-SZ5) without size_lock
+#                  (rule SIZE-CUT, regress_size_publish story 2)
+#   publish-trust  writeback.c: the publish after a writeback's write trusts
+#                  io.size (S4; rule SIZE-SEEN, regress_size_publish story
+#                  4).  SZ5's CAS has no mutant of its own: with S4 a plain
+#                  store there loses nothing a test can see (the write whose
+#                  raise it overwrites trims its own tail).
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -84,6 +97,10 @@ mutants=(
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
+	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
+	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
+	'publish-unlocked|src/writeback/writeback.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: publish without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
+	'publish-trust|src/writeback/writeback.c|s@^\town = wend > seen ? wend : seen;@\town = seen; wend = 0; /* MUTANT: trust io.size */@'
 )
 # Run by a plain run and when named, skipped by --quick.
 full_only=(no-y3 drain-no-grace open-no-revive)

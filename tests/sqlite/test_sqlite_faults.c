@@ -3,8 +3,9 @@
  * test_sqlite_faults.c - lpc's I/O faults (lpc_io_fault_set, the hook every
  * backend call passes) surface as SQLite errors, and the database stays
  * consistent:
- *  - EIO on writeback: COMMIT fails with SQLITE_IOERR_FSYNC (lpc_fsync
- *    returned the write error), never SQLITE_OK; the transaction is not
+ *  - EIO on writeback: COMMIT fails with SQLITE_IOERR_WRITE (the write-back
+ *    at SQLITE_FCNTL_SYNC, before xSync, returned the write error: file.c
+ *    SQ4), never SQLITE_OK; the transaction is not
  *    there afterwards, through lpc or through unix after the close;
  *  - ENOSPC on writeback: COMMIT fails with SQLITE_FULL;
  *  - EIO from fdatasync: SQLITE_IOERR_FSYNC;
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 	const char *dir;
 
 	dir = sqt_start(argc, argv, 300);
-	failed_commit(dir, LPC_IO_WRITE, EIO, SQLITE_IOERR_FSYNC, "write-eio");
+	failed_commit(dir, LPC_IO_WRITE, EIO, SQLITE_IOERR_WRITE, "write-eio");
 	failed_commit(dir, LPC_IO_WRITE, ENOSPC, SQLITE_FULL, "write-enospc");
 	failed_commit(dir, LPC_IO_SYNCOP, EIO, SQLITE_IOERR_FSYNC, "fdatasync-eio");
 	read_fault(dir);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sqlite_multiproc.c - coherence with other processes (file.c, SQ1-SQ3).
+ * test_sqlite_multiproc.c - coherence with other processes (file.c, SQ1-SQ7).
  * This process keeps one connection through "lpc" open on a database for
  * the whole test, with its pages in lpc's cache.  Each round another
  * process (this program exec()ed again, through "unix" or through its own

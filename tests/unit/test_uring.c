@@ -9,6 +9,11 @@
  *    offsets, lpc_fsync, the file read through a fresh kernel descriptor and
  *    through a second cache;
  *  - a second thread's ring shares the cache's registration (cloned);
+ *  - registration in chunks (uring.c G1-G2, H1-H4): an arena of four
+ *    chunks, two threads' rings, each chunk registered by the first I/O
+ *    into it (a write from one, reads from the other, chunks registered at
+ *    different times, before and after the second ring was made); the
+ *    bytes pinned grow chunk by chunk (none in the child that cannot pin);
  *  - the same in a child that cannot pin the arena (CAP_IPC_LOCK dropped,
  *    RLIMIT_MEMLOCK below every arena it makes): the rings run unregistered, counted in
  *    uring_unregistered, and stderr gets one line, once per process (two
@@ -264,6 +269,128 @@ static void shared_registration(void)
 	tst_cache_destroy(c);
 }
 
+/* --- registration in chunks --- */
+
+#define CHUNK ((size_t)2 << 20) /* uring.c's chunk for arenas this small */
+
+struct chunk_ctx {
+	struct lpc_cache *c;
+	struct lpc_file *f;
+	unsigned char *want;
+	int want_reg, reg;
+};
+
+/* Writes `pages` frames at arena offset `at` (back to back: WRITE_FIXED
+ * when registered) to file page `fpage`, filled from the seed. */
+static void chunk_write(struct chunk_ctx *x, size_t at, uint64_t fpage, unsigned pages)
+{
+	unsigned char *arena = x->c->pool.frames;
+	struct iovec v[4];
+	struct lpc_io_wrun w;
+	unsigned calls = 0;
+
+	for (size_t i = 0; i < pages * PS; i++)
+		arena[at + i] = (unsigned char)(tst_rnd(&rng) >> 11);
+	for (unsigned i = 0; i < pages; i++)
+		v[i] = (struct iovec){ arena + at + i * PS, PS };
+	w = (struct lpc_io_wrun){ .iov = v, .iovcnt = (int)pages, .off = fpage * PS };
+	CHECK_EQ(lpc_io_write_batch(&x->c->io, &x->f->io, &w, 1, &calls), 0, "write");
+	CHECK_EQ(w.err, 0, "write at arena offset %zu", at);
+	memcpy(x->want + fpage * PS, arena + at, pages * PS);
+}
+
+/* Reads file page `fpage` into the frame at arena offset `at`, checked. */
+static void chunk_read(struct chunk_ctx *x, size_t at, uint64_t fpage)
+{
+	unsigned char *arena = x->c->pool.frames;
+	int fb = 0;
+
+	memset(arena + at, 0, PS);
+	CHECK_EQ(lpc_io_read(&x->c->io, &x->f->io, arena + at, PS, fpage * PS, fpage, &fb),
+		 (ssize_t)PS, "read into arena offset %zu", at);
+	CHECK(!memcmp(arena + at, x->want + fpage * PS, PS), "page %" PRIu64 " into offset %zu",
+	      fpage, at);
+}
+
+static size_t pinned(struct chunk_ctx *x)
+{
+	return lpc_io_uring_pinned_bytes(&x->c->io);
+}
+
+/* The second thread: a ring made after chunk 0 was registered. */
+static void *chunk_thread(void *arg)
+{
+	struct chunk_ctx *x = arg;
+	size_t arena_bytes = x->c->pool.frames_bytes;
+
+	x->reg = lpc_io_uring_registered(&x->c->io); /* chunk 0: cloned at H1 */
+	chunk_write(x, 2 * CHUNK + 5 * PS, 2, 3);    /* chunk 2, new (G2 + H3) */
+	CHECK_EQ(pinned(x), x->want_reg ? 3 * CHUNK : 0, "chunk 2 pinned");
+	chunk_read(x, arena_bytes - PS, 0);          /* chunk 3, the partial last */
+	CHECK_EQ(pinned(x), x->want_reg ? arena_bytes : 0, "chunk 3 pinned");
+	chunk_read(x, 7 * PS, 2);                    /* chunk 0 again */
+	return NULL;
+}
+
+/*
+ * Four chunks (three whole, one partial), two rings.  want_reg: 1 the
+ * rings must be registered, 0 they must not (the child that cannot pin).
+ */
+static void chunks_round_trip(int want_reg)
+{
+	enum { FSIZE = 8 * 4096 };
+	size_t frames = 3 * CHUNK / PS + 8;
+	struct lpc_cache *c = mk_cache(frames);
+	struct chunk_ctx x = { .c = c, .want_reg = want_reg };
+	struct lpc_page **pg = calloc(frames, sizeof(*pg));
+	struct lpc_stats s;
+	size_t n = 0;
+	pthread_t th;
+	char path[600];
+
+	x.want = malloc(FSIZE);
+	REQUIRE(pg && x.want);
+	CHECK(c->io.ops == &lpc_io_uring_ops, "the cache runs io_uring");
+	REQUIRE(c->pool.frames_bytes > 3 * CHUNK, "four chunks");
+	tst_wfile("k", path, sizeof(path), FSIZE, 9);
+	tst_file_bytes(9, 0, x.want, FSIZE);
+	x.f = tst_file_open(c, path, O_RDWR);
+	/* Every frame is ours: the arena is ours to write. */
+	while (n < frames && lpc_page_alloc(c, &pg[n]) == 0)
+		n++;
+	REQUIRE(n == frames, "all frames: %zu", n);
+	CHECK_EQ(pinned(&x), 0, "nothing pinned before the first I/O");
+	chunk_write(&x, 0, 0, 2);                       /* chunk 0 */
+	CHECK_EQ(pinned(&x), want_reg ? CHUNK : 0, "only chunk 0 pinned");
+	chunk_read(&x, PS, 1);
+	REQUIRE(pthread_create(&th, NULL, chunk_thread, &x) == 0);
+	pthread_join(th, NULL);
+	/* In the child that cannot pin, the second ring itself may be refused
+	 * (rings count against RLIMIT_MEMLOCK too, and the kernel releases a
+	 * closed ring's charge later): that thread then runs sync. */
+	CHECK(x.reg == want_reg || (!want_reg && x.reg == -1), "the second ring's chunk 0: %d",
+	      x.reg);
+	/* This ring: chunk 2 and 3 from the other ring's registration (H3
+	 * clones one slot), chunk 1 new; chunk 0 still there. */
+	chunk_read(&x, 3 * CHUNK + PS, 2);
+	chunk_read(&x, 2 * CHUNK, 0);
+	chunk_read(&x, CHUNK + 9 * PS, 2);
+	chunk_write(&x, CHUNK + 12 * PS, 5, 2);         /* chunk 1 */
+	chunk_read(&x, 3 * PS, 5);
+	CHECK_EQ(pinned(&x), want_reg ? c->pool.frames_bytes : 0, "the end stays");
+	CHECK_EQ(lpc_io_sync(&c->io, &x.f->io), 0, "fdatasync");
+	tst_kernel_equals(path, x.want, FSIZE);
+	lpc_stats(c, &s);
+	CHECK_EQ(s.uring_unregistered + (want_reg ? 0 : s.uring_fallbacks), want_reg ? 0 : 2,
+		 "unregistered rings counted (or refused: %" PRIu64 ")", s.uring_fallbacks);
+	while (n > 0)
+		lpc_page_put(pg[--n]);
+	CHECK_EQ(lpc_file_close(x.f), 0);
+	tst_cache_destroy(c);
+	free(x.want);
+	free(pg);
+}
+
 /* --- children: unregistered, and refused by seccomp --- */
 
 /*
@@ -349,6 +476,9 @@ static int child_unregistered(void)
 	CHECK_EQ(s.uring_unregistered, 1, "counted per ring");
 	CHECK_EQ(s.uring_fallbacks, 0, "unregistered is not a fallback");
 	tst_cache_destroy(c);
+	/* Last: its rings may leave too little RLIMIT_MEMLOCK for another
+	 * ring at once (a closed ring's charge is released later). */
+	chunks_round_trip(0);
 	return tst_finish();
 }
 
@@ -519,6 +649,8 @@ int main(int argc, char **argv)
 	TST_RUN(t_children());
 	TST_RUN(backend_round_trip(can_lock() ? 1 : -1));
 	TST_RUN(shared_registration());
+	if (can_lock())
+		TST_RUN(chunks_round_trip(1));
 	TST_RUN(api_round_trip());
 	TST_RUN(batch_faults());
 	return tst_finish();

@@ -89,5 +89,6 @@ extern const struct bench bench_fault;
 extern const struct bench bench_walk;
 extern const struct bench bench_write;
 extern const struct bench bench_sqlite;
+extern const struct bench bench_startup;
 
 #endif /* LPCBENCH_BENCH_H */

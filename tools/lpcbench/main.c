@@ -60,6 +60,7 @@ static const struct bench *const benches[] = {
 	&bench_walk,
 	&bench_write,
 	&bench_sqlite,
+	&bench_startup,
 };
 
 enum {
