@@ -478,8 +478,12 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * Opens path for caching.  oflags are open(2)'s (O_RDONLY, O_RDWR, O_CREAT,
  * O_EXCL, O_TRUNC; lpc adds O_DIRECT and O_CLOEXEC itself).  Opening a file
  * that is already open in this cache returns the same lpc_file (one cached
- * copy per file, A.5), counted: each open needs its own close.  Opening it
- * read-write when it was read-only upgrades the shared descriptor.  A file
+ * copy per file, A.5), counted: each open needs its own close.  Such an
+ * open finds the file by stat(2) of path and opens no descriptor; the
+ * kernel still answers for permission (faccessat(2) with AT_EACCESS, for
+ * read, or read and write).  Opening it read-write when it was read-only
+ * opens a read-write descriptor for the shared copy, which keeps the old one
+ * open until its last close.  A file
  * system that refuses O_DIRECT (tmpfs) is read with buffered I/O, counted in
  * direct_fallbacks.  O_WRONLY opens read-write: lpc reads what it caches.
  * With LPC_IO_NULL the file must still exist: its size bounds reads, its
@@ -489,15 +493,24 @@ int lpc_cache_destroy(struct lpc_cache *c);
  * copy can read it before; a truncating open needs write permission with
  * any access mode and opens read-write.  An open racing the file's last
  * close: A.5 (an O_TRUNC one gets -EBUSY, without waiting for the close).
+ * POSIX record locks (fcntl F_SETLK, F_SETLKW): closing any descriptor of a
+ * file drops every such lock the process holds on it.  lpc_file_open never
+ * closes a descriptor of a file this cache holds: a descriptor it does not
+ * need (the path changed under the open to a cached file; the upgrade's old
+ * one) stays open until the copy's last lpc_file_close.  It does close its
+ * new descriptor when the open fails with no copy of the file in the cache
+ * (an O_TRUNC whose ftruncate(2) fails, a path that is not a regular file):
+ * a user who locks a file through its own descriptors loses those locks
+ * then, as with any close(2) of the file.
  * Return: 0 with *out; -EINVAL for NULL arguments, O_APPEND/O_PATH/O_DIRECTORY,
  * or a path that is not a regular file (opened O_NONBLOCK, so a FIFO or a
  * device is refused without waiting for its other end; a conflicting lease
  * gives open(2)'s -EWOULDBLOCK rather than a wait); -EBUSY for O_TRUNC on a file this
- * cache holds open or whose last close is running (the file is opened, not
- * changed; no wait for that close); -ENOMEM when the
- * thread's block or the file cannot be allocated; any negative errno of
- * open(2), fstat(2), ftruncate(2) or dup3(2) (-ENOENT, -EACCES, -EMFILE,
- * -EINTR, ...), passed on, not retried.
+ * cache holds open or whose last close is running (the file is not opened,
+ * nor changed; its permission is checked first; no wait for that close); -ENOMEM when the thread's block or the file cannot be
+ * allocated; any negative errno of stat(2), faccessat(2), open(2), fstat(2)
+ * or ftruncate(2) (-ENOENT, -EACCES, -EMFILE, -EINTR, ...), passed on, not
+ * retried.
  * Context: may sleep (open(2), stat(2), malloc); no page I/O, no grace
  * period; never waits for a close (an O_TRUNC open of a file in its last
  * close returns -EBUSY), so it may be called holding page locks; takes
@@ -516,11 +529,21 @@ int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode
  * close of that open that begins while this one runs joins it: both return
  * when this one has written the file back, with its result):
  * pages users still hold stay valid until their lpc_page_put, but are no
- * longer cached (B.2, D.2); then it closes the descriptor.  What close needs
- * is allocated at open, so it cannot fail for want of memory.
+ * longer cached (B.2, D.2); then it closes the file's descriptors.  What
+ * close needs is allocated at open, so it cannot fail for want of memory.
+ * POSIX record locks: a close that is not the last closes nothing.  The
+ * last close (and lpc_cache_destroy) closes lpc's descriptors of the file,
+ * which drops every POSIX lock (fcntl F_SETLK) the process holds on it,
+ * whichever descriptor took it: a user who mixes lpc and such locks on one
+ * file keeps the file open in lpc for as long as a lock must hold (and closes
+ * its other descriptors of the file, and other caches' copies of it, only
+ * then too), or takes OFD locks (F_OFD_SETLK) or flock(2) instead, which
+ * belong to an open file description and no close of another descriptor
+ * drops.
  * Return: 0; -EINVAL for NULL; for the last close, and a close that joined
- * it, a write error under lpc_fsync's rule (H.3): the file is closed all
- * the same and the pages whose write failed are dropped (H.6).
+ * it, a write error under
+ * lpc_fsync's rule (H.3): the file is closed all the same and the pages
+ * whose write failed are dropped (H.6).
  * The last close and other calls on f (A.4):
  *  - a call on f that begins after its last close has begun is a bug (f may
  *    be freed memory); so is any call but lpc_page_find running on f when

@@ -64,6 +64,7 @@ struct lpc_page;
 	X(K1) X(K2) X(K3) X(K4) X(K5)        /* writeback/writeback.c */         \
 	X(Y1) X(Y2) X(Y3) X(Y4)              /* writeback/writeback.c: fsync */  \
 	X(Z3) X(ZJ)                          /* filemap/file.c: last close */    \
+	X(ZL1)                               /* filemap/file.c: open's lookup */ \
 	X(SZ1) X(SZ2) X(SZ3) X(SZ4) X(SZ5)   /* writeback/: the file's size */   \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 

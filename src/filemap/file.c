@@ -71,6 +71,54 @@
  * tests/regress/regress_close_join.c: an open that revives, writes and
  * closes while the closer is in its flush, with and without a write error.)
  *
+ * Descriptors and the process's POSIX record locks.  Closing ANY descriptor
+ * of a file (close(2), or dup2/dup3 onto it) releases every POSIX lock
+ * (fcntl F_SETLK) the process holds on that file, whichever descriptor took
+ * it; OFD locks and flock(2) belong to the open file description and are
+ * not touched, and neither does closing an O_PATH descriptor.  Users lock
+ * files that lpc holds (the SQLite VFS lets the unix VFS lock through its
+ * own descriptor), so, all under files->lock:
+ *   ZL1 an open looks the file up first by stat(2) of the path (lstat with
+ *      O_NOFOLLOW): a regular file found in the table (ZA, ZB) needs no new
+ *      descriptor.  O_CREAT|O_EXCL skips this (the kernel must say EEXIST).
+ *   ZL2 the permission answer stays the kernel's: faccessat(2) of the path
+ *      with AT_EACCESS (the credentials open(2) checks) for the access lpc
+ *      would open with (read, or read and write).  The copy's descriptor
+ *      proves nothing for this caller: another credential, or a chmod since.
+ *      faccessat does not check what only open(2) does on an open file
+ *      (leases, LSM open hooks, append-only for a copy already writable).
+ *   ZL3 otherwise it opens a descriptor (allocating first the new copy and
+ *      a park node, so that nothing after the open fails for memory) and
+ *      looks up fstat's (dev, ino), which is the truth: the path may have
+ *      changed between the stat and the open (a rename, a link, a create).
+ *   ZL4 found, read-only, and this open asks for read-write: the upgrade.
+ *      The new descriptor replaces io.fd (stored relaxed, then accmode
+ *      stored release: a writer that loads accmode with acquire and sees
+ *      O_RDWR, and so the writeback of what it dirtied, loads the new
+ *      descriptor); the old one is parked (ZL5), never closed nor dup3'd
+ *      over, so an I/O that loaded it before the swap still reads through
+ *      an open descriptor.  A copy that has fallen back to buffered I/O
+ *      gets a buffered new descriptor too.
+ *   ZL5 found otherwise (the race of ZL3, or an O_TRUNC open, which then
+ *      gets ZB's -EBUSY): the new descriptor is parked on the copy, closed
+ *      only when the copy is freed (Z5: its last close).  Bounded: accmode
+ *      only rises, so at most one upgrade per copy; every other park is an
+ *      open whose stat and open saw two different files, a race with a
+ *      concurrent change of the path, and each holds one descriptor only
+ *      until the copy's last close.
+ *   ZL6 a descriptor is closed at once only when no copy of its file is in
+ *      the table: a failed open whose descriptor is not a regular file, or
+ *      whose fstat(2) (no failure known for a descriptor just opened),
+ *      F_SETFL or O_TRUNC ftruncate(2) failed; or one that names/ gives
+ *      back (lpc_files_give_fd: its lpc_ns_open with O_CREAT opens one of
+ *      its own) when no copy holds it, or no memory is left to park it.
+ *      Then, and at the last close
+ *      (the copy's descriptors are closed), the process's POSIX locks on the
+ *      file go: lpc.h (lpc_file_open, lpc_file_close) tells the user.
+ * (tests/unit/test_file_open.c t_posix_locks: a plain descriptor's lock
+ * survives every open, the upgrade and O_TRUNC's -EBUSY;
+ * tests/regress/regress_open_rename.c: the race of ZL3 and ZL5.)
+ *
  * The last close against lookups already running (lpc.h states the rule):
  * lpc_page_find reads the struct only inside its read section (lookup.c,
  * R1 before the first load from f), so the struct, its index lock and its
@@ -155,7 +203,14 @@ static void file_free(struct lpc_file *f)
 #endif
 	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
 	lpc_filemap_remove_all(f);
-	close(f->io.fd);
+	close(atomic_load_explicit(&f->io.fd, memory_order_relaxed));
+	while (f->parked) {							/* ZL5 */
+		struct lpc_fd_park *p = f->parked;
+
+		f->parked = p->next;
+		close(p->fd);
+		free(p);
+	}
 	lpc_call_rcu(&f->rcu, file_free_rcu);
 }
 
@@ -188,12 +243,51 @@ void lpc_files_destroy(struct lpc_files *fs)
 	pthread_mutex_destroy(&fs->lock);
 }
 
+/* ZL5: parks fd on f with the node *park (taken).  Context: files->lock. */
+static void fd_park(struct lpc_file *f, struct lpc_fd_park **park, int fd)
+{
+	struct lpc_fd_park *p = *park;
+
+	*park = NULL;
+	p->fd = fd;
+	p->next = f->parked;
+	f->parked = p;
+}
+
+/* ZL4: f (read-only) reads and writes through fd (opened read-write) from
+ * now on; the old descriptor is parked.  Context: files->lock. */
+static void file_upgrade(struct lpc_file *f, int fd, int direct, struct lpc_fd_park **park)
+{
+	if (direct && !atomic_load_explicit(&f->io.direct, memory_order_relaxed)) {
+		/* The copy fell back to buffered I/O (io.c): the device refused
+		 * its direct transfers, so the new descriptor would too. */
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0)
+			direct = 0;
+	}
+	fd_park(f, park, atomic_load_explicit(&f->io.fd, memory_order_relaxed));
+	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
+	atomic_store_explicit(&f->io.fd, fd, memory_order_relaxed);
+	__atomic_store_n(&f->accmode, O_RDWR, __ATOMIC_RELEASE);
+}
+
+/* ZL2: may this caller open path with accmode (O_RDONLY or O_RDWR)? */
+static int may_open(const char *path, int oflags, int accmode)
+{
+	int how = accmode == O_RDWR ? R_OK | W_OK : R_OK;
+	int fl = AT_EACCESS | ((oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
+
+	return faccessat(AT_FDCWD, path, how, fl) == 0 ? 0 : -errno;
+}
+
 int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mode,
 		   struct lpc_file **out)
 {
-	struct lpc_file *f;
+	struct lpc_file *f, *nf = NULL;
+	struct lpc_fd_park *park = NULL;
 	struct stat st;
-	int fd, direct, accmode;
+	int fd, direct, accmode, rc;
 	bool trunc;
 
 	if (!c || !path || !out || (oflags & LPC_OPEN_REFUSED))
@@ -209,47 +303,65 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	oflags = (oflags & ~(O_ACCMODE | O_TRUNC)) | accmode;
 
 	pthread_mutex_lock(&c->lock);
-	fd = open_direct(path, oflags, mode, &direct);
-	if (fd < 0)
-		goto out_unlock;
-	if (fstat(fd, &st) != 0) {
-		int err = -errno;
+	f = NULL;
+	if ((oflags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) &&			/* ZL1 */
+	    fstatat(AT_FDCWD, path, &st, (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) == 0 &&
+	    S_ISREG(st.st_mode))
+		f = file_find(c, st.st_dev, st.st_ino);
+	lpc_yield_point(LPC_YP_ZL1);
+	if (f) {									/* ZA */
+		rc = may_open(path, oflags, accmode);					/* ZL2 */
+		if (rc)
+			goto out_unlock;
+		if (trunc) {								/* ZB */
+			/* Open or in its last close: truncating would leave
+			 * this copy stale, and waiting for the close could wait
+			 * for a page lock the caller holds (A.5). */
+			rc = -EBUSY;
+			goto out_unlock;
+		}
+		if (accmode == O_RDONLY || f->accmode == O_RDWR) {
+			f->opens++;
+			goto out_found;
+		}
+		/* The upgrade needs a read-write descriptor: ZL3, ZL4. */
+	}
 
-		close(fd);
-		fd = err;
+	if (!park)									/* ZL3 */
+		park = malloc(sizeof(*park));
+	if (!nf)
+		nf = aligned_alloc(LPC_CACHELINE, sizeof(*nf));
+	if (!park || !nf) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	fd = open_direct(path, oflags, mode, &direct);
+	if (fd < 0) {
+		rc = fd;
+		goto out_unlock;
+	}
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		close(fd); /* ZL6: which file it is, is unknown */
 		goto out_unlock;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		fd = -EINVAL;
+		close(fd); /* ZL6: not a regular file, never in the table */
+		rc = -EINVAL;
 		goto out_unlock;
 	}
+	f = file_find(c, st.st_dev, st.st_ino);
 	{
 		int fl = fcntl(fd, F_GETFL);
 
 		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-			int err = -errno;
-
-			close(fd);
-			fd = err;
+			rc = -errno;
+			if (f)
+				fd_park(f, &park, fd);					/* ZL5 */
+			else
+				close(fd);						/* ZL6 */
 			goto out_unlock;
 		}
-	}
-	f = file_find(c, st.st_dev, st.st_ino);
-	if (f && trunc) {								/* ZB */
-		close(fd);
-		fd = -EBUSY; /* truncating would leave this copy stale */
-		goto out_unlock;
-	}
-	if (trunc) {
-		if (ftruncate(fd, 0) != 0) {
-			int err = -errno;
-
-			close(fd);
-			fd = err;
-			goto out_unlock;
-		}
-		st.st_size = 0;
 	}
 	if (!direct) {
 		/* Open needs no thread block (nor RCU): it only counts. */
@@ -260,24 +372,30 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		else
 			lpc_count_noblock(&c->pool->owner, LPC_C_DIRECT_FALLBACKS);
 	}
-
 	if (f) {									/* ZA */
-		if (accmode == O_RDWR && f->accmode == O_RDONLY) {
-			/* Upgrade in place: dup3 swaps the description under the
-			 * same number atomically for concurrent readers. */
-			if (dup3(fd, f->io.fd, O_CLOEXEC) < 0) {
-				int err = -errno;
-
-				close(fd);
-				fd = err;
-				goto out_unlock;
-			}
-			f->accmode = O_RDWR;
-			atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
+		if (trunc) {
+			/* The path changed under ZL1 to a file in the table:
+			 * ZB's answer, the descriptor parked. */
+			fd_park(f, &park, fd);						/* ZL5 */
+			rc = -EBUSY;
+			goto out_unlock;
 		}
-		close(fd);
+		if (accmode == O_RDWR && f->accmode == O_RDONLY)
+			file_upgrade(f, fd, direct, &park);				/* ZL4 */
+		else
+			fd_park(f, &park, fd);						/* ZL5 */
 		f->opens++;
 		goto out_found;
+	}
+	if (trunc) {
+		/* ZB: no copy in the table, the kernel's file is truncated
+		 * through the descriptor whose identity was just checked. */
+		if (ftruncate(fd, 0) != 0) {
+			rc = -errno;
+			close(fd);							/* ZL6 */
+			goto out_unlock;
+		}
+		st.st_size = 0;
 	}
 
 #if LPC_DEBUG
@@ -290,12 +408,8 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 				(void *)o, o->closing ? "is in its last close" : "is open");
 #endif
-	f = aligned_alloc(LPC_CACHELINE, sizeof(*f));						/* ZC */
-	if (!f) {
-		close(fd);
-		fd = -ENOMEM;
-		goto out_unlock;
-	}
+	f = nf;										/* ZC */
+	nf = NULL;
 	memset(f, 0, sizeof(*f));
 	f->pool = c->pool;
 	f->owner_id = c->pool->owner.id;
@@ -306,7 +420,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	f->files = c;
 	f->iodev = c->io;
 	f->io.dev = c->io;
-	f->io.fd = fd;
+	atomic_init(&f->io.fd, fd);
 	f->io.id = (uint64_t)st.st_ino;
 	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
 	atomic_store_explicit(&f->size, (uint64_t)st.st_size, memory_order_relaxed);
@@ -342,11 +456,35 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 #endif
 out_found:
 	pthread_mutex_unlock(&c->lock);
+	free(park);
+	free(nf);
 	*out = f;
 	return 0;
 out_unlock:
 	pthread_mutex_unlock(&c->lock);
-	return fd;
+	free(park);
+	free(nf);
+	return rc;
+}
+
+/* A descriptor that a caller of lpc (names/) opened and no longer needs:
+ * parked on the file's copy when the cache holds one (ZL5), else closed
+ * (ZL6).  Context: no lock held. */
+void lpc_files_give_fd(struct lpc_files *c, int fd)
+{
+	struct lpc_fd_park *park = malloc(sizeof(*park));
+	struct lpc_file *f = NULL;
+	struct stat st;
+
+	pthread_mutex_lock(&c->lock);
+	if (park && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		f = file_find(c, st.st_dev, st.st_ino);
+	if (f)
+		fd_park(f, &park, fd);
+	else
+		close(fd); /* no copy (or no memory to park: ZL6's close) */
+	pthread_mutex_unlock(&c->lock);
+	free(park);
 }
 
 /* The file (dev, ino) if this cache holds it open with at least accmode's

@@ -40,6 +40,12 @@ struct lpc_files;
 /* Streams a file's readahead follows at once (readahead.c). */
 #define LPC_RA_STREAMS 8
 
+/* A parked descriptor (file.c ZL5). */
+struct lpc_fd_park {
+	struct lpc_fd_park *next;
+	int fd;
+};
+
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
 #define LPC_FILE_NO_FAST_PATH UINT64_MAX
 
@@ -80,6 +86,10 @@ struct lpc_file {
 	bool joined;        /* a close joined since the closer's last Z3 began (ZJ) */
 	struct lpc_close_join *joins; /* closes waiting for the closer's result (ZJ) */
 	struct lpc_file *next;
+	/* Descriptors of this file that lpc no longer uses but may not close
+	 * while the file is open (file.c ZL1-ZL6): closed with io.fd when the
+	 * copy is freed. */
+	struct lpc_fd_park *parked;
 
 	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol SZ1-SZ5
 	 * and rules S1-S4 in writeback/writeback.c):
@@ -211,7 +221,7 @@ struct lpc_ra_worker {
 };
 
 struct lpc_files {
-	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, wb_busy */
+	pthread_mutex_t lock; /* open/close: the list, opens, closing, accmode, parked, wb_busy */
 	struct lpc_file *head;
 	struct lpc_pool *pool;
 	struct lpc_io *io;
@@ -246,6 +256,9 @@ void lpc_files_destroy(struct lpc_files *fs);
 /* lpc_file_open for the cache that owns fs (arguments as lpc_file_open). */
 int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mode,
 		   struct lpc_file **out);
+/* fd, which the caller opened and no longer needs: parked on the copy of
+ * its file if fs holds one (closed with it), else closed (file.c ZL5). */
+void lpc_files_give_fd(struct lpc_files *fs, int fd);
 /* An open file of fs by (dev, ino), counted as one more open; NULL if none
  * (or open read-only when accmode asks for writing). */
 struct lpc_file *lpc_files_find_get(struct lpc_files *fs, dev_t dev, ino_t ino, int accmode);

@@ -64,7 +64,11 @@ struct lpc_io;
 
 struct lpc_io_file {
 	struct lpc_io *dev; /* the cache's I/O: backends that keep state there */
-	int fd;
+	/* Atomic: an open that upgrades a read-only copy to read-write stores
+	 * a new descriptor here while I/O may load it (filemap/file.c ZL4);
+	 * the old one stays open until the file is freed, so an I/O that
+	 * loaded it still has a valid descriptor. */
+	_Atomic int fd;
 	uint64_t id;
 	_Atomic uint64_t size;
 	_Atomic int direct;

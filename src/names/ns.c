@@ -527,7 +527,11 @@ LPC_EXPORT int lpc_ns_open(struct lpc_ns *ns, const struct lpc_cred *cred, const
 			}
 		}
 	}
-	close(fd);
+	/* Not close(2): fd is a real descriptor (not O_PATH) of a file that
+	 * the cache may hold, and closing it would drop the process's POSIX
+	 * locks on the file (filemap/file.c ZL5).  The O_PATH descriptors of
+	 * the walks may be closed: closing one drops no lock. */
+	lpc_files_give_fd(&ns->cache->files, fd);
 	return err;
 }
 

@@ -6,10 +6,11 @@
  *
  * xOpen of a main database: unix opens it first (creating it if asked, with
  * its own rules for modes and read-only fallbacks), then lpc opens the same
- * path read-write (read-only if the file refuses writes), so that a later
- * read-write open never upgrades lpc's descriptor: lpc's upgrade closes a
- * descriptor of the file, and closing any descriptor drops the process's
- * POSIX locks on it, those unix holds for other connections included.
+ * path read-write (read-only if the file refuses writes).  An open of a
+ * file lpc already holds closes no descriptor of it (filemap/file.c
+ * ZL1-ZL6): closing any descriptor drops the process's POSIX locks on it,
+ * those unix holds for other connections included; only lpc's last close
+ * (after unix's, lpcs_close) closes lpc's descriptors.
  * Journals, WAL, temporary and transient files are unix's alone (file.c
  * says why).  The other methods are unix's.
  *

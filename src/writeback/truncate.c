@@ -94,7 +94,9 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	lpc_debug_file_check(f);
 	if (size > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
+	/* Acquire: pairs with the upgrade's release (filemap/file.c ZL4), so
+	 * what this call writes goes through the read-write descriptor. */
+	if (__atomic_load_n(&f->accmode, __ATOMIC_ACQUIRE) == O_RDONLY)
 		return -EBADF;
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))

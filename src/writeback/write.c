@@ -167,7 +167,9 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 	if (unlikely(!f || (!buf && len)))
 		return -EINVAL;
 	lpc_debug_file_check(f);
-	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY)
+	/* Acquire: pairs with the upgrade's release (filemap/file.c ZL4), so
+	 * what this call writes goes through the read-write descriptor. */
+	if (__atomic_load_n(&f->accmode, __ATOMIC_ACQUIRE) == O_RDONLY)
 		return -EBADF;
 	if (unlikely(len == 0))
 		return 0;
@@ -246,7 +248,9 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 		goto out;
 	}
 	lpc_debug_file_check(f);
-	if (__atomic_load_n(&f->accmode, __ATOMIC_RELAXED) == O_RDONLY) {
+	/* Acquire: pairs with the upgrade's release (filemap/file.c ZL4), so
+	 * what this call writes goes through the read-write descriptor. */
+	if (__atomic_load_n(&f->accmode, __ATOMIC_ACQUIRE) == O_RDONLY) {
 		rc = -EBADF;
 		goto out;
 	}

@@ -35,10 +35,17 @@
  *     the FIFO's other end opened, holding ns->lock (and its read section):
  *     the chmod waited with it.  The test opens the other end itself after
  *     2 s so that the old code ends too.
+ *  4. POSIX locks: a read lock taken through a plain descriptor stays held
+ *     across lpc_ns_open with O_CREAT of the file, not cached and then
+ *     cached, and a plain lpc_ns_open of it (another process checks with
+ *     F_GETLK).  The old O_CREAT open closed its own descriptor of the file
+ *     after handing it to the cache, which dropped the lock.
  *
  * Skips (77) unless root with ACLs.
  * Usage: test_ns_links [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
+#include <sys/wait.h>
+
 #include "ns_test.h"
 #include "names/names.h"
 
@@ -216,6 +223,66 @@ static void t_trunc_one_link(void)
 	snprintf(p, sizeof(p), "%s/l4", root);
 	REQUIRE(symlink("s4", p) == 0, "symlink");
 	trunc_one("l4", "s4", O_RDWR | O_CREAT | O_TRUNC, 1, "O_CREAT|O_TRUNC through a symlink");
+
+/* Does another process see a read lock of ours on bytes 100-109 of path?
+ * Return: 1 yes, 0 no. */
+static int lock_held(const char *path)
+{
+	pid_t pid, me = getpid();
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Only async-signal-safe calls: the parent has threads. */
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 100,
+				    .l_len = 10 };
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
+			_exit(2);
+		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
+		status);
+	return WEXITSTATUS(status);
+}
+
+static void t_locks(void)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 100, .l_len = 10 };
+	struct lpc_file *f = NULL, *g = NULL, *h = NULL;
+	char p[900];
+	int fd;
+
+	mkfile("l", 8192, 0644);
+	snprintf(p, sizeof(p), "%s/l", root);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0, "F_SETLK");
+	REQUIRE(lock_held(p) == 1, "the probe does not see the lock");
+	CHECK_EQ(lpc_ns_open(ns, &root_cred, "l", O_RDWR | O_CREAT, 0644, &f), 0,
+		 "O_CREAT, not cached");
+	CHECK_EQ(lock_held(p), 1, "lock dropped by lpc_ns_open(O_CREAT) of a file not cached");
+	REQUIRE(fcntl(fd, F_SETLK, &fl) == 0, "F_SETLK");
+	CHECK_EQ(lpc_ns_open(ns, &root_cred, "l", O_RDWR | O_CREAT, 0644, &g), 0,
+		 "O_CREAT, cached");
+	CHECK(g == f, "O_CREAT of a cached file: %p != %p", (void *)g, (void *)f);
+	CHECK_EQ(lock_held(p), 1, "lock dropped by lpc_ns_open(O_CREAT) of a cached file");
+	REQUIRE(fcntl(fd, F_SETLK, &fl) == 0, "F_SETLK");
+	CHECK_EQ(lpc_ns_open(ns, &root_cred, "l", O_RDONLY, 0, &h), 0, "open, cached");
+	CHECK_EQ(lock_held(p), 1, "lock dropped by lpc_ns_open of a cached file");
+	REQUIRE(fcntl(fd, F_SETLK, &fl) == 0, "F_SETLK");
+	if (h)
+		CHECK_EQ(lpc_file_close(h), 0);
+	if (g)
+		CHECK_EQ(lpc_file_close(g), 0);
+	CHECK_EQ(lock_held(p), 1, "lock dropped by a close not the last");
+	if (f)
+		CHECK_EQ(lpc_file_close(f), 0);
+	CHECK_EQ(lock_held(p), 0, "the last close closes lpc's descriptors (lpc.h)");
+	close(fd);
 }
 
 struct fifo_job {
@@ -306,6 +373,8 @@ int main(int argc, char **argv)
 	TST_RUN(t_links());
 	TST_RUN(t_trunc());
 	TST_RUN(t_trunc_one_link());
+
+	TST_RUN(t_locks());
 	TST_RUN(t_fifo(O_RDONLY, "O_RDONLY"));
 	TST_RUN(t_fifo(O_WRONLY, "O_WRONLY"));
 

@@ -11,7 +11,9 @@
  * open/close protocol for hangs and, under TSan, races; the window it aims
  * at is narrow, so the deterministic story of that defect is
  * tests/regress/regress_open_closing.c.  And a FIFO, opened for reading and
- * for writing: -EINVAL at once, never a wait for its other end.
+ * for writing: -EINVAL at once, never a wait for its other end.  And a
+ * POSIX record lock taken through a plain descriptor: held across every
+ * lpc_file_open of the file (each of which once closed a descriptor of it).
  *
  * Files live in a mkdtemp directory under $TMPDIR (else /var/tmp), made and
  * removed by tests/common/lpc_test.h.
@@ -20,6 +22,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/wait.h>
 
 #include "../common/lpc_test.h"
 
@@ -132,6 +135,123 @@ static void t_open(void)
 		 "O_CREAT|O_EXCL of an existing file");
 	if (f)
 		CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
+/* --- the process's POSIX record locks survive lpc's opens --- */
+#define LOCK_START 100
+#define LOCK_LEN 10
+
+/* Does another process see a lock of this one on [LOCK_START, +LOCK_LEN)
+ * of path?  Return: 1 yes, 0 no. */
+static int lock_held(const char *path)
+{
+	pid_t pid, me = getpid();
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Only async-signal-safe calls: the parent has threads. */
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = LOCK_START, .l_len = LOCK_LEN };
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
+			_exit(2);
+		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
+		status);
+	return WEXITSTATUS(status);
+}
+
+/* A read lock taken through a plain descriptor stays held across every
+ * lpc_file_open of the file (filemap/file.c ZL1-ZL6): the first, a second
+ * one, one through a hard link, the read-only to read-write upgrade, an
+ * O_CREAT one and an O_TRUNC one refused with -EBUSY; and I/O through the
+ * upgraded copy works.  The last lpc_file_close closes lpc's descriptors:
+ * the lock goes then, as lpc.h states. */
+/* Takes the lock again: each case below is checked on its own. */
+static void relock(int fd, struct flock *fl)
+{
+	REQUIRE(fcntl(fd, F_SETLK, fl) == 0, "F_SETLK");
+}
+
+static void t_posix_locks(void)
+{
+	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = LOCK_START,
+			    .l_len = LOCK_LEN };
+	struct lpc_file *f = NULL, *g = NULL, *h = NULL;
+	char path[600], link[600], b[8], want[8];
+	const uint64_t size = 3 * 4096;
+	int fd;
+
+	REQUIRE(tst_make_file("locks", size, 3, path, sizeof(path)) == 0);
+	snprintf(link, sizeof(link), "%s/locks.link", tst_tmpdir());
+	REQUIRE(link_path_ok(path, link), "link(2)");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0, "open");
+	REQUIRE(fcntl(fd, F_SETLK, &fl) == 0, "F_SETLK");
+	REQUIRE(lock_held(path) == 1, "the probe does not see the lock just taken");
+
+	f = tst_file_open(c, path, O_RDONLY);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by the first lpc_file_open");
+	relock(fd, &fl);
+	g = tst_file_open(c, path, O_RDONLY);
+	CHECK(g == f, "second open: %p != %p", (void *)g, (void *)f);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by a second lpc_file_open (A.5)");
+	relock(fd, &fl);
+	CHECK_EQ(lpc_file_close(g), 0);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by a close that was not the last");
+	relock(fd, &fl);
+	g = tst_file_open(c, link, O_RDONLY);
+	CHECK(g == f, "open through a link: %p != %p", (void *)g, (void *)f);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by an open through a hard link");
+	CHECK_EQ(lpc_pwrite(f, "x", 1, 0), -EBADF, "a write through the read-only copy");
+	relock(fd, &fl);
+	h = tst_file_open(c, path, O_RDWR);
+	CHECK(h == f, "O_RDWR after O_RDONLY: %p != %p", (void *)h, (void *)f);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by the read-write upgrade");
+	/* The upgraded copy reads and writes through its new descriptor. */
+	tst_file_bytes(3, 4096, want, sizeof(want));
+	CHECK_EQ(lpc_pread(h, b, sizeof(b), 4096), (ssize_t)sizeof(b), "pread after the upgrade");
+	CHECK(memcmp(b, want, sizeof(b)) == 0, "pread after the upgrade: wrong bytes");
+	CHECK_EQ(lpc_pwrite(h, "upgraded", 8, 0), 8, "pwrite after the upgrade");
+	CHECK_EQ(lpc_fsync(h), 0, "fsync after the upgrade");
+	{
+		int rd = open(path, O_RDONLY | O_CLOEXEC);
+
+		CHECK(rd >= 0 && pread(rd, b, 8, 0) == 8 && memcmp(b, "upgraded", 8) == 0,
+		      "the kernel's file after the upgraded copy's fsync");
+		if (rd >= 0)
+			close(rd); /* drops the lock too: taken again below */
+		relock(fd, &fl);
+	}
+	CHECK_EQ(lpc_file_close(h), 0);
+	h = NULL;
+	relock(fd, &fl);
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_CREAT, 0600, &h), 0, "O_CREAT of an open file");
+	CHECK(h == f, "O_CREAT: %p != %p", (void *)h, (void *)f);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by an O_CREAT open");
+	if (h)
+		CHECK_EQ(lpc_file_close(h), 0);
+	relock(fd, &fl);
+	CHECK_EQ(lpc_file_open(c, path, O_RDWR | O_TRUNC, 0, &h), -EBUSY, "O_TRUNC while open");
+	CHECK_EQ(lock_held(path), 1, "lock dropped by an O_TRUNC open refused with -EBUSY");
+	CHECK_EQ(tst_file_size(path), (long long)size, "the refused O_TRUNC truncated the file");
+
+	relock(fd, &fl);
+	CHECK_EQ(lpc_file_close(g), 0);
+	CHECK_EQ(lock_held(path), 1, "lock dropped by a close that was not the last");
+	relock(fd, &fl);
+	CHECK_EQ(lpc_file_close(f), 0);
+	CHECK_EQ(lock_held(path), 0, "the last close closes lpc's descriptors (lpc.h)");
+	close(fd);
+	unlink(link);
 	tst_cache_destroy(c);
 }
 
@@ -291,6 +411,7 @@ int main(int argc, char **argv)
 	tst_require_tmpdir();
 
 	TST_RUN(t_open());
+	TST_RUN(t_posix_locks());
 	TST_RUN(t_fifo(O_RDONLY, "O_RDONLY"));
 	TST_RUN(t_fifo(O_WRONLY, "O_WRONLY"));
 	TST_RUN(t_open_close_churn());
