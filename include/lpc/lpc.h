@@ -411,8 +411,11 @@ struct lpc_stats {
 				  * miss; lpc_pwrite's allocations count too */
 	/* io_uring (LPC_IO_URING) */
 	uint64_t uring_unregistered; /* threads' rings that run without the
-				      * frame arena registered as fixed buffers
-				      * (RLIMIT_MEMLOCK refused the pin) */
+				      * frame arena registered as fixed buffers,
+				      * for some chunks or all (RLIMIT_MEMLOCK
+				      * refused the pin, a kernel before 5.19,
+				      * a clone refused, a registered request
+				      * failed and was done again: lpc(7)) */
 	/* memory in proportion to use (lpc(7) "Memory") */
 	uint64_t resident_bytes;   /* bytes of the frame arena made resident
 				    * (gauge): the frames handed out at least

@@ -145,6 +145,12 @@ struct lpc_io {
 				    * registration that threads' rings clone */
 	int reg_state;             /* under reg_lock: 0 no table yet, 1 the
 				    * sparse table made, -errno refused */
+	bool no_replace;           /* under reg_lock: the kernel refused
+				    * IORING_REGISTER_DST_REPLACE (6.12): H3
+				    * re-clones into an emptied table */
+	int reg_why;               /* under reg_lock: which step set reg_state
+				    * < 0 (uring.c's enum why, for the line on
+				    * stderr) */
 	pthread_mutex_t reg_lock;
 	unsigned chunk_shift;      /* registered chunks of 2^chunk_shift bytes */
 	size_t nchunks;

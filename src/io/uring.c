@@ -42,7 +42,8 @@
  *      on io->reg (IORING_REGISTER_BUFFERS2, IORING_RSRC_REGISTER_SPARSE:
  *      nothing pinned), under reg_lock, once (reg_state);
  *   H1 each ring, made after G1, clones io->reg's whole table
- *      (IORING_REGISTER_CLONE_BUFFERS, Linux 6.12) under reg_lock, and
+ *      (IORING_REGISTER_CLONE_BUFFERS, Linux 6.12; into a ring without a
+ *      table, so no flag, no offsets: what 6.12 accepts) under reg_lock, and
  *      copies chunk_state into its own `have` bitmap in the same critical
  *      section: the bitmap is then exactly what its table holds;
  *   H2 an I/O into frames of chunk i: if the ring's `have` bit is set (a
@@ -50,23 +51,56 @@
  *   H3 else, under reg_lock: if chunk_state[i] is 0, register the chunk on
  *      io->reg (G2: update of slot i; chunk_state[i] becomes 1, or 2 when
  *      the kernel refused, which also sets io->unregistered: no chunk is
- *      tried again); if it is 1, clone slot i alone into the ring
- *      (IORING_REGISTER_DST_REPLACE, src_off = dst_off = i, nr 1: the
- *      ring's other slots are kept) and set the `have` bit;
+ *      tried again); if it is 1, clone io->reg's WHOLE table into the ring
+ *      again and rebuild `have` from chunk_state in the same critical
+ *      section (as H1):
+ *      H3a with IORING_REGISTER_DST_REPLACE (Linux 6.13), src_off =
+ *          dst_off = 0, nr = nchunks: the range ends at the table's end.
+ *          Not one slot: kernels 6.13 to 6.18.0 (fixed upstream by
+ *          525916ce4966) drop the destination's slots after the cloned
+ *          range, so a one-slot clone lost every higher chunk the ring's
+ *          `have` still claimed (READ_FIXED into them: -EFAULT).  The
+ *          kernel builds a whole new table on every clone anyway: a clone
+ *          of 16384 slots took 107 us against 68 us for one slot, 10 us
+ *          against 6 us at 2048 (a probe program: DST_REPLACE into a
+ *          cloned ring, 6.18.44, 2-CPU machine under load);
+ *      H3b where DST_REPLACE is refused (Linux 6.12: EINVAL or EBUSY,
+ *          remembered in io->no_replace), unregister the ring's table and
+ *          clone the whole table into the empty ring.  The ring has no
+ *          request in flight (every request is reaped before its call
+ *          returns); entries already queued in a batch name slots that the
+ *          new table holds too (a slot of io->reg is never emptied).  If
+ *          the clone then fails, the ring is left without a table: `fixed`
+ *          false, `have` empty, H4;
  *   H4 a chunk the ring cannot have: the request is a plain READ or
  *      WRITEV, the ring is counted unregistered (once per ring) and asks
- *      for no new chunk again (`closed`: no lock on later I/O).
+ *      for no new chunk again (`closed`: no lock on later I/O);
+ *   H5 a fixed request that fails with an error other than EINTR/EAGAIN
+ *      (-EFAULT: a slot the kernel does not hold after all) is done again
+ *      unregistered (READ through the ring; WRITEV the sync way), and chunk
+ *      i is never used registered on that ring again (`bad` bit i; `have`
+ *      bit cleared; H4's count and line).  A real I/O error thus comes
+ *      back from the second try, as it would have without registration.
  * Why it holds: a ring uses buffer i only after it set bit i itself, in H1
- * or H3, with slot i in its table (cloned from a slot that G2 filled); a
- * slot is never removed before the cache is destroyed, so a set bit stays
- * true.  Threads' rings share the cache's pin (a clone takes a reference on
- * the registered buffer, no second pin, no second charge).  Where the
- * kernel has no clone (H1 fails with EINVAL), the ring registers a sparse
- * table of its own, and H3 registers the chunk in it directly (a second pin
- * of memory already resident; charged again).  When the kernel refuses a
- * pin (RLIMIT_MEMLOCK, no CAP_IPC_LOCK) at G2, the rings run unregistered
- * from then on but for chunks they already have: counted per ring
- * (uring_unregistered), one line on stderr once per process.
+ * or H3, with slot i in its table (cloned from a slot that G2 filled; a
+ * clone copies the whole table, so no bit outlives its slot whatever the
+ * kernel does to slots outside a cloned range); a slot of io->reg is never
+ * removed before the cache is destroyed, so a set bit stays true, and H5
+ * catches a kernel that breaks this anyway.  Threads' rings share the
+ * cache's pin (a clone takes a reference on the registered buffer, no
+ * second pin, no second charge).  Where the kernel has no clone (H1 fails
+ * with EINVAL: before 6.12), the ring registers a sparse table of its own,
+ * and H3 registers the chunk in it directly; G2 is then that registration
+ * itself, made by the first ring to need the chunk (io->reg's table stays
+ * empty), and each other ring that uses the chunk pins it once more (memory
+ * already resident, charged against RLIMIT_MEMLOCK again): a chunk costs
+ * the limit once per ring that uses it.  G1 needs IORING_RSRC_REGISTER_SPARSE (Linux 5.19): before it
+ * (IORING_REGISTER_BUFFERS2 of 5.13 rejects the flag with EINVAL) G1
+ * fails and every ring runs unregistered.  When the kernel refuses a pin
+ * (RLIMIT_MEMLOCK, no CAP_IPC_LOCK) at G2, the rings run unregistered from
+ * then on but for chunks they already have: counted per ring
+ * (uring_unregistered), one line on stderr once per process naming the
+ * step that was refused.
  * pinned_end (the end of the highest chunk registered, under reg_lock,
  * read relaxed by lpc_stats) tells lpc_stats how far pinning made the
  * arena resident.
@@ -110,6 +144,8 @@ struct uring {
 		      * again to learn it) */
 	uint64_t *have; /* bit i: slot i of the table holds chunk i; its
 			 * thread's, plain loads and stores */
+	uint64_t *bad;  /* bit i: a fixed request on buffer i failed (H5):
+			 * never registered on this ring again; same words */
 };
 
 /* A thread whose ring could not be made: its io_ring points here. */
@@ -125,8 +161,19 @@ static void ring_free(void *arg)
 	free(r);
 }
 
+/* What refused a registration, for the line on stderr. */
+enum why { WHY_PIN, WHY_SPARSE, WHY_CLONE, WHY_FAULT };
+
+static const char *const why_text[] = {
+	[WHY_PIN] = "the kernel refused to pin: RLIMIT_MEMLOCK too low, no CAP_IPC_LOCK?",
+	[WHY_SPARSE] = "no sparse buffer table: Linux 5.19 or later is needed",
+	[WHY_CLONE] = "the kernel refused to clone the cache's table into this thread's ring",
+	[WHY_FAULT] = "a request on a registered buffer failed",
+};
+
 /* H4: counts a ring running unregistered (once); says so once per process. */
-static void note_unregistered(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, int err)
+static void note_unregistered(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, int err,
+			      enum why why)
 {
 	if (r) {
 		if (r->noted)
@@ -136,9 +183,9 @@ static void note_unregistered(struct lpc_io *io, struct uring *r, struct lpc_tca
 	lpc_count(t, LPC_C_URING_UNREGISTERED);
 	if (!atomic_exchange_explicit(&unregistered_said, true, memory_order_relaxed))
 		fprintf(stderr,
-			"lpc: io_uring: cannot register the frame arena's chunks (%s; "
-			"RLIMIT_MEMLOCK too low, no CAP_IPC_LOCK): running unregistered\n",
-			strerror(-err));
+			"lpc: io_uring: cannot register the frame arena's chunks (%s: %s): "
+			"running unregistered\n",
+			strerror(-err), why_text[why]);
 }
 
 /* Chunk i's bytes. */
@@ -160,20 +207,61 @@ static int chunk_register(struct lpc_io *io, struct io_uring *ring, size_t i)
 	return rc < 0 ? rc : rc == 1 ? 0 : -ENOMEM;
 }
 
-/* Clones nr slots from `first` of io->reg's table into r's (replacing what
- * r's table holds there, keeping the rest; nr 0: the whole table into a
- * ring without one).  Return: 0 or negative errno (-EINVAL: a kernel
- * without IORING_REGISTER_CLONE_BUFFERS). */
-static int ring_clone(struct lpc_io *io, struct uring *r, unsigned first, unsigned nr)
+/* Clones io->reg's whole table into r's: into a ring without one
+ * (replace false: nr 0, no offsets, what Linux 6.12 accepts), or replacing
+ * r's (H3a: DST_REPLACE, nr = nchunks, so the cloned range ends at the
+ * table's end and no kernel keeps a slot of r's old table).  Return: 0 or
+ * negative errno (-EINVAL: a kernel without IORING_REGISTER_CLONE_BUFFERS,
+ * or, with replace, without DST_REPLACE). */
+static int ring_clone(struct lpc_io *io, struct uring *r, bool replace)
 {
 	struct uring *src = io->reg;
 	struct uring_clone_buffers arg = { .src_fd = (uint32_t)src->ring.ring_fd,
-					   .flags = nr ? URING_CLONE_DST_REPLACE : 0,
-					   .src_off = first, .dst_off = first, .nr = nr };
+					   .flags = replace ? URING_CLONE_DST_REPLACE : 0,
+					   .nr = replace ? (uint32_t)io->nchunks : 0 };
 	long rc = syscall(SYS_io_uring_register, r->ring.ring_fd, URING_REGISTER_CLONE_BUFFERS,
 			  &arg, 1);
 
 	return rc < 0 ? -errno : 0;
+}
+
+/* r's `have`: exactly the chunks io->reg holds, less r's bad ones.
+ * Context: reg_lock, right after a whole-table clone (H1, H3). */
+static void have_from_state(struct lpc_io *io, struct uring *r)
+{
+	for (size_t i = 0; i < io->nchunks; i++) {
+		uint64_t bit = (uint64_t)1 << (i % 64);
+
+		if (io->chunk_state[i] == 1 && !(r->bad[i / 64] & bit))
+			r->have[i / 64] |= bit;
+		else
+			r->have[i / 64] &= ~bit;
+	}
+}
+
+/* H3a/H3b: r's table again, cloned whole.  Context: reg_lock, r->cloned.
+ * Return: 0 or negative errno (r then has no table: `fixed` false). */
+static int ring_reclone(struct lpc_io *io, struct uring *r)
+{
+	size_t words = (io->nchunks + 63) / 64;
+	int rc = -EINVAL;
+
+	if (!io->no_replace) {
+		rc = ring_clone(io, r, true);					/* H3a */
+		if (rc == -EINVAL || rc == -EBUSY)
+			io->no_replace = true; /* Linux 6.12 */
+	}
+	if (io->no_replace) {							/* H3b */
+		memset(r->have, 0, words * sizeof(*r->have));
+		rc = io_uring_unregister_buffers(&r->ring);
+		if (rc == 0 || rc == -ENXIO)
+			rc = ring_clone(io, r, false);
+		if (rc)
+			r->fixed = false;
+	}
+	if (rc == 0)
+		have_from_state(io, r);
+	return rc;
 }
 
 /* G1: the cache's sparse table, made once.  Context: reg_lock.  Return: 0
@@ -187,36 +275,43 @@ static int reg_get_locked(struct lpc_io *io)
 				     : -E2BIG;
 
 		io->reg_state = rc == 0 ? 1 : rc;
+		io->reg_why = rc == -EINVAL ? WHY_SPARSE : WHY_PIN;
 		if (rc)
 			atomic_store_explicit(&io->unregistered, 1, memory_order_relaxed);
 	}
 	return io->reg_state == 1 ? 0 : io->reg_state;
 }
 
-/* H1: gives a new ring its table.  Return: 0 or negative errno. */
-static int ring_table(struct lpc_io *io, struct uring *r)
+/* H1: gives a new ring its table.  Return: 0 or negative errno, with
+ * *why the step refused. */
+static int ring_table(struct lpc_io *io, struct uring *r, enum why *why)
 {
 	size_t words = (io->nchunks + 63) / 64;
 	int rc;
 
-	r->have = calloc(words ? words : 1, sizeof(*r->have));
+	*why = WHY_PIN;
+	if (!words)
+		words = 1;
+	r->have = calloc(2 * words, sizeof(*r->have));
 	if (!r->have)
 		return -ENOMEM;
+	r->bad = r->have + words;
 	pthread_mutex_lock(&io->reg_lock);
 	/* A refusal (G1 or G2) is final: reg_state holds its error. */
 	rc = atomic_load_explicit(&io->unregistered, memory_order_relaxed)
 		     ? (io->reg_state < 0 ? io->reg_state : -ENOMEM)
 		     : reg_get_locked(io);
+	*why = (enum why)io->reg_why;
 	if (rc == 0) {
-		rc = ring_clone(io, r, 0, 0);
+		*why = WHY_CLONE;
+		rc = ring_clone(io, r, false);
 		if (rc == 0) {
 			r->cloned = true;
-			for (size_t i = 0; i < io->nchunks; i++)
-				if (io->chunk_state[i] == 1)
-					r->have[i / 64] |= (uint64_t)1 << (i % 64);
+			have_from_state(io, r);
 		} else if (rc == -EINVAL || rc == -EOPNOTSUPP || rc == -ENOSYS) {
 			/* A kernel without clone: a table of its own. */
 			rc = io_uring_register_buffers_sparse(&r->ring, (unsigned)io->nchunks);
+			*why = rc == -EINVAL ? WHY_SPARSE : WHY_PIN;
 		}
 	}
 	pthread_mutex_unlock(&io->reg_lock);
@@ -228,6 +323,8 @@ static int ring_table(struct lpc_io *io, struct uring *r)
 /* H3: gets chunk i into r's table.  Return: true if r may use buffer i. */
 static bool ring_chunk(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, size_t i)
 {
+	enum why why = WHY_PIN;
+	bool mine = false; /* G2 registered it in r's own table */
 	int rc = 0;
 
 	pthread_mutex_lock(&io->reg_lock);
@@ -235,12 +332,16 @@ static bool ring_chunk(struct lpc_io *io, struct uring *r, struct lpc_tcache *t,
 		if (atomic_load_explicit(&io->unregistered, memory_order_relaxed)) {
 			rc = io->reg_state < 0 ? io->reg_state : -ENOMEM;
 		} else {
-			struct uring *reg = io->reg;
+			/* Without clone, no ring would use io->reg's pin: the
+			 * first ring to need the chunk pins it for the cache. */
+			struct uring *reg = r->cloned ? io->reg : r;
 
 			rc = chunk_register(io, &reg->ring, i);		/* G2 */
+			mine = !r->cloned && rc == 0;
 			io->chunk_state[i] = rc == 0 ? 1 : 2;
 			if (rc) {
 				io->reg_state = rc;
+				io->reg_why = WHY_PIN;
 				atomic_store_explicit(&io->unregistered, 1, memory_order_relaxed);
 			} else {
 				struct iovec iov = chunk_iov(io, i);
@@ -256,23 +357,40 @@ static bool ring_chunk(struct lpc_io *io, struct uring *r, struct lpc_tcache *t,
 	} else if (io->chunk_state[i] == 2) {
 		rc = io->reg_state < 0 ? io->reg_state : -ENOMEM;
 	}
-	if (rc == 0)
-		rc = r->cloned ? ring_clone(io, r, (unsigned)i, 1)
-			       : chunk_register(io, &r->ring, i);
+	if (rc == 0 && r->cloned) {
+		rc = ring_reclone(io, r);
+		why = WHY_CLONE;
+	} else if (rc == 0) {
+		if (!mine)
+			rc = chunk_register(io, &r->ring, i); /* a second pin */
+		if (rc == 0)
+			r->have[i / 64] |= (uint64_t)1 << (i % 64);
+	} else {
+		why = (enum why)io->reg_why; /* the refusal that made it final */
+	}
 	pthread_mutex_unlock(&io->reg_lock);
 	if (rc) {
 		r->closed = true;
-		note_unregistered(io, r, t, rc);				/* H4 */
+		note_unregistered(io, r, t, rc, why);				/* H4 */
 		return false;
 	}
-	r->have[i / 64] |= (uint64_t)1 << (i % 64);
-	return true;
+	return (r->have[i / 64] >> (i % 64)) & 1;
+}
+
+/* H5: a fixed request on buffer i failed with err: chunk i is not used
+ * registered on r again. */
+static void ring_bad(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, int i, int err)
+{
+	r->have[i / 64] &= ~((uint64_t)1 << (i % 64));
+	r->bad[i / 64] |= (uint64_t)1 << (i % 64);
+	note_unregistered(io, r, t, err, WHY_FAULT);
 }
 
 /* Makes this thread's ring for io.  Return: it, or NULL (use sync). */
 static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 {
 	struct uring *r = calloc(1, sizeof(*r));
+	enum why why;
 	int rc;
 
 	if (!r || io_uring_queue_init(URING_ENTRIES, &r->ring, 0) < 0) {
@@ -281,9 +399,9 @@ static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 		t->io_ring = &ring_none;
 		return NULL;
 	}
-	rc = ring_table(io, r);
+	rc = ring_table(io, r, &why);
 	if (rc)
-		note_unregistered(io, r, t, rc);
+		note_unregistered(io, r, t, rc, why);
 	t->io_ring = r;
 	t->io_ring_free = ring_free;
 	return r;
@@ -328,7 +446,7 @@ static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, c
 		return -1;
 	if (likely(r->have[i / 64] & ((uint64_t)1 << (i % 64))))		/* H2 */
 		return (int)i;
-	if (r->closed)
+	if (r->closed || (r->bad[i / 64] & ((uint64_t)1 << (i % 64))))
 		return -1;
 	return ring_chunk(io, r, t, i) ? (int)i : -1;
 }
@@ -421,6 +539,10 @@ static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t
 		}
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
+		if (res < 0 && bi >= 0) {
+			ring_bad(io, r, t, bi, (int)res); /* H5: again, unregistered */
+			continue;
+		}
 		if (res < 0)
 			return done ? (ssize_t)done : res;
 		if (res == 0)
@@ -520,7 +642,7 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 	struct lpc_tcache *t;
 	struct uring *r = ring_get(io, &t);
 	ssize_t res[URING_ENTRIES];
-	int which[URING_ENTRIES];
+	int which[URING_ENTRIES], bis[URING_ENTRIES];
 	int i = 0;
 
 	while (r && i < nruns) {
@@ -547,6 +669,7 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 			else
 				io_uring_prep_writev(sqe, f->fd, w->iov, (unsigned)w->iovcnt, w->off);
 			sqe->user_data = k;
+			bis[k] = bi;
 			which[k++] = i;
 		}
 		if (!k)
@@ -561,9 +684,13 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 			struct lpc_io_wrun *w = &runs[which[j]];
 
 			w->res = res[j];
-			/* Interrupted before any byte: once more, the sync way. */
-			if (w->res == -EINTR || w->res == -EAGAIN)
-				w->res = lpc_io_sync_ops.writev(f, w->iov, w->iovcnt, w->off);
+			/* Interrupted before any byte: once more, the sync way;
+			 * a fixed request that failed too (H5). */
+			if (w->res < 0 && w->res != -EINTR && w->res != -EAGAIN && bis[j] >= 0)
+				ring_bad(io, r, t, bis[j], (int)w->res);
+			else if (w->res != -EINTR && w->res != -EAGAIN)
+				continue;
+			w->res = lpc_io_sync_ops.writev(f, w->iov, w->iovcnt, w->off);
 		}
 	}
 	for (; i < nruns; i++)
@@ -677,6 +804,8 @@ int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 	}
 	io->reg = reg;
 	io->reg_state = 0;
+	io->no_replace = false;
+	io->reg_why = WHY_PIN;
 	pthread_mutex_init(&io->reg_lock, NULL);
 	io->owner = owner;
 	io->arena = arena;

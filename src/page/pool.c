@@ -23,25 +23,52 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include "core/debug.h"
 #include "page/pool.h"
 
 #define POOL_ALIGN ((size_t)2 << 20) /* a huge page; io/uring.c's smallest chunk */
 
-/* Maps `bytes` (a multiple of the base page size) at a 2 MiB boundary,
+/* The bytes a mapping of `bytes` spans: whole base pages.  A descriptor
+ * array (frames not a multiple of 64) or an arena of sub-4 KiB pages in
+ * odd counts is not a whole number of pages; munmap needs a page-aligned
+ * address, so the tail cut at an unrounded end was refused (EINVAL) and
+ * its 2 MiB of address space stayed mapped for good. */
+static size_t map_bytes(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (bytes + page - 1) & ~(page - 1);
+}
+
+/* munmap, whose failure (a bad address or length: a bug here) the debug
+ * build reports. */
+static void unmap(void *p, size_t bytes)
+{
+	int rc = munmap(p, bytes);
+
+	(void)rc;
+	lpc_debug_check(rc == 0, "pool: munmap", NULL, "munmap(%p, %zu) failed", p, bytes);
+}
+
+/* Maps `bytes` (rounded up to whole base pages) at a 2 MiB boundary,
  * reserved only: the over-mapped head and tail are unmapped again. */
 static void *map_region(size_t bytes)
 {
-	size_t span = bytes + POOL_ALIGN, head;
-	unsigned char *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t span, head;
+	unsigned char *p;
 
+	bytes = map_bytes(bytes);
+	span = bytes + POOL_ALIGN;
+	p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	head = (POOL_ALIGN - ((uintptr_t)p & (POOL_ALIGN - 1))) & (POOL_ALIGN - 1);
 	if (head)
-		munmap(p, head);
-	munmap(p + head + bytes, span - head - bytes);
+		unmap(p, head);
+	unmap(p + head + bytes, span - head - bytes);
 	p += head;
 	(void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint; fine if refused */
 	return p;
@@ -61,9 +88,9 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t n, size_t page_size)
 	pool->frames = map_region(pool->frames_bytes);
 	if (!pool->pages || !pool->frames) {
 		if (pool->pages)
-			munmap(pool->pages, pool->pages_bytes);
+			unmap(pool->pages, map_bytes(pool->pages_bytes));
 		if (pool->frames)
-			munmap(pool->frames, pool->frames_bytes);
+			unmap(pool->frames, map_bytes(pool->frames_bytes));
 		return -ENOMEM;
 	}
 	/* Every frame is fresh (alloc.c): no descriptor is written here. */
@@ -78,8 +105,8 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t n, size_t page_size)
 
 void lpc_pool_destroy(struct lpc_pool *pool)
 {
-	munmap(pool->pages, pool->pages_bytes);
-	munmap(pool->frames, pool->frames_bytes);
+	unmap(pool->pages, map_bytes(pool->pages_bytes));
+	unmap(pool->frames, map_bytes(pool->frames_bytes));
 	pthread_mutex_destroy(&pool->free_lock);
 	pthread_mutex_destroy(&pool->reclaim_lock);
 }

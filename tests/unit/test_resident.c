@@ -16,6 +16,12 @@
  *    times as many distinct pages evicts, and its resident_bytes, the
  *    arena's mincore count and VmRSS stay within the budget (plus the
  *    fixed overhead for VmRSS).
+ *  - address space comes back: caches whose descriptor array and arena
+ *    are not whole base pages (frame counts not a multiple of 64, pages of
+ *    512 B to 2 KiB in odd counts) created and destroyed CYCLES times: VmSize
+ *    grows by less than one 2 MiB alignment slack per four cycles (page/
+ *    pool.c once left each mapping's over-mapped tail in place: 2 MiB per
+ *    unaligned mapping per cycle).
  * The default run is on io_uring (its chunks are pinned as I/O needs them),
  * the `.sync` twin on the sync backend (tst_disk_backend).  VmRSS checks are
  * skipped in sanitizer builds (their shadow memory is resident too); the
@@ -56,8 +62,8 @@ static size_t mincore_bytes(const void *p, size_t len)
 	return r * base;
 }
 
-/* VmRSS of this process in bytes. */
-static size_t vm_rss(void)
+/* The field `key` ("VmRSS:", "VmSize:") of /proc/self/status in bytes. */
+static size_t vm_field(const char *key)
 {
 	FILE *fp = fopen("/proc/self/status", "r");
 	char line[256];
@@ -65,10 +71,17 @@ static size_t vm_rss(void)
 
 	REQUIRE(fp);
 	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "VmRSS: %zu kB", &kb) == 1)
+		if (!strncmp(line, key, strlen(key)) &&
+		    sscanf(line + strlen(key), "%zu kB", &kb) == 1)
 			break;
 	fclose(fp);
 	return kb << 10;
+}
+
+/* VmRSS of this process in bytes. */
+static size_t vm_rss(void)
+{
+	return vm_field("VmRSS:");
 }
 
 /* The arena holds `used` pages in use: its resident bytes (mincore, and
@@ -211,6 +224,30 @@ static void small_budget(void)
 	free(want);
 }
 
+/* Creates and destroys caches of odd sizes; VmSize must not grow with the
+ * cycles (see the file's comment). */
+static void address_space(void)
+{
+	enum { CYCLES = 32 };
+	static const size_t ps[] = { 512, 1024, 2048, 4096 };
+	size_t vm0 = 0, vm;
+
+	for (unsigned i = 0; i <= CYCLES; i++) {
+		size_t p = ps[i % 4], frames = 64 * (i + 1) + 1 + 2 * (size_t)i;
+		struct lpc_cache *c = tst_cache_create(frames * p, p, LPC_IO_SYNC,
+						       LPC_LOOKUP_LOCKLESS);
+
+		tst_cache_destroy(c);
+		if (i == 0)
+			vm0 = vm_field("VmSize:"); /* after the first: its lasting costs */
+	}
+	vm = vm_field("VmSize:");
+	printf("  %u create/destroy cycles: VmSize %zu KiB -> %zu KiB\n", CYCLES, vm0 >> 10,
+	       vm >> 10);
+	CHECK(vm < vm0 + CYCLES / 4 * CHUNK, "VmSize grew from %zu to %zu KiB in %u cycles",
+	      vm0 >> 10, vm >> 10, CYCLES);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -218,5 +255,6 @@ int main(int argc, char **argv)
 	tst_require_tmpdir();
 	TST_RUN(big_budget());
 	TST_RUN(small_budget());
+	TST_RUN(address_space());
 	return tst_finish();
 }
