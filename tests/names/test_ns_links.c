@@ -223,6 +223,7 @@ static void t_trunc_one_link(void)
 	snprintf(p, sizeof(p), "%s/l4", root);
 	REQUIRE(symlink("s4", p) == 0, "symlink");
 	trunc_one("l4", "s4", O_RDWR | O_CREAT | O_TRUNC, 1, "O_CREAT|O_TRUNC through a symlink");
+}
 
 /* Does another process see a read lock of ours on bytes 100-109 of path?
  * Return: 1 yes, 0 no. */
