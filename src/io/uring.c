@@ -612,6 +612,10 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		}
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
+		if (res < 0 && bi >= 0) {
+			ring_bad(io, r, t, bi, (int)res); /* H5: again, unregistered */
+			continue;
+		}
 		if (res < 0)
 			return done ? (ssize_t)done : res;
 		if (res == 0)
