@@ -14,8 +14,9 @@
 # about seeds, soak.sh about long races.  Not part of CI: a full release
 # sweep takes about an hour on two CPUs.
 #
-# Prints one line per test and each failing seed with its replay command:
-#   FAIL NAME --seed S: (cd build-V && ENV... COMMAND --seed S)
+# Prints one line per test and each failing seed with its replay command,
+# whether a second run of that seed failed too, and its first FAIL lines:
+#   FAIL NAME --seed S (fails again|passed on replay: timing): (cd DIR && ENV... COMMAND --seed S)
 # and ends with "sweep: N passed, N failed".  Exit: 0 when no run failed.
 # Default variant: release.  -R limits the tests to names matching REGEX.
 set -uo pipefail
@@ -82,13 +83,22 @@ for t in json.load(sys.stdin)["tests"]:
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	tr '\n' '\0' <"$work/runs" | xargs -0 -r -P "$jobs" -n 1 bash -c '
 		IFS=$'"'\x1f'"' read -r name wd tenv seed cmd <<<"$1"
-		if (cd "$wd" && env $LPC_SWEEP_ENV $tenv LPC_STRESS_SECONDS=$LPC_SWEEP_S \
-			timeout -k 5 300 $LPC_SWEEP_WRAP $cmd --seed "$seed") >/dev/null 2>&1; then
+		run() {
+			(cd "$wd" && env $LPC_SWEEP_ENV $tenv LPC_STRESS_SECONDS=$LPC_SWEEP_S \
+				timeout -k 5 300 $LPC_SWEEP_WRAP $cmd --seed "$seed") >"$2" 2>&1
+		}
+		out=$(mktemp)
+		if run "$seed" "$out"; then
 			echo "ok $name"
 		else
-			echo "FAIL $name --seed $seed: (cd $wd && $LPC_SWEEP_ENV $tenv $cmd --seed $seed)"
-		fi' _ >"$work/results"
-	grep '^FAIL' "$work/results"
+			# Once more with the same seed: a seed that fails again is
+			# the seed'"'"'s; one that passes, the machine'"'"'s (timing).
+			if run "$seed" "$out.2"; then again="passed on replay: timing"; else again="fails again"; fi
+			echo "FAIL $name --seed $seed ($again): (cd $wd && $LPC_SWEEP_ENV $tenv LPC_STRESS_SECONDS=$LPC_SWEEP_S $cmd --seed $seed)"
+			grep -E "FAIL|rule .* violated|ERROR|Timeout|watchdog" "$out" | head -n 3 | sed "s/^/    | /"
+		fi
+		rm -f "$out" "$out.2"' _ >"$work/results"
+	grep -A3 '^FAIL' "$work/results" | grep -E '^(FAIL|    \|)' 
 	while read -r name; do
 		ok=$(grep -cFx "ok $name" "$work/results")
 		bad=$(grep -cF "FAIL $name --seed" "$work/results")
