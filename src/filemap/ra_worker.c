@@ -129,6 +129,12 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 		f->ra_inflight++;
 #if LPC_DEBUG
 		lpc_debug_page_locks -= (int)j->n; /* the thread's from here */
+		/* Nobody's until the thread takes the job: the submitter may
+		 * wait for one of these locks meanwhile (a truncate after a pin
+		 * that fired the marker), and the thread unlocks it (Q2), so
+		 * that wait is not LOCK-RECURSIVE. */
+		for (unsigned k = 0; k < j->n; k++)
+			atomic_store_explicit(&j->pages[k]->dbg_owner, 0, memory_order_relaxed);
 #endif
 		pthread_cond_signal(&w->cond);
 		ok = true;
