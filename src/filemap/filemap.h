@@ -117,6 +117,9 @@ struct lpc_file {
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
 	pthread_mutex_t size_lock;     /* raises of size (SZ1), publishes (SZ3-SZ5), truncate */
 	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
+	/* Writeback's writes in flight (K4) shared, lpc's ftruncates that may
+	 * grow the file exclusive (rule S5, writeback/writeback.c). */
+	pthread_rwlock_t dio_lock;
 	unsigned wb_busy;              /* flusher passes on f; under files->lock */
 	/* Eviction met a dirty page of f (reclaim/evict.c E8): the flusher's
 	 * next round writes f back whatever its age.  Set (test, then

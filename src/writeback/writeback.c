@@ -96,6 +96,29 @@
  *      value they read), so a raise is not lost either: it is the hint that
  *      lets lpc_fsync's and the last close's publish do nothing (no system
  *      call) when lpc's end of the file is lpc's size.
+ *   S5 no ftruncate of lpc's that may grow the kernel's file runs while a
+ *      write of lpc's to the file is in the kernel (K4).  A growing
+ *      ftruncate on ext4 zeroes the tail of the old last block through the
+ *      kernel's page cache without waiting for direct I/O in flight (a
+ *      shrinking one waits); an asynchronous O_DIRECT write (io_uring) of
+ *      that block completing after it cannot invalidate the now dirty
+ *      cached page: the kernel records EIO on the file ("Page cache
+ *      invalidation failure on direct I/O", the next fdatasync fails) and
+ *      later writes the stale cached block back over lpc's data.  (A sync
+ *      O_DIRECT write holds the inode lock until done, so the sync backend
+ *      never met it.)  f->dio_lock: batch_flush holds it for reading
+ *      around lpc_io_write_batch only (K4W: no other lock held, none taken
+ *      under it); lpc_wb_ftruncate holds it for writing around a growing
+ *      ftruncate: a publish's extend (SZ4, kend < T) and every
+ *      lpc_truncate (it does not know the kernel's size; a shrinking one
+ *      waits for the writes anyway).  Writers first (file.c), so a stream
+ *      of batches does not starve it.  A write whose pages are in
+ *      WRITEBACK but not yet submitted (parked at K4) is not in flight:
+ *      the ftruncate runs, and the write's own submission then flushes
+ *      and invalidates the kernel's cached block first.  Lock order:
+ *      size_lock -> dio_lock (write); dio_lock (read) is a leaf.
+ *      Whole-file, not per block: ftruncates are rare, and a growing one
+ *      waits for at most one batch per writing thread.
  * Steps:
  *   SZ1 lpc_pwrite, per page, before D1 or the new page (write.c): if the
  *      bytes end past lpc's size, take size_lock and store the new size
@@ -271,7 +294,7 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 		/* Extend to lpc's size, or cut the tail lpc's own whole-page
 		 * writes left past it; past what lpc wrote (kend > seen) the
 		 * bytes are another's, and stay. */
-		rc = lpc_io_truncate(f->iodev, &f->io, size);
+		rc = lpc_wb_ftruncate(f, size, kend < size);
 		if (!rc && kend > size)
 			debug_check_cut(f, size, kend, own);
 		if (!rc)
@@ -282,6 +305,18 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 		io_size_settle(f, seen, size);					/* SZ5 */
 out:
 	pthread_mutex_unlock(&f->size_lock);
+	return rc;
+}
+
+int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows)
+{
+	int rc;
+
+	if (!grows)
+		return lpc_io_truncate(f->iodev, &f->io, size);
+	pthread_rwlock_wrlock(&f->dio_lock);				/* S5 */
+	rc = lpc_io_truncate(f->iodev, &f->io, size);
+	pthread_rwlock_unlock(&f->dio_lock);
 	return rc;
 }
 
@@ -381,10 +416,16 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 		w[r] = (struct lpc_io_wrun){ .iov = iov + b->start[r], .iovcnt = (int)b->len[r],
 					     .off = b->first[r] << f->page_shift };
 	lpc_yield_point(LPC_YP_K4);
+	/* S5: no ftruncate of lpc's that may grow the file while this write
+	 * is in the kernel.  No other lock is held here, none is taken
+	 * under it. */
+	pthread_rwlock_rdlock(&f->dio_lock);
+	lpc_yield_point(LPC_YP_K4W);
 	/* A writer may change a frame while the kernel copies it (core/rcu.h). */
 	lpc_tsan_ignore_begin();
 	lpc_io_write_batch(f->iodev, &f->io, w, (int)b->nruns, &calls);	/* K4 */
 	lpc_tsan_ignore_end();
+	pthread_rwlock_unlock(&f->dio_lock);
 	count(t, LPC_C_WB_PAGES, b->n);
 	count(t, LPC_C_WB_WRITES, calls);
 	for (unsigned r = 0; r < b->nruns; r++) {

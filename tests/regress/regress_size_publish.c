@@ -64,9 +64,24 @@
  *      publish goes by its own write's end and the kernel's size, and cuts.
  *   7. After lpc_fsync the kernel's file is exactly 1.5 ps long.
  *
+ * Story 5, a growing ftruncate while a write of the kernel's last block is
+ * in flight (rule S5; on ext4 with io_uring the kernel's growing ftruncate
+ * zeroes the old last block through its page cache without waiting for
+ * the direct write, whose completion then fails to invalidate it: EIO at
+ * the next fdatasync, and the stale block later written over lpc's data):
+ *   1. The file is 1.5 pages; page 1 is dirtied.
+ *   2. W, a writeback pass, submits page 1: parked at K4W, its write "in
+ *      the kernel" (dio_lock held for reading).
+ *   3. T calls lpc_truncate(4 ps), growing the file.  Broken: T's
+ *      ftruncate runs at once (the kernel's file is 4 ps while W's write is
+ *      in flight).  Fixed: T waits for W's write (the test gives it a
+ *      moment and checks the kernel's size is still 1.5 ps).
+ *   4. W goes on; T's ftruncate follows.  After lpc_fsync (0) the kernel's
+ *      file is W's page 1 and zeros up to 4 ps.
+ *
  * Deterministic: threads are parked by a yield-point hook (one point per
- * role, or two in order); the waits of step 3 of story 2 (fixed: W
- * blocked) and the polls are bounded.  About 1 s (story 2's moment, four
+ * role, or two in order); the waits of step 3 of stories 2 and 5 (fixed:
+ * blocked) and the polls are bounded.  About 2 s (the moments, four
  * configurations).
  */
 #include <fcntl.h>
@@ -415,6 +430,43 @@ static void story_truncate_stale(int backend, size_t ps)
 	teardown(c);
 }
 
+/* Story 5. */
+static void story_grow_in_flight(int backend, size_t ps)
+{
+	unsigned char want[4 * 4096];
+	uint64_t size0 = ps + ps / 2, size1 = 4 * ps;
+	struct job w = { .role = ROLE_W, .what = J_PASS };
+	struct job tr = { .role = ROLE_T, .what = J_TRUNCATE, .off = size1 };
+	struct lpc_cache *c;
+	char path[512];
+	const char *what = "story 5";
+	bool moved;
+
+	c = setup(backend, ps, size0, "size_grow", path, sizeof(path), want);	/* 1 */
+	memset(want + size0, 0, size1 - size0);
+	want[ps] ^= 0xff;
+	REQUIRE(lpc_pwrite(file, want + ps, 1, ps) == 1, "dirty page 1");
+
+	role_set(ROLE_W, LPC_YP_K4W, true);					/* 2 */
+	REQUIRE(lpc_yield_arm("K4W", 1.0, 1) == 0, "arm K4W");
+	job_start(&w);
+	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached K4W", what);
+	job_start(&tr);								/* 3 */
+	/* Broken: the ftruncate follows at once.  Fixed: T waits for W. */
+	moved = WAIT_FOR(tst_file_size(path) != (int64_t)size0 || atomic_load(&tr.done),
+			 W_MOMENT_MS);
+	CHECK(!moved, "%s: the growing ftruncate ran with W's write in flight (size %lld)",
+	      what, (long long)tst_file_size(path));
+	role_release(ROLE_W);							/* 4 */
+	pthread_join(w.th, NULL);
+	pthread_join(tr.th, NULL);
+	CHECK_EQ(atomic_load(&w.rc), 0, "%s: W's pass", what);
+	CHECK_EQ(atomic_load(&tr.rc), 0, "%s: lpc_truncate", what);
+	CHECK_EQ(lpc_fsync(file), 0, "%s: lpc_fsync", what);
+	check_kernel(path, want, size1, what);
+	teardown(c);
+}
+
 int main(int argc, char **argv)
 {
 	static const int backends[] = { LPC_IO_SYNC, LPC_IO_URING };
@@ -432,6 +484,7 @@ int main(int argc, char **argv)
 			story_publish_window(backends[b], sizes[s]);
 			story_seen_cas(backends[b], sizes[s]);
 			story_truncate_stale(backends[b], sizes[s]);
+			story_grow_in_flight(backends[b], sizes[s]);
 		}
 	}
 	return tst_finish();
