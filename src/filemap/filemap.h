@@ -112,6 +112,11 @@ struct lpc_file {
 	 * file below a size lpc had or below another process's bytes. */
 	_Atomic uint64_t size lpc_cacheline_aligned;
 	_Atomic bool size_kept;
+	/* The highest end of the file a writeback's write reached (SZ2,
+	 * CAS-max) since lpc's last ftruncate, which sets it to its size just
+	 * before the call (lpc_wb_ftruncate, under size_lock): above size, a
+	 * tail some write's own publish still owes (writeback.c, S4). */
+	_Atomic uint64_t wb_end;
 	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */

@@ -125,15 +125,22 @@
  *      (release); the size just before is the bound below which the file
  *      may hold bytes (a page wholly past it needs no read)
  *   SZ2 batch_flush, after K4: io.size = max(io.size, end of the runs written)
- *      by CAS; then K5; then, if the end passes lpc's size, a publish with
- *      that end (wend)
+ *      by CAS, and f->wb_end likewise; then K5; then, if the end passes
+ *      lpc's size, a publish with that end (wend)
  *   SZ3 publish: take size_lock (no page lock, no WRITEBACK page held: K5
- *      came first); T = lpc's size; seen = io.size; own = max(seen, wend);
- *      no wend and seen == T: done
+ *      came first); T = lpc's size; seen = io.size; wb = wb_end; own =
+ *      max(seen, wend, wb); no wend, seen == T and wb <= T: done.  wb > T
+ *      is a tail a write's own publish owes (it ran SZ2 and K5 but has not
+ *      got size_lock yet): lpc_fsync's Y4 (after Y3 saw that K5) and the
+ *      last close cut it themselves, so they never return with it there
+ *      (tests/regress/regress_size_publish.c, story 6)
  *   SZ4 K = the file's size now (fstat, or the backend's size op); K < T:
  *      ftruncate(T) (extend); T < K <= own: ftruncate(T) (cut lpc's own
  *      page tail); K > own: nothing (another's bytes)
  *   SZ5 io.size: CAS from seen to T (a SZ2 raise since SZ3 wins); unlock
+ *   SZ6 every ftruncate of lpc's (lpc_wb_ftruncate) sets wb_end to its size
+ *      just before the call (a write landing after it raises it after);
+ *      a publish that finds the file at T takes wb_end from wb to T (CAS)
  * Interleavings that matter:
  *   - a write raising past T while a publish holds T (window (b)): the
  *     raise waits for size_lock, so its page is dirtied, and written, only
@@ -266,7 +273,7 @@ static void debug_check_seen(struct lpc_file *f, uint64_t size)
  */
 static int publish_size(struct lpc_file *f, uint64_t wend)
 {
-	uint64_t size, seen, own, kend;
+	uint64_t size, seen, own, kend, wb;
 	int rc = 0;
 
 	lpc_debug_no_page_lock("size_lock taken (lpc_wb_publish_size)");
@@ -282,7 +289,13 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 	 * was already past its end (its CAS-max at SZ2 then changed nothing,
 	 * and that publish's SZ5 took io.size down to the size). */
 	own = wend > seen ? wend : seen;
-	if (!wend && seen == size) {
+	/* And a write whose own publish is still owed (its SZ2 ran, it has
+	 * not taken size_lock yet): wb_end past the size.  Without it an
+	 * lpc_fsync after a truncate that set io.size to lpc's size would
+	 * find seen == size and return with that write's tail in the file. */
+	wb = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+	own = wb > own ? wb : own;
+	if (!wend && seen == size && wb <= size) {
 		debug_check_seen(f, size);
 		goto out;
 	}
@@ -299,6 +312,12 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 			debug_check_cut(f, size, kend, own);
 		if (!rc)
 			lpc_debug_wb_end_set(f, size);
+	} else if (kend == size && wb > size) {
+		/* The owed tail is gone (cut by the ftruncate it landed
+		 * before): a CAS, so a raise since the load stays. */
+		atomic_compare_exchange_strong_explicit(&f->wb_end, &wb, size,
+							memory_order_relaxed,
+							memory_order_relaxed);
 	}
 	lpc_yield_point(LPC_YP_SZ5);
 	if (!rc)
@@ -310,13 +329,29 @@ out:
 
 int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows)
 {
+	uint64_t old;
 	int rc;
 
-	if (!grows)
-		return lpc_io_truncate(f->iodev, &f->io, size);
-	pthread_rwlock_wrlock(&f->dio_lock);				/* S5 */
-	rc = lpc_io_truncate(f->iodev, &f->io, size);
-	pthread_rwlock_unlock(&f->dio_lock);
+	/* SZ6: before the call, so a write landing after the ftruncate
+	 * raises wb_end after this store (its SZ2 follows its write); one
+	 * landing before it and raising after costs a needless fstat. */
+	old = atomic_exchange_explicit(&f->wb_end, size, memory_order_seq_cst);
+	if (!grows) {
+		rc = lpc_io_truncate(f->iodev, &f->io, size);
+	} else {
+		pthread_rwlock_wrlock(&f->dio_lock);			/* S5 */
+		rc = lpc_io_truncate(f->iodev, &f->io, size);
+		pthread_rwlock_unlock(&f->dio_lock);
+	}
+	if (rc) {
+		/* Nothing cut: the tail wb_end knew is still owed. */
+		uint64_t e = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+
+		while (e < old && !atomic_compare_exchange_weak_explicit(
+					  &f->wb_end, &e, old, memory_order_relaxed,
+					  memory_order_relaxed))
+			;
+	}
 	return rc;
 }
 
@@ -450,6 +485,11 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 					   memory_order_relaxed))
 			;
 		lpc_debug_wb_end_raise(f, end);
+		ks = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+		while (ks < end && !atomic_compare_exchange_weak_explicit(
+					   &f->wb_end, &ks, end, memory_order_relaxed,
+					   memory_order_relaxed))
+			;
 	}
 	for (unsigned r = 0; r < b->nruns; r++) {
 		for (unsigned i = 0; i < b->len[r]; i++) {
