@@ -503,6 +503,14 @@ static void story_fsync_owed(int backend, size_t ps)
 	char path[512];
 	const char *what = "story 6";
 
+#if defined(__SANITIZE_THREAD__)
+	/* TSan delivers a signal only at its next safe point: after W's
+	 * pthread_mutex_lock returns, so W would park holding size_lock and
+	 * the fsync of step 8 would wait for it forever. */
+	printf("# %s skipped under TSan (late signal delivery)\n", what);
+	(void)want; (void)size1; (void)w; (void)tr; (void)c; (void)path;
+	return;
+#endif
 	c = setup(backend, ps, 4 * ps, "size_owed", path, sizeof(path), want);	/* 1 */
 	want[ps] ^= 0xff;
 	REQUIRE(lpc_pwrite(file, want + ps, 1, ps) == 1, "dirty page 1");
