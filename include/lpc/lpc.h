@@ -793,7 +793,13 @@ int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t 
  * NULL buf with len > 0; -EBADF for a file opened read-only; -EFBIG when off
  * + len passes INT64_MAX; -ENOMEM when no frame is free anywhere (E.1) or
  * the thread's block cannot be allocated; the read's errno for a partial
- * page whose read fails (C.2).  len 0 returns 0.
+ * page whose read fails (C.2).  len 0 returns 0.  A write past the end that
+ * fails (or stops short) has still raised the file's size to the end of the
+ * page it failed on: lpc raises the size before the bytes are in the page,
+ * and cannot lower it again safely (another write may already have put
+ * bytes below the raised size).  Those bytes read as zeros (past the old
+ * end) or as what the file held, and lpc_fsync publishes that size; a
+ * caller that needs the old size back calls lpc_truncate.
  * Context: may sleep and do I/O (the read of a partial page, throttling's
  * writeback), take page locks (one at a time, so the caller must hold
  * none), the file's index lock, and f's truncate lock shared; never waits

@@ -21,6 +21,9 @@
  *       page lock
  *       WRITEBACK (not a lock, but waited for like one: lpc_truncate waits
  *                  for a page's write in flight to end, under both locks)
+ *       file->dio_lock (write: a growing ftruncate, rule S5 in
+ *                       writeback/writeback.c; read: writeback's write in
+ *                       flight, K4, with no other lock held: a leaf)
  *   wb->lock (the flusher's sleep; a leaf)
  *   page lock (the LOCKED bit: a sleeping lock)
  *     file index lock

@@ -61,7 +61,7 @@ struct lpc_page;
 	X(Q1) X(Q2) X(Q3) X(Q4) X(Q5) X(Q6)  /* names/walk.c: rcu-walk */        \
 	X(V1) X(V2) X(V3) X(V4)              /* names/ns.c: name writers */      \
 	X(D1) X(D2) X(D3)                    /* writeback/write.c: dirtying */   \
-	X(K1) X(K2) X(K3) X(K4) X(K5)        /* writeback/writeback.c */         \
+	X(K1) X(K2) X(K3) X(K4) X(K4W) X(K5) /* writeback/writeback.c */         \
 	X(Y1) X(Y2) X(Y3) X(Y4)              /* writeback/writeback.c: fsync */  \
 	X(Z3) X(ZJ)                          /* filemap/file.c: last close */    \
 	X(ZL1)                               /* filemap/file.c: open's lookup */ \
@@ -77,6 +77,9 @@ struct lpc_page;
  *   C1         alloc.c pending_submit_unlock: C's pending batch is counted
  *              in batches_in_flight and free_lock dropped, but it is not yet
  *              given to call_rcu (regress_alloc_transit.c, story 2).
+ *   K4W        writeback.c batch_flush: dio_lock held for reading, the
+ *              batch's write about to go to the kernel: a write "in
+ *              flight" for rule S5 (regress_size_publish.c, story 5).
  *   O4         read.c pread_copy: the middle of an optimistic copy (debug
  *              builds copy in two halves around it), so that yield injection
  *              lets a writer tear the copy that O5 must then refuse

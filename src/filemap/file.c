@@ -189,6 +189,7 @@ static void file_free_rcu(struct rcu_head *head)
 	pthread_mutex_destroy(&f->size_lock);
 	pthread_mutex_destroy(&f->ra_lock);
 	pthread_rwlock_destroy(&f->trunc_lock);
+	pthread_rwlock_destroy(&f->dio_lock);
 	lpc_yield_point(LPC_YP_FILE_FREE);
 	free(f);
 }
@@ -439,6 +440,9 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 		pthread_rwlockattr_init(&ra);
 		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 		pthread_rwlock_init(&f->tree_rwlock, &ra);
+		/* dio_lock too: a writeback stream must not starve a growing
+		 * ftruncate (writeback.c, rule S5); read once per batch. */
+		pthread_rwlock_init(&f->dio_lock, &ra);
 		pthread_rwlockattr_destroy(&ra);
 	}
 	f->dev = st.st_dev;

@@ -112,11 +112,19 @@ struct lpc_file {
 	 * file below a size lpc had or below another process's bytes. */
 	_Atomic uint64_t size lpc_cacheline_aligned;
 	_Atomic bool size_kept;
+	/* The highest end of the file a writeback's write reached (SZ2,
+	 * CAS-max) since lpc's last ftruncate, which sets it to its size just
+	 * before the call (lpc_wb_ftruncate, under size_lock): above size, a
+	 * tail some write's own publish still owes (writeback.c, S4). */
+	_Atomic uint64_t wb_end;
 	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
 	pthread_mutex_t size_lock;     /* raises of size (SZ1), publishes (SZ3-SZ5), truncate */
 	pthread_rwlock_t trunc_lock;   /* lpc_pwrite shared, lpc_truncate exclusive */
+	/* Writeback's writes in flight (K4) shared, lpc's ftruncates that may
+	 * grow the file exclusive (rule S5, writeback/writeback.c). */
+	pthread_rwlock_t dio_lock;
 	unsigned wb_busy;              /* flusher passes on f; under files->lock */
 	/* Eviction met a dirty page of f (reclaim/evict.c E8): the flusher's
 	 * next round writes f back whatever its age.  Set (test, then

@@ -11,7 +11,9 @@
  *     (un-dirtying it); users holding it keep a valid page, no longer cached
  *   3 the last, partial page: lock it, wait for its write, zero its tail
  *     (between seq begin and end)
- *   4 ftruncate the kernel's file
+ *   4 ftruncate the kernel's file, with no writeback's write in flight
+ *     (rule S5 in writeback.c: a growing ftruncate racing an io_uring
+ *     O_DIRECT write of the old last block corrupts it on ext4)
  * A miss racing step 2 inserts its page either before the walk passes its
  * index (the walk then waits for its lock and removes it) or after, when it
  * sees the new size after its read and drops the page itself.  A write of a
@@ -114,7 +116,9 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 		truncate_pages(f, size);					/* 2, 3 */
 	lpc_yield_point(LPC_YP_SZ4);
 	seen = atomic_load_explicit(&f->io.size, memory_order_relaxed);
-	rc = lpc_io_truncate(f->iodev, &f->io, size);			/* 4 */
+	/* Rule S5 (writeback.c): the kernel's size is not known here, so
+	 * as growing: no writeback's write in flight meanwhile. */
+	rc = lpc_wb_ftruncate(f, size, true);				/* 4 */
 	if (!rc)
 		lpc_debug_wb_end_set(f, size);
 	lpc_yield_point(LPC_YP_SZ5);

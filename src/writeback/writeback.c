@@ -96,21 +96,51 @@
  *      value they read), so a raise is not lost either: it is the hint that
  *      lets lpc_fsync's and the last close's publish do nothing (no system
  *      call) when lpc's end of the file is lpc's size.
+ *   S5 no ftruncate of lpc's that may grow the kernel's file runs while a
+ *      write of lpc's to the file is in the kernel (K4).  A growing
+ *      ftruncate on ext4 zeroes the tail of the old last block through the
+ *      kernel's page cache without waiting for direct I/O in flight (a
+ *      shrinking one waits); an asynchronous O_DIRECT write (io_uring) of
+ *      that block completing after it cannot invalidate the now dirty
+ *      cached page: the kernel records EIO on the file ("Page cache
+ *      invalidation failure on direct I/O", the next fdatasync fails) and
+ *      later writes the stale cached block back over lpc's data.  (A sync
+ *      O_DIRECT write holds the inode lock until done, so the sync backend
+ *      never met it.)  f->dio_lock: batch_flush holds it for reading
+ *      around lpc_io_write_batch only (K4W: no other lock held, none taken
+ *      under it); lpc_wb_ftruncate holds it for writing around a growing
+ *      ftruncate: a publish's extend (SZ4, kend < T) and every
+ *      lpc_truncate (it does not know the kernel's size; a shrinking one
+ *      waits for the writes anyway).  Writers first (file.c), so a stream
+ *      of batches does not starve it.  A write whose pages are in
+ *      WRITEBACK but not yet submitted (parked at K4) is not in flight:
+ *      the ftruncate runs, and the write's own submission then flushes
+ *      and invalidates the kernel's cached block first.  Lock order:
+ *      size_lock -> dio_lock (write); dio_lock (read) is a leaf.
+ *      Whole-file, not per block: ftruncates are rare, and a growing one
+ *      waits for at most one batch per writing thread.
  * Steps:
  *   SZ1 lpc_pwrite, per page, before D1 or the new page (write.c): if the
  *      bytes end past lpc's size, take size_lock and store the new size
  *      (release); the size just before is the bound below which the file
  *      may hold bytes (a page wholly past it needs no read)
  *   SZ2 batch_flush, after K4: io.size = max(io.size, end of the runs written)
- *      by CAS; then K5; then, if the end passes lpc's size, a publish with
- *      that end (wend)
+ *      by CAS, and f->wb_end likewise; then K5; then, if the end passes
+ *      lpc's size, a publish with that end (wend)
  *   SZ3 publish: take size_lock (no page lock, no WRITEBACK page held: K5
- *      came first); T = lpc's size; seen = io.size; own = max(seen, wend);
- *      no wend and seen == T: done
+ *      came first); T = lpc's size; seen = io.size; wb = wb_end; own =
+ *      max(seen, wend, wb); no wend, seen == T and wb <= T: done.  wb > T
+ *      is a tail a write's own publish owes (it ran SZ2 and K5 but has not
+ *      got size_lock yet): lpc_fsync's Y4 (after Y3 saw that K5) and the
+ *      last close cut it themselves, so they never return with it there
+ *      (tests/regress/regress_size_publish.c, story 6)
  *   SZ4 K = the file's size now (fstat, or the backend's size op); K < T:
  *      ftruncate(T) (extend); T < K <= own: ftruncate(T) (cut lpc's own
  *      page tail); K > own: nothing (another's bytes)
  *   SZ5 io.size: CAS from seen to T (a SZ2 raise since SZ3 wins); unlock
+ *   SZ6 every ftruncate of lpc's (lpc_wb_ftruncate) sets wb_end to its size
+ *      just before the call (a write landing after it raises it after);
+ *      a publish that finds the file at T takes wb_end from wb to T (CAS)
  * Interleavings that matter:
  *   - a write raising past T while a publish holds T (window (b)): the
  *     raise waits for size_lock, so its page is dirtied, and written, only
@@ -243,7 +273,7 @@ static void debug_check_seen(struct lpc_file *f, uint64_t size)
  */
 static int publish_size(struct lpc_file *f, uint64_t wend)
 {
-	uint64_t size, seen, own, kend;
+	uint64_t size, seen, own, kend, wb;
 	int rc = 0;
 
 	lpc_debug_no_page_lock("size_lock taken (lpc_wb_publish_size)");
@@ -259,7 +289,13 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 	 * was already past its end (its CAS-max at SZ2 then changed nothing,
 	 * and that publish's SZ5 took io.size down to the size). */
 	own = wend > seen ? wend : seen;
-	if (!wend && seen == size) {
+	/* And a write whose own publish is still owed (its SZ2 ran, it has
+	 * not taken size_lock yet): wb_end past the size.  Without it an
+	 * lpc_fsync after a truncate that set io.size to lpc's size would
+	 * find seen == size and return with that write's tail in the file. */
+	wb = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+	own = wb > own ? wb : own;
+	if (!wend && seen == size && wb <= size) {
 		debug_check_seen(f, size);
 		goto out;
 	}
@@ -271,17 +307,51 @@ static int publish_size(struct lpc_file *f, uint64_t wend)
 		/* Extend to lpc's size, or cut the tail lpc's own whole-page
 		 * writes left past it; past what lpc wrote (kend > seen) the
 		 * bytes are another's, and stay. */
-		rc = lpc_io_truncate(f->iodev, &f->io, size);
+		rc = lpc_wb_ftruncate(f, size, kend < size);
 		if (!rc && kend > size)
 			debug_check_cut(f, size, kend, own);
 		if (!rc)
 			lpc_debug_wb_end_set(f, size);
+	} else if (kend == size && wb > size) {
+		/* The owed tail is gone (cut by the ftruncate it landed
+		 * before): a CAS, so a raise since the load stays. */
+		atomic_compare_exchange_strong_explicit(&f->wb_end, &wb, size,
+							memory_order_relaxed,
+							memory_order_relaxed);
 	}
 	lpc_yield_point(LPC_YP_SZ5);
 	if (!rc)
 		io_size_settle(f, seen, size);					/* SZ5 */
 out:
 	pthread_mutex_unlock(&f->size_lock);
+	return rc;
+}
+
+int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows)
+{
+	uint64_t old;
+	int rc;
+
+	/* SZ6: before the call, so a write landing after the ftruncate
+	 * raises wb_end after this store (its SZ2 follows its write); one
+	 * landing before it and raising after costs a needless fstat. */
+	old = atomic_exchange_explicit(&f->wb_end, size, memory_order_seq_cst);
+	if (!grows) {
+		rc = lpc_io_truncate(f->iodev, &f->io, size);
+	} else {
+		pthread_rwlock_wrlock(&f->dio_lock);			/* S5 */
+		rc = lpc_io_truncate(f->iodev, &f->io, size);
+		pthread_rwlock_unlock(&f->dio_lock);
+	}
+	if (rc) {
+		/* Nothing cut: the tail wb_end knew is still owed. */
+		uint64_t e = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+
+		while (e < old && !atomic_compare_exchange_weak_explicit(
+					  &f->wb_end, &e, old, memory_order_relaxed,
+					  memory_order_relaxed))
+			;
+	}
 	return rc;
 }
 
@@ -381,10 +451,16 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 		w[r] = (struct lpc_io_wrun){ .iov = iov + b->start[r], .iovcnt = (int)b->len[r],
 					     .off = b->first[r] << f->page_shift };
 	lpc_yield_point(LPC_YP_K4);
+	/* S5: no ftruncate of lpc's that may grow the file while this write
+	 * is in the kernel.  No other lock is held here, none is taken
+	 * under it. */
+	pthread_rwlock_rdlock(&f->dio_lock);
+	lpc_yield_point(LPC_YP_K4W);
 	/* A writer may change a frame while the kernel copies it (core/rcu.h). */
 	lpc_tsan_ignore_begin();
 	lpc_io_write_batch(f->iodev, &f->io, w, (int)b->nruns, &calls);	/* K4 */
 	lpc_tsan_ignore_end();
+	pthread_rwlock_unlock(&f->dio_lock);
 	count(t, LPC_C_WB_PAGES, b->n);
 	count(t, LPC_C_WB_WRITES, calls);
 	for (unsigned r = 0; r < b->nruns; r++) {
@@ -409,6 +485,11 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 					   memory_order_relaxed))
 			;
 		lpc_debug_wb_end_raise(f, end);
+		ks = atomic_load_explicit(&f->wb_end, memory_order_relaxed);
+		while (ks < end && !atomic_compare_exchange_weak_explicit(
+					   &f->wb_end, &ks, end, memory_order_relaxed,
+					   memory_order_relaxed))
+			;
 	}
 	for (unsigned r = 0; r < b->nruns; r++) {
 		for (unsigned i = 0; i < b->len[r]; i++) {

@@ -92,6 +92,12 @@ static inline void lpc_wb_kick_bg(struct lpc_wb *wb)
 /* Throttling: a writer that left the cache over the hard limit. */
 void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t);
 
+/* ftruncate(size) of f's kernel file; grows: it may extend the file, so
+ * it waits for writeback's writes in flight and keeps new ones out until
+ * done (rule S5, writeback.c).  Return: 0 or negative errno.  Context:
+ * f->size_lock held, no page lock. */
+int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows);
+
 /* Publishes lpc's size of f to the kernel file (ftruncate) if they differ.
  * Return: 0 or negative errno.  Context: takes f->size_lock. */
 int lpc_wb_publish_size(struct lpc_file *f);

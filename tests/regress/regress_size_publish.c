@@ -64,12 +64,42 @@
  *      publish goes by its own write's end and the kernel's size, and cuts.
  *   7. After lpc_fsync the kernel's file is exactly 1.5 ps long.
  *
+ * Story 5, a growing ftruncate while a write of the kernel's last block is
+ * in flight (rule S5; on ext4 with io_uring the kernel's growing ftruncate
+ * zeroes the old last block through its page cache without waiting for
+ * the direct write, whose completion then fails to invalidate it: EIO at
+ * the next fdatasync, and the stale block later written over lpc's data):
+ *   1. The file is 1.5 pages; page 1 is dirtied.
+ *   2. W, a writeback pass, submits page 1: parked at K4W, its write "in
+ *      the kernel" (dio_lock held for reading).
+ *   3. T calls lpc_truncate(4 ps), growing the file.  Broken: T's
+ *      ftruncate runs at once (the kernel's file is 4 ps while W's write is
+ *      in flight).  Fixed: T waits for W's write (the test gives it a
+ *      moment and checks the kernel's size is still 1.5 ps).
+ *   4. W goes on; T's ftruncate follows.  After lpc_fsync (0) the kernel's
+ *      file is W's page 1 and zeros up to 4 ps.
+ *
+ * Story 6, an lpc_fsync while a write's own publish is owed (S4, SZ3's wb):
+ *   1-5. As story 4: T's truncate to 1.5 ps has cut the file; W's write of
+ *      page 1 landed after it (the file is 2 pages), its SZ2 changed
+ *      nothing in io.size, K5 ran, its publish waits for size_lock.
+ *   6. W is preempted there (SIGUSR1: its handler waits on a semaphore).
+ *   7. T goes on: CAS io.size 4 ps -> 1.5 ps; lpc_truncate returns.
+ *   8. lpc_fsync.  Broken: its publish finds io.size == lpc's size and
+ *      does nothing: it returns 0 with the kernel's file 2 pages long.
+ *      Fixed: wb_end (2 ps, W's SZ2) is past the size: it cuts.  The
+ *      kernel's file must be 1.5 ps after that fsync.
+ *   9. W goes on; its publish finds nothing to cut.
+ *
  * Deterministic: threads are parked by a yield-point hook (one point per
- * role, or two in order); the waits of step 3 of story 2 (fixed: W
- * blocked) and the polls are bounded.  About 1 s (story 2's moment, four
- * configurations).
+ * role, or two in order); the waits of step 3 of stories 2 and 5 (fixed:
+ * blocked) and the polls are bounded; story 6 parks W in a signal
+ * handler after a moment to reach its size_lock.  About 3 s (the moments,
+ * four configurations).
  */
 #include <fcntl.h>
+#include <semaphore.h>
+#include <signal.h>
 
 #include "../common/write_test.h"
 #include "core/debug.h"
@@ -415,6 +445,107 @@ static void story_truncate_stale(int backend, size_t ps)
 	teardown(c);
 }
 
+/* Story 5. */
+static void story_grow_in_flight(int backend, size_t ps)
+{
+	unsigned char want[4 * 4096];
+	uint64_t size0 = ps + ps / 2, size1 = 4 * ps;
+	struct job w = { .role = ROLE_W, .what = J_PASS };
+	struct job tr = { .role = ROLE_T, .what = J_TRUNCATE, .off = size1 };
+	struct lpc_cache *c;
+	char path[512];
+	const char *what = "story 5";
+	bool moved;
+
+	c = setup(backend, ps, size0, "size_grow", path, sizeof(path), want);	/* 1 */
+	memset(want + size0, 0, size1 - size0);
+	want[ps] ^= 0xff;
+	REQUIRE(lpc_pwrite(file, want + ps, 1, ps) == 1, "dirty page 1");
+
+	role_set(ROLE_W, LPC_YP_K4W, true);					/* 2 */
+	REQUIRE(lpc_yield_arm("K4W", 1.0, 1) == 0, "arm K4W");
+	job_start(&w);
+	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached K4W", what);
+	job_start(&tr);								/* 3 */
+	/* Broken: the ftruncate follows at once.  Fixed: T waits for W. */
+	moved = WAIT_FOR(tst_file_size(path) != (int64_t)size0 || atomic_load(&tr.done),
+			 W_MOMENT_MS);
+	CHECK(!moved, "%s: the growing ftruncate ran with W's write in flight (size %lld)",
+	      what, (long long)tst_file_size(path));
+	role_release(ROLE_W);							/* 4 */
+	pthread_join(w.th, NULL);
+	pthread_join(tr.th, NULL);
+	CHECK_EQ(atomic_load(&w.rc), 0, "%s: W's pass", what);
+	CHECK_EQ(atomic_load(&tr.rc), 0, "%s: lpc_truncate", what);
+	CHECK_EQ(lpc_fsync(file), 0, "%s: lpc_fsync", what);
+	check_kernel(path, want, size1, what);
+	teardown(c);
+}
+
+/* Story 6: W's thread is parked in this handler between its K5 and its
+ * publish's size_lock (no yield point lies there). */
+static sem_t park_sem;
+
+static void park_handler(int sig)
+{
+	(void)sig;
+	while (sem_wait(&park_sem) != 0)
+		;
+}
+
+static void story_fsync_owed(int backend, size_t ps)
+{
+	unsigned char want[4 * 4096];
+	uint64_t size1 = ps + ps / 2;
+	struct job w = { .role = ROLE_W, .what = J_PASS };
+	struct job tr = { .role = ROLE_T, .what = J_TRUNCATE, .off = size1 };
+	struct lpc_cache *c;
+	char path[512];
+	const char *what = "story 6";
+
+#if defined(__SANITIZE_THREAD__)
+	/* TSan delivers a signal only at its next safe point: after W's
+	 * pthread_mutex_lock returns, so W would park holding size_lock and
+	 * the fsync of step 8 would wait for it forever. */
+	printf("# %s skipped under TSan (late signal delivery)\n", what);
+	(void)want; (void)size1; (void)w; (void)tr; (void)c; (void)path;
+	return;
+#endif
+	c = setup(backend, ps, 4 * ps, "size_owed", path, sizeof(path), want);	/* 1 */
+	want[ps] ^= 0xff;
+	REQUIRE(lpc_pwrite(file, want + ps, 1, ps) == 1, "dirty page 1");
+
+	role_set(ROLE_T, LPC_YP_SZ4, true);					/* 2 */
+	role_set(ROLE_T2, LPC_YP_SZ5, true);
+	roles[ROLE_T].next = ROLE_T2;
+	role_set(ROLE_W, LPC_YP_K4, true);
+	REQUIRE(lpc_yield_arm("K4,SZ4,SZ5", 1.0, 1) == 0, "arm K4, SZ4, SZ5");
+	job_start(&tr);
+	REQUIRE(role_wait(ROLE_T, 10000), "%s: T never reached SZ4", what);
+	job_start(&w);								/* 3 */
+	REQUIRE(role_wait(ROLE_W, 10000), "%s: W never reached K4", what);
+	role_release(ROLE_T);							/* 4 */
+	REQUIRE(role_wait(ROLE_T2, 10000), "%s: T never reached SZ5", what);
+	role_release(ROLE_W);							/* 5 */
+	REQUIRE(WAIT_FOR(tst_file_size(path) == (int64_t)(2 * ps), 10000),
+		"%s: W's write never landed", what);
+	tst_sleep_us(W_MOMENT_MS * 1000); /* W reaches its publish's size_lock */
+	pthread_kill(w.th, SIGUSR1);						/* 6 */
+	tst_sleep_us(50000);
+	role_release(ROLE_T2);							/* 7 */
+	pthread_join(tr.th, NULL);
+	CHECK_EQ(atomic_load(&tr.rc), 0, "%s: lpc_truncate", what);
+	CHECK_EQ(lpc_fsync(file), 0, "%s: lpc_fsync", what);			/* 8 */
+	CHECK_EQ(tst_file_size(path), (int64_t)size1,
+		 "%s: the kernel's file after lpc_fsync returned 0", what);
+	sem_post(&park_sem);							/* 9 */
+	pthread_join(w.th, NULL);
+	CHECK_EQ(atomic_load(&w.rc), 0, "%s: W's pass", what);
+	CHECK_EQ(lpc_fsync(file), 0, "%s: a second lpc_fsync", what);
+	check_kernel(path, want, size1, what);
+	teardown(c);
+}
+
 int main(int argc, char **argv)
 {
 	static const int backends[] = { LPC_IO_SYNC, LPC_IO_URING };
@@ -424,6 +555,14 @@ int main(int argc, char **argv)
 	if (!LPC_DEBUG)
 		tst_skip("needs -DLPC_DEBUG=ON (yield points)");
 	tst_require_tmpdir();
+	{
+		struct sigaction sa;
+
+		sem_init(&park_sem, 0, 0);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = park_handler;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	for (unsigned b = 0; b < 2; b++) {
 		for (unsigned s = 0; s < 2; s++) {
 			printf("# %s, %zu-byte pages\n", tst_backend_name(backends[b]), sizes[s]);
@@ -432,6 +571,8 @@ int main(int argc, char **argv)
 			story_publish_window(backends[b], sizes[s]);
 			story_seen_cas(backends[b], sizes[s]);
 			story_truncate_stale(backends[b], sizes[s]);
+			story_grow_in_flight(backends[b], sizes[s]);
+			story_fsync_owed(backends[b], sizes[s]);
 		}
 	}
 	return tst_finish();
