@@ -51,6 +51,9 @@ int main(int argc, char **argv)
 	cfg.cache_bytes = NFRAMES * PS;
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
+	/* One thread, no timing: readahead's thread would take frames and
+	 * read pages ahead while the counts below are compared. */
+	cfg.readahead_kb = LPC_READAHEAD_OFF;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
 	pool = &c->pool;
 	file = tst_file_open(c, path, O_RDONLY);
