@@ -508,58 +508,6 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 	return sent == want ? 0 : err;					/* RS4 */
 }
 
-static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
-			  uint64_t index)
-{
-	struct lpc_io *io = f->dev;
-	struct lpc_tcache *t;
-	struct uring *r = ring_get(io, &t);
-	size_t done = 0;
-
-	while (done < len) {
-		char *p = (char *)buf + done;
-		struct io_uring_sqe *sqe;
-		ssize_t res = 0;
-		int bi;
-
-		if (!r)
-			break;
-		sqe = io_uring_get_sqe(&r->ring);
-		bi = buf_index(io, r, t, p, len - done);
-		if (bi >= 0)
-			io_uring_prep_read_fixed(sqe, f->fd, p, (unsigned)(len - done), off + done,
-						 bi);
-		else
-			io_uring_prep_read(sqe, f->fd, p, (unsigned)(len - done), off + done);
-		sqe->user_data = 0;
-		if (ring_run(r, 1, &res) < 0) {
-			ring_kill(t);
-			r = NULL;
-			break;
-		}
-		if (res == -EINTR || res == -EAGAIN)
-			continue;
-		if (res < 0 && bi >= 0) {
-			ring_bad(io, r, t, bi, (int)res); /* H5: again, unregistered */
-			continue;
-		}
-		if (res < 0)
-			return done ? (ssize_t)done : res;
-		if (res == 0)
-			return (ssize_t)done;
-		done += (size_t)res;
-	}
-	if (done < len && !r) {
-		/* No ring for this thread: the rest the sync way. */
-		ssize_t s = lpc_io_sync_ops.read(f, (char *)buf + done, len - done, off + done,
-						 index);
-
-		if (s < 0)
-			return done ? (ssize_t)done : s;
-		done += (size_t)s;
-	}
-	return (ssize_t)done;
-}
 
 /*
  * A miss's run of pages (lpc_io_readv): one READ_FIXED when the frames lie
@@ -636,6 +584,15 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		done += (size_t)s;
 	}
 	return (ssize_t)done;
+}
+
+/* One buffer: a run of one iovec (READ_FIXED when registered, else READV). */
+static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			  uint64_t index)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+
+	return len ? uring_readv(f, &v, 1, off, index) : 0;
 }
 
 /* The runs with `todo`, each one WRITE_FIXED or WRITEV, submitted together
