@@ -117,6 +117,13 @@ struct lpc_file {
 	 * before the call (lpc_wb_ftruncate, under size_lock): above size, a
 	 * tail some write's own publish still owes (writeback.c, S4). */
 	_Atomic uint64_t wb_end;
+	/* Odd while an lpc_truncate that shrinks the file runs (raised before
+	 * its size store and after its ftruncate, under size_lock): a read
+	 * whose page was inserted while it was odd, or that saw it change,
+	 * may hold bytes from before the cut, which a later growth would make
+	 * look valid; it is dropped and looked up again (miss.c M5, run.c U5,
+	 * lpc_filemap_trunc_raced). */
+	_Atomic uint64_t trunc_seq;
 	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
@@ -188,6 +195,14 @@ static inline void lpc_debug_wb_end_raise(struct lpc_file *f, uint64_t end)
 #define lpc_debug_wb_end_raise(f, end) ((void)0)
 #define lpc_debug_wb_end_set(f, size) ((void)0)
 #endif
+
+/* True when a read that loaded trunc_seq as s0 after its pages were in the
+ * index may have raced a shrinking truncate (see trunc_seq).  Context:
+ * after the read, before its size check. */
+static inline bool lpc_filemap_trunc_raced(struct lpc_file *f, uint64_t s0)
+{
+	return (s0 & 1) || atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst) != s0;
+}
 
 #define LPC_FILE_MAGIC 0x6c706366u /* "lpcf" */
 #define LPC_FILE_POISON 0xdeadf11eu

@@ -140,6 +140,9 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	struct lpc_pool *c = f->pool;
 	void *frame = lpc_page_frame(p);
 	int fellback = 0;
+	/* The page is in the index (M3): a shrinking truncate from here on
+	 * finds it and waits for its lock, or is seen by the check below. */
+	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
 	uint64_t t0;
 	ssize_t r;
 
@@ -162,20 +165,23 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_seq_cst);
 		uint64_t start = index << f->page_shift;
 
-		if (start >= size)
+		if (lpc_filemap_trunc_raced(f, s0))
+			r = -EEXIST; /* maybe bytes from before a cut: read again */
+		else if (start >= size)
 			r = -ENXIO;
 		else if ((uint64_t)r > size - start)
 			r = (ssize_t)(size - start);
 	}
 	if (r < 0) {
-		if (r != -ENXIO)
+		if (r != -ENXIO && r != -EEXIST)
 			lpc_count(t, LPC_C_READ_ERRORS);
 		lpc_yield_point(LPC_YP_M5);
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 		lpc_filemap_delete(f, p, index);
 		lpc_page_seq_write_end(p); /* M2's section: nothing to read here */
-		lpc_page_unlock_set(p, r == -ENXIO ? 0 : LPC_PG_ERROR);
+		/* -ENXIO, -EEXIST: removed, no ERROR: waiters look up again (M6). */
+		lpc_page_unlock_set(p, r == -ENXIO || r == -EEXIST ? 0 : LPC_PG_ERROR);
 		return (int)r;
 	}
 	if ((size_t)r < c->page_size)
@@ -363,6 +369,8 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 		rc = filemap_read_page(f, p, index, t);
 		if (rc) {
 			lpc_page_release(p); /* ours; the index's went with the delete */
+			if (rc == -EEXIST)
+				continue; /* it raced a truncate: look up again */
 			return rc;
 		}
 		*out = p;

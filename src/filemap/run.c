@@ -226,7 +226,10 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 	uint64_t k, t0;
 	ssize_t r;
 
-	/* U4 */
+	/* U4.  The pages are in the index (U3): a shrinking truncate from
+	 * here on finds them and waits for their locks, or is seen at U5. */
+	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
+
 	for (k = 0; k < n; k++) {
 		iov[k].iov_base = lpc_page_frame(pages[k]);
 		iov[k].iov_len = ps;
@@ -261,6 +264,11 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 	 * trusted), so the run's pages are [0, ok) good and [ok, n) failed. */
 	{
 		uint64_t ok = n;
+		/* A shrinking truncate ran during the read: its bytes past the
+		 * cut may predate it, and the file may have grown again since,
+		 * so no size check can tell; every page is dropped (-EEXIST: no
+		 * ERROR, the caller and the waiters look up again). */
+		bool raced = lpc_filemap_trunc_raced(f, s0);
 
 		for (k = 0; k < n; k++) {
 			ssize_t rk;
@@ -273,7 +281,9 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 				rk = (uint64_t)r <= off ? 0
 				     : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
 			}
-			if (ok == n)
+			if (raced)
+				rk = -EEXIST;
+			else if (ok == n)
 				rk = run_page_result(f, index + k, rk);
 			else
 				rk = res[ok] == -ENXIO ? -ENXIO : -EIO;
@@ -296,12 +306,13 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 		}
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
-		if (r >= 0 && ok < n && res[ok] != -ENXIO)
+		if (r >= 0 && ok < n && res[ok] != -ENXIO && res[ok] != -EEXIST)
 			lpc_count(t, LPC_C_READ_ERRORS);
 		for (k = ok; k < n; k++) {
 			lpc_filemap_delete(f, pages[k], index + k);
 			lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
-			lpc_page_unlock_set(pages[k], res[k] == -ENXIO ? 0 : LPC_PG_ERROR);
+			lpc_page_unlock_set(pages[k],
+					    res[k] == -ENXIO || res[k] == -EEXIST ? 0 : LPC_PG_ERROR);
 		}
 		/* Our references: page 0's to the caller when it asked for it
 		 * and it is good. */

@@ -111,6 +111,11 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 		atomic_store_explicit(&f->size_kept, true, memory_order_release);
 	}
 	old = atomic_load_explicit(&f->size, memory_order_relaxed);
+	/* A read in flight past the cut may carry bytes from before it; the
+	 * odd count tells it so (filemap.h trunc_seq), even if the file has
+	 * grown again by the time it checks the size. */
+	if (size < old)
+		atomic_fetch_add_explicit(&f->trunc_seq, 1, memory_order_seq_cst);
 	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
 	if (size < old)
 		truncate_pages(f, size);					/* 2, 3 */
@@ -132,6 +137,8 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 		atomic_compare_exchange_strong_explicit(&f->io.size, &seen, size,
 							memory_order_relaxed, memory_order_relaxed);
 	}
+	if (size < old)
+		atomic_fetch_add_explicit(&f->trunc_seq, 1, memory_order_seq_cst);
 	pthread_mutex_unlock(&f->size_lock);
 	pthread_rwlock_unlock(&f->trunc_lock);
 	return rc;
