@@ -50,7 +50,7 @@ struct lpc_page;
 	X(O2) X(O3) X(O4) X(O5)              /* optimistic.h: optimistic read */ \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
-	X(M1) X(M2) X(M3) X(M4) X(M5) X(M6)  /* miss.c */                        \
+	X(M1) X(M2) X(M3) X(M4) X(M4D) X(M5) X(M6) /* miss.c, run.c */            \
 	X(S1) X(S2) X(S3)                    /* alloc.c: private-list owner */   \
 	X(T1) X(T2) X(T3) X(T4)              /* alloc.c/thread.c: taker */       \
 	X(L1) X(L2) X(L3) X(L4) X(L5)        /* lock.c: lock */                  \
@@ -77,6 +77,10 @@ struct lpc_page;
  *   C1         alloc.c pending_submit_unlock: C's pending batch is counted
  *              in batches_in_flight and free_lock dropped, but it is not yet
  *              given to call_rcu (regress_alloc_transit.c, story 2).
+ *   M4D        miss.c filemap_read_page, run.c run_finish: the read has
+ *              returned, its size check (before M5) not yet made: a
+ *              shrinking lpc_truncate and a regrowth between the two
+ *              (regress_trunc_regrow.c).
  *   K4W        writeback.c batch_flush: dio_lock held for reading, the
  *              batch's write about to go to the kernel: a write "in
  *              flight" for rule S5 (regress_size_publish.c, story 5).

@@ -151,6 +151,7 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	r = lpc_io_read(f->iodev, &f->io, frame, c->page_size, index << f->page_shift, index,
 			&fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
+	lpc_yield_point(LPC_YP_M4D);
 	lpc_count(t, LPC_C_READS);
 	lpc_count(t, LPC_C_READ_PAGES);
 	if (fellback)

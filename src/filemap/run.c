@@ -239,6 +239,7 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
 			 &fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	lpc_yield_point(LPC_YP_M4D);
 #if LPC_DEBUG
 	for (k = 0; k < n; k++)
 		lpc_debug_check(atomic_load_explicit(&pages[k]->ref, memory_order_relaxed) >= 1 &&
