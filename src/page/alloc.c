@@ -410,6 +410,7 @@ static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned 
 	uint32_t first = atomic_load_explicit(&c->fresh, memory_order_relaxed);
 	uint32_t k = c->nframes - first < want ? c->nframes - first : want;
 
+	lpc_pool_hint_huge(c, first, first + k); /* before the first touch */
 	for (uint32_t i = first; i < first + k; i++) {
 		struct lpc_page *p = &c->pages[i];
 

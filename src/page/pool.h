@@ -48,6 +48,10 @@ struct lpc_pool {
 	 * untouched (all zero: ref 0, which the evictor skips as free) and
 	 * they are counted in nfree.  Only grows; written under free_lock. */
 	_Atomic uint32_t fresh;
+	/* The 2 MiB chunks of the frame arena and of the descriptor array
+	 * advised to use huge pages so far (pool.c lpc_pool_hint_huge);
+	 * written under free_lock. */
+	uint32_t huge_frames, huge_pages;
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	uint32_t npending;
@@ -106,6 +110,12 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t nframes, size_t page_size);
 /* Unmaps everything.  Context: no frame in use, no call_rcu batch pending
  * (lpc_rcu_barrier after the last free), the blocks orphaned. */
 void lpc_pool_destroy(struct lpc_pool *pool);
+
+/* Frames [first, end) are being carved (alloc.c fresh_carve): advises the
+ * chunks of the arena and of the descriptors they reach, and one more, to
+ * use huge pages once the cache has handed out POOL_HUGE_AFTER bytes of
+ * frames (pool.c).  Context: free_lock held. */
+void lpc_pool_hint_huge(struct lpc_pool *pool, uint32_t first, uint32_t end);
 
 /*
  * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1,

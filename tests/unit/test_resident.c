@@ -15,7 +15,7 @@
  *  - never beyond the budget: a cache of 2048 frames that writes three
  *    times as many distinct pages evicts, and its resident_bytes, the
  *    arena's mincore count and VmRSS stay within the budget (plus the
- *    fixed overhead for VmRSS).
+ *    fixed overhead for VmRSS), and resident_bytes is at least 90 % of it.
  *  - address space comes back: caches whose descriptor array and arena
  *    are not whole base pages (frame counts not a multiple of 64, pages of
  *    512 B to 2 KiB in odd counts) created and destroyed CYCLES times: VmSize
@@ -213,7 +213,15 @@ static void small_budget(void)
 	       mincore_bytes(c->pool.frames, c->pool.frames_bytes) >> 10, s.evictions,
 	       (vm_rss() - rss0) >> 10);
 	CHECK(s.evictions > 0, "it evicted");
-	CHECK_EQ(s.resident_bytes, (uint64_t)budget, "every frame used once, none beyond");
+	/* Not every frame need be carved: once eviction has begun, freed
+	 * frames are reused first (page/alloc.c), and the reclaimer starts
+	 * while the last fresh ones are still uncarved (seen: 2 to 49 of the
+	 * 2048 frames, in 3 runs of 24: an exact check here failed by
+	 * chance).  Never beyond the budget, and most of it used. */
+	CHECK(s.resident_bytes <= (uint64_t)budget, "none beyond the budget: %" PRIu64,
+	      s.resident_bytes);
+	CHECK(s.resident_bytes >= (uint64_t)budget * 9 / 10, "most frames used: %" PRIu64,
+	      s.resident_bytes);
 	CHECK(mincore_bytes(c->pool.frames, c->pool.frames_bytes) <= budget);
 	if (RSS_CHECKS)
 		CHECK(vm_rss() <= rss0 + budget + c->pool.pages_bytes + FIXED, "VmRSS");
