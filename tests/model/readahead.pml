@@ -12,8 +12,11 @@
  *   lk[p] up[p] er[p] dt[p] : LOCKED, UPTODATE, ERROR, DIRTY
  *   data[p]       the version the frame holds; free[p] the frame is free
  *   size          lpc's size in pages (1, or 0 after the truncate)
+ *   ts            f->trunc_seq (filemap.h): odd while a shrinking truncate
+ *                 runs, from before its size store to after its ftruncate
  *   wrote         ghost: lpc_pwrite of version 2 returned
  *   cut           ghost: lpc_truncate to 0 returned
+ *   regrown       ghost: lpc_truncate back to 1 page stored its size (-DREGROW)
  *
  * Processes:
  *   ra        U1: size check (a window never starts past the end); U3
@@ -21,24 +24,33 @@
  *             version into the frame (asserting the frame is not free: no
  *             frame reused under the device); U5 load size: 0 -> delete and
  *             unlock (no ERROR); a failed read -> delete, ERROR, unlock;
- *             else UPTODATE and unlock
+ *             else UPTODATE and unlock.  Before U5's size, trunc_seq: odd
+ *             when loaded after the insert, or changed since -> delete and
+ *             unlock, no ERROR (the caller looks up again; not modelled)
  *   writer    W1 lookup; empty: fill a private page (version 2, UPTODATE,
  *             DIRTY) and insert it if the slot is still empty, else again;
  *             found, not UPTODATE: wait for its unlock, then look again
  *             (failed/removed) or go on; lock, write 2, DIRTY, unlock (-DWRITER)
- *   trunc     T1 size = 0; T2 lookup; a page: wait for its lock, take it,
- *             delete it, unlock (-DTRUNCATE)
+ *   trunc     T0 trunc_seq odd; T1 size = 0; T2 lookup; a page: wait for
+ *             its lock, take it, delete it, unlock; T3 (-DREGROW) the
+ *             ftruncate: the disk holds zeros (version 0); T4 trunc_seq
+ *             even; then (-DREGROW) a second lpc_truncate grows the file
+ *             back to one page (-DTRUNCATE)
  *   evictor   E: an unlocked, clean, UPTODATE page in the slot is deleted and
  *             its frame freed, in one step (the index lock and the freeze)
  *   observer  at any time: after the write returned, an UPTODATE page in the
  *             slot holds version 2 (no stale data over new data); after the
  *             truncate returned, no UPTODATE page is in the slot (nothing
- *             resurrected past the end); a page in the slot never is ERROR
- *             and unlocked (a failed page is never cached)
+ *             resurrected past the end, until it grew again); after the
+ *             regrowth returned, an UPTODATE page holds zeros (no bytes from
+ *             before the cut; from its size store on); a page in the slot never is ERROR and
+ *             unlocked (a failed page is never cached)
  * Broken variants: BUG_NO_SIZE_RECHECK (U5 ignores the size), BUG_WRITER_NO_WAIT
  * (the writer writes into a page in flight without waiting for its lock),
  * BUG_FAILED_KEPT (a failed read leaves its page in the slot),
- * BUG_EVICT_LOCKED (eviction takes a page in flight).
+ * BUG_EVICT_LOCKED (eviction takes a page in flight), BUG_NO_TRUNC_SEQ (U5
+ * trusts its size check alone: a read of the old bytes that raced the cut
+ * is kept once the file grew back; regress_trunc_regrow.c's story).
  */
 #define NP 3
 bit lk[NP], up[NP], er[NP], dt[NP], fr[NP];
@@ -46,7 +58,8 @@ byte data[NP];
 byte slot = 0;
 byte size = 1;
 byte disk = 1;
-bit wrote = 0, cut = 0, ra_done = 0;
+byte ts = 0;
+bit wrote = 0, cut = 0, regrown = 0, ra_done = 0;
 
 /* descriptor 1 starts free, as descriptor 2 */
 init {
@@ -67,6 +80,7 @@ init {
 proctype ra()
 {
 	bit fail;
+	byte s0;
 	/* U1 */
 	if
 	:: size == 0 -> goto done
@@ -81,6 +95,7 @@ proctype ra()
 		:: else -> goto done
 		fi
 	}
+	s0 = ts;	/* after the insert (U4's load) */
 	/* U4: the device writes into the frame */
 	assert(!fr[1]);
 	data[1] = disk;
@@ -88,24 +103,32 @@ proctype ra()
 	:: fail = 1
 	:: fail = 0
 	fi;
-	/* U5 */
+	/* U5: trunc_seq, then lpc's size */
+#ifndef BUG_NO_TRUNC_SEQ
 	if
-#ifndef BUG_NO_SIZE_RECHECK
-	:: size == 0 ->
-		atomic { if :: slot == 1 -> slot = 0 :: else fi };
-		lk[1] = 0; fr[1] = 1
-#endif
-	:: else ->
-		if
-		:: fail ->
-#ifndef BUG_FAILED_KEPT
-			atomic { if :: slot == 1 -> slot = 0 :: else fi };
-#endif
-			atomic { er[1] = 1; lk[1] = 0 }
-		:: else ->
-			atomic { up[1] = 1; lk[1] = 0 }
-		fi
+	:: s0 % 2 == 1 || ts != s0 -> goto drop
+	:: else
 	fi;
+#endif
+#ifndef BUG_NO_SIZE_RECHECK
+	if
+	:: size == 0 -> goto drop
+	:: else
+	fi;
+#endif
+	if
+	:: fail ->
+#ifndef BUG_FAILED_KEPT
+		atomic { if :: slot == 1 -> slot = 0 :: else fi };
+#endif
+		atomic { er[1] = 1; lk[1] = 0 }
+	:: else ->
+		atomic { up[1] = 1; lk[1] = 0 }
+	fi;
+	goto done;
+drop:	/* removed, no ERROR: the caller and the waiters look up again */
+	atomic { if :: slot == 1 -> slot = 0 :: else fi };
+	lk[1] = 0; fr[1] = 1;
 done:
 	ra_done = 1
 }
@@ -154,6 +177,7 @@ again:
 proctype trunc()
 {
 	byte p;
+	ts++;					/* T0: odd */
 	size = 0;				/* T1: the size first */
 	atomic { p = slot };			/* T2 */
 	if
@@ -163,7 +187,16 @@ proctype trunc()
 		lk[p] = 0
 	:: else
 	fi;
-	cut = 1
+#ifdef REGROW
+	disk = 0;				/* T3: ftruncate: zeros */
+#endif
+	ts++;					/* T4: even */
+	cut = 1;
+#ifdef REGROW
+	/* The next lpc_truncate grows it; the ghost marks the size store, not
+	 * the return: from it on, a reader may cache the page (as zeros). */
+	atomic { size = 1; regrown = 1 }
+#endif
 }
 #endif
 
@@ -193,7 +226,8 @@ proctype observer()
 	:: atomic {
 		p = slot;
 		assert(!(wrote && p != 0 && up[p] && !lk[p] && data[p] != 2));
-		assert(!(cut && p != 0 && up[p] && !lk[p]));
+		assert(!(cut && !regrown && p != 0 && up[p] && !lk[p]));
+		assert(!(regrown && p != 0 && up[p] && !lk[p] && data[p] != 0));
 		assert(!(p != 0 && er[p] && !lk[p]))
 	   }
 	:: ra_done -> break
