@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -567,5 +568,35 @@ static inline void tst_require_tmpdir(void)
 		call;                                                              \
 		printf("  %-45s %7.1f ms\n", #call, (tst_now_ns() - t0_) / 1e6);  \
 	} while (0)
+
+/* Does another process see a read lock of this one (a POSIX record lock)
+ * on [start, start + len) of path?  Asked from a forked child with
+ * F_GETLK (a process does not see its own locks).  Closing any descriptor
+ * of a file drops every POSIX lock the process holds on it, so this is how
+ * the tests check that lpc's opens and closes leave a caller's locks
+ * alone.  Return: 1 yes, 0 no. */
+static inline int tst_read_lock_held(const char *path, off_t start, off_t len)
+{
+	pid_t pid, me = getpid();
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		/* Only async-signal-safe calls: the parent has threads. */
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = start, .l_len = len };
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
+			_exit(2);
+		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
+	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
+		status);
+	return WEXITSTATUS(status);
+}
 
 #endif /* LPC_TESTS_COMMON_LPC_TEST_H */

@@ -225,31 +225,7 @@ static void t_trunc_one_link(void)
 	trunc_one("l4", "s4", O_RDWR | O_CREAT | O_TRUNC, 1, "O_CREAT|O_TRUNC through a symlink");
 }
 
-/* Does another process see a read lock of ours on bytes 100-109 of path?
- * Return: 1 yes, 0 no. */
-static int lock_held(const char *path)
-{
-	pid_t pid, me = getpid();
-	int status;
-
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		/* Only async-signal-safe calls: the parent has threads. */
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 100,
-				    .l_len = 10 };
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
-			_exit(2);
-		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
-	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
-		status);
-	return WEXITSTATUS(status);
-}
+#define lock_held(path) tst_read_lock_held(path, 100, 10)
 
 static void t_locks(void)
 {

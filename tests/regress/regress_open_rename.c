@@ -55,31 +55,7 @@ static void *a_main(void *arg)
 	return NULL;
 }
 
-/* Does another process see our read lock on [LOCK_START, +LOCK_LEN) of
- * path?  Return: 1 yes, 0 no. */
-static int lock_held(const char *path)
-{
-	pid_t pid, me = getpid();
-	int status;
-
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		/* Only async-signal-safe calls: the parent has threads. */
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-				    .l_start = LOCK_START, .l_len = LOCK_LEN };
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
-			_exit(2);
-		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
-	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
-		status);
-	return WEXITSTATUS(status);
-}
+#define lock_held(path) tst_read_lock_held(path, LOCK_START, LOCK_LEN)
 
 static void story(int n, int oflags, const char *name)
 {

@@ -142,31 +142,7 @@ static void t_open(void)
 #define LOCK_START 100
 #define LOCK_LEN 10
 
-/* Does another process see a lock of this one on [LOCK_START, +LOCK_LEN)
- * of path?  Return: 1 yes, 0 no. */
-static int lock_held(const char *path)
-{
-	pid_t pid, me = getpid();
-	int status;
-
-	fflush(NULL);
-	pid = fork();
-	REQUIRE(pid >= 0, "fork");
-	if (pid == 0) {
-		/* Only async-signal-safe calls: the parent has threads. */
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-				    .l_start = LOCK_START, .l_len = LOCK_LEN };
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || fcntl(fd, F_GETLK, &fl) < 0)
-			_exit(2);
-		_exit(fl.l_type == F_RDLCK && fl.l_pid == me ? 1 : 0);
-	}
-	REQUIRE(waitpid(pid, &status, 0) == pid, "waitpid");
-	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
-		status);
-	return WEXITSTATUS(status);
-}
+#define lock_held(path) tst_read_lock_held(path, LOCK_START, LOCK_LEN)
 
 /* A read lock taken through a plain descriptor stays held across every
  * lpc_file_open of the file (filemap/file.c ZL1-ZL6): the first, a second
