@@ -22,6 +22,7 @@ enum bench_policy { BENCH_POLICY_CLOCK2, BENCH_POLICY_CLOCK, BENCH_POLICY_BOTH }
 struct bench_opts {
 	unsigned threads[BENCH_MAX_TCONF]; /* thread counts, in run order */
 	unsigned nr_tconf;
+	bool threads_set;  /* --threads given (scan: else 1 and 2 scanners) */
 	unsigned rounds;   /* measured rounds */
 	bool rounds_set;   /* --rounds given (write runs fewer by default) */
 	unsigned warmup;   /* rounds run first and not recorded */
@@ -84,6 +85,7 @@ static inline uint64_t bench_file_bytes(const struct bench_opts *o)
 
 extern const struct bench bench_lookup;
 extern const struct bench bench_read;
+extern const struct bench bench_scan;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
 extern const struct bench bench_walk;
