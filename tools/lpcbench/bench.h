@@ -33,6 +33,7 @@ struct bench_opts {
 	bool cache_mb_set; /* --cache-mb given (sqlite: else its own default) */
 	double zipf_theta; /* read */
 	unsigned policy; /* read: enum bench_policy (--policy) */
+	uint32_t ra_max_kb; /* scan: lpc_config.readahead_max_kb (0: the library's default) */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
 	const char *csv; /* NULL: no CSV */
 	const char *plot; /* --plot DIR; NULL: none */

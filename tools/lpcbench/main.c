@@ -79,6 +79,7 @@ enum {
 	OPT_CACHE_MB,
 	OPT_ZIPF_THETA,
 	OPT_POLICY,
+	OPT_RA_MAX_KB,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
 	{ "cache-mb", required_argument, NULL, OPT_CACHE_MB },
 	{ "zipf-theta", required_argument, NULL, OPT_ZIPF_THETA },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "ra-max-kb", required_argument, NULL, OPT_RA_MAX_KB },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -127,6 +129,8 @@ static void usage(FILE *out)
 		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
 		"                   reclaim_policy), or both: lpc (clock2) and lpc_clock side by\n"
 		"                   side in every round [clock2]\n"
+		"  --ra-max-kb KB   scan: lpc's largest readahead window (lpc_config's\n"
+		"                   readahead_max_kb) [0: the library's default]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
 		"  --plot DIR       write every printed table as DIR/<table>.csv and, with\n"
@@ -237,6 +241,9 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 				o->policy = BENCH_POLICY_BOTH;
 			else
 				die("--policy: '%s' is not clock2, clock or both", optarg);
+			break;
+		case OPT_RA_MAX_KB:
+			o->ra_max_kb = (uint32_t)parse_num("--ra-max-kb", optarg, 0, UINT32_MAX - 1);
 			break;
 		case OPT_PLOT:
 			o->plot = optarg;

@@ -75,7 +75,7 @@
 #define SCAN_DEF_SCANNERS_2 2
 #define SCAN_FREE_WAIT_MS 1000         /* lpc's frames back after DONTNEED: */
 #define SCAN_FREE_STEADY_MS 20         /* ... the most, and a steady count */
-#define SCAN_EST_MB_S 600.0            /* the config echo's guess of a pass's
+#define SCAN_EST_MB_S 1000.0           /* the config echo's guess of a pass's
 					* speed, for its estimate only */
 
 const char *const scan_variant_name[SV_NR] = {
@@ -305,6 +305,7 @@ static void lpc_open(struct sctx *x, enum scan_variant v)
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = x->cache_bytes;
 	cfg.io_backend = v == SV_URING ? LPC_IO_URING : LPC_IO_SYNC;
+	cfg.readahead_max_kb = x->env->opts->ra_max_kb;
 	rc = lpc_cache_create(&cfg, &x->cache[v]);
 	if (rc)
 		die_err(-rc, "scan: lpc_cache_create (%" PRIu64 " MiB)", x->cache_bytes >> 20);
@@ -443,9 +444,11 @@ static void scan_echo(const struct sctx *x, const struct scan_results *res)
 {
 	const struct bench_opts *o = x->env->opts;
 	long ra = device_readahead_kb(x);
-	char load[64] = "unknown";
+	char load[64] = "unknown", ra_max[32] = "the default (--ra-max-kb)";
 	FILE *f = fopen("/proc/loadavg", "r");
 
+	if (o->ra_max_kb)
+		snprintf(ra_max, sizeof(ra_max), "%" PRIu32 " (--ra-max-kb)", o->ra_max_kb);
 	if (f) {
 		if (!fgets(load, sizeof(load), f))
 			snprintf(load, sizeof(load), "unknown");
@@ -468,9 +471,9 @@ static void scan_echo(const struct sctx *x, const struct scan_results *res)
 	for (unsigned c = 0; c < SCAN_NR_CALLS; c++)
 		printf("%s%u KiB", c ? ", " : "", scan_call_bytes[c] >> 10);
 	printf("): lpc_uring, lpc_sync (lpc_pread;\n"
-	       "             readahead: lpc_config's defaults), kernel (buffered pread, the device's\n"
-	       "             read_ahead_kb %ld%s); then direct_1m (O_DIRECT %u KiB calls, 1 thread)\n",
-	       ra, ra < 0 ? ": unknown" : "", SCAN_DIRECT_CALL >> 10);
+	       "             readahead_kb: the default, readahead_max_kb: %s), kernel (buffered pread,\n"
+	       "             the device's read_ahead_kb %ld%s); then direct_1m (O_DIRECT %u KiB calls, 1 thread)\n",
+	       ra_max, ra, ra < 0 ? ": unknown" : "", SCAN_DIRECT_CALL >> 10);
 	printf("  scanners   ");
 	for (unsigned t = 0; t < res->nr_scanners; t++)
 		printf("%s%u", t ? "," : "", res->scanners[t]);
