@@ -73,8 +73,10 @@
 #define SCAN_DEF_ROUNDS 11             /* without --rounds */
 #define SCAN_DEF_SCANNERS_1 1          /* without --threads: 1 and 2 */
 #define SCAN_DEF_SCANNERS_2 2
-#define SCAN_FREE_WAIT_MS 1000         /* lpc's frames back after DONTNEED: */
-#define SCAN_FREE_STEADY_MS 20         /* ... the most, and a steady count */
+#define SCAN_FREE_WAIT_MS 2000         /* lpc's frames back after DONTNEED: */
+#define SCAN_FREE_NEAR 0.98            /* ... nearly all, steady this long, */
+#define SCAN_FREE_STEADY_MS 20
+#define SCAN_FREE_STALL_MS 300         /* ... or none for this long; the most */
 #define SCAN_EST_MB_S 1000.0           /* the config echo's guess of a pass's
 					* speed, for its estimate only */
 
@@ -576,10 +578,13 @@ static uint64_t lpc_cached_pages(const struct sctx *x, enum scan_variant v)
 
 /*
  * lpc cache v without the file's pages, and its frames back on the free
- * lists: until frames_free reaches frames, or has not grown for
- * SCAN_FREE_STEADY_MS (some frames can sit outside the free lists' count:
- * frames_free is approximate), or SCAN_FREE_WAIT_MS passed.  Fills s->free0,
- * s->frames and s->lpc_cached0 (want 0).
+ * lists.  They come back after RCU grace periods, in batches (call_rcu), and
+ * a few dozen stay on the cache's pending list until a whole batch is there
+ * or reclaim drains them, so frames_free may stop short of frames.  Waits
+ * until frames_free reaches frames; or is SCAN_FREE_NEAR of them and has
+ * not grown for SCAN_FREE_STEADY_MS; or has not grown for SCAN_FREE_STALL_MS;
+ * or SCAN_FREE_WAIT_MS passed.  Fills s->free0, s->frames and
+ * s->lpc_cached0 (want 0).
  */
 static void lpc_make_cold(struct sctx *x, enum scan_variant v, struct scan_sample *s)
 {
@@ -599,7 +604,9 @@ static void lpc_make_cold(struct sctx *x, enum scan_variant v, struct scan_sampl
 			t_last = t;
 		}
 		if (st.frames_free >= st.frames ||
-		    t - t_last > (uint64_t)SCAN_FREE_STEADY_MS * 1000000u ||
+		    ((double)st.frames_free >= SCAN_FREE_NEAR * (double)st.frames &&
+		     t - t_last > (uint64_t)SCAN_FREE_STEADY_MS * 1000000u) ||
+		    t - t_last > (uint64_t)SCAN_FREE_STALL_MS * 1000000u ||
 		    t - t0 > (uint64_t)SCAN_FREE_WAIT_MS * 1000000u)
 			break;
 		sleep_ns(1000000);
