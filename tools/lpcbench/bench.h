@@ -22,6 +22,7 @@ enum bench_policy { BENCH_POLICY_CLOCK2, BENCH_POLICY_CLOCK, BENCH_POLICY_BOTH }
 struct bench_opts {
 	unsigned threads[BENCH_MAX_TCONF]; /* thread counts, in run order */
 	unsigned nr_tconf;
+	bool threads_set;  /* --threads given (scan: else 1 and 2 scanners) */
 	unsigned rounds;   /* measured rounds */
 	bool rounds_set;   /* --rounds given (write runs fewer by default) */
 	unsigned warmup;   /* rounds run first and not recorded */
@@ -32,6 +33,7 @@ struct bench_opts {
 	bool cache_mb_set; /* --cache-mb given (sqlite: else its own default) */
 	double zipf_theta; /* read */
 	unsigned policy; /* read: enum bench_policy (--policy) */
+	uint32_t ra_max_kb; /* scan: lpc_config.readahead_max_kb (0: the library's default) */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
 	const char *csv; /* NULL: no CSV */
 	const char *plot; /* --plot DIR; NULL: none */
@@ -84,6 +86,7 @@ static inline uint64_t bench_file_bytes(const struct bench_opts *o)
 
 extern const struct bench bench_lookup;
 extern const struct bench bench_read;
+extern const struct bench bench_scan;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
 extern const struct bench bench_walk;

@@ -55,6 +55,7 @@
 static const struct bench *const benches[] = {
 	&bench_lookup,
 	&bench_read,
+	&bench_scan,
 	&bench_pin,
 	&bench_fault,
 	&bench_walk,
@@ -78,6 +79,7 @@ enum {
 	OPT_CACHE_MB,
 	OPT_ZIPF_THETA,
 	OPT_POLICY,
+	OPT_RA_MAX_KB,
 };
 
 static const struct option long_opts[] = {
@@ -95,6 +97,7 @@ static const struct option long_opts[] = {
 	{ "cache-mb", required_argument, NULL, OPT_CACHE_MB },
 	{ "zipf-theta", required_argument, NULL, OPT_ZIPF_THETA },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "ra-max-kb", required_argument, NULL, OPT_RA_MAX_KB },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -109,20 +112,25 @@ static void usage(FILE *out)
 	fprintf(out,
 		"\noptions [default]:\n"
 		"  --threads LIST   thread counts, comma-separated; every round runs each [" DEF_THREADS "]\n"
-		"  --rounds N       measured rounds; ratios are taken within a round [%u; write: 11; sqlite: 15]\n"
+		"                   (scan: the scanner counts [1,2])\n"
+		"  --rounds N       measured rounds; ratios are taken within a round [%u; write, scan: 11; sqlite: 15]\n"
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
-		"                   [lookup: %u; read, write: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
+		"                   [lookup: %u; read, write, scan: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
 		"  --cache-mb MB    read, write: lpc's cache budget, and the memory cgroup limit of\n"
 		"                   the kernel's page cache for the kernel and mmap rows [%u]\n"
 		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
 		"                   sqlite: lpc's budget, default 16; databases 4x an eighth of it\n"
 		"                   and 4x it (full size: --cache-mb 256)\n"
+		"                   scan: lpc's budget (each cache) and the kernel's limit, default 64\n"
+		"                   (a 256 MiB file); the issue's size: --cache-mb 256 (a 1 GiB file)\n"
 		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
 		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
 		"                   reclaim_policy), or both: lpc (clock2) and lpc_clock side by\n"
 		"                   side in every round [clock2]\n"
+		"  --ra-max-kb KB   scan: lpc's largest readahead window (lpc_config's\n"
+		"                   readahead_max_kb) [0: the library's default]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
 		"  --plot DIR       write every printed table as DIR/<table>.csv and, with\n"
@@ -195,6 +203,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 		switch (c) {
 		case OPT_THREADS:
 			parse_threads(optarg, o);
+			o->threads_set = true;
 			break;
 		case OPT_ROUNDS:
 			o->rounds = (unsigned)parse_num("--rounds", optarg, 1, MAX_ROUNDS);
@@ -232,6 +241,9 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 				o->policy = BENCH_POLICY_BOTH;
 			else
 				die("--policy: '%s' is not clock2, clock or both", optarg);
+			break;
+		case OPT_RA_MAX_KB:
+			o->ra_max_kb = (uint32_t)parse_num("--ra-max-kb", optarg, 0, UINT32_MAX - 1);
 			break;
 		case OPT_PLOT:
 			o->plot = optarg;
