@@ -17,7 +17,8 @@
 #                MAJOR.MINOR) finds lpc_VERSION V, and find_package(lpc
 #                MAJOR.(MINOR+1)) finds nothing;
 #   liblpc_sqlite its real file name (liblpc_sqlite.so.V), when built;
-#   NEWS.md      the first "## " heading.
+#   NEWS.md      the first "## " heading;
+#   debian/changelog  the upstream version of its top entry (0.2.0 of 0.2.0-1).
 # --selftest: the same checks told that the project is 9.9.9, which every one
 # of them must then report as a disagreement (the checks can fail).
 # Prints one line per check ("ok" or "MISMATCH"); exits 1 on any mismatch.
@@ -79,6 +80,10 @@ fi
 
 news=$(sed -n 's/^## *\([0-9][0-9.]*\).*/\1/p' "$root/NEWS.md" | head -n 1)
 same "NEWS.md's top entry" "${news:-none}"
+
+# debian/changelog's top entry: the upstream part of "lpc (0.2.0-1) ...".
+deb=$(sed -n '1s/^lpc (\([^)-]*\)\(-[^)]*\)\?).*/\1/p' "$root/debian/changelog")
+same "debian/changelog's top entry" "${deb:-none}"
 
 if [[ -n $sqlite ]]; then
 	real=$(basename "$(readlink -f "$sqlite")")
