@@ -21,6 +21,9 @@ names something the tree does not have:
         the protocols' code and models defines: a tag opening a line of a
         comment in src/, include/ or tests/model/*.pml (`* R4 reload ...`), or
         a comment of its own at the end of a code line (`/* R4 */`).
+  row   docs/architecture.md's table of parts has a row per folder of src/,
+        and each row names every .c and .h file of its folder;
+        tests/model/README.md's table has a row per model (*.pml).
 
 Usage: check-docs.py [--root DIR] [--plant-doc FILE] [--plant-c FILE]
   --plant-doc/--plant-c check FILE too, as a document or as a C file (the
@@ -260,6 +263,38 @@ def check_text(tree, where, lines, is_c, findings):
             findings.append((where, no, "tag", tag))
 
 
+def check_parts_table(tree, findings):
+    """docs/architecture.md's table of parts: a row per folder of src/ that
+    has C files, and each row names every .c and .h file of its folder."""
+    p = os.path.join("docs", "architecture.md")
+    rows = {}
+    for no, line in enumerate(tree.read(p).split("\n"), 1):
+        m = re.match(r"\|\s*`src/([a-z_]+)/`\s*\|(.*)", line)
+        if m:
+            rows[m.group(1)] = (no, set(re.findall(r"`([A-Za-z0-9_.]+\.[ch])`", m.group(2))))
+    for part in sorted(tree.src_parts):
+        files = {os.path.basename(f) for f in tree.files
+                 if os.path.dirname(f) == os.path.join("src", part) and f.endswith((".c", ".h"))}
+        if not files:
+            continue
+        if part not in rows:
+            findings.append((p, 0, "part (no row in the table of parts)", "src/%s/" % part))
+            continue
+        no, named = rows[part]
+        for f in sorted(files - named):
+            findings.append((p, no, "row (a file it omits)", "src/%s/%s" % (part, f)))
+
+
+def check_models_table(tree, findings):
+    """tests/model/README.md's table has a row per model (tests/model/*.pml)."""
+    p = os.path.join("tests", "model", "README.md")
+    named = set(re.findall(r"^\|\s*`([A-Za-z0-9_]+\.pml)`\s*\|", tree.read(p), re.M))
+    for f in sorted(tree.files):
+        if os.path.dirname(f) == os.path.join("tests", "model") and f.endswith(".pml") \
+           and os.path.basename(f) not in named:
+            findings.append((p, 0, "row (a model the table omits)", f))
+
+
 def doc_files(tree):
     pats = ["README.md", "NEWS.md", "docs/*.md", "man/man*/*", "bench/README.md",
             "tests/*/README.md", "debian/README*"]
@@ -298,6 +333,8 @@ def main():
         sub = []
         check_text(tree, where, comments, True, sub)
         findings += [(path, no, kind, tok) for (_, no, kind, tok) in sub]
+    check_parts_table(tree, findings)
+    check_models_table(tree, findings)
     seen = set()
     for f in findings:
         if f in seen:
