@@ -28,10 +28,10 @@
 #include "util.h"
 
 /*
- * Defaults.  A round of the lookup benchmark is 3 thread counts x 7 variants
- * x 100 ms = 2.1 s, so 21 rounds and a warm-up take about 46 s, plus a few
- * seconds of setup: `lpcbench all` takes about 50 s on two idle CPUs, and the
- * 21 within-round ratios give medians whose range is a few per cent.
+ * Defaults.  A round of the lookup benchmark is 3 thread counts x 13 variants
+ * x 100 ms = 3.9 s, so 21 rounds and a warm-up take about 86 s, plus a few
+ * seconds of setup (`lpcbench all` runs the other benchmarks after it), and
+ * the 21 within-round ratios give medians whose range is a few per cent.
  */
 #define DEF_THREADS "1,2,8"
 #define DEF_ROUNDS 21
