@@ -26,8 +26,10 @@ names something the tree does not have:
         tests/model/README.md's table has a row per model (*.pml).
 
 Usage: check-docs.py [--root DIR] [--plant-doc FILE] [--plant-c FILE]
-  --plant-doc/--plant-c check FILE too, as a document or as a C file (the
-  checker's own test plants stale mentions that way).
+                     [--plant-parts FILE] [--plant-models FILE]
+  --plant-doc/--plant-c check FILE too, as a document or as a C file;
+  --plant-parts/--plant-models read FILE as the table of parts or of models
+  (the checker's own test plants stale mentions and rows that way).
 Prints one line per finding (FILE:LINE: kind 'mention') and a summary; exits
 1 when there is a finding, 0 when there is none, 2 on a usage error.
 """
@@ -263,12 +265,20 @@ def check_text(tree, where, lines, is_c, findings):
             findings.append((where, no, "tag", tag))
 
 
-def check_parts_table(tree, findings):
-    """docs/architecture.md's table of parts: a row per folder of src/ that
-    has C files, and each row names every .c and .h file of its folder."""
-    p = os.path.join("docs", "architecture.md")
+def read_as(tree, p, instead):
+    if instead:
+        with open(instead, encoding="utf-8", errors="replace") as f:
+            return instead, f.read()
+    return p, tree.read(p)
+
+
+def check_parts_table(tree, findings, instead=None):
+    """docs/architecture.md's table of parts (or INSTEAD, a file read in its
+    place): a row per folder of src/ that has C files, and each row names
+    every .c and .h file of its folder."""
+    p, text = read_as(tree, os.path.join("docs", "architecture.md"), instead)
     rows = {}
-    for no, line in enumerate(tree.read(p).split("\n"), 1):
+    for no, line in enumerate(text.split("\n"), 1):
         m = re.match(r"\|\s*`src/([a-z_]+)/`\s*\|(.*)", line)
         if m:
             rows[m.group(1)] = (no, set(re.findall(r"`([A-Za-z0-9_.]+\.[ch])`", m.group(2))))
@@ -285,10 +295,11 @@ def check_parts_table(tree, findings):
             findings.append((p, no, "row (a file it omits)", "src/%s/%s" % (part, f)))
 
 
-def check_models_table(tree, findings):
-    """tests/model/README.md's table has a row per model (tests/model/*.pml)."""
-    p = os.path.join("tests", "model", "README.md")
-    named = set(re.findall(r"^\|\s*`([A-Za-z0-9_]+\.pml)`\s*\|", tree.read(p), re.M))
+def check_models_table(tree, findings, instead=None):
+    """tests/model/README.md's table (or INSTEAD's) has a row per model
+    (tests/model/*.pml)."""
+    p, text = read_as(tree, os.path.join("tests", "model", "README.md"), instead)
+    named = set(re.findall(r"^\|\s*`([A-Za-z0-9_]+\.pml)`\s*\|", text, re.M))
     for f in sorted(tree.files):
         if os.path.dirname(f) == os.path.join("tests", "model") and f.endswith(".pml") \
            and os.path.basename(f) not in named:
@@ -315,6 +326,8 @@ def main():
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--plant-doc", action="append", default=[])
     ap.add_argument("--plant-c", action="append", default=[])
+    ap.add_argument("--plant-parts", help="read FILE as docs/architecture.md's table of parts")
+    ap.add_argument("--plant-models", help="read FILE as tests/model/README.md's table")
     a = ap.parse_args()
     tree = Tree(os.path.abspath(a.root))
     findings = []
@@ -333,8 +346,8 @@ def main():
         sub = []
         check_text(tree, where, comments, True, sub)
         findings += [(path, no, kind, tok) for (_, no, kind, tok) in sub]
-    check_parts_table(tree, findings)
-    check_models_table(tree, findings)
+    check_parts_table(tree, findings, a.plant_parts)
+    check_models_table(tree, findings, a.plant_models)
     seen = set()
     for f in findings:
         if f in seen:

@@ -5,7 +5,9 @@
 # (scripts/check-docs.py) against the real tree, with files planted beside
 # it: documents and C files that name only what exists must pass, and one
 # stale path, one stale lpc_* name and one stale step tag, each planted in a
-# file of its own, must each be reported, with its kind and line, and fail the run.
+# file of its own, must each be reported, with its kind and line, and fail the
+# run; so must a table of parts that omits a file or a part, and a table of
+# models that omits a model.
 set -uo pipefail
 py=$1 root=$2
 tmp=$(mktemp -d)
@@ -66,5 +68,26 @@ if ((n != ${#expect[@]})); then
 	grep "^$tmp/" <<<"$out"
 	fail=1
 fi
+# 3. The tables: a row that omits a file of its part, a part without a row,
+# and a model the models' table omits, each reported.
+sed -e 's/, `dirty.c` (the index side/ (the index side/' -e '/^| `src\/io\/` |/d' \
+	"$root/docs/architecture.md" >"$tmp/architecture.md"
+sed -e '/^| `size.pml` |/d' "$root/tests/model/README.md" >"$tmp/models.md"
+out=$("$py" "$root/scripts/check-docs.py" --root "$root" --plant-parts "$tmp/architecture.md" \
+	--plant-models "$tmp/models.md")
+rc=$?
+((rc == 1)) || { echo "FAILED: stale tables: exit $rc, not 1"; fail=1; }
+for e in "stale row (a file it omits) 'src/filemap/dirty.c'" \
+	 "stale part (no row in the table of parts) 'src/io/'" \
+	 "stale row (a model the table omits) 'tests/model/size.pml'"; do
+	if grep -qF "$e" <<<"$out"; then
+		echo "ok: reported: $e"
+	else
+		echo "FAILED: not reported: $e"
+		echo "$out"
+		fail=1
+	fi
+done
+
 ((fail == 0)) && echo "docs.paths selftest: passed"
 exit $fail
