@@ -19,12 +19,24 @@
 #   libsqlite3-dev, sqlite3, python3  the SQLite VFS (src/sqlite) and its tests
 #                    (tests/sqlite: the stock shell and python3 load it)
 #
+#
+# deps.sh --deb adds what scripts/check-deb.sh needs to build and check the
+# Debian packages:
+#   debhelper        dh with its CMake build system (debian/rules)
+#   dpkg-dev         dpkg-buildpackage, dpkg-gensymbols (also in build-essential)
+#   lintian          the packages' checks
+#
 # On a system without dpkg (not Debian) it only checks that the tools,
 # liburcu-memb and liburing are there, and says what is missing.
 set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev liburing-dev spin man-db groff-base
 	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev sqlite3 python3)
+case ${1:-} in
+--deb) PACKAGES+=(debhelper dpkg-dev lintian) ;;
+'') ;;
+*) echo "usage: $0 [--deb]" >&2; exit 2 ;;
+esac
 
 say() { echo "deps: $*"; }
 

@@ -167,8 +167,8 @@
  *      the end of the file: lpc's size, as lpc_pread's, J.7), in index
  *      order, each as A.1 says of a lookup; or an error with nothing left
  *      pinned.
- *  I.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate, and
- *      eviction once it exists, skip a pinned page (eviction takes only pages
+ *  I.2 A pin is a reference (B.1-B.3 hold for it): lpc_invalidate and
+ *      eviction skip a pinned page (eviction takes only pages
  *      whose sole reference is the index's); the last close and truncate
  *      leave the holder a valid page until lpc_unpin.  Reclaim never needs to
  *      ask a holder: the pin is visible in the page's reference count.
@@ -266,9 +266,9 @@ extern "C" {
 #endif
 
 #define LPC_VERSION_MAJOR 0
-#define LPC_VERSION_MINOR 1
+#define LPC_VERSION_MINOR 2
 #define LPC_VERSION_PATCH 0
-#define LPC_VERSION_STRING "0.1.0"
+#define LPC_VERSION_STRING "0.2.0"
 
 /*
  * The version of the library loaded at run time ("MAJOR.MINOR.PATCH"), which

@@ -13,7 +13,8 @@
  *     lpc debug: rule RULE-NAME violated: <msg> (page id N ref R flags 0x..
  *     file F index I) at src/x.c:123
  *   and abort()s.  Rule names are listed (with their tests) in
- *   tests/debug/README.md; a death test for each breaks it on purpose.
+ *   tests/debug/test_debug_death.c, whose death test for each breaks it
+ *   on purpose.
  *
  * lpc_yield_point(LPC_YP_xx)
  *   A named point at a protocol step.  Unarmed (the default) it costs one

@@ -2,7 +2,7 @@
 /*
  * dirty.c - dirty pages, writeback states and write errors of a file's
  * cache: the index-side halves of the write protocol, whose steps (D1-D3,
- * K1-K5, F1-F5) are told in writeback/writeback.c.
+ * K1-K5, and fsync's Y1-Y4) are told in writeback/writeback.c.
  *
  * Invariant DIRTY-TAG: for a page in an index, the DIRTY flag and the DIRTY
  * tag are equal, and so are WRITEBACK and its tag; each pair changes only
@@ -149,7 +149,7 @@ void lpc_filemap_end_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t 
 	atomic_fetch_add_explicit(&f->dbg_wb_ended, 1, memory_order_release);
 #endif
 	/* The error is on the file before WRITEBACK clears: whoever waited
-	 * for this page and then checks the errseq sees it (F3, F5). */
+	 * for this page and then checks the errseq sees it (Y3, Y4). */
 	if (err)
 		lpc_file_err_record(f, err);
 	lpc_file_index_lock(f);

@@ -452,7 +452,7 @@ ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
 /*
  * Dirty pages, writeback states and write errors (dirty.c).  Each keeps the
  * DIRTY flag and the DIRTY tag equal, both changed under the index lock;
- * see writeback/writeback.c for the protocol (D1-D3, K1-K5, F1-F5).
+ * see writeback/writeback.c for the protocol (D1-D3, K1-K5, Y1-Y4).
  */
 /* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
  * Return: 0; -ENOENT if p is no longer in f's index at `index`. */

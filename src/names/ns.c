@@ -21,8 +21,9 @@
  *       truncate (truncated_known: the open's own name when the file has
  *       one link, else every cached name of it).
  *   V4  rename_seq += 1 (even), mut_seq += 1 (even); unlock.
- * The resolution of the paths (V0) is a ref-walk inside one RCU read
- * section that lasts until V4, so the dentries it returned stay valid.
+ *   V0  (before V1) the paths are resolved by a ref-walk inside one RCU
+ *       read section that lasts until V4, so the dentries it returned stay
+ *       valid.
  *
  * The credential switch: setgroups, setfsgid, setfsuid as raw system calls,
  * which change only the calling thread (glibc's wrappers would change every

@@ -67,8 +67,8 @@
  * Frames in transit, and why -ENOMEM still means "none free anywhere".  A
  * frame is out of every list for a moment while it is being freed: between a
  * put's decrement to 0 and its push on the pending list, and between a
- * batch's removal from the pending list and call_rcu queueing it.  (Issue 5:
- * a reclaimer in either window found nothing and returned -ENOMEM, 64 rounds
+ * batch's removal from the pending list and call_rcu queueing it.  (Before
+ * commit 62bc225, a reclaimer in either window found nothing and returned -ENOMEM, 64 rounds
  * in a row in the second, since its rcu_barrier waited for a batch not yet
  * queued.)  Rule: every step from a published frame's decrement to 0 (or
  * freeze) to "on pending" or "queued by call_rcu" runs in one RCU read

@@ -61,7 +61,7 @@ struct lpc_pool {
 
 	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
 
-	/* Eviction, installed by the part above (reclaim/reclaim.c) when the
+	/* Eviction, installed by the part above (reclaim/reclaimer.c) when the
 	 * cache is created, as core's thread_exit is: page/ never includes
 	 * reclaim/.  evict: runs up to max_batches batches of the clock over
 	 * the descriptors and frees what it evicts through the deferred path

@@ -15,7 +15,8 @@
  * locked: the allocators then fall back to direct reclaim and their bounded
  * wait).  lpc_cache_destroy stops and joins it (lpc_reclaim_stop).
  *
- * Why not call_rcu and rcu_barrier (as before issue 11's measurement):
+ * Why not call_rcu and rcu_barrier (as before commit 95aae87, which the
+ * sqlite benchmark's measurement led to):
  * liburcu's call_rcu thread sleeps 10 ms (poll) after every batch of
  * callbacks it runs, so each refill round cost 10-20 ms whatever its size,
  * and the reclaimer could free only about high - low frames per round: with

@@ -270,7 +270,7 @@
  *  is not seen (and closing a descriptor of the file drops the process's
  *  POSIX locks, as with unix).  lpc_sqlite(7) says so.
  *
- * Exclusive coherence (lpc_coherence=exclusive; the issue's "refuse").  The
+ * Exclusive coherence (lpc_coherence=exclusive: lpc refuses other processes).  The
  * node holds an OFD lock on SQLite's lock bytes while any connection of
  * this process has the file open (registry.c): no other process can take
  * any SQLite lock on the file, so none can change it, and SQ1-SQ3, SQ6 and

@@ -19,8 +19,9 @@
 #include "filemap/filemap.h"
 
 /* How a pass writes: WB_SYNC (fsync, close): the TOWRITE pages, waiting for
- * page locks and for writes in flight; WB_ASYNC (flusher, throttling,
- * reclaim): DIRTY pages it can lock at once, skipping those in flight. */
+ * page locks and for writes in flight; WB_ASYNC (the flusher and
+ * throttling; reclaim only kicks the flusher, E8): DIRTY pages it can lock
+ * at once, skipping those in flight. */
 enum lpc_wb_mode { LPC_WB_SYNC = 0, LPC_WB_ASYNC = 1 };
 
 /* A cache's writeback state: limits and the flusher thread. */

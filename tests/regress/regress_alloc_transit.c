@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * regress_alloc_transit.c - frames in transit to the pending list or to
- * call_rcu (issue 5's third defect; commit 62bc225, "no -ENOMEM while a frame
+ * call_rcu (commit 62bc225, "no -ENOMEM while a frame
  * is in transit to the pending list or call_rcu").
  *
  * page/alloc.c promises that -ENOMEM means no frame was free anywhere.  Two

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * regress_file_close.c - the last lpc_file_close racing with lookups already
- * running on the file (issue 5's fourth defect; commit dcab7c1, "free struct
+ * running on the file (commit dcab7c1, "free struct
  * lpc_file after a grace period; close cannot fail"), and close's contract.
  *
  * The rule (include/lpc/lpc.h, lpc_file_close): an lpc_page_find that began

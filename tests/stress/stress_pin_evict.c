@@ -2,8 +2,8 @@
 /*
  * stress_pin_evict.c - range pins (src/filemap/pin.c) racing eviction
  * (src/reclaim/evict.c, E1-E7) and lpc_truncate (src/writeback/truncate.c):
- * guarantees I.2, H.1 and J.4 of include/lpc/lpc.h (issue 8: "a pinned page
- * is never evicted or recycled while pinned; stamps always match").
+ * guarantees I.2, H.1 and J.4 of include/lpc/lpc.h: a pinned page
+ * is never evicted or recycled while pinned, and stamps always match.
  *
  * One cache of 128 frames on the sync backend (real files, so a page that
  * survives a truncate it should not have shows as data, not just as a

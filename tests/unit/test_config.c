@@ -78,7 +78,7 @@ static void t_config(void)
 		bad.reserved[i] = 1ull << (i * 7);
 		CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved[%d] != 0", i);
 	}
-	/* The write limits (issue 7). */
+	/* The write limits (dirty_expire_ms, dirty_background_pct, dirty_limit_pct). */
 	bad = cfg;
 	bad.reserved_wb = 1;
 	CHECK_EQ(lpc_cache_create(&bad, &c), -EINVAL, "reserved_wb != 0");

@@ -6,7 +6,7 @@
  * (filemap/optimistic.c) rely on exactly this.
  *
  * Cases, each of which fails on a tree where seq is only bumped by 2 after
- * the miss path's read (the code before issue 9):
+ * the miss path's read (the code before commit 82b0ff6):
  *  - seq_odd_while_read_in_flight: a page held at the I/O gate (inserted,
  *    locked, data not read yet) has seq odd; after the read, even and
  *    different from before the miss;

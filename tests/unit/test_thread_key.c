@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_thread_key.c - lpc with the process's pthread keys exhausted (issue 5's
- * first defect).
+ * test_thread_key.c - lpc with the process's pthread keys exhausted (commit
+ * 181683e: never touch a pthread key lpc did not create).
  *
  * lpc keeps one pthread key, created on a thread's first call, whose
  * destructor retires the thread's blocks and unregisters it from RCU.  The

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fault.c - `lpcbench fault`, seed 002's table (speculative page faults,
- * issue 8): each thread invalidates its own 4 MiB range of a shared file and
+ * fault.c - `lpcbench fault`, seed 002's table (speculative page faults):
+ * each thread invalidates its own 4 MiB range of a shared file and
  * gets every page of it again, a miss each time, on the null backend (so the
  * cache's miss path is measured, not a device).  Interleaved rounds of:
  *
@@ -22,7 +22,7 @@
  *
  * Reported: misses (faults) per minute, in total and per thread, medians
  * over the rounds; lockless / kernel_anon per thread; scaling from 1 to 2
- * threads.  The issue's goals: lockless per thread ahead of kernel_anon,
+ * threads.  The goals: lockless per thread ahead of kernel_anon,
  * and at least 1.8x from 1 to 2 threads where locked does not scale.
  */
 #include <errno.h>

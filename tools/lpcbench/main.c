@@ -28,10 +28,10 @@
 #include "util.h"
 
 /*
- * Defaults.  A round of the lookup benchmark is 3 thread counts x 7 variants
- * x 100 ms = 2.1 s, so 21 rounds and a warm-up take about 46 s, plus a few
- * seconds of setup: `lpcbench all` takes about 50 s on two idle CPUs, and the
- * 21 within-round ratios give medians whose range is a few per cent.
+ * Defaults.  A round of the lookup benchmark is 3 thread counts x 13 variants
+ * x 100 ms = 3.9 s, so 21 rounds and a warm-up take about 86 s, plus a few
+ * seconds of setup (`lpcbench all` runs the other benchmarks after it), and
+ * the 21 within-round ratios give medians whose range is a few per cent.
  */
 #define DEF_THREADS "1,2,8"
 #define DEF_ROUNDS 21
@@ -117,14 +117,14 @@ static void usage(FILE *out)
 		"  --warmup N       rounds run first and not recorded [%u]\n"
 		"  --slice-ms MS    time of one variant at one thread count in a round [%u]\n"
 		"  --file-mb MB     size of the data file (real bytes, removed at exit)\n"
-		"                   [lookup: %u; read, write, scan: 4 x --cache-mb; pin: 256, the issue's 1024]\n"
+		"                   [lookup: %u; read, write, scan: 4 x --cache-mb; pin: 256, full size 1024]\n"
 		"  --cache-mb MB    read, write: lpc's cache budget, and the memory cgroup limit of\n"
 		"                   the kernel's page cache for the kernel and mmap rows [%u]\n"
-		"                   (issue 6's full size: --cache-mb 1024 --file-mb 4096)\n"
+		"                   (read's full size: --cache-mb 1024 --file-mb 4096)\n"
 		"                   sqlite: lpc's budget, default 16; databases 4x an eighth of it\n"
 		"                   and 4x it (full size: --cache-mb 256)\n"
 		"                   scan: lpc's budget (each cache) and the kernel's limit, default 64\n"
-		"                   (a 256 MiB file); the issue's size: --cache-mb 256 (a 1 GiB file)\n"
+		"                   (a 256 MiB file); full size: --cache-mb 256 (a 1 GiB file)\n"
 		"  --zipf-theta T   read: the Zipf skew, 0 < T < 1 [%.2f]\n"
 		"  --policy P       read: lpc's eviction policy, clock2 or clock (lpc_config's\n"
 		"                   reclaim_policy), or both: lpc (clock2) and lpc_clock side by\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pin.c - `lpcbench pin`, seed 000's workload (issue 8): a database doing
+ * pin.c - `lpcbench pin`, seed 000's workload: a database doing
  * direct I/O pins the pages of each request.  Threads pin random 8-32 KiB
  * ranges of a cached file (lpc_pin), read a few bytes of each page, and
  * unpin, in interleaved rounds:
@@ -13,7 +13,7 @@
  *   pread_write  the same ranges copied: lpc_pread into a buffer, write(2)
  *                of the buffer to /dev/null
  *
- * The file (--file-mb, default 256; the issue's full size: --file-mb 1024)
+ * The file (--file-mb, default 256; the full size: --file-mb 1024)
  * is read through the null backend and cached whole in each of the two
  * caches before the rounds, so every pin hits: pin_fast should be every
  * call, pin_slow zero.  /dev/null takes a write without touching its bytes,
@@ -258,7 +258,7 @@ const struct bench bench_pin = {
 	.name = "pin",
 	.help = "seed 000: pin random 8-32 KiB ranges of a cached file (lpc_pin), lockless\n"
 		"           against LOCKED, and the OLTP shape: pwritev from pinned pages against\n"
-		"           pread + write (default file 256 MiB, the issue's: --file-mb 1024)",
+		"           pread + write (default file 256 MiB, full size: --file-mb 1024)",
 	.run = pin_run,
 	.check_opts = pin_check_opts,
 	.estimate_s = pin_estimate_s,

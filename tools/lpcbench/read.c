@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * read.c - the read benchmark (issue 6's "measure and report"): random 4 KiB
+ * read.c - the read benchmark (the read goal's measurement): random 4 KiB
  * reads over a file larger than the cache, through lpc and through the
  * kernel's page cache confined to the same memory, side by side.
  *

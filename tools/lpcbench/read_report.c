@@ -3,7 +3,7 @@
  * read_report.c - the read benchmark's tables: the device, throughput and hit
  * ratios per workload, lpc's ratios to the kernel, mmap and O_DIRECT (each
  * taken within a round, then median [min - max] over the rounds), scan-mix,
- * where the time of a miss goes, issue 6's goals, and the state of the caches.
+ * where the time of a miss goes, the read goal, and the state of the caches.
  *
  * Definitions (per round):
  *   kreads/s    the random readers' reads / the slice's wall time, in 1000s
@@ -32,7 +32,7 @@
 #include "read.h"
 #include "util.h"
 
-#define GOAL_LPC_OVER_KERNEL 1.5 /* issue 6: lpc >= 1.5x the kernel's reads/s */
+#define GOAL_LPC_OVER_KERNEL 1.5 /* the read goal: lpc >= 1.5x the kernel's reads/s */
 
 struct rep {
 	const struct bench_env *env;
@@ -397,7 +397,7 @@ static void print_ratios(const struct rep *rp, struct summary lk[2][BENCH_MAX_TC
 		.ylabel = "ratio (log scale)", .stitle = "threads",
 		.header = "threads,ratio,median,min,max", .xcol = 2, .scol = 1, .ycol = 3,
 		.locol = 4, .hicol = 5, .logy = true, .ref = GOAL_LPC_OVER_KERNEL,
-		.ref_label = "issue 6 goal for lpc/kernel" });
+		.ref_label = "the read goal for lpc/kernel" });
 	static const enum read_variant den[3] = { RV_KERNEL, RV_MMAP, RV_DIRECT };
 	char a[64], key[48];
 
@@ -570,14 +570,14 @@ static void print_goals(const struct rep *rp, struct summary lk[2][BENCH_MAX_TCO
 {
 	const struct read_results *res = rp->res;
 	struct plot *pl = plot_open(&(struct plot_spec){
-		.name = "read_goals", .title = "lpcbench read: the goal of issue 6, lpc/kernel reads/s at equal memory",
+		.name = "read_goals", .title = "lpcbench read: the read goal, lpc/kernel reads/s at equal memory",
 		.ylabel = "lpc/kernel", .stitle = "threads",
 		.header = "threads,workload,lpc_over_kernel,min,max,verdict,hit_lpc_io,hit_kernel_io,hit_verdict",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5,
 		.ref = GOAL_LPC_OVER_KERNEL, .ref_label = "goal 1.5" });
 	char a[64];
 
-	printf("goals (issue 6, informational): lpc >= %.1fx the kernel's reads/s, with a hit ratio (io) >= the kernel's\n",
+	printf("goals (informational): lpc >= %.1fx the kernel's reads/s, with a hit ratio (io) >= the kernel's\n",
 	       GOAL_LPC_OVER_KERNEL);
 	for (int wi = 0; wi < 2; wi++) {
 		enum read_workload w = (enum read_workload)(RW_UNIFORM + wi);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sqlite.c - the sqlite benchmark (issue 11's "measure and report"): SQLite
+ * sqlite.c - the sqlite benchmark (the SQLite VFS's measurement): SQLite
  * through its own `unix` VFS on the kernel's page cache, confined by a memory
  * cgroup, against SQLite through lpc's VFS "lpc" (liblpc_sqlite), at equal
  * memory, side by side in interleaved rounds.

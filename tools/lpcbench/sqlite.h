@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sqlite.h - the sqlite benchmark (issue 11's "measure and report"): what its
+ * sqlite.h - the sqlite benchmark (the SQLite VFS's measurement): what its
  * measuring half (sqlite.c), its counting VFS (sqlite_vfs.c) and its
  * reporting half (sqlite_report.c) share.
  */

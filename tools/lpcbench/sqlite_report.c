@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sqlite_report.c - the sqlite benchmark's tables: per workload and thread
- * count, unix and lpc side by side, lpc/unix within each round, issue 11's
+ * count, unix and lpc side by side, lpc/unix within each round, the
  * goals, and what each phase's memory held.
  *
  * Definitions (per round, then median [min - max] over the rounds):
@@ -30,7 +30,7 @@
 #include "sqlite.h"
 #include "util.h"
 
-#define GOAL_SELECT 2.0 /* issue 11: point selects >= 2x unix's at equal memory */
+#define GOAL_SELECT 2.0 /* the goal: point selects >= 2x unix's at equal memory */
 #define GOAL_WRITE 1.0  /* ... and write throughput not below it */
 
 typedef double (*sq_fn)(const struct sq_sample *s);
@@ -222,7 +222,7 @@ static void print_goals_of(const struct rep *rp, enum sq_vfs v,
 {
 	const struct bench_opts *o = rp->env->opts;
 
-	printf("issue 11's goals (%s/unix, within rounds, median [min - max]):\n", sq_vfs_name[v]);
+	printf("goals (%s/unix, within rounds, median [min - max]):\n", sq_vfs_name[v]);
 	for (enum sq_work w = 0; w < SQ_NR; w++) {
 		double g = sq_work_writes(w) ? GOAL_WRITE : GOAL_SELECT;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * write.c - `lpcbench write`, issue 7's "measure and report": 4 KiB writes
+ * write.c - `lpcbench write`, the writes' measurement: 4 KiB writes
  * to durable through lpc, beside the kernel's page cache at equal memory and
  * the device under O_DIRECT.
  *
@@ -611,7 +611,7 @@ static void write_run(const struct bench_env *env)
 
 const struct bench bench_write = {
 	.name = "write",
-	.help = "issue 7: sequential, random and Zipf 70/30 4 KiB writes to durable (fsync\n"
+	.help = "sequential, random and Zipf 70/30 4 KiB writes to durable (fsync\n"
 		"           ending each slice), lpc with io_uring and sync beside the kernel's\n"
 		"           page cache in a memory cgroup of the same size and O_DIRECT",
 	.run = write_run,
