@@ -26,7 +26,10 @@
  *    blocks for ever right after its marker hit: another thread's read of a
  *    page of the window completes when the device completes it (the
  *    readahead thread reads and unlocks it, ra_worker.c Q2), within a
- *    bounded wait: a hang fails the test instead of blocking it.
+ *    bounded wait: a hang fails the test instead of blocking it;
+ *  - the last close of a file with a marker's window in flight waits for
+ *    it (no frame freed while the device writes into it), then returns 0
+ *    and every frame can be had again.
  * Both lookup modes (the marker cases: LOCKED mode reads its windows in the
  * marker's reader, so its submitter cannot leave before the read ends);
  * both backends (the .sync twin).
@@ -529,6 +532,54 @@ static void t_submitter_gone(bool exits)
 	tst_cache_destroy(c);
 }
 
+struct closer {
+	struct lpc_file *f;
+	_Atomic bool done;
+	int rc;
+};
+
+static void *closer_main(void *arg)
+{
+	struct closer *k = arg;
+
+	k->rc = lpc_file_close(k->f);
+	atomic_store(&k->done, true);
+	return NULL;
+}
+
+/* The last close of a file while a marker's window of it is held in flight
+ * (its submitter gone back to other work): the close waits for the window
+ * (ra_worker.c Q3: no frame is freed while the device writes into it), and
+ * returns 0 once the device completes; the cache then has every frame. */
+static void t_close_in_flight(void)
+{
+	struct lpc_cache *c = mk_cache(256, LPC_LOOKUP_LOCKLESS);
+	unsigned char buf[PS];
+	struct closer k = { 0 };
+	struct lpc_stats s;
+	pthread_t tk;
+	struct tfile t;
+
+	mk_file(c, &t, 200 * PS, O_RDONLY);
+	tst_gate_install(c);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 0), PS);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, PS), PS);
+	tst_gate_close();
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 2 * PS), PS, "the marker hit returns at once");
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the window's read reached the device");
+	k.f = t.f;
+	REQUIRE(pthread_create(&tk, NULL, closer_main, &k) == 0);
+	tst_sleep_us(200000);
+	CHECK(!atomic_load(&k.done), "the last close returned with a window of its file in flight");
+	tst_gate_open(0);
+	join_bounded(tk, "the last close after the window completed");
+	CHECK_EQ(k.rc, 0);
+	CHECK_EQ(tst_frames_allocatable(c, 256), 256, "every frame back after the close");
+	lpc_stats(c, &s);
+	CHECK_EQ(s.frames, 256);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 240);
@@ -543,5 +594,6 @@ int main(int argc, char **argv)
 	}
 	TST_RUN(t_submitter_gone(true));
 	TST_RUN(t_submitter_gone(false));
+	TST_RUN(t_close_in_flight());
 	return tst_finish();
 }
