@@ -62,7 +62,8 @@
  * so writers share pages): its pwrite, pread, page-lock changes and fsync
  * are checked exactly against its own reference (the size may be larger
  * than its bytes: others extend the file); after its lpc_fsync the kernel's
- * file holds its bytes.  Two readers read the whole file (lpc_pread,
+ * file holds its bytes; its lpc_invalidate and lpc_fadvise (DONTNEED,
+ * WILLNEED) of its bytes change none of them.  Two readers read the whole file (lpc_pread,
  * lpc_page_read, lpc_pin) and accept for each byte any value its owner has
  * begun to write to it (a bitmap per byte, set before the pwrite), or 0.
  *
@@ -1296,11 +1297,16 @@ static void *mt_writer(void *arg)
 				if (kbuf[i] != ref[i - base])
 					return (void *)(intptr_t)mt_fail(w, "writer %u: after lpc_fsync the kernel's byte %llu is 0x%02x, want 0x%02x",
 									 w->id, (unsigned long long)i, kbuf[i], ref[i - base]);
-		} else { /* lpc_invalidate of its range: never drops data */
-			int rc = lpc_invalidate(mt->f, base + off, len);
+		} else { /* lpc_invalidate, lpc_fadvise DONTNEED or WILLNEED of its
+			  * range: never drops or changes data */
+			unsigned how = (unsigned)(tst_rnd(&s) % 3);
+			int rc = how == 0 ? lpc_invalidate(mt->f, base + off, len)
+					  : lpc_fadvise(mt->f, base + off, len,
+							how == 1 ? LPC_FADV_DONTNEED : LPC_FADV_WILLNEED);
 
-			if (rc < 0)
-				return (void *)(intptr_t)mt_fail(w, "lpc_invalidate = %d", rc);
+			if (rc < 0 || (how && rc))
+				return (void *)(intptr_t)mt_fail(w, "writer %u: %s = %d", w->id,
+								 how == 0 ? "lpc_invalidate" : how == 1 ? "lpc_fadvise(DONTNEED)" : "lpc_fadvise(WILLNEED)", rc);
 		}
 	}
 	free(kbuf);
