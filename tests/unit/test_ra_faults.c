@@ -22,6 +22,8 @@
  *    the writes' bytes win over the window's (no stale zeros or older
  *    bytes), the hole between the old end and the write reads as zeros,
  *    and after lpc_fsync the kernel's file is exactly that;
+ *  - lpc_truncate cutting the file inside a window in flight, then growing
+ *    it again: nothing the window read past the cut is visible (zeros);
  *  - the submitter of an asynchronous window that exits (pthread_exit) or
  *    blocks for ever right after its marker hit: another thread's read of a
  *    page of the window completes when the device completes it (the
@@ -426,6 +428,68 @@ static void t_grow_in_flight(int mode)
 	free(want);
 }
 
+struct truncer {
+	struct lpc_file *f;
+	uint64_t size;
+	int rc;
+};
+
+static void *truncer_main(void *arg)
+{
+	struct truncer *k = arg;
+
+	k->rc = lpc_truncate(k->f, k->size);
+	return NULL;
+}
+
+/* The window [1, 33) held in flight while lpc_truncate cuts the file to
+ * 10 pages + 50 bytes (it waits for the window's pages), then grows it back
+ * to 40 pages: nothing the window read past the cut is visible (zeros from
+ * the cut on), the kernel's file after lpc_fsync agrees. */
+static void t_trunc_in_flight(int mode)
+{
+	struct lpc_cache *c = mk_cache(256, mode);
+	const uint64_t cut = 10 * PS + 50, size = 40 * PS;
+	unsigned char *buf = malloc(size + PS), *want = calloc(1, size);
+	struct truncer k;
+	struct preader a;
+	pthread_t ta, tk;
+	struct tfile t;
+
+	REQUIRE(buf && want);
+	mk_file(c, &t, size, O_RDWR);
+	tst_file_bytes(t.e.salt, 0, want, cut);
+	tst_gate_install(c);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 0), PS);
+	tst_gate_close();
+	a = (struct preader){ .f = t.f, .off = PS, .len = PS, .buf = buf };
+	REQUIRE(pthread_create(&ta, NULL, preader_main, &a) == 0);
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the window's read reached the device");
+	k = (struct truncer){ .f = t.f, .size = cut };
+	REQUIRE(pthread_create(&tk, NULL, truncer_main, &k) == 0);
+	tst_sleep_us(100000); /* the truncate reaches the window's pages */
+	tst_gate_open(0);
+	join_bounded(ta, "the window's caller");
+	join_bounded(tk, "the truncate");
+	CHECK_EQ(a.r, PS, "page 1, inside the new size");
+	CHECK_EQ(k.rc, 0);
+	CHECK_EQ(lpc_truncate(t.f, size), 0, "grown back");
+	memset(buf, 0xee, size + PS);
+	CHECK_EQ(lpc_pread(t.f, buf, size + PS, 0), (long long)size);
+	{
+		int64_t d = tst_first_diff(buf, want, size);
+
+		CHECK(d < 0, "byte %lld after the cut at %llu and the regrowth: 0x%02x, want 0x%02x",
+		      (long long)d, (unsigned long long)cut, d < 0 ? 0 : buf[d], d < 0 ? 0 : want[d]);
+	}
+	CHECK_EQ(lpc_fsync(t.f), 0);
+	CHECK(tst_kernel_equals(t.path, want, size), "the kernel's file after lpc_fsync");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+	free(buf);
+	free(want);
+}
+
 /* The submitter A of an asynchronous window, which then exits or blocks. */
 struct submitter {
 	struct lpc_file *f;
@@ -591,6 +655,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_short_last_page(mode));
 		TST_RUN(t_eof_windows(mode));
 		TST_RUN(t_grow_in_flight(mode));
+		TST_RUN(t_trunc_in_flight(mode));
 	}
 	TST_RUN(t_submitter_gone(true));
 	TST_RUN(t_submitter_gone(false));
