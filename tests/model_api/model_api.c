@@ -26,6 +26,13 @@
  *    the reference (J.2: size and every byte).
  *  - lpc_invalidate: 0 .. the number of pages in the range (D.1); it never
  *    changes the data (J.6: dirty pages are kept, clean ones are on disk).
+ *  - lpc_fadvise: 0 for each of the five advices on any range (len 0, past
+ *    the end of the file, far past it); -EINVAL for an unknown advice or
+ *    off + len past 2^64.  No advice changes a byte (the reads after it
+ *    are checked, and one of the range's bytes right after it); DONTNEED
+ *    drops 0 .. the range's pages (the cache's `invalidated` grows by that,
+ *    kept exact in the stats check) but never a held or pinned page (each
+ *    is found again, or in flight) nor a dirty one (its bytes stay).
  *  - lpc_pin: all or nothing (I.1): 0 for len 0 (or -ENXIO past the end),
  *    -ENXIO at or past lpc's size, -E2BIG above max, else every page
  *    covering the range cut at lpc's size, in order, with the reference's
@@ -55,7 +62,8 @@
  * so writers share pages): its pwrite, pread, page-lock changes and fsync
  * are checked exactly against its own reference (the size may be larger
  * than its bytes: others extend the file); after its lpc_fsync the kernel's
- * file holds its bytes.  Two readers read the whole file (lpc_pread,
+ * file holds its bytes; its lpc_invalidate and lpc_fadvise (DONTNEED,
+ * WILLNEED) of its bytes change none of them.  Two readers read the whole file (lpc_pread,
  * lpc_page_read, lpc_pin) and accept for each byte any value its owner has
  * begun to write to it (a bitmap per byte, set before the pwrite), or 0.
  *
@@ -142,14 +150,14 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 enum opk {
 	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
 	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
-	OP_N
+	OP_FADVISE, OP_N
 };
 
 static const unsigned op_weight[OP_N] = {
 	[OP_PWRITE] = 24, [OP_PREAD] = 14, [OP_GET] = 6,  [OP_FIND] = 5,   [OP_PUT] = 7,
 	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
 	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
-	[OP_STATS] = 2,
+	[OP_STATS] = 2,	  [OP_FADVISE] = 5,
 };
 
 /* One call: its kind, its file, and raw random parameters that the call
@@ -205,6 +213,9 @@ struct held {
 struct pingrp {
 	struct lpc_page *pages[MAX_HELD];
 	unsigned n;
+	unsigned file, gen;
+	uint64_t first;	  /* the first page's index */
+	uint64_t minsize; /* the file's smallest size since (a truncate cut pages from there) */
 };
 
 struct run {
@@ -378,6 +389,12 @@ static void ref_resize(struct run *r, struct mfile *m, uint64_t size)
 
 		if (&r->files[h->file] == m && h->gen == m->gen && h->index * r->cfg->ps >= size)
 			h->cut = true;
+	}
+	for (unsigned i = 0; i < r->npins; i++) {
+		struct pingrp *g = &r->pins[i];
+
+		if (&r->files[g->file] == m && g->gen == m->gen && size < g->minsize)
+			g->minsize = size;
 	}
 }
 
@@ -666,6 +683,10 @@ static bool apply(struct run *r, const struct op *o)
 				    (unsigned long long)off, len, (unsigned long long)m->size, rc,
 				    (unsigned long long)want);
 		g->n = (unsigned)rc;
+		g->file = fi;
+		g->gen = m->gen;
+		g->first = off / ps;
+		g->minsize = m->size;
 		r->npins++;
 		r->held_pages += g->n;
 		r->pin_ok++;
@@ -758,6 +779,107 @@ static bool apply(struct run *r, const struct op *o)
 		if (rc != -EBUSY)
 			return fail(r, "lpc_file_open(O_TRUNC) of an open file = %d, want -EBUSY", rc);
 		return true;
+	}
+	case OP_FADVISE: {
+		/* All five advices, an unknown one now and then; ranges as the
+		 * reads', len 0 (to the end), far past the end, past 2^64. */
+		static const int adv[5] = { LPC_FADV_NORMAL, LPC_FADV_RANDOM, LPC_FADV_SEQUENTIAL,
+					    LPC_FADV_WILLNEED, LPC_FADV_DONTNEED };
+		int advice = adv[o->c % 5];
+		bool bad = false;
+		struct lpc_stats s0, s1;
+		uint64_t first, last, dropped = 0;
+		uint64_t l64;
+
+		pick_range(cfg, m, o->a, o->b, cfg->maxb + ps, &off, &len);
+		l64 = len;
+		switch ((o->c >> 4) % 16) {
+		case 0: case 1: case 2: l64 = 0; break;			/* to the end */
+		case 3: off = m->size + (o->a >> 16) % (4 * cfg->maxb + 1); break; /* past the end */
+		case 4: off = UINT64_MAX - (o->a >> 16) % 4096; l64 = 0; break; /* far past, len 0 */
+		case 5: /* off + len past 2^64: -EINVAL */
+			off = UINT64_MAX - (o->a >> 16) % 4096;
+			l64 = UINT64_MAX - off + 2 + (o->b >> 16) % 4096;
+			bad = true;
+			break;
+		case 6: /* an unknown advice: -EINVAL */
+			advice = (o->c >> 12) % 2 ? -1 - (int)((o->c >> 13) % 8) : 5 + (int)((o->c >> 13) % 64);
+			bad = true;
+			break;
+		default: break;
+		}
+		if (advice == LPC_FADV_DONTNEED)
+			lpc_stats(r->c, &s0);
+		rc = lpc_fadvise(f, off, l64, advice);
+		say(r, "lpc_fadvise(f%u, off %llu, len %llu, advice %d) = %d\n", fi,
+		    (unsigned long long)off, (unsigned long long)l64, advice, rc);
+		if (rc != (bad ? -EINVAL : 0))
+			return fail(r, "lpc_fadvise(off %llu, len %llu, advice %d) = %d, want %d",
+				    (unsigned long long)off, (unsigned long long)l64, advice, rc,
+				    bad ? -EINVAL : 0);
+		if (advice == LPC_FADV_DONTNEED && !bad) {
+			lpc_stats(r->c, &s1);
+			dropped = s1.invalidated - s0.invalidated;
+			first = off / ps;
+			last = l64 ? (off + l64 - 1) / ps : UINT64_MAX;
+			if (last > maxpages + 1)
+				last = maxpages + 1;
+			if (dropped > (first <= last ? last - first + 1 : 0))
+				return fail(r, "lpc_fadvise(DONTNEED, off %llu, len %llu): %llu pages dropped",
+					    (unsigned long long)off, (unsigned long long)l64,
+					    (unsigned long long)dropped);
+			r->invalidated += dropped;
+			/* Held and pinned pages of this file stay cached: found
+			 * again (the same page), or in flight (-EAGAIN), never
+			 * -ENOENT. */
+			for (unsigned i = 0; i < r->nh + r->npins; i++) {
+				struct lpc_page *hp, *q = NULL;
+				uint64_t hidx;
+				unsigned hf, hg;
+
+				if (i < r->nh) {
+					if (r->h[i].cut)
+						continue;
+					hp = r->h[i].p, hidx = r->h[i].index, hf = r->h[i].file, hg = r->h[i].gen;
+				} else {
+					struct pingrp *g = &r->pins[i - r->nh];
+					unsigned k;
+
+					if (!g->n)
+						continue;
+					k = (unsigned)(o->a % g->n);
+					hp = g->pages[k], hidx = g->first + k, hf = g->file, hg = g->gen;
+					if (hidx * ps >= g->minsize)
+						continue; /* a truncate cut it */
+				}
+				if (hf != fi || hg != m->gen || hidx * ps >= m->size)
+					continue;
+				rc = lpc_page_find(f, hidx, &q);
+				if (rc == 0)
+					lpc_page_put(q);
+				if (rc == -ENOENT || (rc == 0 && q != hp))
+					return fail(r, "lpc_fadvise(DONTNEED): %s page %llu %s", i < r->nh ? "held" : "pinned",
+						    (unsigned long long)hidx, rc ? "was dropped" : "was replaced");
+			}
+		}
+		if (bad || off >= m->size)
+			return true;
+		/* No advice changes a byte: read one page of the range now
+		 * (DONTNEED: from the disk or a kept dirty page; WILLNEED: the
+		 * page it read ahead). */
+		{
+			size_t want, rl = ps;
+
+			index = off / ps + (o->b >> 24) % 4;
+			if (index * ps >= m->size)
+				index = off / ps;
+			want = m->size - index * ps < rl ? (size_t)(m->size - index * ps) : rl;
+			n = lpc_pread(f, r->buf, rl, index * ps);
+			if (n != (ssize_t)want)
+				return fail(r, "lpc_pread after lpc_fadvise(advice %d) = %zd, want %zu", advice, n,
+					    want);
+			return check_bytes(r, m, index * ps, r->buf, want, "lpc_pread after lpc_fadvise");
+		}
 	}
 	case OP_STATS: {
 		struct lpc_stats s;
@@ -1175,11 +1297,16 @@ static void *mt_writer(void *arg)
 				if (kbuf[i] != ref[i - base])
 					return (void *)(intptr_t)mt_fail(w, "writer %u: after lpc_fsync the kernel's byte %llu is 0x%02x, want 0x%02x",
 									 w->id, (unsigned long long)i, kbuf[i], ref[i - base]);
-		} else { /* lpc_invalidate of its range: never drops data */
-			int rc = lpc_invalidate(mt->f, base + off, len);
+		} else { /* lpc_invalidate, lpc_fadvise DONTNEED or WILLNEED of its
+			  * range: never drops or changes data */
+			unsigned how = (unsigned)(tst_rnd(&s) % 3);
+			int rc = how == 0 ? lpc_invalidate(mt->f, base + off, len)
+					  : lpc_fadvise(mt->f, base + off, len,
+							how == 1 ? LPC_FADV_DONTNEED : LPC_FADV_WILLNEED);
 
-			if (rc < 0)
-				return (void *)(intptr_t)mt_fail(w, "lpc_invalidate = %d", rc);
+			if (rc < 0 || (how && rc))
+				return (void *)(intptr_t)mt_fail(w, "writer %u: %s = %d", w->id,
+								 how == 0 ? "lpc_invalidate" : how == 1 ? "lpc_fadvise(DONTNEED)" : "lpc_fadvise(WILLNEED)", rc);
 		}
 	}
 	free(kbuf);
