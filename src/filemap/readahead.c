@@ -216,7 +216,9 @@ LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int a
 	uint64_t size, end, first, last;
 	int rc;
 
-	if (!f || (len && off + len < off))
+	/* Past 2^64 only: [off, 2^64) is the range to the end, as
+	 * lpc_invalidate takes it (off + len wraps to exactly 0 there). */
+	if (!f || (off && len > (uint64_t)0 - off))
 		return -EINVAL;
 	lpc_debug_file_check(f);
 	switch (advice) {

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * known_fadvise_end.c - a known defect, kept failing until it is fixed (a
- * DISABLED ctest, label known-defect: run the binary): lpc.h says
- * lpc_fadvise is -EINVAL when off + len is past 2^64, so a range that ends
- * exactly at 2^64 ([off, 2^64), off > 0) is a valid range to the end of the
- * file, as lpc_invalidate takes it; lpc_fadvise refuses it (readahead.c:
- * `len && off + len < off` is true for off + len == 2^64, which wraps to 0).
+ * test_fadvise_end.c - lpc.h says lpc_fadvise is -EINVAL when off + len is
+ * past 2^64, so a range that ends exactly at 2^64 ([off, 2^64), off > 0) is
+ * a valid range to the end of the file, as lpc_invalidate takes it.
+ * lpc_fadvise once refused it (readahead.c's check `len && off + len < off`
+ * is true for off + len == 2^64, which wraps to 0; found by model_api).
  * Checked: each advice on such a range returns 0 (DONTNEED drops the file's
  * clean pages, as lpc_invalidate of the same range does); one byte more is
  * -EINVAL.
  *
- * Usage: known_fadvise_end [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ * Usage: test_fadvise_end [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
 #include "../common/lpc_test.h"
 
