@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: MIT
 #
-# cmake -DLIB=liblpc.so -DMAP=src/lpc.map [-DNM=nm] -P check_exports.cmake
+# cmake -DLIB=liblpc.so -DMAP=src/lpc.map [-DNM=nm] [-DNAMES=REGEX] -P check_exports.cmake
 #
 # Fails unless the dynamic symbols that LIB defines are exactly the globals of
-# the version script MAP, every one named lpc_*.  Catches both a symbol leaking
+# the version script MAP, every one matching NAMES (default ^lpc_).  Catches both a symbol leaking
 # out (a missing `static`, a helper without hidden visibility) and an API
 # function that is missing or hidden (-fvisibility=hidden without an export
 # attribute: the version script cannot export a hidden symbol).
 cmake_minimum_required(VERSION 3.25)
 if(NOT NM)
 	set(NM nm)
+endif()
+if(NOT NAMES)
+	set(NAMES "^lpc_")
 endif()
 execute_process(COMMAND ${NM} -D --defined-only ${LIB}
 	OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -45,8 +48,8 @@ endforeach()
 
 set(bad "")
 foreach(s IN LISTS have)
-	if(NOT s MATCHES "^lpc_")
-		list(APPEND bad "exported but not lpc_*: ${s}")
+	if(NOT s MATCHES "${NAMES}")
+		list(APPEND bad "exported but not matching ${NAMES}: ${s}")
 	elseif(NOT s IN_LIST want)
 		list(APPEND bad "exported but not in ${MAP}: ${s}")
 	endif()
@@ -61,4 +64,4 @@ if(bad)
 	list(JOIN bad "\n  " msg)
 	message(FATAL_ERROR "${LIB}: ${nhave} symbols defined\n  ${msg}")
 endif()
-message(STATUS "${LIB}: exports exactly the ${nhave} lpc_* symbols of ${MAP}")
+message(STATUS "${LIB}: exports exactly the ${nhave} symbols of ${MAP}")

@@ -292,8 +292,20 @@ LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out)
 	memcpy(out, &s, offsetof(struct lpc_stats, evictions));
 }
 
+#ifndef LPC_EMBEDDED
 __asm__(".symver lpc_stats_v01, lpc_stats@LPC_0.1");
 __asm__(".symver lpc_stats_v02, lpc_stats@@LPC_0.2");
+#else
+/* A private copy inside another library (liblpc_sqlite, built with
+ * LPC_EMBEDDED): no symbol versions, since a .symver'ed default version is
+ * exported past that library's "local: *" - a program linking it and
+ * liblpc could then bind lpc_stats to the wrong copy.  Its own callers get
+ * the current one. */
+void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
+{
+	lpc_stats_v02(c, out);
+}
+#endif
 
 LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, mode_t mode,
 			     struct lpc_file **out)
