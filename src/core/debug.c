@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * debug.c - the LPC_DEBUG build's failure report and yield injection
- * (debug.h).  Empty in other builds.
+ * (debug.h).  Empty in other builds.  It includes no part above core/: the
+ * page a broken rule names is described by the describer page/ registers.
  */
 #include "core/debug.h"
 
@@ -16,8 +17,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "page/page.h"
 
 _Atomic unsigned char lpc_yield_armed[LPC_YP_NR];
 __thread int lpc_debug_frozen;
@@ -34,25 +33,32 @@ static uint64_t yield_seed;
 static _Atomic uint64_t yield_threads;
 static void (*_Atomic yield_hook)(enum lpc_yield_point yp);
 
+static _Atomic lpc_debug_describe_fn describer;
+
 static __thread uint64_t tls_rng;
 static __thread uint64_t tls_tid;
 
-void lpc_debug_fail(const char *rule, const struct lpc_page *p, const char *file, int line,
+void lpc_debug_set_describer(lpc_debug_describe_fn fn)
+{
+	atomic_store(&describer, fn);
+}
+
+void lpc_debug_fail(const char *rule, const void *obj, const char *file, int line,
 		    const char *fmt, ...)
 {
-	char msg[512];
+	lpc_debug_describe_fn describe = atomic_load(&describer);
+	char msg[512], what[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (p) {
-		struct lpc_page *q = (struct lpc_page *)p;
-
-		fprintf(stderr,
-			"lpc debug: rule %s violated: %s (page id %u ref %u flags 0x%x file %p index %llu) at %s:%d\n",
-			rule, msg, q->id, atomic_load(&q->ref), atomic_load(&q->flags),
-			(void *)atomic_load(&q->file), (unsigned long long)atomic_load(&q->index),
+	if (obj) {
+		if (describe)
+			describe(obj, what, sizeof(what));
+		else
+			snprintf(what, sizeof(what), "object %p", obj);
+		fprintf(stderr, "lpc debug: rule %s violated: %s (%s) at %s:%d\n", rule, msg, what,
 			file, line);
 	} else {
 		fprintf(stderr, "lpc debug: rule %s violated: %s at %s:%d\n", rule, msg, file, line);

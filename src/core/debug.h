@@ -12,7 +12,10 @@
  *   When cond is false: prints to stderr
  *     lpc debug: rule RULE-NAME violated: <msg> (page id N ref R flags 0x..
  *     file F index I) at src/x.c:123
- *   and abort()s.  Rule names are listed (with their tests) in
+ *   and abort()s.  The part in parentheses is the describer's: core/ knows
+ *   no page, so the layer that owns the object registers a function that
+ *   describes it (lpc_debug_set_describer: page/page.c, at load); without
+ *   one the report gives the object's address.  Rule names are listed (with their tests) in
  *   tests/debug/test_debug_death.c, whose death test for each breaks it
  *   on purpose.
  *
@@ -34,6 +37,7 @@
 #define LPC_CORE_DEBUG_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/compiler.h"
@@ -41,8 +45,6 @@
 #ifndef LPC_DEBUG
 #define LPC_DEBUG 0
 #endif
-
-struct lpc_page;
 
 /* Every numbered protocol step (the labels of the comments in the tree). */
 #define LPC_YIELD_POINTS(X)                                                   \
@@ -103,10 +105,18 @@ enum lpc_yield_point {
 
 #if LPC_DEBUG
 
-/* Prints the rule, the message and the page, then abort()s. */
-void lpc_debug_fail(const char *rule, const struct lpc_page *p, const char *file, int line,
+/* Prints the rule, the message and the object (a page: the describer's
+ * words), then abort()s. */
+void lpc_debug_fail(const char *rule, const void *obj, const char *file, int line,
 		    const char *fmt, ...)
 	__attribute__((noreturn, cold, format(printf, 5, 6)));
+
+/* Writes a description of obj (at most len bytes, NUL-terminated) for
+ * lpc_debug_fail's report. */
+typedef void (*lpc_debug_describe_fn)(const void *obj, char *buf, size_t len);
+/* Sets the describer of the objects that rules name (one, for pages).
+ * Context: any; the last call wins. */
+void lpc_debug_set_describer(lpc_debug_describe_fn fn);
 
 #define lpc_debug_check(cond, rule, page, ...)                                \
 	do {                                                                  \
@@ -180,6 +190,7 @@ uint64_t lpc_debug_tid(void);
 #define lpc_debug_check(cond, rule, page, ...) ((void)sizeof(!(cond)))
 #define lpc_yield_point(yp) ((void)0)
 #define lpc_debug_no_page_lock(what) ((void)0)
+#define lpc_debug_set_describer(fn) ((void)0)
 
 #endif /* LPC_DEBUG */
 

@@ -4,9 +4,9 @@
  * (thread, owner) holding the thread's counters and a private list that the
  * owner's layer gives a meaning to (page/alloc.c: free frames).
  *
- * core/ knows nothing of files or caches, and of pages only in debug.c (the
- * LPC_DEBUG build's rule report prints the page it names: the one include
- * of a part above, page/page.h).  An owner (struct
+ * core/ knows nothing of files, caches or pages (the LPC_DEBUG build's
+ * rule report asks page/'s describer for the page it names: debug.h), and
+ * includes no part above it.  An owner (struct
  * lpc_towner, embedded in the frame pool, page/pool.h) is an id that is never
  * reused, the list of its blocks, the counts of its dead threads, and a
  * callback that runs for each of its blocks when their thread exits.  The

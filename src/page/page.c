@@ -8,7 +8,12 @@
  * frees it needs no atomic read-modify-write: plain stores put it on the
  * thread's free list.  A published page is released with an atomic decrement,
  * and the last reference frees it only after an RCU grace period.
+ *
+ * lpc_page_describe: the LPC_DEBUG build's words for a page in a broken
+ * rule's report (core/debug.h's describer, set by lpc_pool_init).
  */
+#include <stdio.h>
+
 #include <lpc/lpc.h>
 
 #include "page/pool.h"
@@ -33,3 +38,16 @@ LPC_EXPORT void *lpc_page_data(const struct lpc_page *p)
 {
 	return p ? lpc_page_frame(p) : NULL;
 }
+
+#if LPC_DEBUG
+void lpc_page_describe(const void *obj, char *buf, size_t len)
+{
+	const struct lpc_page *p = obj;
+
+	snprintf(buf, len, "page id %u ref %u flags 0x%x file %p index %llu", p->id,
+		 atomic_load_explicit(&p->ref, memory_order_relaxed),
+		 atomic_load_explicit(&p->flags, memory_order_relaxed),
+		 (void *)atomic_load_explicit(&p->file, memory_order_relaxed),
+		 (unsigned long long)atomic_load_explicit(&p->index, memory_order_relaxed));
+}
+#endif

@@ -442,4 +442,10 @@ void lpc_page_end_writeback(struct lpc_page *p, uint32_t set);
  * the page-free fast path (alloc.c).  The allocator is in page/pool.h. */
 void lpc_page_free_private(struct lpc_page *p);
 
+#if LPC_DEBUG
+/* The LPC_DEBUG report's description of a page (core/debug.h's
+ * lpc_debug_describe_fn; page.c). */
+void lpc_page_describe(const void *obj, char *buf, size_t len);
+#endif
+
 #endif /* LPC_PAGE_PAGE_H */

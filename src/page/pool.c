@@ -148,6 +148,7 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t n, size_t page_size)
 	pthread_mutex_init(&pool->free_lock, NULL);
 	pthread_mutex_init(&pool->reclaim_lock, NULL);
 	lpc_towner_init(&pool->owner, lpc_pool_thread_exit);
+	lpc_debug_set_describer(lpc_page_describe); /* LPC_DEBUG's reports */
 	return 0;
 }
 
