@@ -44,7 +44,8 @@
  *
  * Memory: read-ahead pages take only free frames (run.c U2, NORECLAIM),
  * enter unreferenced and inactive (CLOCK2 evicts them first unless used),
- * with RA set until their first hit (lpc_page_ra_used, counted ra_used);
+ * with RA set until their first hit (page/page.c lpc_page_ra_used, counted
+ * ra_used);
  * eviction of a page still RA counts ra_wasted and sets ra_thrash.
  */
 #include <errno.h>
@@ -188,18 +189,6 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		if (j && !lpc_ra_submit(j))
 			lpc_filemap_ra_finish(j, t);
 	}
-}
-
-void lpc_page_ra_used(struct lpc_page *p)
-{
-	struct lpc_tcache *t;
-
-	if (!(atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA, memory_order_relaxed) & LPC_PG_RA))
-		return;
-	/* The thread reads through this cache: its block is current. */
-	t = lpc_self.cur_id == p->pool->owner.id ? lpc_self.cur : NULL;
-	if (t)
-		lpc_count(t, LPC_C_RA_USED);
 }
 
 void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t)

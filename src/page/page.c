@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * page.c - the public calls on a page: put and data (lpc_page_alloc takes
- * a cache: cache/cache.c).
+ * a cache: cache/cache.c); a read-ahead page's first use (lpc_page_ra_used).
  *
  * lpc_page_put is where the page-free fast path lives: a private page (never
  * published in an index since it was allocated) has one user, so the put that
@@ -32,6 +32,19 @@ LPC_EXPORT void lpc_page_put(struct lpc_page *p)
 		return;
 	}
 	lpc_page_release(p);
+}
+
+/* A read-ahead page's first use: page.h, lpc_page_mark_referenced. */
+void lpc_page_ra_used(struct lpc_page *p)
+{
+	struct lpc_tcache *t;
+
+	if (!(atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA, memory_order_relaxed) & LPC_PG_RA))
+		return;
+	/* The thread reads through this cache: its block is current. */
+	t = lpc_self.cur_id == p->pool->owner.id ? lpc_self.cur : NULL;
+	if (t)
+		lpc_count(t, LPC_C_RA_USED);
 }
 
 LPC_EXPORT void *lpc_page_data(const struct lpc_page *p)

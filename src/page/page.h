@@ -306,7 +306,7 @@ static inline void lpc_page_mark_removed(struct lpc_page *p)
 	atomic_fetch_or_explicit(&p->flags, LPC_PG_REMOVED, memory_order_release);
 }
 
-/* A read-ahead page's first use (filemap/readahead.c): clears RA, counts. */
+/* A read-ahead page's first use (page.c): clears RA, counts ra_used. */
 void lpc_page_ra_used(struct lpc_page *p);
 
 /* Sets REFERENCED only when clear: a hit writes no shared line but ref.  A
