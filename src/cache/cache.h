@@ -77,7 +77,7 @@
  *                                      takes page locks with trylock only,
  *                                      and size_lock, which no lpc_truncate
  *                                      holds during the last close
- *   page lock -> index lock (writes)   filemap/dirty.c: D3, K3 under the page
+ *   page lock -> index lock (writes)   writeback/dirty.c: D3, K3 under the page
  *                                      lock; K5 takes the index lock alone
  *   page lock -> io->reg_lock          io/uring.c: a thread's first I/O through
  *                                      the cache (a miss holds the page lock)

@@ -91,7 +91,7 @@ struct lpc_file {
 	 * copy is freed. */
 	struct lpc_fd_park *parked;
 
-	/* Writes (filemap/dirty.c, writeback/).  The sizes (protocol SZ1-SZ5
+	/* Writes (writeback/: dirty.c and the rest).  The sizes (protocol SZ1-SZ5
 	 * and rules S1-S4 in writeback/writeback.c):
 	 *   size     lpc's size of the file: lpc_pread, lpc_pin and writeback
 	 *            stop at it, writes past it extend it.  The kernel's
@@ -124,7 +124,7 @@ struct lpc_file {
 	 * look valid; it is dropped and looked up again (miss.c M5, run.c U5,
 	 * lpc_filemap_trunc_raced). */
 	_Atomic uint64_t trunc_seq;
-	_Atomic uint64_t wb_err;       /* errseq of write errors (dirty.c) */
+	_Atomic uint64_t wb_err;       /* errseq of write errors (writeback/dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
 	pthread_mutex_t size_lock;     /* raises of size (SZ1), publishes (SZ3-SZ5), truncate */
@@ -448,50 +448,5 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
  * Return: r, or -EIO.
  */
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
-
-/*
- * Dirty pages, writeback states and write errors (dirty.c).  Each keeps the
- * DIRTY flag and the DIRTY tag equal, both changed under the index lock;
- * see writeback/writeback.c for the protocol (D1-D3, K1-K5, Y1-Y4).
- */
-/* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
- * Return: 0; -ENOENT if p is no longer in f's index at `index`. */
-int lpc_filemap_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
-/* M3 for a page filled by a write: inserts p (PUBLISHED|UPTODATE|DIRTY) and
- * tags it DIRTY.  Return: 0, -EEXIST, -ENOMEM. */
-int lpc_filemap_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p);
-/* K3: p (locked, DIRTY, in the index) goes DIRTY -> WRITEBACK, tags too.
- * Return: true; false if p left the index (nothing changed). */
-bool lpc_filemap_start_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index);
-/* K5: ends p's writeback; err != 0 re-dirties it (its data is kept).
- * Context: no page lock needed; takes the index lock. */
-void lpc_filemap_end_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index, int err);
-/* Clears p's TOWRITE tag (a page fsync found clean). */
-void lpc_filemap_clear_towrite(struct lpc_file *f, uint64_t index);
-/* True if p is in f's index at `index` now.  Context: any (RCU inside). */
-bool lpc_filemap_holds(struct lpc_file *f, struct lpc_page *p, uint64_t index);
-/* Truncate's removal of p (locked, not under writeback): deletes it from
- * the index if there, un-dirties it, drops the index's reference.
- * Return: true if removed. */
-bool lpc_filemap_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index);
-/*
- * Up to max pages of f tagged `tag` at index >= first, in index order, each
- * with a reference taken (under the index lock).  Return: the number.
- */
-unsigned lpc_filemap_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
-				  struct lpc_page **pages, uint64_t *idx, unsigned max);
-/* The same for every page (tag LPC_RADIX_NTAGS means untagged). */
-#define LPC_FILEMAP_ANY LPC_RADIX_NTAGS
-
-/*
- * Write errors: an errseq per file, as the kernel's (lib/errseq.c).  A
- * record bumps a counter and clears SEEN; lpc_file_err_sample at the start
- * of a call, lpc_file_err_check at its end returns an error recorded in
- * between (to every caller whose window holds it), or else one recorded
- * before that no caller has returned yet (to exactly one: it sets SEEN).
- */
-void lpc_file_err_record(struct lpc_file *f, int err);
-uint64_t lpc_file_err_sample(struct lpc_file *f);
-int lpc_file_err_check(struct lpc_file *f, uint64_t since);
 
 #endif /* LPC_FILEMAP_FILEMAP_H */

@@ -248,7 +248,7 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 		uint64_t until;
 
 		if (before) {
-			lpc_writeback_file(f, LPC_WB_ASYNC, batch, t);
+			lpc_wb_file(f, LPC_WB_ASYNC, batch, t);
 			if (atomic_load_explicit(&f->nrdirty, memory_order_relaxed) < before)
 				continue;
 		}

@@ -53,11 +53,11 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 	uint64_t idx[TR_GANG];
 	unsigned n;
 
-	while ((n = lpc_filemap_gang_tag_get(f, first, LPC_FILEMAP_ANY, pages, idx, TR_GANG)) > 0) {
+	while ((n = lpc_wb_gang_tag_get(f, first, LPC_WB_ANY, pages, idx, TR_GANG)) > 0) {
 		first = idx[n - 1] + 1;
 		for (unsigned i = 0; i < n; i++) {
 			lock_no_writeback(pages[i]);
-			lpc_filemap_truncate_page(f, pages[i], idx[i]);
+			lpc_wb_truncate_page(f, pages[i], idx[i]);
 			lpc_page_unlock_noseq(pages[i]);
 			lpc_page_release(pages[i]);
 		}
@@ -66,12 +66,12 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 		uint64_t index = size >> f->page_shift;
 		struct lpc_page *p;
 
-		if (lpc_filemap_gang_tag_get(f, index, LPC_FILEMAP_ANY, &p, idx, 1) == 1) {
+		if (lpc_wb_gang_tag_get(f, index, LPC_WB_ANY, &p, idx, 1) == 1) {
 			if (idx[0] == index) {
 				lock_no_writeback(p);
 				/* Not UPTODATE: its read is failing, or drops it. */
 				if ((lpc_page_flags(p) & LPC_PG_UPTODATE) &&
-				    lpc_filemap_holds(f, p, index)) {
+				    lpc_wb_holds(f, p, index)) {
 					size_t keep = (size_t)(size & (ps - 1));
 
 					lpc_page_seq_write_begin(p);

@@ -48,7 +48,7 @@ static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size
 	atomic_store_explicit(&p->flags, LPC_PG_PUBLISHED | LPC_PG_UPTODATE | LPC_PG_DIRTY,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 1, memory_order_relaxed); /* the index's */
-	rc = lpc_filemap_insert_dirty(f, index, p);
+	rc = lpc_wb_insert_dirty(f, index, p);
 	if (rc) {
 		lpc_page_free_private(p);
 		return rc;
@@ -113,7 +113,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 		}
 		lpc_yield_point(LPC_YP_D1);
 		lpc_page_lock_noseq(p);						/* D1 */
-		if (!lpc_filemap_holds(f, p, index)) {
+		if (!lpc_wb_holds(f, p, index)) {
 			lpc_page_unlock_noseq(p);
 			lpc_page_release(p);
 			continue;
@@ -123,7 +123,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 		memcpy((char *)lpc_page_frame(p) + pgoff, src, n);
 		lpc_page_seq_write_end(p);
 		debug_check_z1(f, p, (index << f->page_shift) + pgoff + n);
-		rc = lpc_filemap_dirty_locked(f, p, index);			/* D3 */
+		rc = lpc_wb_dirty_locked(f, p, index);			/* D3 */
 		lpc_page_unlock_noseq(p);
 		lpc_page_release(p);
 		if (rc == -ENOENT)
@@ -259,7 +259,7 @@ LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)
 	 * section on this published page (lock.c X1) that its unlock closes
 	 * (X2), so optimistic readers already refuse every copy taken while
 	 * the caller changed the frame, before or after this call. */
-	rc = lpc_filemap_dirty_locked(f, p, index);
+	rc = lpc_wb_dirty_locked(f, p, index);
 	if (rc == 0 && !atomic_load_explicit(&f->size_kept, memory_order_relaxed))
 		atomic_store_explicit(&f->size_kept, true, memory_order_release);
 out:

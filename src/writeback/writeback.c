@@ -7,11 +7,11 @@
  *   D1 lock the page; re-check it is still in f's index at `index`
  *   D2 change the data between lpc_page_seq_write_begin and _end
  *   D3 set DIRTY; if it was clean, set the DIRTY tag under the index lock
- *      (filemap/dirty.c: flag and tag move together), then unlock
+ *      (writeback/dirty.c: flag and tag move together), then unlock
  * A page a write creates whole (or past the end) is filled while private
  * and inserted with UPTODATE|DIRTY and its tag in one index-lock section.
  *
- * A writeback pass (lpc_writeback_file), per page in index order of the
+ * A writeback pass (lpc_wb_file), per page in index order of the
  * tag it walks (TOWRITE for fsync and close, DIRTY for the flusher):
  *   K1 take a reference (under the index lock) and lock the page; WB_SYNC
  *      waits for the lock (after submitting what it holds), WB_ASYNC skips
@@ -170,8 +170,8 @@
  *
  * Errors: each write error is returned once to each lpc_fsync (or last
  * lpc_file_close) whose call it happened during, and an error that happened
- * while none ran to the first one that checks after it (filemap/dirty.c,
- * lpc_file_err_check).  A failed page stays dirty, so the next fsync
+ * while none ran to the first one that checks after it (writeback/dirty.c,
+ * lpc_wb_err_check).  A failed page stays dirty, so the next fsync
  * writes it again: 0 then means it is on disk.
  */
 #include <errno.h>
@@ -495,7 +495,7 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 		for (unsigned i = 0; i < b->len[r]; i++) {
 			struct lpc_page *p = b->pages[b->start[r] + i];
 
-			lpc_filemap_end_writeback(f, p, b->first[r] + i, w[r].err);	/* K5 */
+			lpc_wb_end_writeback(f, p, b->first[r] + i, w[r].err);	/* K5 */
 			lpc_page_release(p);
 		}
 	}
@@ -507,7 +507,7 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 		int rc = publish_size(f, end);					/* SZ2 */
 
 		if (rc) {
-			lpc_file_err_record(f, rc);
+			lpc_wb_err_record(f, rc);
 			err = err ? err : rc;
 		}
 	}
@@ -516,7 +516,7 @@ static int batch_flush(struct lpc_file *f, struct wb_batch *b, struct lpc_tcache
 	return err;
 }
 
-int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+int lpc_wb_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 		       struct lpc_tcache *t)
 {
 	return lpc_wb_pass(f, mode, budget, t, NULL);
@@ -537,7 +537,7 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 
 	batch_init(&run, &big, &small, f->pool->page_size);
 
-	while ((n = lpc_filemap_gang_tag_get(f, next, tag, pages, idx, WB_GANG)) > 0) {
+	while ((n = lpc_wb_gang_tag_get(f, next, tag, pages, idx, WB_GANG)) > 0) {
 		unsigned i;
 
 		next = idx[n - 1] + 1;
@@ -563,7 +563,7 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 				lpc_page_lock_noseq(p);
 			}
 			for (;;) {
-				if (!lpc_filemap_holds(f, p, idx[i])) {
+				if (!lpc_wb_holds(f, p, idx[i])) {
 					fl = 0;
 					break;
 				}
@@ -585,13 +585,13 @@ int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 			}
 			if ((fl & (LPC_PG_DIRTY | LPC_PG_WRITEBACK)) != LPC_PG_DIRTY) {
 				if (mode == LPC_WB_SYNC && fl && !(fl & LPC_PG_DIRTY))
-					lpc_filemap_clear_towrite(f, idx[i]);
+					lpc_wb_clear_towrite(f, idx[i]);
 				lpc_page_unlock_noseq(p);
 				lpc_page_release(p);
 				continue;
 			}
 			lpc_yield_point(LPC_YP_K3);
-			if (!lpc_filemap_start_writeback(f, p, idx[i])) {	/* K3 */
+			if (!lpc_wb_start_writeback(f, p, idx[i])) {	/* K3 */
 				lpc_page_unlock_noseq(p);
 				lpc_page_release(p);
 				continue;
@@ -643,7 +643,7 @@ static void wait_writeback_all(struct lpc_file *f)
 	uint64_t next = 0;
 	unsigned n;
 
-	while ((n = lpc_filemap_gang_tag_get(f, next, LPC_TAG_WRITEBACK, pages, idx, WB_GANG)) > 0) {
+	while ((n = lpc_wb_gang_tag_get(f, next, LPC_TAG_WRITEBACK, pages, idx, WB_GANG)) > 0) {
 		next = idx[n - 1] + 1;
 		for (unsigned i = 0; i < n; i++) {
 			lpc_page_wait_writeback(pages[i]);
@@ -666,10 +666,10 @@ static int wb_sync_file(struct lpc_file *f, bool sync, struct lpc_tcache *t)
 #if LPC_DEBUG
 	dbg_begun = atomic_load_explicit(&f->dbg_wb_started, memory_order_acquire);
 #endif
-	since = lpc_file_err_sample(f);					/* Y1 */
+	since = lpc_wb_err_sample(f);					/* Y1 */
 	lpc_yield_point(LPC_YP_Y2);
 	tag_towrite(f);							/* Y2 */
-	lpc_writeback_file(f, LPC_WB_SYNC, 0, t);
+	lpc_wb_file(f, LPC_WB_SYNC, 0, t);
 	lpc_yield_point(LPC_YP_Y3);
 	wait_writeback_all(f);						/* Y3 */
 #if LPC_DEBUG
@@ -683,13 +683,13 @@ static int wb_sync_file(struct lpc_file *f, bool sync, struct lpc_tcache *t)
 	lpc_yield_point(LPC_YP_Y4);
 	rc = lpc_wb_publish_size(f);					/* Y4 */
 	if (rc)
-		lpc_file_err_record(f, rc);
+		lpc_wb_err_record(f, rc);
 	if (sync) {
 		rc = lpc_io_sync(f->iodev, &f->io);
 		if (rc)
-			lpc_file_err_record(f, rc);
+			lpc_wb_err_record(f, rc);
 	}
-	return lpc_file_err_check(f, since);
+	return lpc_wb_err_check(f, since);
 }
 
 int lpc_wb_flush_file(struct lpc_file *f)

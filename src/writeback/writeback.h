@@ -2,10 +2,11 @@
 /*
  * writeback.h - writes through the cache and their way to the file: lpc_pwrite
  * and lpc_page_mark_dirty (write.c), writeback and lpc_fsync (writeback.c),
- * lpc_truncate (truncate.c), the flusher and throttling (flusher.c).
+ * the index side of both (dirty.c: flags, tags, the errseq), lpc_truncate
+ * (truncate.c), the flusher and throttling (flusher.c).
  *
- * Above filemap/ (it uses the file object, the index's tags and dirty.c),
- * below cache/ (which owns one struct lpc_wb per cache and starts and stops
+ * Above filemap/ (it uses the file object and the index's tags), below
+ * cache/ (which owns one struct lpc_wb per cache and starts and stops
  * its flusher).  The protocol is told in writeback.c.
  */
 #ifndef LPC_WRITEBACK_WRITEBACK_H
@@ -63,7 +64,7 @@ void lpc_wb_destroy(struct lpc_wb *wb);
  * Return: 0, or the first write error of this pass (the pages it failed
  * are dirty again and the error is recorded on f).
  */
-int lpc_writeback_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
+int lpc_wb_file(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
 		       struct lpc_tcache *t);
 /* The same, telling how many pages the pass started writing (*written). */
 int lpc_wb_pass(struct lpc_file *f, enum lpc_wb_mode mode, uint64_t budget,
@@ -102,5 +103,51 @@ int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows);
 /* Publishes lpc's size of f to the kernel file (ftruncate) if they differ.
  * Return: 0 or negative errno.  Context: takes f->size_lock. */
 int lpc_wb_publish_size(struct lpc_file *f);
+
+/*
+ * Dirty pages, writeback states and write errors (dirty.c): the index side
+ * of the protocol.  Each keeps the DIRTY flag and the DIRTY tag equal, both
+ * changed under the index lock; see writeback.c for the protocol (D1-D3,
+ * K1-K5, Y1-Y4).
+ */
+/* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
+ * Return: 0; -ENOENT if p is no longer in f's index at `index`. */
+int lpc_wb_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* M3 for a page filled by a write: inserts p (PUBLISHED|UPTODATE|DIRTY) and
+ * tags it DIRTY.  Return: 0, -EEXIST, -ENOMEM. */
+int lpc_wb_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p);
+/* K3: p (locked, DIRTY, in the index) goes DIRTY -> WRITEBACK, tags too.
+ * Return: true; false if p left the index (nothing changed). */
+bool lpc_wb_start_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* K5: ends p's writeback; err != 0 re-dirties it (its data is kept).
+ * Context: no page lock needed; takes the index lock. */
+void lpc_wb_end_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t index, int err);
+/* Clears p's TOWRITE tag (a page fsync found clean). */
+void lpc_wb_clear_towrite(struct lpc_file *f, uint64_t index);
+/* True if p is in f's index at `index` now.  Context: any (RCU inside). */
+bool lpc_wb_holds(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* Truncate's removal of p (locked, not under writeback): deletes it from
+ * the index if there, un-dirties it, drops the index's reference.
+ * Return: true if removed. */
+bool lpc_wb_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/*
+ * Up to max pages of f tagged `tag` at index >= first, in index order, each
+ * with a reference taken (under the index lock).  Return: the number.
+ */
+unsigned lpc_wb_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
+				  struct lpc_page **pages, uint64_t *idx, unsigned max);
+/* The same for every page (tag LPC_RADIX_NTAGS means untagged). */
+#define LPC_WB_ANY LPC_RADIX_NTAGS
+
+/*
+ * Write errors: an errseq per file, as the kernel's (lib/errseq.c).  A
+ * record bumps a counter and clears SEEN; lpc_wb_err_sample at the start
+ * of a call, lpc_wb_err_check at its end returns an error recorded in
+ * between (to every caller whose window holds it), or else one recorded
+ * before that no caller has returned yet (to exactly one: it sets SEEN).
+ */
+void lpc_wb_err_record(struct lpc_file *f, int err);
+uint64_t lpc_wb_err_sample(struct lpc_file *f);
+int lpc_wb_err_check(struct lpc_file *f, uint64_t since);
 
 #endif /* LPC_WRITEBACK_WRITEBACK_H */

@@ -279,10 +279,10 @@ static void break_pin_not_pinned(void)
 	lpc_unpin(&p, 1, LPC_PIN_READ);
 }
 
-/* Writes (filemap/dirty.c, page/lock.c). */
+/* Writes (writeback/dirty.c, page/lock.c). */
 static void break_dirty_unlocked(void)
 {
-	lpc_filemap_dirty_locked(file, cached_page(), 0);
+	lpc_wb_dirty_locked(file, cached_page(), 0);
 }
 
 static void break_writeback_start(void)
@@ -290,7 +290,7 @@ static void break_writeback_start(void)
 	struct lpc_page *p = cached_page();
 
 	lpc_page_lock(p);
-	lpc_filemap_start_writeback(file, p, 0); /* clean: nothing to write */
+	lpc_wb_start_writeback(file, p, 0); /* clean: nothing to write */
 }
 
 static void break_writeback_end(void)
@@ -303,7 +303,7 @@ static void break_truncate_writeback(void)
 	struct lpc_page *p = cached_page();
 
 	atomic_fetch_or(&p->flags, LPC_PG_WRITEBACK);
-	lpc_filemap_truncate_page(file, p, 0);
+	lpc_wb_truncate_page(file, p, 0);
 }
 
 static void break_dirty_count(void)
@@ -312,7 +312,7 @@ static void break_dirty_count(void)
 
 	/* DIRTY without the count (and tag) that go with it. */
 	atomic_fetch_or(&p->flags, LPC_PG_DIRTY);
-	lpc_filemap_truncate_page(file, p, 0);
+	lpc_wb_truncate_page(file, p, 0);
 }
 
 /* FSYNC-INFLIGHT: a write counted as begun (K3) that never ends: the

@@ -2,7 +2,7 @@
 /*
  * writeback.pml - DIRTY / TOWRITE / WRITEBACK of one page against a writer,
  * the flusher and lpc_fsync (src/writeback/writeback.c: D1-D3, K1-K5,
- * Y1-Y4; filemap/dirty.c: flags and tags, the errseq).
+ * Y1-Y4; writeback/dirty.c: flags and tags, the errseq).
  *
  * The page's data is a version number: the writer makes version v+1 under
  * the page lock and marks the page DIRTY (D1-D3), then its call returns

@@ -28,9 +28,9 @@
 #   pin-plain-inc  pin.c: P3 adds the pin without "unless zero"
 #   evict-check-then-store  evict.c: E4 loads ref == 1, then freezes whatever
 #                  the count is by then (a check-then-store, not one CAS)
-#   dirty-late     filemap/dirty.c: K3 clears the DIRTY tag but not the flag
+#   dirty-late     writeback/dirty.c: K3 clears the DIRTY tag but not the flag
 #                  (a change made during the write could be lost)
-#   no-redirty     filemap/dirty.c: a failed write (K5) does not re-dirty
+#   no-redirty     writeback/dirty.c: a failed write (K5) does not re-dirty
 #                  its page (the data would be dropped)
 #   opt-no-seq-recheck  optimistic.h: O5 accepts the copy without comparing
 #                  seq again (torn copies: rule OPTIMISTIC-TORN, named by
@@ -100,8 +100,8 @@ mutants=(
 	'no-p4|src/filemap/pin.c|s@if (unlikely(atomic_load_explicit((void \*_Atomic \*)slot,\t/\* P4 \*/@if (0 \&\& (atomic_load_explicit((void *_Atomic *)slot, /* MUTANT: no P4 */@'
 	'pin-plain-inc|src/filemap/pin.c|s@if (unlikely(!lpc_page_try_pin(p)))@if (unlikely(!(atomic_fetch_add_explicit(\&p->ref, LPC_PIN_BIAS, memory_order_acquire), 1))) /* MUTANT */@'
 	'evict-check-then-store|src/reclaim/evict.c|s@if (!lpc_page_freeze(p, 1)) {@if (atomic_load(\&p->ref) != 1 || (sched_yield(), !lpc_page_freeze(p, atomic_load(\&p->ref)))) { /* MUTANT: E4 check-then-store */@'
-	'dirty-late|src/filemap/dirty.c|s@(old \& ~LPC_PG_DIRTY) | LPC_PG_WRITEBACK,@old | LPC_PG_WRITEBACK, /* MUTANT: K3 keeps DIRTY */@'
-	'no-redirty|src/filemap/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
+	'dirty-late|src/writeback/dirty.c|s@(old \& ~LPC_PG_DIRTY) | LPC_PG_WRITEBACK,@old | LPC_PG_WRITEBACK, /* MUTANT: K3 keeps DIRTY */@'
+	'no-redirty|src/writeback/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
 	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'

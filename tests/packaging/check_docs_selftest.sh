@@ -70,14 +70,14 @@ if ((n != ${#expect[@]})); then
 fi
 # 3. The tables: a row that omits a file of its part, a part without a row,
 # and a model the models' table omits, each reported.
-sed -e 's/, `dirty.c` (the index side/ (the index side/' -e '/^| `src\/io\/` |/d' \
+sed -e 's/, `dirty.c` (its index side/ (its index side/' -e '/^| `src\/io\/` |/d' \
 	"$root/docs/architecture.md" >"$tmp/architecture.md"
 sed -e '/^| `size.pml` |/d' "$root/tests/model/README.md" >"$tmp/models.md"
 out=$("$py" "$root/scripts/check-docs.py" --root "$root" --plant-parts "$tmp/architecture.md" \
 	--plant-models "$tmp/models.md")
 rc=$?
 ((rc == 1)) || { echo "FAILED: stale tables: exit $rc, not 1"; fail=1; }
-for e in "stale row (a file it omits) 'src/filemap/dirty.c'" \
+for e in "stale row (a file it omits) 'src/writeback/dirty.c'" \
 	 "stale part (no row in the table of parts) 'src/io/'" \
 	 "stale row (a model the table omits) 'tests/model/size.pml'"; do
 	if grep -qF "$e" <<<"$out"; then

@@ -34,7 +34,7 @@ static _Atomic bool s_done;
 static void *w_main(void *arg)
 {
 	tst_stop_me();
-	return (void *)(intptr_t)lpc_writeback_file(file, LPC_WB_ASYNC, 0,
+	return (void *)(intptr_t)lpc_wb_file(file, LPC_WB_ASYNC, 0,
 						    lpc_file_tcache(file));
 }
 

@@ -110,7 +110,7 @@ static void *w_main(void *arg)
 {
 	(void)arg;
 	my_role = ROLE_W;
-	atomic_store(&w_rc, lpc_writeback_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file)));
+	atomic_store(&w_rc, lpc_wb_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file)));
 	return NULL;
 }
 

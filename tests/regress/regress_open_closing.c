@@ -79,7 +79,7 @@ static void *w_main(void *arg)
 	file->wb_busy++;
 	pthread_mutex_unlock(&fs->lock);
 	tst_stop_me();
-	rc = lpc_writeback_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file));
+	rc = lpc_wb_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file));
 	pthread_mutex_lock(&fs->lock);
 	if (--file->wb_busy == 0)
 		pthread_cond_broadcast(&fs->wb_idle);

@@ -207,7 +207,7 @@ static void *job_main(void *arg)
 		rc = (long)lpc_pwrite(file, j->buf, j->len, j->off);
 		break;
 	case J_PASS:
-		rc = lpc_writeback_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file));
+		rc = lpc_wb_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file));
 		break;
 	case J_TRUNCATE:
 		rc = lpc_truncate(file, j->off);
@@ -239,7 +239,7 @@ static void job_start(struct job *j)
 
 static void pass(void)
 {
-	CHECK_EQ(lpc_writeback_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file)), 0,
+	CHECK_EQ(lpc_wb_file(file, LPC_WB_ASYNC, 0, lpc_file_tcache(file)), 0,
 		 "a writeback pass");
 }
 
