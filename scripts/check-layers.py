@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check-layers.py - the parts of src/ stay layered (docs/architecture.md).
+
+Each part (a folder of src/) may include and call only the parts below it:
+
+    core < page, index, io < filemap < writeback < reclaim < cache < names
+
+page, index and io sit side by side and use none of each other; src/sqlite/
+(liblpc_sqlite) uses lpc's public header alone.  Two checks:
+
+  includes  every `#include "part/..."` in src/PART/*.[ch] names PART itself
+            or a part below it;
+  symbols   (with --objects DIR, the object files of liblpc: CMake's
+            lpc_objects.dir) every lpc_*/ns_* function an object file of
+            PART calls is defined in PART or a part below it -- this catches
+            a declaration in a lower header of a function a higher part
+            defines, which the include check cannot see;
+  names     (with --objects) every global symbol PART defines that is not
+            public (src/lpc.map) carries one of PART's prefixes (the rule in
+            docs/architecture.md: a part never defines a function under
+            another part's name).
+
+Usage: check-layers.py [--root DIR] [--objects DIR] [--selftest]
+Prints one line per finding and "layers: N findings"; exits 1 on any.
+--selftest plants includes upwards in a copy of src/, and an object file
+that calls upwards and defines another part's name, and expects each
+finding (so the check can fail).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RANK = {
+    "core": 0,
+    "page": 1,
+    "index": 1,
+    "io": 1,
+    "filemap": 2,
+    "writeback": 3,
+    "reclaim": 4,
+    "cache": 5,
+    "names": 6,
+}
+# Each part's prefixes for its internal (non-exported) globals.
+PREFIXES = {
+    "core": ("lpc_towner_", "lpc_tcache", "lpc_thread", "lpc_rcu_", "lpc_count",
+             "lpc_debug_", "lpc_yield_", "lpc_self"),
+    "page": ("lpc_page_", "lpc_pool_"),
+    "index": ("lpc_radix_",),
+    "io": ("lpc_io_",),
+    "filemap": ("lpc_filemap_", "lpc_file_", "lpc_files_", "lpc_ra_"),
+    "writeback": ("lpc_wb_",),
+    "reclaim": ("lpc_reclaim_",),
+    "cache": ("lpc_cache_",),
+    "names": ("ns_",),
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
+
+
+def allowed(part, other):
+    return other == part or RANK[other] < RANK[part]
+
+
+def check_includes(src):
+    findings = []
+    for part in sorted(os.listdir(src)):
+        d = os.path.join(src, part)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(d, name)
+            text = open(path, encoding="utf-8").read()
+            for m in INCLUDE.finditer(text):
+                other = m.group(1)
+                line = text.count("\n", 0, m.start()) + 1
+                rel = os.path.relpath(path, os.path.dirname(src))
+                if part == "sqlite":
+                    if other != "sqlite":
+                        findings.append(f"{rel}:{line}: sqlite/ includes {other}/ (public API only)")
+                    continue
+                if part not in RANK:
+                    findings.append(f"{rel}: part {part}/ has no place in the layers (check-layers.py RANK)")
+                    break
+                if other not in RANK and other != "lpc":
+                    findings.append(f"{rel}:{line}: includes {other}/, which is no part")
+                elif other in RANK and not allowed(part, other):
+                    findings.append(f"{rel}:{line}: {part}/ includes {other}/, a part above or beside it")
+    return findings
+
+
+def nm(path, flags):
+    out = subprocess.run(["nm", flags, path], capture_output=True, text=True, check=True).stdout
+    return out.split("\n")
+
+
+def public_symbols(root):
+    text = open(os.path.join(root, "src", "lpc.map"), encoding="utf-8").read()
+    return set(re.findall(r"^\s+(lpc_[a-z0-9_]+);", text, re.M))
+
+
+def check_symbols(objdir, public):
+    defined = {}  # symbol -> part
+    undefined = []  # (part, object, symbol)
+    findings = []
+    for part in sorted(os.listdir(objdir)):
+        d = os.path.join(objdir, part)
+        if not os.path.isdir(d) or part not in RANK:
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".o"):
+                continue
+            path = os.path.join(d, name)
+            for line in nm(path, "-P"):
+                f = line.split()
+                if len(f) < 2 or not re.match(r"(lpc|ns)_", f[0]):
+                    continue
+                if f[1] in "TDBR":
+                    defined[f[0]] = part
+                    sym = f[0].split("@")[0]
+                    # lpc_stats_v01/_v02: the versions of public lpc_stats.
+                    pub = sym in public or re.sub(r"_v[0-9]+$", "", sym) in public
+                    if not pub and not sym.startswith(PREFIXES[part]):
+                        findings.append(f"{part}/{name[:-2]}: defines {sym}, not under "
+                                        f"{part}/'s prefixes ({', '.join(PREFIXES[part])})")
+                elif f[1] == "U":
+                    undefined.append((part, name, f[0]))
+    for part, obj, sym in undefined:
+        other = defined.get(sym)
+        if other and not allowed(part, other):
+            findings.append(f"{part}/{obj[:-2]}: calls {sym}, defined in {other}/ (above or beside it)")
+    return findings
+
+
+def selftest(root):
+    tmp = tempfile.mkdtemp()
+    try:
+        src = os.path.join(tmp, "src")
+        shutil.copytree(os.path.join(root, "src"), src)
+        with open(os.path.join(src, "core", "thread.c"), "a", encoding="utf-8") as f:
+            f.write('\n#include "filemap/filemap.h"\n')
+        with open(os.path.join(src, "sqlite", "vfs.c"), "a", encoding="utf-8") as f:
+            f.write('\n#include "cache/cache.h"\n')
+        got = check_includes(src)
+        want = ["core/ includes filemap/", "sqlite/ includes cache/"]
+        # Objects: page/ defines a filemap name and calls writeback/.
+        objs = os.path.join(tmp, "objs")
+        for part, name, code in (
+                ("page", "up", "void lpc_wb_file(void); void lpc_filemap_bogus(void);\n"
+                               "void lpc_filemap_bogus(void) { lpc_wb_file(); }\n"),
+                ("writeback", "wb", "void lpc_wb_file(void); void lpc_wb_file(void) {}\n")):
+            os.makedirs(os.path.join(objs, part), exist_ok=True)
+            c = os.path.join(objs, part, name + ".c")
+            open(c, "w", encoding="utf-8").write(code)
+            subprocess.run(["cc", "-c", c, "-o", c[:-2] + ".o"], check=True)
+        got += check_symbols(objs, public_symbols(root))
+        want += ["page/up: defines lpc_filemap_bogus", "page/up: calls lpc_wb_file"]
+        missing = [w for w in want if not any(w in g for g in got)]
+        for w in want:
+            print(f"selftest: {'caught' if w not in missing else 'MISSED'}: {w}")
+        return 1 if missing or len(got) != len(want) else 0
+    finally:
+        shutil.rmtree(tmp)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    ap.add_argument("--objects")
+    ap.add_argument("--selftest", action="store_true")
+    a = ap.parse_args()
+    root = os.path.abspath(a.root)
+    if a.selftest:
+        return selftest(root)
+    findings = check_includes(os.path.join(root, "src"))
+    if a.objects:
+        findings += check_symbols(a.objects, public_symbols(root))
+    for f in findings:
+        print(f)
+    print(f"layers: {len(findings)} findings")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
