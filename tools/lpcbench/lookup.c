@@ -38,11 +38,12 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "floor.h"
+#include "harness/datafile.h"
+#include "harness/floor.h"
+#include "harness/rng.h"
+#include "harness/util.h"
 #include "lookup.h"
-#include "rng.h"
-#include "util.h"
+#include "lpcbench/benches.h"
 
 #define LOOKUP_IDX_ENTRIES (1u << 16) /* page numbers per thread; power of 2 */
 #define LOOKUP_BATCH 64 /* operations between two looks at the stop flag */

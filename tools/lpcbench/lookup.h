@@ -8,8 +8,8 @@
 
 #include <lpc/lpc.h>
 
-#include "bench.h"
-#include "pool.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
 
 /* The variants, in the order each round runs them.  All but the _HOT,
  * optimistic and _SHARED ones take a uniformly random page per operation;

@@ -32,9 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "lookup.h"
-#include "plot.h"
-#include "util.h"
 
 /* The targets of the checks; see lookup_checks() for what each compares. */
 #define TARGET_LOCKLESS_OVER_FLOOR 1.5 /* a) at most */

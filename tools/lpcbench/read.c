@@ -69,14 +69,15 @@
 
 #include <lpc/lpc.h>
 
-#include "cleanup.h"
-#include "datafile.h"
-#include "kchild.h"
-#include "memcg.h"
+#include "harness/cleanup.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/memcg.h"
+#include "harness/rng.h"
+#include "harness/util.h"
+#include "harness/zipf.h"
+#include "lpcbench/benches.h"
 #include "read.h"
-#include "rng.h"
-#include "util.h"
-#include "zipf.h"
 
 #define READ_PAGE 4096u
 #define READ_BATCH 8 /* reads between two looks at the stop flag */

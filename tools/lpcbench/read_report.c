@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "read.h"
-#include "util.h"
 
 #define GOAL_LPC_OVER_KERNEL 1.5 /* the read goal: lpc >= 1.5x the kernel's reads/s */
 

@@ -60,12 +60,13 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "kchild.h"
-#include "memcg.h"
-#include "pool.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/memcg.h"
+#include "harness/pool.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 #include "scan.h"
-#include "util.h"
 
 #define SCAN_BLOCK 4096u               /* the datafile's stamp unit */
 #define SCAN_DIRECT_CALL (1u << 20)    /* direct_1m's read size */

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "harness/bench.h"
 
 #define SCAN_NR_CALLS 3 /* call sizes of the lpc and kernel rows */
 

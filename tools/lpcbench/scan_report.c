@@ -26,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "scan.h"
-#include "util.h"
 
 #define GOAL_OVER_KERNEL 1.0 /* lpc >= the kernel's MB/s at every call size */
 #define GOAL_OVER_DIRECT 0.9 /* lpc >= 0.9x O_DIRECT 1 MiB at 128 KiB calls */

@@ -80,14 +80,15 @@
 #include <lpc/lpc_sqlite.h>
 #endif
 
-#include "cleanup.h"
-#include "datafile.h"
-#include "kchild.h"
-#include "memcg.h"
-#include "rng.h"
+#include "harness/cleanup.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/memcg.h"
+#include "harness/rng.h"
+#include "harness/util.h"
+#include "harness/zipf.h"
+#include "lpcbench/benches.h"
 #include "sqlite.h"
-#include "util.h"
-#include "zipf.h"
 
 #define SQ_DEF_CACHE_MB 16u /* B; C = B / 8 */
 #define SQ_VALUE 100u       /* bytes of t.v */

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench.h"
-#include "pool.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
 
 /* The databases, each a phase of its own (its own connections). */
 enum sq_db {

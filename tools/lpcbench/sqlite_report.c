@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "sqlite.h"
-#include "util.h"
 
 #define GOAL_SELECT 2.0 /* the goal: point selects >= 2x unix's at equal memory */
 #define GOAL_WRITE 1.0  /* ... and write throughput not below it */

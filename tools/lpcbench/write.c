@@ -45,12 +45,13 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "kchild.h"
-#include "rng.h"
-#include "rounds.h"
-#include "util.h"
-#include "zipf.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/rng.h"
+#include "harness/rounds.h"
+#include "harness/util.h"
+#include "harness/zipf.h"
+#include "lpcbench/benches.h"
 
 #define WR_PAGE 4096u
 #define WR_BATCH 8	  /* operations between two looks at the stop flag */
