@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lookup.h - what the lookup benchmark's measuring half (lookup.c) hands its
- * reporting half (lookup_report.c).
+ * reporting half (lookup_report.c).  One way: lookup.c calls lookup_report();
+ * lookup_report.c, which also holds the rows' names, uses nothing of lookup.c.
  */
 #ifndef LPCBENCH_LOOKUP_H
 #define LPCBENCH_LOOKUP_H

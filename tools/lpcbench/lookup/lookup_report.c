@@ -47,6 +47,22 @@
 #define TARGET_PREAD_SHARED_SCALING 1.9 /* g) at least, 1 -> 2 threads */
 #define TARGET_KERNEL_OVER_PREAD_SHARED 10.0 /* h) at least, shared page */
 
+const char *const lookup_variant_name[LV_NR] = {
+	[LV_FLOOR] = "floor",
+	[LV_LOCKLESS] = "lockless",
+	[LV_LOCKED] = "locked",
+	[LV_KERNEL] = "kernel",
+	[LV_LPC_PREAD] = "lpc_pread",
+	[LV_KERNEL_HOT] = "kernel_hot",
+	[LV_LPC_PREAD_HOT] = "lpc_pread_hot",
+	[LV_LOCKLESS_HOT] = "lockless_hot",
+	[LV_OPTIMISTIC] = "optimistic",
+	[LV_KERNEL_SHARED] = "kernel_shared",
+	[LV_LPC_PREAD_SHARED] = "lpc_pread_shared",
+	[LV_LOCKLESS_SHARED] = "lockless_shared",
+	[LV_OPTIMISTIC_SHARED] = "optimistic_shared",
+};
+
 struct report {
 	const struct bench_env *env;
 	const struct lookup_results *res;

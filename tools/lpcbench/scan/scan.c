@@ -81,13 +81,6 @@
 #define SCAN_EST_MB_S 1000.0           /* the config echo's guess of a pass's
 					* speed, for its estimate only */
 
-const char *const scan_variant_name[SV_NR] = {
-	[SV_URING] = "lpc_uring", [SV_SYNC] = "lpc_sync", [SV_KERNEL] = "kernel",
-	[SV_DIRECT] = "direct_1m",
-};
-
-const uint32_t scan_call_bytes[SCAN_NR_CALLS] = { 4096, 16384, 131072 };
-
 struct sworker {
 	alignas(BENCH_CACHELINE) unsigned char *buf; /* SCAN_DIRECT_CALL, aligned */
 	int kfd;      /* the child: this scanner's own descriptor */
@@ -410,16 +403,6 @@ static void build_rows(struct scan_results *res, bool cg)
 	r[n++] = (struct scan_row){ SV_DIRECT, 1, SCAN_DIRECT_CALL, false };
 	res->rows = r;
 	res->nr_rows = n;
-}
-
-int scan_find_row(const struct scan_results *r, enum scan_variant v, unsigned scanners,
-		  uint32_t call)
-{
-	for (unsigned i = 0; i < r->nr_rows; i++)
-		if (r->rows[i].v == v && r->rows[i].scanners == scanners &&
-		    r->rows[i].call == call && !r->rows[i].skip)
-			return (int)i;
-	return -1;
 }
 
 static double scan_estimate_s(const struct bench_opts *o)

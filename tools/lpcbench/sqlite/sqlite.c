@@ -109,14 +109,6 @@
 #endif
 #define SQ_BUSY_POLL_NS 100000u /* a waiting writer polls the lock this often */
 
-const char *const sq_work_name[SQ_NR] = {
-	[SQ_SMALL_UNI] = "small-uniform", [SQ_SMALL_ZIPF] = "small-zipf",
-	[SQ_LARGE_UNI] = "large-uniform", [SQ_LARGE_ZIPF] = "large-zipf",
-	[SQ_TPCB] = "tpcb", [SQ_TPCB_WAL] = "tpcb-wal",
-};
-const char *const sq_db_name[SD_NR] = { "small", "large", "tpcb", "tpcb-wal" };
-const char *const sq_vfs_name[SV_NR] = { "unix", "lpc", "lpc_excl" };
-
 /* Seconds each side warms with the phase's workload after the limit is set,
  * at the default --slice-ms (100); both this and SQ_WARM_SLICE_NS scale with
  * --slice-ms, so that a short smoke run stays short. */

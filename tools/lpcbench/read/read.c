@@ -86,16 +86,6 @@
 #define READ_WARM_CAP_S 8.0 /* warm-up time cap per cache and phase */
 #define READ_WARM_FULL 0.97 /* a kernel cache this full of its limit is warm */
 
-const char *const read_workload_name[RW_NR] = {
-	[RW_DEVICE] = "device", [RW_UNIFORM] = "uniform", [RW_ZIPF] = "zipf",
-	[RW_SCAN] = "scan-mix",
-};
-
-const char *const read_variant_name[RV_NR] = {
-	[RV_LPC] = "lpc", [RV_KERNEL] = "kernel", [RV_MMAP] = "mmap",
-	[RV_DIRECT] = "direct", [RV_PROBE] = "lpc_probe", [RV_LPC_CLOCK] = "lpc_clock",
-};
-
 struct rworker {
 	alignas(BENCH_CACHELINE) uint64_t rng[RV_NR];
 	uint64_t scan_pos[RV_NR];
