@@ -61,6 +61,11 @@
  * lookups); the kernel's from the bytes the querying threads fetched from
  * storage (/proc/thread-self/io read_bytes; 1 - bytes / 4 KiB / preads):
  * kernel readahead would count as misses, and write-back is not in it.
+ *
+ * Files: this one runs the benchmark (setup, phases, rounds, cleanup);
+ * sqlite_db.c builds the databases, sqlite_side.c runs one side's
+ * connections, sqlite_child.c the child processes, sqlite_vfs.c counts,
+ * sqlite_report.c reports (sqlite_run.h, sqlite.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -88,26 +93,7 @@
 #include "harness/util.h"
 #include "harness/zipf.h"
 #include "lpcbench/benches.h"
-#include "sqlite.h"
-
-#define SQ_DEF_CACHE_MB 16u /* B; C = B / 8 */
-#define SQ_VALUE 100u       /* bytes of t.v */
-#define SQ_ROW_EST 112u     /* bytes of file per row of t, about */
-#define SQ_ACC_EST 98u      /* ... per row of accounts */
-#define SQ_BATCH 8          /* selects between two looks at the stop flag */
-#define SQ_WARM_SLICE_NS 250000000u
-#define SQ_SLACK (512u << 10) /* over B + anon: the child's heap may grow a little */
-#define SQ_BUSY_MS 10000
-#define SQ_OPEN_ROOM ((uint64_t)256 << 20) /* the cgroup's room over B while opening */
-/* Sanitizer builds: the child's anonymous memory grows all the time (ASan's
- * quarantine), so the limit is not lowered to B + anon (it would kill it):
- * such a run checks that everything works, it measures nothing. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SQ_SANITIZER 1
-#else
-#define SQ_SANITIZER 0
-#endif
-#define SQ_BUSY_POLL_NS 100000u /* a waiting writer polls the lock this often */
+#include "sqlite_run.h"
 
 /* Seconds each side warms with the phase's workload after the limit is set,
  * at the default --slice-ms (100); both this and SQ_WARM_SLICE_NS scale with
@@ -123,67 +109,6 @@ static uint64_t warm_slice_ns(const struct bench_opts *o)
 {
 	return (uint64_t)(SQ_WARM_SLICE_NS * warm_scale(o));
 }
-
-struct sworker {
-	alignas(BENCH_CACHELINE) uint64_t rng;
-	sqlite3 *db;
-	sqlite3_stmt *sel;
-	sqlite3_stmt *begin, *upd_acc, *sel_acc, *upd_tel, *upd_br, *ins_hist, *commit,
-		*rollback;
-	struct sq_count c;
-	uint64_t queries, busy, io_bytes, mtime;
-	int iofd;
-	int err;
-	char msg[120];
-};
-
-struct sqctx;
-
-/* One side's connections: lpc's in this process, unix's in the child. */
-struct side {
-	enum sq_vfs v;
-	char vfs[64]; /* the counting VFS over it */
-	struct pool *pool;
-	struct sworker *wk;
-	enum sq_db d; /* the open phase */
-	bool open;
-	/* the slice being run */
-	enum sq_work w;
-	const struct sqctx *x;
-};
-
-/* Parent -> child commands, child -> parent results (pipes). */
-enum { CMD_SETUP, CMD_OPEN, CMD_RUN, CMD_CLOSE };
-
-struct sq_cmd {
-	int op;
-	int v; /* CMD_SETUP: the child's side */
-	int d, w;
-	unsigned threads;
-	uint64_t slice_ns;
-};
-
-struct sq_res {
-	int err;
-	char msg[160];
-	struct sq_sample s;
-};
-
-struct sqctx {
-	const struct bench_env *env;
-	char dir[PATH_MAX];
-	char path[SD_NR][SV_NR][PATH_MAX];
-	uint64_t rows[SD_NR]; /* rows of t, or of accounts */
-	uint64_t tellers, branches;
-	uint64_t lpc_bytes, conn_bytes;
-	unsigned nr_workers;
-	struct zipf zipf[2]; /* over small's and large's keys */
-	struct side side;    /* this process's: lpc (the child's: unix) */
-	bool have_cg, have_lpc;
-	/* the children (kchild.h): [SV_UNIX] in the memory cgroup
-	 * kid[SV_UNIX].cg, [SV_LPC_EXCL]; pid 0: none */
-	struct kchild kid[SV_NR];
-};
 
 /* ---- cleanup: the files, at exit and on a signal (the children: kchild.c) ---- */
 
@@ -223,663 +148,13 @@ static void sq_cleanup_arm(struct sqctx *x)
 	cleanup_arm(sq_cleanup_now);
 }
 
-/* ---- small helpers ---- */
-
-static void xexec(sqlite3 *db, const char *sql, const char *what)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		die("sqlite: %s: %s: %s", what, sql, msg ? msg : sqlite3_errmsg(db));
-}
-
-static uint64_t file_bytes(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
-}
-
-/* fdatasync, then drop from the page cache (it was just written). */
-static void sync_drop(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		die_err(errno, "opening %s", path);
-	if (fdatasync(fd))
-		die_err(errno, "fdatasync %s", path);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	uint64_t left = file_bytes(from);
-
-	if (in < 0 || out < 0)
-		die_err(errno, "copying %s to %s", from, to);
-	while (left) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, left, 0);
-
-		if (n <= 0)
-			die_err(n < 0 ? errno : EIO, "copying %s to %s", from, to);
-		left -= (uint64_t)n;
-	}
-	close(in);
-	close(out);
-}
-
-/* ---- building the databases (this process, unix VFS, before the fork) ---- */
-
-static void fill_value(unsigned char *v, int64_t key)
-{
-	memset(v, 0x5a ^ (unsigned char)key, SQ_VALUE);
-	memcpy(v, &key, sizeof(key));
-}
-
-static sqlite3 *build_open(const char *path)
-{
-	sqlite3 *db;
-
-	unlink(path);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "unix"))
-		die("sqlite: creating %s: %s", path, sqlite3_errmsg(db));
-	xexec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", "build");
-	return db;
-}
-
-static void build_select(const char *path, uint64_t rows)
-{
-	sqlite3 *db = build_open(path);
-	unsigned char v[SQ_VALUE];
-	sqlite3_stmt *ins;
-
-	xexec(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB NOT NULL); BEGIN", "build");
-	if (sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?1, ?2)", -1, &ins, NULL))
-		die("sqlite: %s", sqlite3_errmsg(db));
-	for (uint64_t k = 1; k <= rows; k++) {
-		fill_value(v, (int64_t)k);
-		sqlite3_bind_int64(ins, 1, (int64_t)k);
-		sqlite3_bind_blob(ins, 2, v, SQ_VALUE, SQLITE_STATIC);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			die("sqlite: building %s: %s", path, sqlite3_errmsg(db));
-		sqlite3_reset(ins);
-	}
-	sqlite3_finalize(ins);
-	xexec(db, "COMMIT", "build");
-	sqlite3_close(db);
-}
-
-static void build_tpcb(const char *path, uint64_t accounts, uint64_t tellers, uint64_t branches,
-		       bool wal)
-{
-	sqlite3 *db = build_open(path);
-	sqlite3_stmt *ins;
-
-	xexec(db,
-	      "CREATE TABLE branches(bid INTEGER PRIMARY KEY, bbalance INTEGER, filler TEXT);"
-	      "CREATE TABLE tellers(tid INTEGER PRIMARY KEY, bid INTEGER, tbalance INTEGER, filler TEXT);"
-	      "CREATE TABLE accounts(aid INTEGER PRIMARY KEY, bid INTEGER, abalance INTEGER, filler TEXT);"
-	      "CREATE TABLE history(tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER,"
-	      " mtime INTEGER, filler TEXT);"
-	      "BEGIN", "build tpcb");
-	if (sqlite3_prepare_v2(db, "INSERT INTO accounts VALUES(?1, ?2, 0, printf('%084d', 0))",
-			       -1, &ins, NULL))
-		die("sqlite: %s", sqlite3_errmsg(db));
-	for (uint64_t a = 1; a <= accounts; a++) {
-		sqlite3_bind_int64(ins, 1, (int64_t)a);
-		sqlite3_bind_int64(ins, 2, (int64_t)((a - 1) * branches / accounts + 1));
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			die("sqlite: building %s: %s", path, sqlite3_errmsg(db));
-		sqlite3_reset(ins);
-	}
-	sqlite3_finalize(ins);
-	for (uint64_t t = 1; t <= tellers; t++) {
-		char sql[160];
-
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO tellers VALUES(%" PRIu64 ", %" PRIu64 ", 0, printf('%%084d', 0))",
-			 t, (t - 1) / 10 + 1);
-		xexec(db, sql, "build tpcb");
-	}
-	for (uint64_t b = 1; b <= branches; b++) {
-		char sql[160];
-
-		snprintf(sql, sizeof(sql),
-			 "INSERT INTO branches VALUES(%" PRIu64 ", 0, printf('%%088d', 0))", b);
-		xexec(db, sql, "build tpcb");
-	}
-	xexec(db, "COMMIT", "build tpcb");
-	if (wal)
-		xexec(db, "PRAGMA journal_mode=WAL", "build tpcb");
-	sqlite3_close(db);
-}
-
-/* ---- the timed loops ---- */
-
-/*
- * SQLite's own busy handler (sqlite3_busy_timeout) sleeps 1, 2, 5, ... up to
- * 100 ms between tries: with 8 writers queued on BEGIN IMMEDIATE the lock
- * would sit free for milliseconds and a slice would end up to 100 ms late.
- * This one polls every SQ_BUSY_POLL_NS for up to SQ_BUSY_MS, the same for
- * both VFSes.
- */
-static int busy_poll(void *arg, int tries)
-{
-	struct timespec ts = { 0, SQ_BUSY_POLL_NS };
-
-	(void)arg;
-	if ((uint64_t)tries * SQ_BUSY_POLL_NS >= (uint64_t)SQ_BUSY_MS * 1000000u)
-		return 0;
-	nanosleep(&ts, NULL);
-	return 1;
-}
-
-static __attribute__((noinline, cold)) void
-work_fail(struct sworker *wk, int rc, const char *what)
-{
-	wk->err = rc ? rc : SQLITE_ERROR;
-	snprintf(wk->msg, sizeof(wk->msg), "%s: %s (%d)", what, sqlite3_errmsg(wk->db), rc);
-}
-
-static uint64_t select_loop(const struct side *sd, struct sworker *wk, const _Atomic unsigned *stop)
-{
-	const struct sqctx *x = sd->x;
-	enum sq_db d = sq_work_db(sd->w);
-	const struct zipf *z = &x->zipf[d == SD_LARGE];
-	bool zipf = sd->w == SQ_SMALL_ZIPF || sd->w == SQ_LARGE_ZIPF;
-	uint32_t n = (uint32_t)x->rows[d];
-	uint64_t ops = 0;
-
-	do {
-		for (unsigned i = 0; i < SQ_BATCH; i++) {
-			int64_t key = 1 + (int64_t)(zipf ? zipf_page(z, rng_unit(&wk->rng)) :
-							   rng_below(&wk->rng, n));
-			const unsigned char *v;
-			int rc;
-
-			sqlite3_bind_int64(wk->sel, 1, key);
-			rc = sqlite3_step(wk->sel);
-			if (unlikely(rc != SQLITE_ROW)) {
-				work_fail(wk, rc, "select");
-				sqlite3_reset(wk->sel);
-				return ops;
-			}
-			v = sqlite3_column_blob(wk->sel, 0);
-			if (unlikely(sqlite3_column_bytes(wk->sel, 0) != SQ_VALUE || !v ||
-				     memcmp(v, &key, sizeof(key)))) {
-				wk->err = SQLITE_CORRUPT;
-				snprintf(wk->msg, sizeof(wk->msg),
-					 "select: key %" PRId64 " returned another row's value", key);
-				sqlite3_reset(wk->sel);
-				return ops;
-			}
-			sqlite3_reset(wk->sel);
-		}
-		ops += SQ_BATCH;
-	} while (!atomic_load_explicit(stop, memory_order_relaxed));
-	return ops;
-}
-
-static int step_done(sqlite3_stmt *s)
-{
-	int rc = sqlite3_step(s);
-
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
-}
-
-/* One TPC-B transaction.  Return: SQLITE_OK, or the failing step's code
- * (the transaction rolled back). */
-static int tpcb_one(const struct sqctx *x, enum sq_db d, struct sworker *wk)
-{
-	int64_t aid = 1 + rng_below(&wk->rng, (uint32_t)x->rows[d]);
-	int64_t tid = 1 + rng_below(&wk->rng, (uint32_t)x->tellers);
-	int64_t bid = (tid - 1) / 10 + 1;
-	int64_t delta = (int64_t)rng_below(&wk->rng, 10001) - 5000;
-	int rc;
-
-	rc = step_done(wk->begin);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(wk->upd_acc, 1, delta);
-	sqlite3_bind_int64(wk->upd_acc, 2, aid);
-	rc = step_done(wk->upd_acc);
-	if (!rc) {
-		sqlite3_bind_int64(wk->sel_acc, 1, aid);
-		rc = sqlite3_step(wk->sel_acc);
-		rc = rc == SQLITE_ROW ? SQLITE_OK : rc == SQLITE_DONE ? SQLITE_CORRUPT : rc;
-		sqlite3_reset(wk->sel_acc);
-	}
-	if (!rc) {
-		sqlite3_bind_int64(wk->upd_tel, 1, delta);
-		sqlite3_bind_int64(wk->upd_tel, 2, tid);
-		rc = step_done(wk->upd_tel);
-	}
-	if (!rc) {
-		sqlite3_bind_int64(wk->upd_br, 1, delta);
-		sqlite3_bind_int64(wk->upd_br, 2, bid);
-		rc = step_done(wk->upd_br);
-	}
-	if (!rc) {
-		sqlite3_bind_int64(wk->ins_hist, 1, tid);
-		sqlite3_bind_int64(wk->ins_hist, 2, bid);
-		sqlite3_bind_int64(wk->ins_hist, 3, aid);
-		sqlite3_bind_int64(wk->ins_hist, 4, delta);
-		sqlite3_bind_int64(wk->ins_hist, 5, (int64_t)++wk->mtime);
-		rc = step_done(wk->ins_hist);
-	}
-	if (!rc)
-		rc = step_done(wk->commit);
-	if (rc && !sqlite3_get_autocommit(wk->db))
-		step_done(wk->rollback);
-	return rc;
-}
-
-static uint64_t tpcb_loop(const struct side *sd, struct sworker *wk, const _Atomic unsigned *stop)
-{
-	enum sq_db d = sq_work_db(sd->w);
-	uint64_t ops = 0;
-
-	do {
-		int rc = tpcb_one(sd->x, d, wk);
-
-		if (!rc) {
-			ops++;
-		} else if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
-			wk->busy++;
-		} else {
-			work_fail(wk, rc, "tpcb transaction");
-			return ops;
-		}
-	} while (!atomic_load_explicit(stop, memory_order_relaxed));
-	return ops;
-}
-
-static uint64_t sq_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop)
-{
-	struct side *sd = arg;
-	struct sworker *wk = &sd->wk[id];
-	uint64_t io0 = thread_read_bytes(&wk->iofd), ops;
-
-	memset(&wk->c, 0, sizeof(wk->c));
-	wk->err = 0;
-	wk->busy = 0;
-	sq_count_set(&wk->c);
-	ops = sq_work_writes(sd->w) ? tpcb_loop(sd, wk, stop) : select_loop(sd, wk, stop);
-	sq_count_set(NULL);
-	wk->io_bytes = thread_read_bytes(&wk->iofd) - io0;
-	wk->queries = ops;
-	return ops;
-}
-
-/* ---- one side: open, warm, run, close ---- */
-
-static void conn_uri(const struct sqctx *x, enum sq_db d, enum sq_vfs v, char *buf, size_t len)
-{
-	snprintf(buf, len, "file:%s?lpc_cache_mb=%" PRIu64 "&lpc_coherence=%s", x->path[d][v],
-		 x->lpc_bytes >> 20, v == SV_LPC_EXCL ? "exclusive" : "detect");
-}
-
-#define PREP(db, sql, out)                                                      \
-	do {                                                                    \
-		rc = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, \
-					out, NULL);                             \
-		if (rc)                                                         \
-			goto fail;                                              \
-	} while (0)
-
-/* Opens every worker's connection to d.  Return: 0, or an SQLite code with
- * msg saying what failed (everything opened is closed again). */
-static void side_close(struct side *sd);
-
-static int side_open(struct side *sd, enum sq_db d, char *msg, size_t len)
-{
-	const struct sqctx *x = sd->x;
-	char uri[PATH_MAX + 64], sql[128];
-	int rc = 0;
-
-	sd->d = d;
-	sd->open = true;
-	conn_uri(x, d, sd->v, uri, sizeof(uri));
-	for (unsigned i = 0; i < x->nr_workers; i++) {
-		struct sworker *wk = &sd->wk[i];
-
-		rc = sqlite3_open_v2(uri, &wk->db,
-				     SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-				     sd->vfs);
-		if (rc)
-			goto fail;
-		sqlite3_busy_handler(wk->db, busy_poll, NULL);
-		snprintf(sql, sizeof(sql), "PRAGMA cache_size=-%" PRIu64 "; PRAGMA mmap_size=0",
-			 x->conn_bytes >> 10);
-		rc = sqlite3_exec(wk->db, sql, NULL, NULL, NULL);
-		if (rc)
-			goto fail;
-		if (d == SD_SMALL || d == SD_LARGE) {
-			PREP(wk->db, "SELECT v FROM t WHERE k = ?1", &wk->sel);
-			continue;
-		}
-		rc = sqlite3_exec(wk->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
-		if (rc)
-			goto fail;
-		PREP(wk->db, "BEGIN IMMEDIATE", &wk->begin);
-		PREP(wk->db, "UPDATE accounts SET abalance = abalance + ?1 WHERE aid = ?2",
-		     &wk->upd_acc);
-		PREP(wk->db, "SELECT abalance FROM accounts WHERE aid = ?1", &wk->sel_acc);
-		PREP(wk->db, "UPDATE tellers SET tbalance = tbalance + ?1 WHERE tid = ?2",
-		     &wk->upd_tel);
-		PREP(wk->db, "UPDATE branches SET bbalance = bbalance + ?1 WHERE bid = ?2",
-		     &wk->upd_br);
-		PREP(wk->db,
-		     "INSERT INTO history VALUES(?1, ?2, ?3, ?4, ?5, '0123456789012345678901')",
-		     &wk->ins_hist);
-		PREP(wk->db, "COMMIT", &wk->commit);
-		PREP(wk->db, "ROLLBACK", &wk->rollback);
-	}
-	return 0;
-fail:
-	snprintf(msg, len, "%s: opening %s: %s (%d)", sq_vfs_name[sd->v], sq_db_name[d],
-		 sqlite3_errstr(rc), rc);
-	for (unsigned i = 0; i < x->nr_workers; i++)
-		if (sd->wk[i].db && sqlite3_errcode(sd->wk[i].db))
-			snprintf(msg, len, "%s: opening %s: %s (%d)", sq_vfs_name[sd->v],
-				 sq_db_name[d], sqlite3_errmsg(sd->wk[i].db), rc);
-	side_close(sd);
-	return rc;
-}
-
-/* One full pass over the phase's main table on connection 0: fills the
- * caches as far as they go. */
-static int side_scan(struct side *sd, char *msg, size_t len)
-{
-	const char *sql = sd->d == SD_SMALL || sd->d == SD_LARGE ?
-			  "SELECT count(*), sum(length(v)) FROM t" :
-			  "SELECT count(*), sum(abalance) FROM accounts";
-	char *err = NULL;
-	int rc = sqlite3_exec(sd->wk[0].db, sql, NULL, NULL, &err);
-
-	if (rc)
-		snprintf(msg, len, "%s: scan: %s", sq_vfs_name[sd->v], err ? err : sqlite3_errstr(rc));
-	sqlite3_free(err);
-	return rc;
-}
-
-static int one_int64(sqlite3 *db, const char *sql, int64_t *out)
-{
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
-
-	if (rc)
-		return rc;
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(s, 0);
-		rc = 0;
-	}
-	sqlite3_finalize(s);
-	return rc;
-}
-
-/* TPC-B's invariant: every table's balances add up to the history's deltas;
- * and PRAGMA quick_check.  Return: 0, or -1 with msg. */
-static int side_check(struct side *sd, char *msg, size_t len)
-{
-	static const char *const sums[4] = {
-		"SELECT total(delta) FROM history", "SELECT total(abalance) FROM accounts",
-		"SELECT total(tbalance) FROM tellers", "SELECT total(bbalance) FROM branches",
-	};
-	sqlite3 *db = sd->wk[0].db;
-	int64_t v[4] = { 0 };
-	sqlite3_stmt *s;
-	int rc;
-
-	for (int i = 0; i < 4; i++) {
-		rc = one_int64(db, sums[i], &v[i]);
-		if (rc || v[i] != v[0]) {
-			snprintf(msg, len, "%s: TPC-B check: %s = %" PRId64 ", history %" PRId64 " (%s)",
-				 sq_vfs_name[sd->v], sums[i], v[i], v[0], sqlite3_errstr(rc));
-			return -1;
-		}
-	}
-	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &s, NULL);
-	if (!rc) {
-		rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(s, 0), "ok"))
-			snprintf(msg, len, "%s: quick_check: %s", sq_vfs_name[sd->v],
-				 sqlite3_column_text(s, 0));
-		else if (rc == SQLITE_ROW)
-			rc = 0;
-		sqlite3_finalize(s);
-	}
-	if (rc && !msg[0])
-		snprintf(msg, len, "%s: quick_check: %s", sq_vfs_name[sd->v], sqlite3_errstr(rc));
-	return msg[0] ? -1 : 0;
-}
-
-static void side_close(struct side *sd)
-{
-	for (unsigned i = 0; i < sd->x->nr_workers; i++) {
-		struct sworker *wk = &sd->wk[i];
-		sqlite3_stmt **st[] = { &wk->sel, &wk->begin, &wk->upd_acc, &wk->sel_acc,
-					&wk->upd_tel, &wk->upd_br, &wk->ins_hist, &wk->commit,
-					&wk->rollback };
-
-		for (size_t j = 0; j < ARRAY_SIZE(st); j++) {
-			sqlite3_finalize(*st[j]);
-			*st[j] = NULL;
-		}
-		if (wk->db)
-			sqlite3_close_v2(wk->db);
-		wk->db = NULL;
-	}
-	sd->open = false;
-}
-
-/* Runs (w, threads) for slice_ns on this process's pool; sums into *s. */
-static void side_run(struct side *sd, enum sq_work w, unsigned threads, uint64_t slice_ns,
-		     struct sq_sample *s, char *msg, size_t len)
-{
-	memset(s, 0, sizeof(*s));
-	sd->w = w;
-	pool_run(sd->pool, threads, sq_slice_fn, sd, slice_ns, &s->ps);
-	for (unsigned i = 0; i < threads; i++) {
-		const struct sworker *wk = &sd->wk[i];
-
-		s->queries += wk->queries;
-		s->busy += wk->busy;
-		s->io_bytes += wk->io_bytes;
-		sq_count_add(&s->c, &wk->c);
-		if (wk->err && !s->err) {
-			s->err = wk->err;
-			snprintf(msg, len, "%s %s, %u threads: %s", sq_vfs_name[sd->v],
-				 sq_work_name[w], threads, wk->msg);
-		}
-	}
-}
-
-static void side_init(struct sqctx *x, struct side *sd, enum sq_vfs v, const char *vfs)
-{
-	sd->v = v;
-	sd->x = x;
-	snprintf(sd->vfs, sizeof(sd->vfs), "%s", vfs);
-	sd->wk = xaligned_alloc(BENCH_CACHELINE, x->nr_workers * sizeof(*sd->wk));
-	memset(sd->wk, 0, x->nr_workers * sizeof(*sd->wk));
-	for (unsigned i = 0; i < x->nr_workers; i++) {
-		sd->wk[i].iofd = -1;
-		sd->wk[i].rng = splitmix64(x->env->opts->seed * 1000003u + i * 64u + v);
-	}
-	sd->pool = pool_create(x->nr_workers, x->env->opts->pin);
-}
-
-static void lpc_counters(struct lpc_stats *st);
-
-/* Does one command on this process's side (the child's, or lpc's here). */
-static void side_cmd(struct sqctx *x, struct side *sd, const struct sq_cmd *c, struct sq_res *r)
-{
-	memset(r, 0, sizeof(*r));
-	switch (c->op) {
-	case CMD_SETUP:
-		break;
-	case CMD_OPEN:
-		if (sd->v == SV_UNIX) { /* start cold: the file out of the page cache */
-			int fd = open(x->path[c->d][sd->v], O_RDONLY | O_CLOEXEC);
-
-			if (fd >= 0) {
-				posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-				close(fd);
-			}
-		}
-		r->err = side_open(sd, (enum sq_db)c->d, r->msg, sizeof(r->msg));
-		if (!r->err)
-			r->err = side_scan(sd, r->msg, sizeof(r->msg));
-		break;
-	case CMD_RUN: {
-		struct lpc_stats a, b;
-
-		if (sd->v != SV_UNIX)
-			lpc_counters(&a);
-		side_run(sd, (enum sq_work)c->w, c->threads, c->slice_ns, &r->s, r->msg,
-			 sizeof(r->msg));
-		r->err = r->s.err;
-		if (sd->v != SV_UNIX) {
-			lpc_counters(&b);
-			r->s.lookups = b.lookups - a.lookups;
-			r->s.hits = b.hits - a.hits;
-			r->s.reads = b.reads - a.reads;
-			r->s.read_around = b.read_around - a.read_around;
-			r->s.vwrites = b.vectored_writes - a.vectored_writes;
-			r->s.fsyncs = b.fsyncs - a.fsyncs;
-			r->s.evictions = b.evictions - a.evictions;
-		}
-		break;
-	}
-	case CMD_CLOSE:
-		if (sd->open && (sd->d == SD_TPCB || sd->d == SD_TPCB_WAL))
-			r->err = side_check(sd, r->msg, sizeof(r->msg));
-		if (sd->open)
-			side_close(sd);
-		break;
-	}
-}
-
-/* ---- the children: the unix side in the memory cgroup, the lpc_excl side ---- */
-
-/* The lpc_excl child's own VFS: lpc registered in it, counted. */
-static void child_lpc_vfs(char *name, size_t len)
-{
-#ifdef LPCBENCH_HAVE_LPC_SQLITE
-	int rc = lpc_sqlite_register(0);
-
-	if (rc)
-		die("sqlite: lpc_sqlite_register: %s", sqlite3_errstr(rc));
-	rc = sq_vfs_wrap(LPC_SQLITE_VFS_NAME, name, (unsigned)len);
-	if (rc)
-		die("sqlite: cannot wrap the lpc VFS: %s", sqlite3_errstr(rc));
-#else
-	snprintf(name, len, "count-lpc");
-#endif
-}
-
-/* A child's state: its copy of the run's layout, and its side. */
-struct sq_kid {
-	struct sqctx *x;
-	struct side sd;
-};
-
-/* The child's commands (kchild_serve); CMD_SETUP says which side it is. */
-static void child_serve(void *arg, const void *cmd, void *res)
-{
-	struct sq_kid *k = arg;
-	const struct sq_cmd *c = cmd;
-	char name[64] = "count-unix";
-
-	if (!c) { /* stop */
-		if (k->sd.open)
-			side_close(&k->sd);
-		return;
-	}
-	if (c->op == CMD_SETUP) { /* unix: inside the cgroup now */
-		if (c->v != SV_UNIX)
-			child_lpc_vfs(name, sizeof(name));
-		side_init(k->x, &k->sd, (enum sq_vfs)c->v, name);
-	}
-	side_cmd(k->x, &k->sd, c, res);
-}
-
-static void sq_layout(struct sqctx *x, const struct bench_opts *o);
-
-/*
- * bench_sqlite.child: `lpcbench --kchild sqlite DIR CMD_FD RES_FD <options>`,
- * exec'd by child_start.  Makes the same layout as the parent's from the same
- * options (sizes, paths under DIR, Zipf ranks: all derived from them) and
- * serves.  An exec, not a fork, because the lpc_excl side uses lpc: a forked
- * child would inherit liburcu's registry of this process's readers (kchild.h).
- */
-static void sq_child(const struct bench_env *env, const char *dir, int cmd_fd, int res_fd)
-{
-	struct sq_kid k = { .x = xcalloc(1, sizeof(*k.x)) };
-	struct sqctx *x = k.x;
-	int rc;
-
-	x->env = env;
-	if (snprintf(x->dir, sizeof(x->dir), "%s", dir) >= (int)sizeof(x->dir))
-		die("sqlite: the directory name %s is too long", dir);
-	sq_layout(x, env->opts);
-	rc = sq_vfs_install();
-	if (rc)
-		die("sqlite: cannot install the counting VFS: %s", sqlite3_errstr(rc));
-	zipf_init(&x->zipf[0], (uint32_t)x->rows[SD_SMALL], env->opts->zipf_theta, env->opts->seed);
-	zipf_init(&x->zipf[1], (uint32_t)x->rows[SD_LARGE], env->opts->zipf_theta, env->opts->seed);
-	kchild_serve(cmd_fd, res_fd, sizeof(struct sq_cmd), sizeof(struct sq_res), child_serve, &k);
-}
-
-static void child_call(struct sqctx *x, enum sq_vfs v, const struct sq_cmd *c, struct sq_res *r)
-{
-	kchild_call(&x->kid[v], c, r);
-}
-
-/* Starts side v's process (exec'd, sq_child): unix in the memory cgroup,
- * whose limit is raised for now (set per phase once the connections are
- * warm); lpc_excl with no cgroup (lpc's budget bounds it).  Return: false
- * if it cannot run (no cgroup for unix). */
-static bool child_start(struct sqctx *x, enum sq_vfs v, const char *name)
-{
-	struct sq_cmd c = { .op = CMD_SETUP, .v = (int)v };
-	struct sq_res r;
-	struct kchild_spec s = {
-		.what = v == SV_UNIX ? "sqlite: the unix side" : "sqlite: the lpc_excl side",
-		.cg_name = v == SV_UNIX ? name : NULL, .cg_limit = x->lpc_bytes + SQ_OPEN_ROOM,
-		.cmd_len = sizeof(struct sq_cmd), .res_len = sizeof(struct sq_res),
-		.bench = "sqlite", .bench_arg = x->dir,
-	};
-
-	if (kchild_start(&x->kid[v], &s))
-		return false;
-	child_call(x, v, &c, &r);
-	return true;
-}
-
-static void child_stop(struct sqctx *x, enum sq_vfs v)
-{
-	kchild_stop(&x->kid[v]);
-}
+/* ---- setup ---- */
 
 /* Whether side v runs: unix with its cgroup, lpc with liblpc_sqlite,
  * lpc_excl with it and its process. */
 static bool side_on(const struct sqctx *x, enum sq_vfs v)
 {
 	return v == SV_UNIX ? x->have_cg : v == SV_LPC ? x->have_lpc : x->kid[v].pid > 0;
-}
-
-/* ---- setup ---- */
-
-static uint64_t sq_budget(const struct bench_opts *o)
-{
-	return (uint64_t)(o->cache_mb_set ? o->cache_mb : SQ_DEF_CACHE_MB) << 20;
 }
 
 static void build_rows(struct sq_results *res, const struct bench_opts *o, bool cg, bool lpc,
@@ -932,26 +207,6 @@ static void sq_check_opts(const struct bench_opts *o)
 		die("sqlite: --cache-mb %" PRIu64 " is too big for this benchmark's keys", b >> 20);
 }
 
-/* The sizes and paths of a run, from its options and x->dir: the same in
- * this process and in the children (sq_child). */
-static void sq_layout(struct sqctx *x, const struct bench_opts *o)
-{
-	x->lpc_bytes = sq_budget(o);
-	x->conn_bytes = x->lpc_bytes / 8;
-	x->nr_workers = bench_max_threads(o);
-	x->rows[SD_SMALL] = 4 * x->conn_bytes / SQ_ROW_EST;
-	x->rows[SD_LARGE] = 4 * x->lpc_bytes / SQ_ROW_EST;
-	x->rows[SD_TPCB] = x->rows[SD_TPCB_WAL] = 4 * x->conn_bytes / SQ_ACC_EST;
-	x->branches = x->rows[SD_TPCB] / 100000 + 1;
-	x->tellers = 10 * x->branches;
-	for (unsigned d = 0; d < SD_NR; d++)
-		for (unsigned v = 0; v < SV_NR; v++)
-			if (snprintf(x->path[d][v], sizeof(x->path[d][v]), "%s/%s.%s.db",
-				     x->dir, sq_db_name[d], sq_vfs_name[v]) >=
-			    (int)sizeof(x->path[d][v]) - 16)
-				die("sqlite: the directory name %s is too long", x->dir);
-}
-
 static void sq_setup(struct sqctx *x, struct sq_results *res)
 {
 	const struct bench_opts *o = x->env->opts;
@@ -975,15 +230,15 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 		progress("sqlite: building %s (%" PRIu64 " rows) in %s", sq_db_name[d], x->rows[d],
 			 x->dir);
 		if (d == SD_SMALL || d == SD_LARGE)
-			build_select(x->path[d][SV_UNIX], x->rows[d]);
+			sq_build_select(x->path[d][SV_UNIX], x->rows[d]);
 		else
-			build_tpcb(x->path[d][SV_UNIX], x->rows[d], x->tellers, x->branches,
-				   d == SD_TPCB_WAL);
-		copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC]);
-		copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC_EXCL]);
+			sq_build_tpcb(x->path[d][SV_UNIX], x->rows[d], x->tellers, x->branches,
+				      d == SD_TPCB_WAL);
+		sq_copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC]);
+		sq_copy_file(x->path[d][SV_UNIX], x->path[d][SV_LPC_EXCL]);
 		for (unsigned v = 0; v < SV_NR; v++)
-			sync_drop(x->path[d][v]);
-		res->end[d].db_bytes = file_bytes(x->path[d][SV_UNIX]);
+			sq_sync_drop(x->path[d][v]);
+		res->end[d].db_bytes = sq_file_bytes(x->path[d][SV_UNIX]);
 		progress_done();
 	}
 	progress("sqlite: ranking keys for Zipf");
@@ -996,9 +251,9 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	 * RCU before, here or in `lpcbench all`'s earlier benchmarks, does
 	 * not reach them. */
 	snprintf(name, sizeof(name), "lpcbench-sqlite.%d", (int)getpid());
-	x->have_cg = child_start(x, SV_UNIX, name);
+	x->have_cg = sq_child_start(x, SV_UNIX, name);
 #ifdef LPCBENCH_HAVE_LPC_SQLITE
-	child_start(x, SV_LPC_EXCL, name);
+	sq_child_start(x, SV_LPC_EXCL, name);
 #endif
 	res->memcg = x->have_cg;
 	res->memcg_version = x->kid[SV_UNIX].cg.version;
@@ -1017,7 +272,7 @@ static void sq_setup(struct sqctx *x, struct sq_results *res)
 	x->have_lpc = false;
 #endif
 	res->have_lpc = x->have_lpc;
-	side_init(x, &x->side, SV_LPC, name);
+	sq_side_init(x, &x->side, SV_LPC, name);
 	build_rows(res, o, x->have_cg, x->have_lpc, side_on(x, SV_LPC_EXCL));
 }
 
@@ -1073,9 +328,9 @@ static void sq_teardown(struct sqctx *x)
 	struct sq_cmd c = { .op = CMD_CLOSE };
 	struct sq_res r;
 
-	child_stop(x, SV_UNIX);
-	child_stop(x, SV_LPC_EXCL);
-	side_cmd(x, &x->side, &c, &r);
+	sq_child_stop(x, SV_UNIX);
+	sq_child_stop(x, SV_LPC_EXCL);
+	sq_side_cmd(x, &x->side, &c, &r);
 	pool_destroy(x->side.pool);
 	for (unsigned i = 0; i < x->nr_workers; i++)
 		if (x->side.wk[i].iofd >= 0)
@@ -1088,14 +343,6 @@ static void sq_teardown(struct sqctx *x)
 
 /* ---- measuring ---- */
 
-static void lpc_counters(struct lpc_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-#ifdef LPCBENCH_HAVE_LPC_SQLITE
-	lpc_sqlite_stats(st);
-#endif
-}
-
 /* Runs one row for slice_ns; an error is kept in s->err and msg. */
 static void run_row(struct sqctx *x, enum sq_work w, enum sq_vfs v, unsigned threads,
 		    uint64_t slice_ns, struct sq_sample *s, char *msg, size_t len)
@@ -1105,9 +352,9 @@ static void run_row(struct sqctx *x, enum sq_work w, enum sq_vfs v, unsigned thr
 	struct sq_res r;
 
 	if (v == SV_LPC)
-		side_cmd(x, &x->side, &c, &r);
+		sq_side_cmd(x, &x->side, &c, &r);
 	else
-		child_call(x, v, &c, &r);
+		sq_child_call(x, v, &c, &r);
 	*s = r.s;
 	if (r.err)
 		snprintf(msg, len, "%s", r.msg);
@@ -1171,9 +418,9 @@ static void open_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 		if (!side_on(x, v))
 			continue;
 		if (v == SV_LPC)
-			side_cmd(x, &x->side, &c, &r);
+			sq_side_cmd(x, &x->side, &c, &r);
 		else
-			child_call(x, v, &c, &r);
+			sq_child_call(x, v, &c, &r);
 		if (r.err)
 			side_failed(res, d, v, r.msg);
 	}
@@ -1186,9 +433,9 @@ static void close_both(struct sqctx *x, enum sq_db d, struct sq_results *res)
 
 	for (enum sq_vfs v = 0; v < SV_NR; v++) {
 		if (v == SV_LPC)
-			side_cmd(x, &x->side, &c, &r);
+			sq_side_cmd(x, &x->side, &c, &r);
 		else if (side_on(x, v))
-			child_call(x, v, &c, &r);
+			sq_child_call(x, v, &c, &r);
 		else
 			continue;
 		if (r.err)
@@ -1315,7 +562,7 @@ static void run_phase(struct sqctx *x, enum sq_db d, struct sq_results *res, uin
 		e->cg_file = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "cache" : "file");
 		e->cg_anon = memcg_stat(&x->kid[SV_UNIX].cg, x->kid[SV_UNIX].cg.version == 1 ? "rss" : "anon");
 	}
-	lpc_counters(&st);
+	sq_lpc_counters(&st);
 	e->lpc_frames = st.frames;
 	close_both(x, d, res);
 }
