@@ -52,7 +52,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -326,43 +325,6 @@ static void lpc_close(struct sctx *x, enum scan_variant v)
 	x->lf[v] = NULL;
 }
 
-static void drop_file(const struct sctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		die_err(errno, "scan: opening %s", x->df.path);
-	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (rc)
-		die_err(rc, "scan: posix_fadvise(DONTNEED) on %s", x->df.path);
-	close(fd);
-}
-
-/* Pages of the file in the kernel's page cache (mincore); 0 where unknown. */
-static uint64_t resident_pages(const struct sctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE), np = (x->file_bytes + psz - 1) / psz;
-	unsigned char *vec;
-	uint64_t n = 0;
-	void *m;
-
-	if (fd < 0)
-		return 0;
-	m = mmap(NULL, x->file_bytes, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return 0;
-	vec = xmalloc(np);
-	if (!mincore(m, x->file_bytes, vec))
-		for (size_t i = 0; i < np; i++)
-			n += vec[i] & 1;
-	free(vec);
-	munmap(m, x->file_bytes);
-	return n;
-}
-
 /* The file's device's read_ahead_kb (the kernel rows' default readahead);
  * -1 if it cannot be found. */
 static long device_readahead_kb(const struct sctx *x)
@@ -494,7 +456,7 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	progress("scan: writing %" PRIu64 " MiB to %s", x->file_bytes >> 20, x->df.dir);
 	datafile_create(&x->df, x->file_bytes);
 	progress_done();
-	drop_file(x);
+	datafile_drop(&x->df);
 
 	x->wk = xaligned_alloc(BENCH_CACHELINE, x->nr_workers * sizeof(*x->wk));
 	memset(x->wk, 0, x->nr_workers * sizeof(*x->wk));
@@ -511,11 +473,7 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	build_rows(res, x->have_cg);
 	scan_echo(x, res);
 
-	x->dfd = open(x->df.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (x->dfd < 0 && errno == EINVAL)
-		x->dfd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	if (x->dfd < 0)
-		die_err(errno, "scan: opening %s", x->df.path);
+	x->dfd = datafile_open_direct(&x->df, O_RDONLY);
 	x->pool = pool_create(x->nr_workers, o->pin);
 	lpc_open(x, SV_URING);
 	lpc_open(x, SV_SYNC);
@@ -609,8 +567,8 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 	memset(s, 0, sizeof(*s));
 	if (scan_is_lpc(row->v))
 		lpc_make_cold(x, row->v, s);
-	drop_file(x);
-	s->resident0 = resident_pages(x);
+	datafile_drop(&x->df);
+	s->resident0 = datafile_resident_pages(&x->df);
 	if (row->v == SV_KERNEL) {
 		struct scan_cmd c = { SCMD_RUN, row->v, row->scanners, row->call };
 		struct scan_res r;
