@@ -21,11 +21,26 @@ page, index and io sit side by side and use none of each other; src/sqlite/
             docs/architecture.md: a part never defines a function under
             another part's name).
 
-Usage: check-layers.py [--root DIR] [--objects DIR] [--selftest]
+tools/ (docs/architecture.md, "Tools") is layered too: the harness below
+lpcbench's benchmarks and hitcost, each benchmark in its folder:
+
+  tool includes   tools/harness/ includes only its own headers; a benchmark
+            folder of tools/lpcbench/ includes the harness, benches.h and its
+            own files, never another benchmark's; hitcost includes no
+            benchmark;
+  tool symbols    (with --tool-objects DIR, the build's tools/ folder) no
+            harness object calls a symbol lpcbench defines; no benchmark's
+            object calls one of another benchmark; a report (NAME_report.c)
+            calls nothing its benchmark's other files define, so a benchmark
+            calls its report and never the other way.
+
+Usage: check-layers.py [--root DIR] [--objects DIR] [--tool-objects DIR] [--selftest]
 Prints one line per finding and "layers: N findings"; exits 1 on any.
 --selftest plants includes upwards in a copy of src/, and an object file
-that calls upwards and defines another part's name, and expects each
-finding (so the check can fail).
+that calls upwards and defines another part's name, the same in a copy of
+tools/ (an include of a benchmark in the harness and of one benchmark in
+another; a report that calls its benchmark), and expects each finding (so
+the check can fail).
 """
 import argparse
 import os
@@ -138,6 +153,141 @@ def check_symbols(objdir, public):
     return findings
 
 
+TOOL_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def check_tool_includes(tools):
+    findings = []
+    for dirpath, _, names in sorted(os.walk(tools)):
+        rel_dir = os.path.relpath(dirpath, tools).split(os.sep)
+        for name in sorted(names):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, name)
+            text = open(path, encoding="utf-8").read()
+            rel = os.path.relpath(path, os.path.dirname(tools))
+            for m in TOOL_INCLUDE.finditer(text):
+                inc = m.group(1)
+                line = text.count("\n", 0, m.start()) + 1
+                if "/" not in inc:
+                    continue  # the file's own folder
+                top = inc.split("/")[0]
+                if rel_dir[0] == "harness":
+                    findings.append(f"{rel}:{line}: the harness includes {inc} (it names no tool)")
+                elif rel_dir[0] == "lpcbench":
+                    bench = rel_dir[1] if len(rel_dir) > 1 else None
+                    if top == "harness" or inc == "lpcbench/benches.h":
+                        continue
+                    if top == "lpcbench" and bench and inc.startswith(f"lpcbench/{bench}/"):
+                        continue
+                    findings.append(f"{rel}:{line}: lpcbench/{bench + '/' if bench else ''} "
+                                    f"includes {inc} (another benchmark's, or no part of tools/)")
+                elif top == "lpcbench":
+                    findings.append(f"{rel}:{line}: {rel_dir[0]}/ includes {inc}, a benchmark's")
+    return findings
+
+
+def objects_under(d):
+    for dirpath, _, names in os.walk(d):
+        for name in sorted(names):
+            if name.endswith(".o"):
+                yield os.path.join(dirpath, name)
+
+
+def defined_undefined(path):
+    dfn, und = set(), set()
+    for line in nm(path, "-P"):
+        f = line.split()
+        if len(f) < 2:
+            continue
+        if f[1] in "TDBRC":
+            dfn.add(f[0])
+        elif f[1] == "U":
+            und.add(f[0])
+    return dfn, und
+
+
+# libc's, defined again by lpcbench/sqlite/sqlite_vfs.c to count the unix
+# VFS's syncs: every caller in the program reaches them, as it would libc's.
+INTERPOSED = {"fdatasync", "fsync"}
+
+
+def check_tool_symbols(tobj, tools=None):
+    """tobj: the build's tools/ folder (CMake's object directories in it);
+    tools: the source's tools/ folder (an object whose source is not there,
+    left by an older build or generated, is passed over)."""
+    findings = []
+    harness = os.path.join(tobj, "harness", "CMakeFiles", "lpcbench_harness.dir")
+    bench = os.path.join(tobj, "lpcbench", "CMakeFiles", "lpcbench.dir")
+    if not os.path.isdir(harness) or not os.path.isdir(bench):
+        return [f"{tobj}: no harness or lpcbench objects (build the tools first)"]
+
+    def current(o, objdir, srcdir):
+        src = os.path.join(srcdir, os.path.relpath(o, objdir)[:-len(".o")])
+        return tools is None or os.path.exists(src)
+
+    objs = {}  # object -> (folder under lpcbench.dir or "harness", defined, undefined)
+    for o in objects_under(harness):
+        if current(o, harness, os.path.join(tools or "", "harness")):
+            objs[o] = ("harness",) + defined_undefined(o)
+    for o in objects_under(bench):
+        if not current(o, bench, os.path.join(tools or "", "lpcbench")):
+            continue
+        rel = os.path.relpath(o, bench).split(os.sep)
+        objs[o] = ((rel[0] if len(rel) > 1 else "main"),) + defined_undefined(o)
+    where = {}
+    for o, (folder, dfn, _) in objs.items():
+        for sym in dfn:
+            where.setdefault(sym, []).append((folder, o))
+    for o, (folder, _, und) in sorted(objs.items()):
+        name = os.path.basename(o)[:-len(".c.o")]
+        for sym in sorted(und - INTERPOSED):
+            for other, oo in where.get(sym, []):
+                oname = os.path.basename(oo)[:-len(".c.o")]
+                if folder == "harness" and other != "harness":
+                    findings.append(f"harness/{name}: calls {sym}, defined in lpcbench ({oname})")
+                elif folder not in ("harness", "main") and other not in ("harness", folder):
+                    findings.append(f"lpcbench/{folder}/{name}: calls {sym}, defined in "
+                                    f"{other}/{oname} (another benchmark)")
+                elif (folder == other and name.endswith("_report") and oname != name):
+                    findings.append(f"lpcbench/{folder}/{name}: calls {sym}, defined in "
+                                    f"{folder}/{oname} (a report calls nothing of its benchmark)")
+    return findings
+
+
+def tool_selftest(root, tmp):
+    tools = os.path.join(tmp, "tools")
+    shutil.copytree(os.path.join(root, "tools"), tools)
+    with open(os.path.join(tools, "harness", "pool.c"), "a", encoding="utf-8") as f:
+        f.write('\n#include "lpcbench/benches.h"\n')
+    with open(os.path.join(tools, "lpcbench", "scan", "scan.c"), "a", encoding="utf-8") as f:
+        f.write('\n#include "lpcbench/read/read.h"\n')
+    got = check_tool_includes(tools)
+    want = ["the harness includes lpcbench/benches.h", "lpcbench/scan/ includes lpcbench/read/read.h"]
+    # Objects: a report that calls its benchmark, a benchmark that calls
+    # another, the harness that calls a benchmark.
+    tobj = os.path.join(tmp, "tobj")
+    for folder, name, code in (
+            ("harness/CMakeFiles/lpcbench_harness.dir", "pool",
+             "void read_go(void); void pool_go(void); void pool_go(void) { read_go(); }\n"),
+            ("lpcbench/CMakeFiles/lpcbench.dir/read", "read",
+             "void read_name(void); void read_go(void); void read_go(void) { read_name(); }\n"),
+            ("lpcbench/CMakeFiles/lpcbench.dir/read", "read_report",
+             "void read_go(void); void read_name(void); void read_name(void) { read_go(); }\n"),
+            ("lpcbench/CMakeFiles/lpcbench.dir/scan", "scan",
+             "void read_go(void); void scan_go(void); void scan_go(void) { read_go(); }\n")):
+        d = os.path.join(tobj, folder)
+        os.makedirs(d, exist_ok=True)
+        c = os.path.join(d, name + ".c")
+        open(c, "w", encoding="utf-8").write(code)
+        subprocess.run(["cc", "-c", c, "-o", c + ".o"], check=True)
+        os.remove(c)
+    got += check_tool_symbols(tobj)
+    want += ["harness/pool: calls read_go", "lpcbench/scan/scan: calls read_go",
+             "lpcbench/read/read_report: calls read_go"]
+    return got, want
+
+
 def selftest(root):
     tmp = tempfile.mkdtemp()
     try:
@@ -161,6 +311,9 @@ def selftest(root):
             subprocess.run(["cc", "-c", c, "-o", c[:-2] + ".o"], check=True)
         got += check_symbols(objs, public_symbols(root))
         want += ["page/up: defines lpc_filemap_bogus", "page/up: calls lpc_wb_file"]
+        tgot, twant = tool_selftest(root, tmp)
+        got += tgot
+        want += twant
         missing = [w for w in want if not any(w in g for g in got)]
         for w in want:
             print(f"selftest: {'caught' if w not in missing else 'MISSED'}: {w}")
@@ -173,6 +326,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     ap.add_argument("--objects")
+    ap.add_argument("--tool-objects")
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
@@ -181,6 +335,9 @@ def main():
     findings = check_includes(os.path.join(root, "src"))
     if a.objects:
         findings += check_symbols(a.objects, public_symbols(root))
+    findings += check_tool_includes(os.path.join(root, "tools"))
+    if a.tool_objects:
+        findings += check_tool_symbols(a.tool_objects, os.path.join(root, "tools"))
     for f in findings:
         print(f)
     print(f"layers: {len(findings)} findings")

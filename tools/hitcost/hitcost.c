@@ -86,9 +86,9 @@
 
 #include "cache/cache.h"
 #include "filemap/optimistic.h"
-#include "floor.h"
-#include "stats.h"
-#include "tsc.h"
+#include "harness/floor.h"
+#include "harness/stats.h"
+#include "harness/tsc.h"
 
 #define NPAGES 65536u /* 256 MiB of 4 KiB pages, as lpcbench lookup */
 #define NIDX (1u << 20)

@@ -21,11 +21,11 @@
 
 #include <lpc/lpc.h>
 
-#include "bench.h"
-#include "kchild.h"
-#include "plot.h"
-#include "pool.h"
-#include "util.h"
+#include "harness/kchild.h"
+#include "harness/plot.h"
+#include "harness/pool.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 
 /*
  * Defaults.  A round of the lookup benchmark is 3 thread counts x 13 variants

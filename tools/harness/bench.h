@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.h - what main.c hands every benchmark: the options of the run and what
- * was measured or opened once for all of them.
+ * bench.h - what lpcbench's main.c hands every benchmark: the options of the
+ * run and what was measured or opened once for all of them, and what a
+ * benchmark is (struct bench).  The benchmarks themselves are listed in
+ * tools/lpcbench/benches.h.
  */
 #ifndef LPCBENCH_BENCH_H
 #define LPCBENCH_BENCH_H
@@ -83,15 +85,5 @@ static inline uint64_t bench_file_bytes(const struct bench_opts *o)
 {
 	return (uint64_t)(o->file_mb_set ? o->file_mb : 4u * o->cache_mb) << 20;
 }
-
-extern const struct bench bench_lookup;
-extern const struct bench bench_read;
-extern const struct bench bench_scan;
-extern const struct bench bench_pin;
-extern const struct bench bench_fault;
-extern const struct bench bench_walk;
-extern const struct bench bench_write;
-extern const struct bench bench_sqlite;
-extern const struct bench bench_startup;
 
 #endif /* LPCBENCH_BENCH_H */

@@ -31,10 +31,11 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "rng.h"
-#include "rounds.h"
-#include "util.h"
+#include "harness/datafile.h"
+#include "harness/rng.h"
+#include "harness/rounds.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 
 #define PIN_DEF_FILE_MB 256
 #define PIN_MIN_RANGE (8u << 10)

@@ -5,7 +5,7 @@
 file(READ "${IN}" hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
 file(WRITE "${OUT}"
-"/* Generated from bench/table.gp by tools/lpcbench/embed.cmake: do not edit. */
+"/* Generated from bench/table.gp by tools/harness/embed.cmake: do not edit. */
 #include <stddef.h>
 extern const char plot_table_gp[];
 extern const size_t plot_table_gp_len;

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lookup.h - what the lookup benchmark's measuring half (lookup.c) hands its
- * reporting half (lookup_report.c).
+ * reporting half (lookup_report.c).  One way: lookup.c calls lookup_report();
+ * lookup_report.c, which also holds the rows' names, uses nothing of lookup.c.
  */
 #ifndef LPCBENCH_LOOKUP_H
 #define LPCBENCH_LOOKUP_H
 
 #include <lpc/lpc.h>
 
-#include "bench.h"
-#include "pool.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
 
 /* The variants, in the order each round runs them.  All but the _HOT,
  * optimistic and _SHARED ones take a uniformly random page per operation;

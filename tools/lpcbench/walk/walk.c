@@ -33,10 +33,11 @@
 
 #include <lpc/lpc.h>
 
-#include "bench.h"
-#include "pool.h"
-#include "stats.h"
-#include "util.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
+#include "harness/stats.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 
 enum { WV_RCU, WV_REF, WV_KERNEL, WV_NR };
 static const char *const wv_name[WV_NR] = { "rcu", "ref", "kernel" };

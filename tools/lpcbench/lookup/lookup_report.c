@@ -32,9 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "lookup.h"
-#include "plot.h"
-#include "util.h"
 
 /* The targets of the checks; see lookup_checks() for what each compares. */
 #define TARGET_LOCKLESS_OVER_FLOOR 1.5 /* a) at most */
@@ -46,6 +46,22 @@
 #define TARGET_FIND_HOT_OVER_OPTIMISTIC 1.5 /* f) at least, hot page, 1 thread */
 #define TARGET_PREAD_SHARED_SCALING 1.9 /* g) at least, 1 -> 2 threads */
 #define TARGET_KERNEL_OVER_PREAD_SHARED 10.0 /* h) at least, shared page */
+
+const char *const lookup_variant_name[LV_NR] = {
+	[LV_FLOOR] = "floor",
+	[LV_LOCKLESS] = "lockless",
+	[LV_LOCKED] = "locked",
+	[LV_KERNEL] = "kernel",
+	[LV_LPC_PREAD] = "lpc_pread",
+	[LV_KERNEL_HOT] = "kernel_hot",
+	[LV_LPC_PREAD_HOT] = "lpc_pread_hot",
+	[LV_LOCKLESS_HOT] = "lockless_hot",
+	[LV_OPTIMISTIC] = "optimistic",
+	[LV_KERNEL_SHARED] = "kernel_shared",
+	[LV_LPC_PREAD_SHARED] = "lpc_pread_shared",
+	[LV_LOCKLESS_SHARED] = "lockless_shared",
+	[LV_OPTIMISTIC_SHARED] = "optimistic_shared",
+};
 
 struct report {
 	const struct bench_env *env;

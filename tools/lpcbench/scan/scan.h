@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * scan.h - what the scan benchmark's measuring half (scan.c) hands its
- * reporting half (scan_report.c).
+ * reporting half (scan_report.c).  One way: scan.c calls scan_report();
+ * scan_report.c, which also holds the rows' names, uses nothing of scan.c.
  */
 #ifndef LPCBENCH_SCAN_H
 #define LPCBENCH_SCAN_H
@@ -9,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "harness/bench.h"
 
 #define SCAN_NR_CALLS 3 /* call sizes of the lpc and kernel rows */
 

@@ -26,11 +26,12 @@
 
 #include <lpc/lpc.h>
 
-#include "bench.h"
-#include "datafile.h"
-#include "kchild.h"
-#include "stats.h"
-#include "util.h"
+#include "harness/bench.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/stats.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 
 #define SU_PS 4096u
 #define SU_USED 101u            /* pages in the cache when RSS is read */

@@ -37,9 +37,10 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "rounds.h"
-#include "util.h"
+#include "harness/datafile.h"
+#include "harness/rounds.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 
 #define FAULT_RANGE (4u << 20)
 #define FAULT_PS 4096u

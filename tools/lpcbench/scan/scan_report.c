@@ -26,13 +26,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "scan.h"
-#include "util.h"
 
 #define GOAL_OVER_KERNEL 1.0 /* lpc >= the kernel's MB/s at every call size */
 #define GOAL_OVER_DIRECT 0.9 /* lpc >= 0.9x O_DIRECT 1 MiB at 128 KiB calls */
 #define GOAL_DIRECT_CALL 131072u
+
+const char *const scan_variant_name[SV_NR] = {
+	[SV_URING] = "lpc_uring", [SV_SYNC] = "lpc_sync", [SV_KERNEL] = "kernel",
+	[SV_DIRECT] = "direct_1m",
+};
+
+const uint32_t scan_call_bytes[SCAN_NR_CALLS] = { 4096, 16384, 131072 };
+
+int scan_find_row(const struct scan_results *r, enum scan_variant v, unsigned scanners,
+		  uint32_t call)
+{
+	for (unsigned i = 0; i < r->nr_rows; i++)
+		if (r->rows[i].v == v && r->rows[i].scanners == scanners &&
+		    r->rows[i].call == call && !r->rows[i].skip)
+			return (int)i;
+	return -1;
+}
 
 typedef double (*scan_fn)(const struct scan_sample *s);
 

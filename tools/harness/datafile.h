@@ -44,4 +44,17 @@ void datafile_create(struct datafile *df, uint64_t bytes);
 /* Removes the file and its directory now (also done at exit). */
 void datafile_remove(void);
 
+/* Drops the file from the kernel's page cache (posix_fadvise DONTNEED).
+ * Dies on failure. */
+void datafile_drop(const struct datafile *df);
+
+/* Pages of the file in the kernel's page cache (mincore); 0 where unknown. */
+uint64_t datafile_resident_pages(const struct datafile *df);
+
+/*
+ * Opens the file with flags | O_DIRECT, or with flags alone where the file
+ * system refuses O_DIRECT (tmpfs).  Return: the descriptor.  Dies on failure.
+ */
+int datafile_open_direct(const struct datafile *df, int flags);
+
 #endif /* LPCBENCH_DATAFILE_H */

@@ -69,14 +69,15 @@
 
 #include <lpc/lpc.h>
 
-#include "cleanup.h"
-#include "datafile.h"
-#include "kchild.h"
-#include "memcg.h"
+#include "harness/cleanup.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/memcg.h"
+#include "harness/rng.h"
+#include "harness/util.h"
+#include "harness/zipf.h"
+#include "lpcbench/benches.h"
 #include "read.h"
-#include "rng.h"
-#include "util.h"
-#include "zipf.h"
 
 #define READ_PAGE 4096u
 #define READ_BATCH 8 /* reads between two looks at the stop flag */
@@ -84,16 +85,6 @@
 #define READ_WARM_SLICE_NS 250000000u
 #define READ_WARM_CAP_S 8.0 /* warm-up time cap per cache and phase */
 #define READ_WARM_FULL 0.97 /* a kernel cache this full of its limit is warm */
-
-const char *const read_workload_name[RW_NR] = {
-	[RW_DEVICE] = "device", [RW_UNIFORM] = "uniform", [RW_ZIPF] = "zipf",
-	[RW_SCAN] = "scan-mix",
-};
-
-const char *const read_variant_name[RV_NR] = {
-	[RV_LPC] = "lpc", [RV_KERNEL] = "kernel", [RV_MMAP] = "mmap",
-	[RV_DIRECT] = "direct", [RV_PROBE] = "lpc_probe", [RV_LPC_CLOCK] = "lpc_clock",
-};
 
 struct rworker {
 	alignas(BENCH_CACHELINE) uint64_t rng[RV_NR];
@@ -628,42 +619,6 @@ static void time_draws(const struct rctx *x, double *uni, double *zipf)
 		printf(" ");
 }
 
-static void drop_file(struct rctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		die_err(errno, "opening %s", x->df.path);
-	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (rc)
-		die_err(rc, "posix_fadvise(DONTNEED) on %s", x->df.path);
-	close(fd);
-}
-
-/* Pages of the file in the page cache (mincore). */
-static uint64_t resident_pages(const struct rctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	unsigned char *vec;
-	uint64_t n = 0;
-	void *m;
-
-	if (fd < 0)
-		return 0;
-	m = mmap(NULL, x->file_bytes, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return 0;
-	vec = xmalloc(x->nr_pages);
-	if (!mincore(m, x->file_bytes, vec))
-		for (uint32_t i = 0; i < x->nr_pages; i++)
-			n += vec[i] & 1;
-	free(vec);
-	munmap(m, x->file_bytes);
-	return n;
-}
-
 static void read_setup(struct rctx *x, struct read_results *res)
 {
 	const struct bench_opts *o = x->env->opts;
@@ -708,7 +663,7 @@ static void read_setup(struct rctx *x, struct read_results *res)
 	progress_done();
 	/* Just written: in the page cache, charged to this process's group,
 	 * outside the limit.  Drop it, and check. */
-	drop_file(x);
+	datafile_drop(&x->df);
 
 	x->wk = xaligned_alloc(BENCH_CACHELINE, x->nr_workers * sizeof(*x->wk));
 	memset(x->wk, 0, x->nr_workers * sizeof(*x->wk));
@@ -726,17 +681,13 @@ static void read_setup(struct rctx *x, struct read_results *res)
 	build_rows(res, o, x->have_cg);
 
 	read_echo(x, res);
-	x->dfd = open(x->df.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (x->dfd < 0 && errno == EINVAL)
-		x->dfd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	if (x->dfd < 0)
-		die_err(errno, "opening %s", x->df.path);
+	x->dfd = datafile_open_direct(&x->df, O_RDONLY);
 	x->pool = pool_create(x->nr_workers, o->pin);
 	time_draws(x, &t_uni, &t_zipf);
 	printf("  draws      %.1f ns per uniform page number, %.1f ns per Zipf one, inside every timed loop\n",
 	       t_uni, t_zipf);
 	printf("  page cache %" PRIu64 " of the file's pages resident after the drop (want 0)\n",
-	       resident_pages(x));
+	       datafile_resident_pages(&x->df));
 	printf("  workers    %u here (%u pinned), %s in the cgroup's process\n\n",
 	       x->nr_workers, pool_pinned(x->pool), x->have_cg ? "as many" : "none");
 	fflush(stdout);

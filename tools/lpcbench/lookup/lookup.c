@@ -38,11 +38,12 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "floor.h"
+#include "harness/datafile.h"
+#include "harness/floor.h"
+#include "harness/rng.h"
+#include "harness/util.h"
 #include "lookup.h"
-#include "rng.h"
-#include "util.h"
+#include "lpcbench/benches.h"
 
 #define LOOKUP_IDX_ENTRIES (1u << 16) /* page numbers per thread; power of 2 */
 #define LOOKUP_BATCH 64 /* operations between two looks at the stop flag */
@@ -51,22 +52,6 @@
 
 _Static_assert(LOOKUP_IDX_ENTRIES % LOOKUP_BATCH == 0,
 	       "a batch never runs past the end of the page numbers");
-
-const char *const lookup_variant_name[LV_NR] = {
-	[LV_FLOOR] = "floor",
-	[LV_LOCKLESS] = "lockless",
-	[LV_LOCKED] = "locked",
-	[LV_KERNEL] = "kernel",
-	[LV_LPC_PREAD] = "lpc_pread",
-	[LV_KERNEL_HOT] = "kernel_hot",
-	[LV_LPC_PREAD_HOT] = "lpc_pread_hot",
-	[LV_LOCKLESS_HOT] = "lockless_hot",
-	[LV_OPTIMISTIC] = "optimistic",
-	[LV_KERNEL_SHARED] = "kernel_shared",
-	[LV_LPC_PREAD_SHARED] = "lpc_pread_shared",
-	[LV_LOCKLESS_SHARED] = "lockless_shared",
-	[LV_OPTIMISTIC_SHARED] = "optimistic_shared",
-};
 
 static const char *const lookup_variant_desc[LV_NR] = {
 	[LV_FLOOR] = "CAS inc-unless-zero + release dec on a 64 B descriptor array, no index",

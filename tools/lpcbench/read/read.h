@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * read.h - what the read benchmark's measuring half (read.c) hands its
- * reporting half (read_report.c).
+ * reporting half (read_report.c).  One way: read.c calls read_report();
+ * read_report.c, which also holds the rows' names, uses nothing of read.c.
  */
 #ifndef LPCBENCH_READ_H
 #define LPCBENCH_READ_H
@@ -9,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench.h"
-#include "pool.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
 
 /* The workloads, each a phase of its own that starts from cold caches. */
 enum read_workload {

@@ -28,11 +28,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "read.h"
-#include "util.h"
 
 #define GOAL_LPC_OVER_KERNEL 1.5 /* the read goal: lpc >= 1.5x the kernel's reads/s */
+
+const char *const read_workload_name[RW_NR] = {
+	[RW_DEVICE] = "device", [RW_UNIFORM] = "uniform", [RW_ZIPF] = "zipf",
+	[RW_SCAN] = "scan-mix",
+};
+
+const char *const read_variant_name[RV_NR] = {
+	[RV_LPC] = "lpc", [RV_KERNEL] = "kernel", [RV_MMAP] = "mmap",
+	[RV_DIRECT] = "direct", [RV_PROBE] = "lpc_probe", [RV_LPC_CLOCK] = "lpc_clock",
+};
 
 struct rep {
 	const struct bench_env *env;

@@ -45,12 +45,13 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "kchild.h"
-#include "rng.h"
-#include "rounds.h"
-#include "util.h"
-#include "zipf.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/rng.h"
+#include "harness/rounds.h"
+#include "harness/util.h"
+#include "harness/zipf.h"
+#include "lpcbench/benches.h"
 
 #define WR_PAGE 4096u
 #define WR_BATCH 8	  /* operations between two looks at the stop flag */
@@ -427,11 +428,7 @@ static void write_setup(struct wctx *x)
 
 	for (unsigned v = WV_URING; v <= WV_SYNC; v++)
 		lpc_open_one(x, v);
-	x->dfd = open(x->df.path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (x->dfd < 0 && errno == EINVAL)
-		x->dfd = open(x->df.path, O_RDWR | O_CLOEXEC);
-	if (x->dfd < 0)
-		die_err(errno, "opening %s", x->df.path);
+	x->dfd = datafile_open_direct(&x->df, O_RDWR);
 	x->pool = pool_create(x->nr_workers, o->pin);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sqlite.h - the sqlite benchmark (the SQLite VFS's measurement): what its
- * measuring half (sqlite.c), its counting VFS (sqlite_vfs.c) and its
- * reporting half (sqlite_report.c) share.
+ * measuring half (sqlite.c and its parts, sqlite_run.h), its counting VFS
+ * (sqlite_vfs.c) and its reporting half (sqlite_report.c) share.  The
+ * report uses nothing of the others.
  */
 #ifndef LPCBENCH_SQLITE_H
 #define LPCBENCH_SQLITE_H
@@ -10,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bench.h"
-#include "pool.h"
+#include "harness/bench.h"
+#include "harness/pool.h"
 
 /* The databases, each a phase of its own (its own connections). */
 enum sq_db {

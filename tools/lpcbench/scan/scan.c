@@ -52,7 +52,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -60,12 +59,13 @@
 
 #include <lpc/lpc.h>
 
-#include "datafile.h"
-#include "kchild.h"
-#include "memcg.h"
-#include "pool.h"
+#include "harness/datafile.h"
+#include "harness/kchild.h"
+#include "harness/memcg.h"
+#include "harness/pool.h"
+#include "harness/util.h"
+#include "lpcbench/benches.h"
 #include "scan.h"
-#include "util.h"
 
 #define SCAN_BLOCK 4096u               /* the datafile's stamp unit */
 #define SCAN_DIRECT_CALL (1u << 20)    /* direct_1m's read size */
@@ -79,13 +79,6 @@
 #define SCAN_FREE_STALL_MS 300         /* ... or none for this long; the most */
 #define SCAN_EST_MB_S 1000.0           /* the config echo's guess of a pass's
 					* speed, for its estimate only */
-
-const char *const scan_variant_name[SV_NR] = {
-	[SV_URING] = "lpc_uring", [SV_SYNC] = "lpc_sync", [SV_KERNEL] = "kernel",
-	[SV_DIRECT] = "direct_1m",
-};
-
-const uint32_t scan_call_bytes[SCAN_NR_CALLS] = { 4096, 16384, 131072 };
 
 struct sworker {
 	alignas(BENCH_CACHELINE) unsigned char *buf; /* SCAN_DIRECT_CALL, aligned */
@@ -332,43 +325,6 @@ static void lpc_close(struct sctx *x, enum scan_variant v)
 	x->lf[v] = NULL;
 }
 
-static void drop_file(const struct sctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		die_err(errno, "scan: opening %s", x->df.path);
-	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	if (rc)
-		die_err(rc, "scan: posix_fadvise(DONTNEED) on %s", x->df.path);
-	close(fd);
-}
-
-/* Pages of the file in the kernel's page cache (mincore); 0 where unknown. */
-static uint64_t resident_pages(const struct sctx *x)
-{
-	int fd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE), np = (x->file_bytes + psz - 1) / psz;
-	unsigned char *vec;
-	uint64_t n = 0;
-	void *m;
-
-	if (fd < 0)
-		return 0;
-	m = mmap(NULL, x->file_bytes, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return 0;
-	vec = xmalloc(np);
-	if (!mincore(m, x->file_bytes, vec))
-		for (size_t i = 0; i < np; i++)
-			n += vec[i] & 1;
-	free(vec);
-	munmap(m, x->file_bytes);
-	return n;
-}
-
 /* The file's device's read_ahead_kb (the kernel rows' default readahead);
  * -1 if it cannot be found. */
 static long device_readahead_kb(const struct sctx *x)
@@ -409,16 +365,6 @@ static void build_rows(struct scan_results *res, bool cg)
 	r[n++] = (struct scan_row){ SV_DIRECT, 1, SCAN_DIRECT_CALL, false };
 	res->rows = r;
 	res->nr_rows = n;
-}
-
-int scan_find_row(const struct scan_results *r, enum scan_variant v, unsigned scanners,
-		  uint32_t call)
-{
-	for (unsigned i = 0; i < r->nr_rows; i++)
-		if (r->rows[i].v == v && r->rows[i].scanners == scanners &&
-		    r->rows[i].call == call && !r->rows[i].skip)
-			return (int)i;
-	return -1;
 }
 
 static double scan_estimate_s(const struct bench_opts *o)
@@ -510,7 +456,7 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	progress("scan: writing %" PRIu64 " MiB to %s", x->file_bytes >> 20, x->df.dir);
 	datafile_create(&x->df, x->file_bytes);
 	progress_done();
-	drop_file(x);
+	datafile_drop(&x->df);
 
 	x->wk = xaligned_alloc(BENCH_CACHELINE, x->nr_workers * sizeof(*x->wk));
 	memset(x->wk, 0, x->nr_workers * sizeof(*x->wk));
@@ -527,11 +473,7 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	build_rows(res, x->have_cg);
 	scan_echo(x, res);
 
-	x->dfd = open(x->df.path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	if (x->dfd < 0 && errno == EINVAL)
-		x->dfd = open(x->df.path, O_RDONLY | O_CLOEXEC);
-	if (x->dfd < 0)
-		die_err(errno, "scan: opening %s", x->df.path);
+	x->dfd = datafile_open_direct(&x->df, O_RDONLY);
 	x->pool = pool_create(x->nr_workers, o->pin);
 	lpc_open(x, SV_URING);
 	lpc_open(x, SV_SYNC);
@@ -625,8 +567,8 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 	memset(s, 0, sizeof(*s));
 	if (scan_is_lpc(row->v))
 		lpc_make_cold(x, row->v, s);
-	drop_file(x);
-	s->resident0 = resident_pages(x);
+	datafile_drop(&x->df);
+	s->resident0 = datafile_resident_pages(&x->df);
 	if (row->v == SV_KERNEL) {
 		struct scan_cmd c = { SCMD_RUN, row->v, row->scanners, row->call };
 		struct scan_res r;

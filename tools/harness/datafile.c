@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -182,4 +183,51 @@ void datafile_create(struct datafile *df, uint64_t bytes)
 		die_err(errno, "fdatasync %s", df->path);
 	if (close(fd))
 		die_err(errno, "closing %s", df->path);
+}
+
+void datafile_drop(const struct datafile *df)
+{
+	int fd = open(df->path, O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		die_err(errno, "opening %s", df->path);
+	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (rc)
+		die_err(rc, "posix_fadvise(DONTNEED) on %s", df->path);
+	close(fd);
+}
+
+uint64_t datafile_resident_pages(const struct datafile *df)
+{
+	int fd = open(df->path, O_RDONLY | O_CLOEXEC);
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE), np = (df->bytes + psz - 1) / psz;
+	unsigned char *vec;
+	uint64_t n = 0;
+	void *m;
+
+	if (fd < 0)
+		return 0;
+	m = mmap(NULL, df->bytes, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	vec = xmalloc(np);
+	if (!mincore(m, df->bytes, vec))
+		for (size_t i = 0; i < np; i++)
+			n += vec[i] & 1;
+	free(vec);
+	munmap(m, df->bytes);
+	return n;
+}
+
+int datafile_open_direct(const struct datafile *df, int flags)
+{
+	int fd = open(df->path, flags | O_DIRECT | O_CLOEXEC);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = open(df->path, flags | O_CLOEXEC);
+	if (fd < 0)
+		die_err(errno, "opening %s", df->path);
+	return fd;
 }

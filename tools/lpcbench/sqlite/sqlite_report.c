@@ -26,12 +26,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "harness/plot.h"
+#include "harness/util.h"
 #include "sqlite.h"
-#include "util.h"
 
 #define GOAL_SELECT 2.0 /* the goal: point selects >= 2x unix's at equal memory */
 #define GOAL_WRITE 1.0  /* ... and write throughput not below it */
+
+const char *const sq_work_name[SQ_NR] = {
+	[SQ_SMALL_UNI] = "small-uniform", [SQ_SMALL_ZIPF] = "small-zipf",
+	[SQ_LARGE_UNI] = "large-uniform", [SQ_LARGE_ZIPF] = "large-zipf",
+	[SQ_TPCB] = "tpcb", [SQ_TPCB_WAL] = "tpcb-wal",
+};
+const char *const sq_db_name[SD_NR] = { "small", "large", "tpcb", "tpcb-wal" };
+const char *const sq_vfs_name[SV_NR] = { "unix", "lpc", "lpc_excl" };
 
 typedef double (*sq_fn)(const struct sq_sample *s);
 
