@@ -193,6 +193,7 @@ static void free_deferred(struct lpc_page *p, bool submit)
 			"FREE-FRAME-REF", p, "deferred free of a page with ref != 0");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
+	lpc_page_debug_not_reading(p, "deferred free");
 	lpc_page_debug_seq_closed(p, "deferred free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
@@ -323,6 +324,7 @@ void lpc_page_free_private(struct lpc_page *p)
 			"FREE-FRAME-REF", p, "private free of a page with ref != 1 (someone else holds it)");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "private free of a frame already free");
+	lpc_page_debug_not_reading(p, "private free");
 	lpc_page_debug_seq_closed(p, "private free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
@@ -369,6 +371,7 @@ static void page_init_private(struct lpc_page *p)
 				atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
 			"FRAME-HANDED-OUT-TWICE", p,
 			"allocator handed out a frame that is not free (another owner has it)");
+	lpc_page_debug_not_reading(p, "hand-out");
 #endif
 	p->next = NULL;
 	/* Recycling changes the frame's identity (and, for its next owner,

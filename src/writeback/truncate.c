@@ -4,8 +4,11 @@
  *
  * Shrinking, with f->trunc_lock held exclusive (no lpc_pwrite runs) and
  * f->size_lock (no other size change):
- *   1 store the new size (seq_cst): from here a miss that reads a page past
- *     it drops the page (miss.c, after M4), and reads stop at it
+ *   1 store the new size (seq_cst), after the cut in trunc_cut and the
+ *     odd trunc_seq (filemap.h): from here a miss that reads a page past
+ *     it drops the page (miss.c, after M4), and reads stop at it; a read
+ *     that raced this truncate keeps nothing from the cut on, and loses
+ *     nothing below it (misses far below the cut are not read again)
  *   2 for each page past the new end, in index order: lock it (waiting for
  *     its holder), wait for its write in flight, remove it from the index
  *     (un-dirtying it); users holding it keep a valid page, no longer cached
@@ -16,7 +19,10 @@
  *     O_DIRECT write of the old last block corrupts it on ext4)
  * A miss racing step 2 inserts its page either before the walk passes its
  * index (the walk then waits for its lock and removes it) or after, when it
- * sees the new size after its read and drops the page itself.  A write of a
+ * sees the new size after its read and drops the page itself; either way it
+ * sees trunc_seq odd or changed and drops what it read from the cut on, so a
+ * regrowth after step 4 never shows bytes from before the cut (rule
+ * TRUNC-PAST-END checks, at the end, that no page past it is cached).  A write of a
  * page past the end cannot be in flight after step 2, so nothing extends
  * the kernel's file again after step 4 (a whole last page written later is
  * cut back by the writeback's own publish of the size).
@@ -113,9 +119,16 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	old = atomic_load_explicit(&f->size, memory_order_relaxed);
 	/* A read in flight past the cut may carry bytes from before it; the
 	 * odd count tells it so (filemap.h trunc_seq), even if the file has
-	 * grown again by the time it checks the size. */
-	if (size < old)
+	 * grown again by the time it checks the size, and the cut, stored
+	 * first in this truncate's slot, tells it where: its pages below the
+	 * cut are not touched by it (filemap.h lpc_filemap_trunc_from: why a
+	 * reader that sees the raise reads this cut). */
+	if (size < old) {
+		uint64_t seq = atomic_load_explicit(&f->trunc_seq, memory_order_relaxed);
+
+		atomic_store_explicit(&f->trunc_cut[(seq >> 1) & 1], size, memory_order_release);
 		atomic_fetch_add_explicit(&f->trunc_seq, 1, memory_order_seq_cst);
+	}
 	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
 	if (size < old)
 		truncate_pages(f, size);					/* 2, 3 */
