@@ -430,14 +430,16 @@ static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned 
 }
 
 /* Takes up to `want` frames from the shared list, then from the fresh
- * range.  Return: the chain. */
-static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned *got)
+ * range, leaving at least `keep` free (readahead's reserve: 0 for any
+ * other allocation).  Return: the chain. */
+static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, uint32_t keep,
+				    unsigned *got)
 {
 	struct lpc_page *head, *tail = NULL, *p;
 	unsigned n = 0, k;
 
 	pthread_mutex_lock(&c->free_lock);
-	if (!c->nfree) {
+	if (c->nfree <= keep) {
 		pthread_mutex_unlock(&c->free_lock);
 		*got = 0;
 		return NULL;
@@ -446,6 +448,8 @@ static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned 
 	 * a thread's hoard is then at most an eighth of what was free. */
 	if (want > c->nfree / 8)
 		want = c->nfree / 8 ? c->nfree / 8 : 1;
+	if (want > c->nfree - keep)
+		want = c->nfree - keep;
 	head = c->free;
 	for (p = head; p && n < want; p = p->next) {
 		tail = p;
@@ -571,7 +575,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->reclaim_lock);
-	*out = shared_take(c, 1, &got); /* another thread reclaimed meanwhile */
+	*out = shared_take(c, 1, 0, &got); /* another thread reclaimed meanwhile */
 	if (*out)
 		goto unlock;
 	lpc_yield_point(LPC_YP_T1);
@@ -610,13 +614,13 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 		 * whose submitter began after T2 may not be queued yet: then
 		 * the next round's T2 waits for it. */
 		lpc_rcu_barrier();
-		*out = shared_take(c, 1, &got);
+		*out = shared_take(c, 1, 0, &got);
 		rc = *out ? 0 : -EAGAIN;
 		goto unlock;
 	}
 	/* Frames freed while we looked landed on the shared list; those on
 	 * pending need the next round's grace period. */
-	*out = shared_take(c, 1, &got);
+	*out = shared_take(c, 1, 0, &got);
 	rc = *out ? 0 : more_pending ? -EAGAIN : -ENOMEM;
 unlock:
 	pthread_mutex_unlock(&c->reclaim_lock);
@@ -658,9 +662,15 @@ static bool backoff(uint64_t deadline, unsigned *us)
 	return true;
 }
 
+uint32_t lpc_pool_ra_reserve(const struct lpc_pool *c)
+{
+	return c->wake_below > 1 ? c->wake_below : 1;
+}
+
 int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **out)
 {
 	struct lpc_tcache *t = lpc_tcache(&c->owner);
+	uint32_t keep = flags & LPC_ALLOC_NORECLAIM ? lpc_pool_ra_reserve(c) : 0;
 	struct lpc_page *p;
 	uint64_t deadline = 0;
 	unsigned got, again = 0, rounds = 0, sleep_us = 100;
@@ -680,7 +690,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
 			} else {
-				p = shared_take(c, c->tbatch, &got);
+				p = shared_take(c, c->tbatch, keep, &got);
 				if (p && got > 1) { /* keep the rest */
 					t->free = p->next;
 					atomic_store_explicit(&t->nfree, got - 1,
@@ -689,7 +699,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 			}
 			tlist_exit();
 		} else {
-			p = shared_take(c, 1, &got);
+			p = shared_take(c, 1, keep, &got);
 		}
 		if (p) {
 			/* Took from the shared list: below the low watermark,
@@ -704,11 +714,14 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
-		if (flags & LPC_ALLOC_NORECLAIM) {
-			if (c->wake)
-				c->wake(c->reclaim_arg);
+		/* Readahead reads less instead, and wakes nobody: a reclaimer
+		 * woken for it would evict to make room for more read-ahead
+		 * pages, and the first pages it meets unused are the ones
+		 * this stream read ahead a moment ago (inactive, RA).  Demand
+		 * allocations wake it when they take the free count below
+		 * wake_below, the reserve's floor. */
+		if (flags & LPC_ALLOC_NORECLAIM)
 			return -ENOMEM;
-		}
 		/* Frames free but out of reach first (pending, in flight,
 		 * other threads' lists): evicting while they land would throw
 		 * cached pages away for nothing. */

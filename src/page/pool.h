@@ -83,9 +83,27 @@ struct lpc_pool {
 /* lpc_page_alloc_frame flags. */
 #define LPC_ALLOC_NOWAIT 1u /* no waiting when nothing can be evicted (lpc_pread) */
 /* Free frames only: no grace period for pending ones, no direct reclaim, no
- * wait (readahead, which reads less rather than take a frame); a failure is
- * not counted in alloc_failures. */
+ * wait, no wake of the reclaimer, and none of the last lpc_pool_ra_reserve
+ * frames of the shared list (readahead, which reads less rather than take a
+ * frame a demand read may need); a failure is not counted in
+ * alloc_failures. */
 #define LPC_ALLOC_NORECLAIM 2u
+
+/*
+ * Readahead's reserve: the shared free frames an LPC_ALLOC_NORECLAIM
+ * allocation leaves (its own thread's private frames it may take).  The
+ * reclaimer's low watermark, wake_below (1/64 of the frames, at least two
+ * eviction batches, at most 1/8; reclaim/reclaimer.c), and at least 1.  Why
+ * that: a window in flight holds its frames locked, unevictable, for as
+ * long as the device takes; with the reserve, a demand read that comes
+ * meanwhile finds a free frame at once however many windows are in flight,
+ * and since the reserve is the watermark below which an allocation wakes
+ * the reclaimer, readahead never wakes it nor evicts: it lives on the frames
+ * the reclaimer keeps free above the watermark (up to its high one), so
+ * eviction happens only for demand reads, and never of a stream's own
+ * read-ahead pages to make room for more of them.  Context: any.
+ */
+uint32_t lpc_pool_ra_reserve(const struct lpc_pool *pool);
 
 static inline void *lpc_page_frame(const struct lpc_page *p)
 {

@@ -644,6 +644,64 @@ static void t_trunc_held(int mode)
 	free(buf);
 }
 
+/*
+ * Readahead never makes a demand read fail or wait (page/pool.h,
+ * lpc_pool_ra_reserve): a 97-frame cache, the application pinning 33 pages
+ * of file A whose marker (page 2, met by the pin's slow path) starts the
+ * window [33, 97), held in flight at the gate; lpc_page_get of file B then
+ * gets a free frame at once (no direct reclaim, no wait, no failure), and
+ * the reclaimer was not woken to evict A's pages read ahead a moment before
+ * (none wasted, none read twice).  (Before: the window took every free
+ * frame and its failed allocations woke the reclaimer: the get waited
+ * alloc_wait_ms and failed -ENOMEM, and ra_wasted was 30.)
+ */
+static void t_ra_reserve(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+	struct lpc_page *pins[64], *p = NULL;
+	struct lpc_stats s0, s1;
+	unsigned char buf[PS];
+	struct tfile a, b;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = 97 * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
+	cfg.alloc_wait_ms = 300;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0);
+	mk_file(c, &a, 1024 * PS, O_RDONLY);
+	mk_file(c, &b, 1024 * PS, O_RDONLY);
+	tst_gate_install(c);
+	CHECK_EQ(lpc_pread(a.f, buf, PS, 0), PS);
+	CHECK_EQ(lpc_pread(a.f, buf, PS, PS), PS, "window [1, 33), marker on 2");
+	tst_gate_close();
+	tst_gate_hold_from(a.e.id, 33); /* the marker's window only */
+	CHECK_EQ(lpc_pin(a.f, 0, 33 * PS, LPC_PIN_READ, pins, 64), 33, "pages 0-32 pinned");
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the marker's window reached the device");
+	CHECK(atomic_load(&c->pool.nfree) >= lpc_pool_ra_reserve(&c->pool),
+	      "the window left %u free frames, its reserve is %u",
+	      (unsigned)atomic_load(&c->pool.nfree), lpc_pool_ra_reserve(&c->pool));
+	lpc_stats(c, &s0);
+	rc = lpc_page_get(b.f, 500, 0, &p);
+	lpc_stats(c, &s1);
+	if (CHECK_EQ(rc, 0, "a demand read with a window in flight")) {
+		CHECK(tst_check_page(&b.e, 500, lpc_page_data(p)), "its bytes");
+		lpc_page_put(p);
+	}
+	CHECK_EQ(s1.direct_reclaims - s0.direct_reclaims, 0, "it took a free frame");
+	CHECK_EQ(s1.alloc_failures - s0.alloc_failures, 0);
+	CHECK_EQ(s1.ra_wasted, 0, "no page read ahead was evicted unused");
+	CHECK_EQ(s1.read_pages, 34, "pages 0-32, B's page 500: none read twice");
+	tst_gate_open(0);
+	lpc_unpin(pins, 33, LPC_PIN_READ);
+	quiesce_bounded(a.f);
+	CHECK_EQ(lpc_file_close(a.f), 0);
+	CHECK_EQ(lpc_file_close(b.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* The submitter A of an asynchronous window, which then exits or blocks. */
 struct submitter {
 	struct lpc_file *f;
@@ -814,6 +872,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_short_window_kept(mode));
 		TST_RUN(t_trunc_held(mode));
 	}
+	TST_RUN(t_ra_reserve());
 	TST_RUN(t_submitter_gone(true));
 	TST_RUN(t_submitter_gone(false));
 	TST_RUN(t_close_in_flight());
