@@ -355,14 +355,18 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
 #if LPC_DEBUG
-			if (flags & LPC_PG_ERROR) {
+			/* Unlocked and not UPTODATE: its read failed (ERROR) or
+			 * was dropped (run.c U5, a raced truncate), and it left
+			 * the index before the unlock (our reference keeps it
+			 * from being reused meanwhile). */
+			if (!(flags & LPC_PG_UPTODATE)) {
 				struct lpc_page *q;
 
 				lpc_rcu_read_lock();
 				q = lpc_radix_lookup(&f->tree, index, NULL);
 				lpc_rcu_read_unlock();
 				lpc_debug_check(q != p, "FAILED-PAGE-IN-INDEX", p,
-						"a page whose read failed is still in the index");
+						"a page whose read failed or was dropped is still in the index");
 			}
 #endif
 			if (flags & LPC_PG_UPTODATE) {

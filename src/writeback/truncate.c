@@ -91,6 +91,43 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 	}
 }
 
+#if LPC_DEBUG
+/* Rule TRUNC-PAST-END: once a shrinking truncate has removed the pages past
+ * its end (step 2) and cut the kernel's file (4), no page wholly past that
+ * end is UPTODATE in the index: a read that raced it kept nothing from the
+ * cut on (miss.c M5, run.c U5: lpc_filemap_trunc_from), and every other
+ * path that makes pages (lpc_pwrite) waits for trunc_lock.  Pages in flight
+ * (not UPTODATE) are a raced read's, which drops them.  Walked under
+ * tree_lock, which every insert takes (and in LOCKED mode a read hold of
+ * the rwlock, which every removal needs for writing; tried only: a LOCKED
+ * miss holds it for reading across its read, and may itself wait here
+ * for nothing, so a busy rwlock skips the check). */
+static void debug_nothing_past(struct lpc_file *f, uint64_t size)
+{
+	uint64_t first = (size + f->pool->page_size - 1) >> f->page_shift;
+	void *pages[TR_GANG];
+	uint64_t idx[TR_GANG];
+	unsigned n;
+
+	if (f->locked_lookup && pthread_rwlock_tryrdlock(&f->tree_rwlock))
+		return;
+	pthread_mutex_lock(&f->tree_lock);
+	while ((n = lpc_radix_gang(&f->tree, first, pages, idx, TR_GANG)) > 0) {
+		first = idx[n - 1] + 1;
+		for (unsigned i = 0; i < n; i++)
+			lpc_debug_check(!(lpc_page_flags(pages[i]) & LPC_PG_UPTODATE), "TRUNC-PAST-END",
+					pages[i],
+					"page %llu is cached past the end (%llu bytes) a truncate just set",
+					(unsigned long long)idx[i], (unsigned long long)size);
+	}
+	pthread_mutex_unlock(&f->tree_lock);
+	if (f->locked_lookup)
+		pthread_rwlock_unlock(&f->tree_rwlock);
+}
+#else
+#define debug_nothing_past(f, size) ((void)0)
+#endif
+
 LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 {
 	struct lpc_tcache *t;
@@ -140,6 +177,8 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	if (!rc)
 		lpc_debug_wb_end_set(f, size);
 	lpc_yield_point(LPC_YP_SZ5);
+	if (size < old)
+		debug_nothing_past(f, size);
 	if (!rc) {
 		/* As the publish's SZ5: a CAS, so a writeback's raise of
 		 * io.size (SZ2: the last page, written again after step 3,

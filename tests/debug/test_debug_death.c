@@ -239,6 +239,66 @@ static void break_run_frame_in_flight(void)
 	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
 }
 
+/* FRAME-FREED-IN-FLIGHT: a backend whose readv drops both references of
+ * the run's last page (the run's and the index's) while the device writes
+ * into its frame, as a reader that did not hold its page across the read
+ * would let a removal free it. */
+static ssize_t run_free_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
+			      uint64_t off, uint64_t index)
+{
+	size_t id = (size_t)((char *)iov[n - 1].iov_base - (char *)cache->pool.frames) >>
+		    cache->pool.page_shift;
+
+	lpc_page_put(&cache->pool.pages[id]);
+	lpc_page_put(&cache->pool.pages[id]);
+	return run_inner->readv(f, iov, n, off, index);
+}
+
+static void break_frame_freed_in_flight(void)
+{
+	char buf[4 * 4096];
+
+	run_inner = cache->io.ops;
+	run_reuse_ops = *cache->io.ops;
+	run_reuse_ops.readv = run_free_readv;
+	cache->io.ops = &run_reuse_ops;
+	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+}
+
+/* TRUNC-PAST-END: a read that did not see the shrinking truncate it raced
+ * (trunc_seq as before it, lpc's size the old one: as a miss that skipped
+ * lpc_filemap_trunc_from would judge) caches a page past the cut while the
+ * truncate is between its removal pass and its ftruncate (SZ4). */
+static struct lpc_file *trunc_file;
+
+static void trunc_past_hook(enum lpc_yield_point yp)
+{
+	struct lpc_page *p;
+	uint64_t seq, size;
+
+	if (yp != LPC_YP_SZ4)
+		return;
+	seq = atomic_load(&trunc_file->trunc_seq);
+	size = atomic_load(&trunc_file->size);
+	atomic_store(&trunc_file->trunc_seq, seq - 1);
+	atomic_store(&trunc_file->size, 16 * 4096);
+	if (lpc_page_get(trunc_file, 12, 0, &p) == 0)
+		lpc_page_put(p);
+	atomic_store(&trunc_file->size, size);
+	atomic_store(&trunc_file->trunc_seq, seq);
+}
+
+static void break_trunc_past_end(void)
+{
+	char path[512];
+
+	REQUIRE(tst_make_file("death_trunc", 16 * 4096, 3, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(cache, path, O_RDWR, 0, &trunc_file) == 0, "open for writing");
+	lpc_yield_set_hook(trunc_past_hook);
+	lpc_yield_arm("SZ4", 1.0, 1);
+	lpc_truncate(trunc_file, 4 * 4096);
+}
+
 static void break_file_after_close(void)
 {
 	struct lpc_page *q;
@@ -578,6 +638,8 @@ static const struct {
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
 	{ "RUN-FRAME-IN-FLIGHT", break_run_frame_in_flight },
+	{ "FRAME-FREED-IN-FLIGHT", break_frame_freed_in_flight },
+	{ "TRUNC-PAST-END", break_trunc_past_end },
 	{ "NS-DROP-ROOT", break_ns_drop_root },
 	{ "NS-SEQ-NESTED", break_ns_seq_nested },
 };
