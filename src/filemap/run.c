@@ -163,8 +163,9 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	n = k;
 
 	/* U2: demand pages wait as the caller's flags say (page 0) or not at
-	 * all; read-ahead pages take only free frames (NORECLAIM: readahead
-	 * never reclaims, waits, or makes a demand read fail: it reads less). */
+	 * all; read-ahead pages take only free frames above the pool's
+	 * reserve (NORECLAIM: readahead never reclaims, waits, or makes a
+	 * demand read fail or wait: it reads less; lpc_pool_ra_reserve). */
 	lpc_yield_point(LPC_YP_M1);
 	t0 = lpc_now_ns();
 	for (k = 0; k < n; k++) {

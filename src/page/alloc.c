@@ -704,24 +704,27 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		if (p) {
 			/* Took from the shared list: below the low watermark,
 			 * wake the background reclaimer (above it, nothing
-			 * shared is written). */
+			 * shared is written); readahead, which never goes
+			 * below its reserve (the low watermark), a reserve
+			 * earlier, with ra: its refill spares the pages read
+			 * ahead and not used yet (pool.h). */
 			if (got && c->wake &&
-			    atomic_load_explicit(&c->nfree, memory_order_relaxed) < c->wake_below)
-				c->wake(c->reclaim_arg);
+			    atomic_load_explicit(&c->nfree, memory_order_relaxed) <
+				    c->wake_below + keep)
+				c->wake(c->reclaim_arg, keep != 0);
 			break;
 		}
 		/* A thread without a block is not registered with RCU (and is
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
-		/* Readahead reads less instead, and wakes nobody: a reclaimer
-		 * woken for it would evict to make room for more read-ahead
-		 * pages, and the first pages it meets unused are the ones
-		 * this stream read ahead a moment ago (inactive, RA).  Demand
-		 * allocations wake it when they take the free count below
-		 * wake_below, the reserve's floor. */
-		if (flags & LPC_ALLOC_NORECLAIM)
+		/* Readahead reads less instead, and asks for a refill that
+		 * spares what it read ahead (pool.h). */
+		if (flags & LPC_ALLOC_NORECLAIM) {
+			if (c->wake)
+				c->wake(c->reclaim_arg, true);
 			return -ENOMEM;
+		}
 		/* Frames free but out of reach first (pending, in flight,
 		 * other threads' lists): evicting while they land would throw
 		 * cached pages away for nothing. */
@@ -740,7 +743,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		 * period.  Wake the reclaimer too: the free list ran dry. */
 		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
 		if (c->wake)
-			c->wake(c->reclaim_arg);
+			c->wake(c->reclaim_arg, false);
 		t0 = now_ns();
 		evicted = c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t);
 		lpc_count_add(t, LPC_C_MISS_NS_EVICT, now_ns() - t0);
