@@ -213,56 +213,58 @@ static void break_failed_in_index(void)
 	lpc_page_get(file, 0, 0, &q);
 }
 
-/* A backend whose readv sees a frame of the run change identity while the
- * device writes into it, as if it had been freed and reused. */
+/* A backend whose readv first does `what` to the run's last page, as if it
+ * happened while the device writes into its frame, then reads. */
 static const struct lpc_io_backend_ops *run_inner;
-static struct lpc_io_backend_ops run_reuse_ops;
+static struct lpc_io_backend_ops run_broken_ops;
+static void (*run_what)(struct lpc_page *p);
 
-static ssize_t run_reuse_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
-			       uint64_t off, uint64_t index)
+static ssize_t run_broken_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
+				uint64_t off, uint64_t index)
 {
 	size_t id = (size_t)((char *)iov[n - 1].iov_base - (char *)cache->pool.frames) >>
 		    cache->pool.page_shift;
 
-	atomic_store(&cache->pool.pages[id].index, 12345);
+	run_what(&cache->pool.pages[id]);
 	return run_inner->readv(f, iov, n, off, index);
+}
+
+/* A run of pages 4-7 read through run_broken_readv. */
+static void run_broken(void (*what)(struct lpc_page *p))
+{
+	char buf[4 * 4096];
+
+	run_what = what;
+	run_inner = cache->io.ops;
+	run_broken_ops = *cache->io.ops;
+	run_broken_ops.readv = run_broken_readv;
+	cache->io.ops = &run_broken_ops;
+	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+}
+
+/* RUN-FRAME-IN-FLIGHT: the frame changes identity, as if freed and reused. */
+static void reuse_frame(struct lpc_page *p)
+{
+	atomic_store(&p->index, 12345);
 }
 
 static void break_run_frame_in_flight(void)
 {
-	char buf[4 * 4096];
-
-	run_inner = cache->io.ops;
-	run_reuse_ops = *cache->io.ops;
-	run_reuse_ops.readv = run_reuse_readv;
-	cache->io.ops = &run_reuse_ops;
-	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+	run_broken(reuse_frame);
 }
 
-/* FRAME-FREED-IN-FLIGHT: a backend whose readv drops both references of
- * the run's last page (the run's and the index's) while the device writes
- * into its frame, as a reader that did not hold its page across the read
+/* FRAME-FREED-IN-FLIGHT: both references of the page dropped (the run's and
+ * the index's), as a reader that did not hold its page across the read
  * would let a removal free it. */
-static ssize_t run_free_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
-			      uint64_t off, uint64_t index)
+static void free_frame(struct lpc_page *p)
 {
-	size_t id = (size_t)((char *)iov[n - 1].iov_base - (char *)cache->pool.frames) >>
-		    cache->pool.page_shift;
-
-	lpc_page_put(&cache->pool.pages[id]);
-	lpc_page_put(&cache->pool.pages[id]);
-	return run_inner->readv(f, iov, n, off, index);
+	lpc_page_put(p);
+	lpc_page_put(p);
 }
 
 static void break_frame_freed_in_flight(void)
 {
-	char buf[4 * 4096];
-
-	run_inner = cache->io.ops;
-	run_reuse_ops = *cache->io.ops;
-	run_reuse_ops.readv = run_free_readv;
-	cache->io.ops = &run_reuse_ops;
-	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+	run_broken(free_frame);
 }
 
 /* TRUNC-PAST-END: a read that did not see the shrinking truncate it raced

@@ -53,16 +53,23 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode, uint32_t max_kb)
 	return c;
 }
 
-static void mk_file(struct lpc_cache *c, struct tfile *t, uint64_t size)
+/* A file of `size` bytes in pages of ps, opened with oflags. */
+static void mk_file_ps(struct lpc_cache *c, struct tfile *t, uint64_t size, size_t ps,
+		       int oflags)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "run%d", nfile++);
 	t->e = (struct tst_expect){ .backend = LPC_IO_SYNC, .salt = 77 + (uint64_t)nfile,
-				    .size = size, .ps = PS };
+				    .size = size, .ps = ps };
 	REQUIRE(tst_make_file(name, size, t->e.salt, t->path, sizeof(t->path)) == 0);
 	t->e.id = tst_file_id(t->path);
-	t->f = tst_file_open(c, t->path, O_RDONLY);
+	t->f = tst_file_open(c, t->path, oflags);
+}
+
+static void mk_file(struct lpc_cache *c, struct tfile *t, uint64_t size)
+{
+	mk_file_ps(c, t, size, PS, O_RDONLY);
 }
 
 static bool cached(struct lpc_file *f, uint64_t index)
@@ -304,19 +311,6 @@ static struct lpc_cache *mk_cache_ps(unsigned frames, size_t ps, int mode, bool 
 	rc = lpc_cache_create(&cfg, &c);
 	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
 	return c;
-}
-
-static void mk_file_ps(struct lpc_cache *c, struct tfile *t, uint64_t size, size_t ps,
-		       int oflags)
-{
-	char name[32];
-
-	snprintf(name, sizeof(name), "run%d", nfile++);
-	t->e = (struct tst_expect){ .backend = LPC_IO_SYNC, .salt = 77 + (uint64_t)nfile,
-				    .size = size, .ps = ps };
-	REQUIRE(tst_make_file(name, size, t->e.salt, t->path, sizeof(t->path)) == 0);
-	t->e.id = tst_file_id(t->path);
-	t->f = tst_file_open(c, t->path, oflags);
 }
 
 /* Whether page `index` of t is cached with the file's bytes. */
