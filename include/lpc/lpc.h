@@ -101,13 +101,21 @@
  *
  * C. Misses and reads (lpc_page_get, lpc_pread)
  *  C.1 Exactly one read per page, however many threads miss on it at once:
- *      the others wait on the page and share the outcome of that read.
- *  C.2 When that read fails, the reader and every thread waiting on the page
- *      get -EIO (the reader: the backend's errno) from lpc_page_get, and
- *      lpc_pread returns it if it was the first page, else ends short before
- *      it; nothing is cached; the next call reads the page again.
+ *      the others wait on the page and share the outcome of that read.  A
+ *      read of several pages (a run, a readahead window) that fails or
+ *      comes back short where the file goes on is not a page's outcome:
+ *      the caller's pages are read again one by one, the others dropped
+ *      (their waiters read them, each alone), so one bad page fails no
+ *      other page.
+ *  C.2 When a page's own read fails, its reader and every thread waiting on
+ *      the page get -EIO (the reader: the backend's errno) from
+ *      lpc_page_get, and lpc_pread returns it if it was the first page, else
+ *      ends short before it; nothing is cached; the next call reads the page
+ *      again.
  *  C.3 Data a call returns is never zeros that stand for data the file has:
- *      a read shorter than a page where the file does not end is -EIO.
+ *      a read shorter than a page where the file does not end (the storage's
+ *      size says so, whether or not lpc writes the file) is read once more,
+ *      then -EIO.
  *  C.4 lpc_pread never fails for want of a frame, and never waits for one:
  *      what it cannot cache (every frame held or locked, nothing evictable)
  *      it reads around the cache at once (counted in read_around).

@@ -121,9 +121,14 @@ struct lpc_file {
 	 * its size store and after its ftruncate, under size_lock): a read
 	 * whose page was inserted while it was odd, or that saw it change,
 	 * may hold bytes from before the cut, which a later growth would make
-	 * look valid; it is dropped and looked up again (miss.c M5, run.c U5,
-	 * lpc_filemap_trunc_raced). */
+	 * look valid; what it read from the cut on is dropped (the pages
+	 * wholly past it looked up again, the cut's own page kept with zeros
+	 * past the cut), what lies below the cut is kept (miss.c M5, run.c
+	 * U5, lpc_filemap_trunc_from).  trunc_cut[n & 1] is the cut (the new
+	 * size, bytes) of the shrinking truncate that raises trunc_seq from
+	 * 2n to 2n + 1, stored (release) before that raise, under size_lock. */
 	_Atomic uint64_t trunc_seq;
+	_Atomic uint64_t trunc_cut[2];
 	_Atomic uint64_t wb_err;       /* errseq of write errors (writeback/dirty.c) */
 	_Atomic uint64_t nrdirty;      /* DIRTY pages; changed under the index lock */
 	_Atomic uint64_t dirtied_when; /* ns when nrdirty last left 0 (the flusher's age) */
@@ -196,12 +201,37 @@ static inline void lpc_debug_wb_end_raise(struct lpc_file *f, uint64_t end)
 #define lpc_debug_wb_end_set(f, size) ((void)0)
 #endif
 
-/* True when a read that loaded trunc_seq as s0 after its pages were in the
- * index may have raced a shrinking truncate (see trunc_seq).  Context:
- * after the read, before its size check. */
-static inline bool lpc_filemap_trunc_raced(struct lpc_file *f, uint64_t s0)
+/*
+ * Where the bytes of a read that loaded trunc_seq as s0 after its pages were
+ * in the index (M4, U4) may predate a shrinking truncate's cut (see
+ * trunc_seq): from the cut of the one shrinking truncate that overlapped the
+ * read on; nowhere (UINT64_MAX) when none did; everywhere (0) when several
+ * did (a rarity: each of them ran while this read was in flight).  Bytes
+ * below the cut are the file's whatever the truncate did: a read of pages
+ * below it is never dropped.  Why the cut read is that truncate's, T's (its
+ * count went from base = s0 & ~1 to base + 1): T stored it before its raise
+ * (release, then the seq_cst RMW), and the first load below read T's raise
+ * or a later value, so the acquire load of T's slot reads T's store or a
+ * later one; the next store to that slot is by the truncate after next,
+ * T + 2, which takes size_lock after T + 1 raised the count to base + 3, so
+ * a load that reads it (acquire, from T + 2's release) makes the count's
+ * second load read base + 3 or more: then 0.  T + 1 writes the other slot.
+ * Context: after the read, before its size check.
+ */
+static inline uint64_t lpc_filemap_trunc_from(struct lpc_file *f, uint64_t s0)
 {
-	return (s0 & 1) || atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst) != s0;
+	uint64_t base = s0 & ~(uint64_t)1;
+	uint64_t s1 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
+	uint64_t cut;
+
+	if (s1 == s0 && !(s0 & 1))
+		return UINT64_MAX;
+	if (s1 - base > 2)
+		return 0;
+	cut = atomic_load_explicit(&f->trunc_cut[(base >> 1) & 1], memory_order_acquire);
+	if (atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst) - base > 2)
+		return 0;
+	return cut;
 }
 
 #define LPC_FILE_MAGIC 0x6c706366u /* "lpcf" */
@@ -442,11 +472,34 @@ uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen);
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
 
 /*
- * Judges a read of page `index` that returned r bytes: shorter than a page
- * is the end of the file only where the file ends; short anywhere else is an
- * I/O error, so zeros are never cached or returned for data the file has.
- * Return: r, or -EIO.
+ * C.3's judgement of a short read: true when a read that stopped at byte
+ * `end` of f stopped at the end of the storage's file (its size now: the
+ * backend's size op or fstat, whether or not lpc keeps the size), so what
+ * it did not return is a hole; false when the storage's file goes further:
+ * an error cut the read, or the file grew since (writeback of a later page
+ * extends it), and the missing bytes must be read again, never taken for
+ * zeros.  Context: may call fstat.
+ */
+bool lpc_filemap_short_at_eof(struct lpc_file *f, uint64_t end);
+
+/*
+ * Judges a read of page `index` that returned r bytes with
+ * lpc_filemap_short_at_eof.  Return: r, or -EIO for a short read where the
+ * storage's file goes on.
  */
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
+
+/*
+ * M4 for one page: reads page `index` of f into p's frame (p locked by the
+ * caller, in the index, referenced: rule FRAME-FREED-IN-FLIGHT), judges a
+ * short count with lpc_filemap_short_at_eof, and reads once more when it
+ * came short where the storage's file goes on (the file may have grown
+ * between the read and the size: the second read then gets the bytes).
+ * Counts reads, read_pages, direct_fallbacks; not errors.  Return: the
+ * bytes (short only at the storage's end of file), or a negative errno
+ * (-EIO: short twice where the file goes on).
+ */
+ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			     struct lpc_tcache *t);
 
 #endif /* LPC_FILEMAP_FILEMAP_H */

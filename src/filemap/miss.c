@@ -16,11 +16,18 @@
  *      release store).  -EEXIST: another thread inserted first; our page was
  *      never visible, so it is freed privately, and we wait on theirs (M6)
  *   M4 read into the frame (O_DIRECT), zero what lies past end of file; a
- *      read short of a page where the file does not end is an error
+ *      read short of a page where the storage's file does not end (its
+ *      size now, whether or not lpc keeps the size: C.3) is read once
+ *      more, then an error (lpc_filemap_read_one); a shrinking truncate
+ *      that raced the read (lpc_filemap_trunc_from) drops the page if it
+ *      lies wholly past the cut (look up again: -EEXIST), zeroes it past
+ *      the cut if the cut is inside it, and leaves a page below the cut
+ *      alone; then lpc's size, loaded after the read, cuts it
  *   M5 success: close the seq section (release), set UPTODATE and unlock in
  *      one release (waiters wake); failure: delete the page from the index,
  *      close the seq section, set ERROR and unlock, return the error:
- *      nothing is cached, the next get reads again
+ *      nothing is cached, the next get reads again (dropped for a truncate
+ *      or past the end: no ERROR, waiters look up again)
  *   M6 a thread that finds a page not UPTODATE waits for its lock to be
  *      released (lpc_page_wait_unlocked), then re-checks: UPTODATE -> hit;
  *      ERROR -> -EIO (it shared the failed read); neither (removed for
@@ -92,23 +99,31 @@ uint64_t lpc_filemap_size_seen(struct lpc_file *f, uint64_t seen)
 	return atomic_load_explicit(&f->size, memory_order_acquire);
 }
 
+bool lpc_filemap_short_at_eof(struct lpc_file *f, uint64_t end)
+{
+	uint64_t size;
+
+	/* Until lpc keeps the size, the refresh is that look (io.size is the
+	 * kernel's); after, lpc's sizes say what lpc wrote, not where the
+	 * storage's file ends now, so ask the storage.  A truncate that cut
+	 * the file after the read is no matter here: a read it raced is
+	 * judged by the cut (lpc_filemap_trunc_from) and lpc's size. */
+	if (!atomic_load_explicit(&f->size_kept, memory_order_acquire)) {
+		lpc_filemap_refresh_size(f);
+		size = atomic_load_explicit(&f->io.size, memory_order_relaxed);
+	} else if (lpc_io_size(f->iodev, &f->io, &size) != 0) {
+		return false; /* unknown: read again, or fail */
+	}
+	return end >= size;
+}
+
 ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 {
 	if (r < 0 || (size_t)r >= f->pool->page_size)
 		return r;
-	/* Once lpc keeps the size, the kernel's file may be cut and grown by
-	 * lpc_truncate (and grown by writeback) between this read and an
-	 * fstat: a short read is then the kernel's end at the time of the
-	 * read, and what lies past it is a hole or a page in the cache. */
-	if (atomic_load_explicit(&f->size_kept, memory_order_acquire))
-		return r;
-	lpc_filemap_refresh_size(f);
-	/* Short where the kernel's file ends: the rest of the page is a hole
+	/* Short where the storage's file ends: the rest of the page is a hole
 	 * (zeros), whether or not lpc's size goes further. */
-	if ((index << f->page_shift) + (uint64_t)r >=
-	    atomic_load_explicit(&f->io.size, memory_order_relaxed))
-		return r;
-	return -EIO;
+	return lpc_filemap_short_at_eof(f, (index << f->page_shift) + (uint64_t)r) ? r : -EIO;
 }
 
 /* Nanoseconds for the miss's time counters (LPC_C_MISS_NS_*): the vDSO's
@@ -133,45 +148,72 @@ static bool past_eof(struct lpc_file *f, uint64_t index)
 	return index >= (size + f->pool->page_size - 1) >> f->page_shift;
 }
 
+ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			     struct lpc_tcache *t)
+{
+	size_t ps = f->pool->page_size;
+	uint64_t start = index << f->page_shift;
+	int fellback = 0;
+	ssize_t r = -EIO;
+
+	lpc_page_debug_read_begin(p);
+	for (int tries = 0; tries < 2; tries++) {
+		uint64_t t0 = miss_now_ns();
+
+		r = lpc_io_read(f->iodev, &f->io, lpc_page_frame(p), ps, start, index, &fellback);
+		lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
+		lpc_count(t, LPC_C_READS);
+		lpc_count(t, LPC_C_READ_PAGES);
+		if (r < 0 || (size_t)r >= ps || lpc_filemap_short_at_eof(f, start + (uint64_t)r))
+			break;
+		r = -EIO; /* short where the file goes on: once more, then an error */
+	}
+	lpc_page_debug_read_end(p);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	return r;
+}
+
 /* M4-M5.  Return: 0 with p UPTODATE, or a negative errno with p removed. */
 static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 			     struct lpc_tcache *t)
 {
 	struct lpc_pool *c = f->pool;
 	void *frame = lpc_page_frame(p);
-	int fellback = 0;
 	/* The page is in the index (M3): a shrinking truncate from here on
 	 * finds it and waits for its lock, or is seen by the check below. */
 	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
-	uint64_t t0;
 	ssize_t r;
 
 	lpc_yield_point(LPC_YP_M4);
-	t0 = miss_now_ns();
-	r = lpc_io_read(f->iodev, &f->io, frame, c->page_size, index << f->page_shift, index,
-			&fellback);
-	lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
+	r = lpc_filemap_read_one(f, p, index, t);
 	lpc_yield_point(LPC_YP_M4D);
-	lpc_count(t, LPC_C_READS);
-	lpc_count(t, LPC_C_READ_PAGES);
-	if (fellback)
-		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
-	r = lpc_filemap_check_short(f, index, r);
 	if (r >= 0) {
-		/* lpc's size, loaded after the read (M4): a truncate that set
-		 * a smaller one before it removed pages either finds this page
-		 * in the index (and waits for its lock) or made its size
-		 * visible here, so no byte past the end is ever cached
-		 * (writeback/truncate.c).  Wholly past it: the file shrank. */
+		/* A shrinking truncate that raced the read: from its cut on,
+		 * the bytes may be from before it (filemap.h trunc_seq).  A
+		 * page wholly past the cut is read again (-EEXIST: it is past
+		 * the end now, or the file grew again); the cut's own page
+		 * keeps its bytes below the cut, zeros after; a page below it
+		 * is the file's.  Then lpc's size, loaded after the read (M4):
+		 * a truncate that set a smaller one before it removed pages
+		 * either finds this page in the index (and waits for its lock)
+		 * or made its size visible here, so no byte past the end is
+		 * ever cached (writeback/truncate.c).  Wholly past it: the
+		 * file shrank. */
+		uint64_t from = lpc_filemap_trunc_from(f, s0);
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_seq_cst);
 		uint64_t start = index << f->page_shift;
 
-		if (lpc_filemap_trunc_raced(f, s0))
-			r = -EEXIST; /* maybe bytes from before a cut: read again */
-		else if (start >= size)
+		if (start >= from) {
+			r = -EEXIST;
+		} else if (start >= size) {
 			r = -ENXIO;
-		else if ((uint64_t)r > size - start)
-			r = (ssize_t)(size - start);
+		} else {
+			if ((uint64_t)r > from - start)
+				r = (ssize_t)(from - start);
+			if ((uint64_t)r > size - start)
+				r = (ssize_t)(size - start);
+		}
 	}
 	if (r < 0) {
 		if (r != -ENXIO && r != -EEXIST)
@@ -313,14 +355,18 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
 #if LPC_DEBUG
-			if (flags & LPC_PG_ERROR) {
+			/* Unlocked and not UPTODATE: its read failed (ERROR) or
+			 * was dropped (run.c U5, a raced truncate), and it left
+			 * the index before the unlock (our reference keeps it
+			 * from being reused meanwhile). */
+			if (!(flags & LPC_PG_UPTODATE)) {
 				struct lpc_page *q;
 
 				lpc_rcu_read_lock();
 				q = lpc_radix_lookup(&f->tree, index, NULL);
 				lpc_rcu_read_unlock();
 				lpc_debug_check(q != p, "FAILED-PAGE-IN-INDEX", p,
-						"a page whose read failed is still in the index");
+						"a page whose read failed or was dropped is still in the index");
 			}
 #endif
 			if (flags & LPC_PG_UPTODATE) {

@@ -22,22 +22,32 @@
  *      k (a page cached splits a run), pages k.. are freed privately (never
  *      visible)
  *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k
- *   U5 M5 for each page with its share of the bytes, judged as a one-page
- *      read would be (lpc_filemap_check_short, then lpc's size loaded after
- *      the read): a short read at end of file leaves the pages past the end
- *      absent (-ENXIO: removed, no ERROR) and zero-fills the last one; a
- *      failed read fails every page it covered (removed, ERROR: each
- *      waiter gets -EIO, nothing cached, the next call reads again); a page
- *      cut where the file does not end is -EIO for that page and the pages
- *      after it.  Successes are published first (UPTODATE, unlock), then
- *      the LOCKED rwlock is left, then failures are deleted (the delete
- *      takes the write lock there, as miss.c's M5)
+ *   U5 M5 for each page: (a) its share of the bytes: all of them, or a
+ *      count short where the storage's file ends (lpc_filemap_short_at_eof:
+ *      its size now, C.3), which zero-fills the page it ends in and leaves
+ *      the pages after it holes; a count short where the file goes on (a
+ *      later part of the request failed, or the file grew since) or a
+ *      failed request gives nothing to the pages from the first one it did
+ *      not fill: the caller's own pages among them ([0, nr)) are read again
+ *      one by one (lpc_filemap_read_one), until one of them fails alone
+ *      (ERROR: its waiters get -EIO; the caller learns it for page 0, or
+ *      its read ends before that page, C.2), and every other page is
+ *      dropped (removed with no ERROR: a waiter looks up again and reads
+ *      its page itself); (b) a shrinking truncate that raced the reads
+ *      (lpc_filemap_trunc_from): pages wholly past its cut dropped, the
+ *      cut's page zero-filled past it, pages below untouched; (c) lpc's
+ *      size loaded after the reads: pages wholly past it removed (-ENXIO,
+ *      no ERROR), the last one zero-filled past it.  Successes are
+ *      published first (UPTODATE, unlock), then the LOCKED rwlock is left,
+ *      then the others are deleted (the delete takes the write lock there,
+ *      as miss.c's M5)
  * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
  * or reads a window alone (nr 0: from its first absent page, nothing
- * returned): those pages are allocated from free frames only (U2), enter
+ * returned): those pages are allocated from free frames only, above the
+ * pool's readahead reserve (U2: LPC_ALLOC_NORECLAIM, page/pool.h), enter
  * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
- * used), one of them with RA_MARK; a failure among them is an ordinary
- * failed page (removed, ERROR), reported to nobody but its waiters.
+ * used), one of them with RA_MARK; one that a failed request did not fill is
+ * dropped (U5a), never an error: nobody asked for it.
  * What meets a run in flight (U3-U5), page by page, as any page in flight:
  *  - lookups: lpc_page_find says -EAGAIN; get, pread and pin wait on the
  *    page's lock (M6) and see how its read ended; the optimistic and pin
@@ -52,19 +62,24 @@
  *    it removes pages and waits for each page's lock; U5 loads the size
  *    after the read (seq_cst, as M5), so a page wholly past the new end is
  *    removed (-ENXIO) and a last page is zero-filled past it: nothing past
- *    the end is cached or resurrected;
+ *    the end is cached or resurrected; a read it raced drops what it read
+ *    from the cut on (U5b), even once the file has grown again, and keeps
+ *    what lies below the cut: a run far below a cut is not read twice;
  *  - frames: every page of the run holds this thread's reference and its
  *    lock from U3 until U5, and the read is reaped before U5 (every backend
  *    completes its requests before returning: io/uring.c), so no frame of
  *    a run is freed or reused while the device writes into it, and no read
  *    outlives its call: the last close and lpc_cache_destroy never meet a
  *    read in flight of a call that returned (rule RUN-FRAME-IN-FLIGHT
- *    checks at U5 that each frame still is the page of (f, index + k)).
- * Errors stay with their pages: the caller learns page 0's result only; a
- * failure of page k > 0 reaches only the threads waiting on page k (M6), and
- * the caller's own next page is a new miss.  Pages 1.. keep only the index's
- * reference and are not marked referenced: the caller's next lookup of each
- * does that, as for any page.
+ *    checks at U5 that each frame still is the page of (f, index + k);
+ *    rule FRAME-FREED-IN-FLIGHT, that no frame is freed while a read into
+ *    it, the request or a page's own, is in flight).
+ * Errors stay with their pages: a page is failed (ERROR) only by a read of
+ * that page alone, so one bad page fails no other page of its request, and
+ * no waiter of another page learns its error; the caller learns page 0's
+ * result only, and its own next page is a new miss.  Pages 1.. keep only
+ * the index's reference and are not marked referenced: the caller's next
+ * lookup of each does that, as for any page.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,27 +112,6 @@ static inline uint64_t lpc_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* U5 for one page of the run that got r bytes: its bytes, or a negative
- * errno.  lpc's size is loaded after the read and after check_short's
- * refresh, as miss.c's M5 loads it (see there why nothing past the end of
- * a truncate is cached). */
-static ssize_t run_page_result(struct lpc_file *f, uint64_t index, ssize_t r)
-{
-	size_t ps = f->pool->page_size;
-	uint64_t start = index << f->page_shift;
-	uint64_t size;
-
-	r = lpc_filemap_check_short(f, index, r);
-	if (r < 0)
-		return r;
-	size = atomic_load_explicit(&f->size, memory_order_seq_cst);
-	if (start >= size)
-		return -ENXIO;
-	if ((uint64_t)r > size - start)
-		r = (ssize_t)(size - start);
-	return r > (ssize_t)ps ? (ssize_t)ps : r;
 }
 
 /* U1-U3: *np pages inserted LOCKED at *indexp.. (0: nothing to read, for
@@ -169,8 +163,9 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	n = k;
 
 	/* U2: demand pages wait as the caller's flags say (page 0) or not at
-	 * all; read-ahead pages take only free frames (NORECLAIM: readahead
-	 * never reclaims, waits, or makes a demand read fail: it reads less). */
+	 * all; read-ahead pages take only free frames above the pool's
+	 * reserve (NORECLAIM: readahead never reclaims, waits, or makes a
+	 * demand read fail or wait: it reads less; lpc_pool_ra_reserve). */
 	lpc_yield_point(LPC_YP_M1);
 	t0 = lpc_now_ns();
 	for (k = 0; k < n; k++) {
@@ -214,6 +209,11 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	return 0;
 }
 
+/* U5's verdict on a page that is neither cached nor failed by its own
+ * read: removed with no ERROR, so its waiters look up again (M6) and read
+ * it themselves. */
+#define RUN_DROPPED (-EEXIST)
+
 /* U4-U5 for the n pages of run_start.  Return: as lpc_filemap_read_run. */
 static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
 		      struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
@@ -223,7 +223,8 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 	struct iovec iov[LPC_IO_MAX_IOV];
 	ssize_t res[LPC_IO_MAX_IOV];
 	int fellback = 0;
-	uint64_t k, t0;
+	uint64_t k, t0, whole, from, size;
+	bool failed = false;
 	ssize_t r;
 
 	/* U4.  The pages are in the index (U3): a shrinking truncate from
@@ -233,12 +234,15 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 	for (k = 0; k < n; k++) {
 		iov[k].iov_base = lpc_page_frame(pages[k]);
 		iov[k].iov_len = ps;
+		lpc_page_debug_read_begin(pages[k]);
 	}
 	lpc_yield_point(LPC_YP_M4);
 	t0 = lpc_now_ns();
 	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
 			 &fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	for (k = 0; k < n; k++)
+		lpc_page_debug_read_end(pages[k]);
 	lpc_yield_point(LPC_YP_M4D);
 #if LPC_DEBUG
 	for (k = 0; k < n; k++)
@@ -257,74 +261,110 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 		lpc_count_add(t, LPC_C_RA_PAGES, n - nr);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
-	if (r < 0)
+
+	/* U5a: what the request gave each page.  All of it, or a count short
+	 * where the storage's file ends (C.3): each page its share, the one
+	 * the count ends in zero-filled past it, the pages after it holes
+	 * (0 bytes; lpc's size decides below whether they exist).  Short
+	 * where the file goes on (a later part of the request failed, or the
+	 * file grew since), or failed outright: the pages from the first one
+	 * it did not fill (`whole`) on are not taken from this request. */
+	whole = n;
+	if (r < 0 || ((uint64_t)r < n * ps &&
+		      !lpc_filemap_short_at_eof(f, (index << f->page_shift) + (uint64_t)r))) {
+		whole = r < 0 ? 0 : (uint64_t)r / ps;
 		lpc_count(t, LPC_C_READ_ERRORS);
+	}
+	for (k = 0; k < n; k++) {
+		uint64_t off = k * ps;
 
-	/* U5: each page's share, judged in index order; a page that fails
-	 * fails every page after it (the bytes after a bad cut are not
-	 * trusted), so the run's pages are [0, ok) good and [ok, n) failed. */
-	{
-		uint64_t ok = n;
-		/* A shrinking truncate ran during the read: its bytes past the
-		 * cut may predate it, and the file may have grown again since,
-		 * so no size check can tell; every page is dropped (-EEXIST: no
-		 * ERROR, the caller and the waiters look up again). */
-		bool raced = lpc_filemap_trunc_raced(f, s0);
+		if (k < whole) {
+			res[k] = (uint64_t)r <= off ? 0
+				 : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
+		} else if (k >= nr || failed) {
+			/* Nobody asked for it (read ahead), or the caller's
+			 * read ends before it: dropped, not failed; a waiter
+			 * reads it alone. */
+			res[k] = RUN_DROPPED;
+		} else if (n == 1 && r < 0) {
+			res[k] = r; /* the request was this page alone */
+		} else {
+			/* The caller's own page: read alone before anything is
+			 * reported (the kernel's filemap_read retries a failed
+			 * readahead page the same way), so one bad page fails
+			 * only itself; the first that fails ends the caller's
+			 * read there (C.2), the rest of its pages dropped. */
+			res[k] = lpc_filemap_read_one(f, pages[k], index + k, t);
+			if (res[k] < 0)
+				lpc_count(t, LPC_C_READ_ERRORS);
+		}
+		if (res[k] < 0 && res[k] != RUN_DROPPED)
+			failed = true;
+	}
 
-		for (k = 0; k < n; k++) {
-			ssize_t rk;
+	/* U5b: a shrinking truncate that raced the reads: from its cut on,
+	 * their bytes may be from before it (filemap.h trunc_seq): pages
+	 * wholly past it are dropped (their readers look up again), the cut's
+	 * own page keeps its bytes below the cut and zeros after, pages below
+	 * it are the file's.  Then lpc's size, loaded after the reads (as
+	 * miss.c's M5: see there why nothing past the end of a truncate is
+	 * cached): a page wholly past it is removed (-ENXIO, no ERROR), the
+	 * last one zero-filled past it. */
+	from = lpc_filemap_trunc_from(f, s0);
+	size = atomic_load_explicit(&f->size, memory_order_seq_cst);
+	for (k = 0; k < n; k++) {
+		uint64_t start = (index + k) << f->page_shift;
 
-			if (r < 0) {
-				rk = r;
-			} else {
-				uint64_t off = k * ps;
+		if (res[k] < 0)
+			continue;
+		if (start >= from) {
+			res[k] = RUN_DROPPED;
+		} else if (start >= size) {
+			res[k] = -ENXIO;
+		} else {
+			if ((uint64_t)res[k] > from - start)
+				res[k] = (ssize_t)(from - start);
+			if ((uint64_t)res[k] > size - start)
+				res[k] = (ssize_t)(size - start);
+		}
+	}
 
-				rk = (uint64_t)r <= off ? 0
-				     : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
-			}
-			if (raced)
-				rk = -EEXIST;
-			else if (ok == n)
-				rk = run_page_result(f, index + k, rk);
-			else
-				rk = res[ok] == -ENXIO ? -ENXIO : -EIO;
-			res[k] = rk;
-			if (rk < 0 && ok == n)
-				ok = k;
-		}
-		lpc_yield_point(LPC_YP_M5);
-		for (k = 0; k < ok; k++) {
-			if ((size_t)res[k] < ps)
-				memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
-			lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
-			lpc_page_seq_write_end(pages[k]);
-			/* A read-ahead page: RA until its first use, and the
-			 * window's marker (readahead.c), in the same release. */
-			lpc_page_unlock_set(pages[k],
-					    LPC_PG_UPTODATE |
-					    (k >= nr ? LPC_PG_RA : 0) |
-					    (index + k == mark ? LPC_PG_RA_MARK : 0));
-		}
-		if (f->locked_lookup)
-			pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
-		if (r >= 0 && ok < n && res[ok] != -ENXIO && res[ok] != -EEXIST)
-			lpc_count(t, LPC_C_READ_ERRORS);
-		for (k = ok; k < n; k++) {
-			lpc_filemap_delete(f, pages[k], index + k);
-			lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
-			lpc_page_unlock_set(pages[k],
-					    res[k] == -ENXIO || res[k] == -EEXIST ? 0 : LPC_PG_ERROR);
-		}
-		/* Our references: page 0's to the caller when it asked for it
-		 * and it is good. */
-		for (k = nr ? 1 : 0; k < n; k++)
-			lpc_page_release(pages[k]);
-		if (nr == 0)
-			return 0;
-		if (ok == 0) {
-			lpc_page_release(pages[0]);
-			return (int)res[0];
-		}
+	/* U5c: successes are published first (UPTODATE, unlock), then the
+	 * LOCKED rwlock is left, then the others are deleted (the delete
+	 * takes the write lock there, as miss.c's M5): ERROR only on a page
+	 * whose own read failed. */
+	lpc_yield_point(LPC_YP_M5);
+	for (k = 0; k < n; k++) {
+		if (res[k] < 0)
+			continue;
+		if ((size_t)res[k] < ps)
+			memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
+		lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
+		lpc_page_seq_write_end(pages[k]);
+		/* A read-ahead page: RA until its first use, and the window's
+		 * marker (readahead.c), in the same release. */
+		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | (k >= nr ? LPC_PG_RA : 0) |
+						      (index + k == mark ? LPC_PG_RA_MARK : 0));
+	}
+	if (f->locked_lookup)
+		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
+	for (k = 0; k < n; k++) {
+		if (res[k] >= 0)
+			continue;
+		lpc_filemap_delete(f, pages[k], index + k);
+		lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
+		lpc_page_unlock_set(pages[k], res[k] == -ENXIO || res[k] == RUN_DROPPED
+						      ? 0 : LPC_PG_ERROR);
+	}
+	/* Our references: page 0's to the caller when it asked for it and it
+	 * is good. */
+	for (k = nr ? 1 : 0; k < n; k++)
+		lpc_page_release(pages[k]);
+	if (nr == 0)
+		return 0;
+	if (res[0] < 0) {
+		lpc_page_release(pages[0]);
+		return (int)res[0];
 	}
 	*out = pages[0];
 	return 0;

@@ -193,6 +193,7 @@ static void free_deferred(struct lpc_page *p, bool submit)
 			"FREE-FRAME-REF", p, "deferred free of a page with ref != 0");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "deferred free of a frame already free");
+	lpc_page_debug_not_reading(p, "deferred free");
 	lpc_page_debug_seq_closed(p, "deferred free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
@@ -323,6 +324,7 @@ void lpc_page_free_private(struct lpc_page *p)
 			"FREE-FRAME-REF", p, "private free of a page with ref != 1 (someone else holds it)");
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) != LPC_DBG_FREE,
 			"FRAME-FREED-TWICE", p, "private free of a frame already free");
+	lpc_page_debug_not_reading(p, "private free");
 	lpc_page_debug_seq_closed(p, "private free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
@@ -369,6 +371,7 @@ static void page_init_private(struct lpc_page *p)
 				atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
 			"FRAME-HANDED-OUT-TWICE", p,
 			"allocator handed out a frame that is not free (another owner has it)");
+	lpc_page_debug_not_reading(p, "hand-out");
 #endif
 	p->next = NULL;
 	/* Recycling changes the frame's identity (and, for its next owner,
@@ -427,14 +430,16 @@ static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned 
 }
 
 /* Takes up to `want` frames from the shared list, then from the fresh
- * range.  Return: the chain. */
-static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned *got)
+ * range, leaving at least `keep` free (readahead's reserve: 0 for any
+ * other allocation).  Return: the chain. */
+static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, uint32_t keep,
+				    unsigned *got)
 {
 	struct lpc_page *head, *tail = NULL, *p;
 	unsigned n = 0, k;
 
 	pthread_mutex_lock(&c->free_lock);
-	if (!c->nfree) {
+	if (c->nfree <= keep) {
 		pthread_mutex_unlock(&c->free_lock);
 		*got = 0;
 		return NULL;
@@ -443,6 +448,8 @@ static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, unsigned 
 	 * a thread's hoard is then at most an eighth of what was free. */
 	if (want > c->nfree / 8)
 		want = c->nfree / 8 ? c->nfree / 8 : 1;
+	if (want > c->nfree - keep)
+		want = c->nfree - keep;
 	head = c->free;
 	for (p = head; p && n < want; p = p->next) {
 		tail = p;
@@ -568,7 +575,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	int rc = 0;
 
 	pthread_mutex_lock(&c->reclaim_lock);
-	*out = shared_take(c, 1, &got); /* another thread reclaimed meanwhile */
+	*out = shared_take(c, 1, 0, &got); /* another thread reclaimed meanwhile */
 	if (*out)
 		goto unlock;
 	lpc_yield_point(LPC_YP_T1);
@@ -607,13 +614,13 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 		 * whose submitter began after T2 may not be queued yet: then
 		 * the next round's T2 waits for it. */
 		lpc_rcu_barrier();
-		*out = shared_take(c, 1, &got);
+		*out = shared_take(c, 1, 0, &got);
 		rc = *out ? 0 : -EAGAIN;
 		goto unlock;
 	}
 	/* Frames freed while we looked landed on the shared list; those on
 	 * pending need the next round's grace period. */
-	*out = shared_take(c, 1, &got);
+	*out = shared_take(c, 1, 0, &got);
 	rc = *out ? 0 : more_pending ? -EAGAIN : -ENOMEM;
 unlock:
 	pthread_mutex_unlock(&c->reclaim_lock);
@@ -655,9 +662,15 @@ static bool backoff(uint64_t deadline, unsigned *us)
 	return true;
 }
 
+uint32_t lpc_pool_ra_reserve(const struct lpc_pool *c)
+{
+	return c->wake_below > 1 ? c->wake_below : 1;
+}
+
 int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **out)
 {
 	struct lpc_tcache *t = lpc_tcache(&c->owner);
+	uint32_t keep = flags & LPC_ALLOC_NORECLAIM ? lpc_pool_ra_reserve(c) : 0;
 	struct lpc_page *p;
 	uint64_t deadline = 0;
 	unsigned got, again = 0, rounds = 0, sleep_us = 100;
@@ -677,7 +690,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
 			} else {
-				p = shared_take(c, c->tbatch, &got);
+				p = shared_take(c, c->tbatch, keep, &got);
 				if (p && got > 1) { /* keep the rest */
 					t->free = p->next;
 					atomic_store_explicit(&t->nfree, got - 1,
@@ -686,24 +699,30 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 			}
 			tlist_exit();
 		} else {
-			p = shared_take(c, 1, &got);
+			p = shared_take(c, 1, keep, &got);
 		}
 		if (p) {
 			/* Took from the shared list: below the low watermark,
 			 * wake the background reclaimer (above it, nothing
-			 * shared is written). */
+			 * shared is written); readahead, which never goes
+			 * below its reserve (the low watermark), a reserve
+			 * earlier, with ra: its refill spares the pages read
+			 * ahead and not used yet (pool.h). */
 			if (got && c->wake &&
-			    atomic_load_explicit(&c->nfree, memory_order_relaxed) < c->wake_below)
-				c->wake(c->reclaim_arg);
+			    atomic_load_explicit(&c->nfree, memory_order_relaxed) <
+				    c->wake_below + keep)
+				c->wake(c->reclaim_arg, keep != 0);
 			break;
 		}
 		/* A thread without a block is not registered with RCU (and is
 		 * out of memory anyway). */
 		if (!t)
 			goto nomem;
+		/* Readahead reads less instead, and asks for a refill that
+		 * spares what it read ahead (pool.h). */
 		if (flags & LPC_ALLOC_NORECLAIM) {
 			if (c->wake)
-				c->wake(c->reclaim_arg);
+				c->wake(c->reclaim_arg, true);
 			return -ENOMEM;
 		}
 		/* Frames free but out of reach first (pending, in flight,
@@ -724,7 +743,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		 * period.  Wake the reclaimer too: the free list ran dry. */
 		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
 		if (c->wake)
-			c->wake(c->reclaim_arg);
+			c->wake(c->reclaim_arg, false);
 		t0 = now_ns();
 		evicted = c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t);
 		lpc_count_add(t, LPC_C_MISS_NS_EVICT, now_ns() - t0);

@@ -120,7 +120,11 @@ struct lpc_page {
 	_Atomic uint32_t dbg_state;    /* enum lpc_debug_state */
 	_Atomic uint32_t dbg_removals; /* removals from an index (lookup.c) */
 	_Atomic uint64_t dbg_owner;    /* page lock holder's thread id, 0: none */
-	uint64_t dbg_pad[6];
+	/* Reads into the frame in flight (miss.c M4, run.c U4; rule
+	 * FRAME-FREED-IN-FLIGHT: no frame is freed while one is). */
+	_Atomic uint32_t dbg_reads;
+	uint32_t dbg_pad32;
+	uint64_t dbg_pad[5];
 #endif
 };
 #if LPC_DEBUG
@@ -281,6 +285,42 @@ static inline void lpc_page_set_identity(struct lpc_page *p, struct lpc_file *f,
 	atomic_store_explicit(&p->file, f, memory_order_relaxed);
 	atomic_store_explicit(&p->index, index, memory_order_relaxed);
 }
+
+/*
+ * Rule FRAME-FREED-IN-FLIGHT: no frame is freed, nor handed out again, while
+ * a read into it is in flight, and no read starts into a frame that is not
+ * its reader's (the reader holds a reference and the page lock from its
+ * insert, M3 or U3, until its reads have returned, M5 or U5; the last close
+ * and lpc_cache_destroy wait for the readahead thread's windows).  The
+ * reads into a page's frame are counted between lpc_page_debug_read_begin
+ * (which checks the page is live, referenced and locked) and _end (miss.c,
+ * run.c); the allocator's frees and hand-outs check the count (alloc.c).
+ */
+#if LPC_DEBUG
+static inline void lpc_page_debug_read_begin(struct lpc_page *p)
+{
+	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) == LPC_DBG_LIVE &&
+				atomic_load_explicit(&p->ref, memory_order_relaxed) >= 1 &&
+				(atomic_load_explicit(&p->flags, memory_order_relaxed) &
+				 LPC_PG_LOCKED),
+			"FRAME-FREED-IN-FLIGHT", p,
+			"a read starts into a frame that is free, or not its locked reader's");
+	atomic_fetch_add_explicit(&p->dbg_reads, 1, memory_order_relaxed);
+}
+
+static inline void lpc_page_debug_read_end(struct lpc_page *p)
+{
+	atomic_fetch_sub_explicit(&p->dbg_reads, 1, memory_order_relaxed);
+}
+#define lpc_page_debug_not_reading(p, what)                                                 \
+	lpc_debug_check(atomic_load_explicit(&(p)->dbg_reads, memory_order_relaxed) == 0,     \
+			"FRAME-FREED-IN-FLIGHT", p, "%s of a frame with a read into it in flight", \
+			what)
+#else
+#define lpc_page_debug_read_begin(p) ((void)0)
+#define lpc_page_debug_read_end(p) ((void)0)
+#define lpc_page_debug_not_reading(p, what) ((void)0)
+#endif
 
 /* Rule SEQ-OPEN: a page is unlocked or freed with its seq write section
  * closed (seq even).  `what` says where. */

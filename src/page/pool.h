@@ -68,10 +68,12 @@ struct lpc_pool {
 	 * (pending); returns how many it evicted.  Context: outside any read
 	 * section, no index lock, no frozen page.  wake: asks the background
 	 * reclaimer to refill the free list; called by an allocation that
-	 * took frames from the shared list and left fewer than wake_below.
+	 * took frames from the shared list and left fewer than wake_below,
+	 * and by readahead's (ra: the refill spares pages read ahead and not
+	 * used yet; lpc_pool_ra_reserve).
 	 * All NULL: no eviction (a full cache fails the allocation). */
 	unsigned (*evict)(void *arg, unsigned max_batches, struct lpc_tcache *t);
-	void (*wake)(void *arg);
+	void (*wake)(void *arg, bool ra);
 	void *reclaim_arg;
 	uint32_t wake_below;    /* low watermark of nfree */
 	uint32_t alloc_wait_ms; /* how long a waiting allocation retries */
@@ -83,9 +85,29 @@ struct lpc_pool {
 /* lpc_page_alloc_frame flags. */
 #define LPC_ALLOC_NOWAIT 1u /* no waiting when nothing can be evicted (lpc_pread) */
 /* Free frames only: no grace period for pending ones, no direct reclaim, no
- * wait (readahead, which reads less rather than take a frame); a failure is
- * not counted in alloc_failures. */
+ * wait, and none of the last lpc_pool_ra_reserve frames of the shared list
+ * (readahead, which reads less rather than take a frame a demand read may
+ * need); a failure is not counted in alloc_failures. */
 #define LPC_ALLOC_NORECLAIM 2u
+
+/*
+ * Readahead's reserve: the shared free frames an LPC_ALLOC_NORECLAIM
+ * allocation leaves (its own thread's private frames it may take).  The
+ * reclaimer's low watermark, wake_below (1/64 of the frames, at least two
+ * eviction batches, at most 1/8; reclaim/reclaimer.c), and at least 1.  Why
+ * that: a window in flight holds its frames locked, unevictable, for as
+ * long as the device takes; with the reserve, a demand read that comes
+ * meanwhile finds a free frame at once however many windows are in flight,
+ * and readahead never takes the free count to where a demand allocation
+ * would wake the reclaimer or evict.  Readahead wakes the reclaimer itself
+ * (with ra: page/alloc.c) once it leaves fewer than twice the reserve, or
+ * finds none above it, so that a stream's next windows find frames (the
+ * refill runs while the stream reads what it has); that refill spares the
+ * pages read ahead and not used yet (reclaim/reclaim.h), so readahead never
+ * has the reclaimer evict a stream's own read-ahead pages to make room for
+ * more of them.  Context: any.
+ */
+uint32_t lpc_pool_ra_reserve(const struct lpc_pool *pool);
 
 static inline void *lpc_page_frame(const struct lpc_page *p)
 {

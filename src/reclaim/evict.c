@@ -11,7 +11,9 @@
  *   E1 loads of ref, then flags (both acquire): skip unless ref == 1 (the
  *      index's reference alone), PUBLISHED, and none of REMOVED, LOCKED,
  *      DIRTY, WRITEBACK; the policy (below) may keep it too, and clears
- *      REFERENCED where it needs no lock.
+ *      REFERENCED where it needs no lock; the background reclaimer's
+ *      refill for readahead alone keeps pages read ahead and not used yet
+ *      (RA: reclaim/reclaimer.c, spare_ra).
  *   E2 f = p->file, index = p->index (relaxed; stale at worst, never
  *      freed: see "Why p->file is safe to follow"); trylock f's index lock
  *      (a mutex, or the rwlock for writing in LOCKED mode).  Never block on
@@ -227,7 +229,7 @@ static void handoff(struct lpc_page *p, struct lpc_wb **kick)
 }
 
 static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick,
-		     struct lpc_tcache *t)
+		     bool spare_ra, struct lpc_tcache *t)
 {
 	struct lpc_file *f;
 	uint64_t index;
@@ -246,6 +248,8 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 			handoff(p, kick);
 		return busy_reason(fl);
 	}
+	if (spare_ra && (fl & LPC_PG_RA))
+		return SK_REFERENCED; /* read ahead, not used yet: kept for readahead */
 	if (fl & LPC_PG_REFERENCED) {
 		/* Keeping it needs no lock when the active count cannot
 		 * change: CLOCK, or an active page (E3 otherwise). */
@@ -310,7 +314,8 @@ unlock:
 	return why;
 }
 
-unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct lpc_tcache *t)
+static unsigned evict_batches(struct lpc_reclaim *r, unsigned max_batches, bool spare_ra,
+			      struct lpc_tcache *t)
 {
 	struct lpc_pool *c = r->pool;
 	uint64_t skipped[SK_NR] = { 0 };
@@ -325,7 +330,7 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_rcu_read_lock();
 		for (uint32_t i = 0; i < r->batch; i++) {
 			struct lpc_page *p = &c->pages[(start + i) % c->nframes];
-			int rc = evict_one(r, p, &kick, t);
+			int rc = evict_one(r, p, &kick, spare_ra, t);
 
 			if (rc == EV_EVICTED)
 				got++;
@@ -339,8 +344,12 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 		lpc_wb_kick(kick);
 	/* A whole sweep of the hand without an eviction lets CLOCK2 demote
 	 * below its target until one evicts again (written only when it
-	 * changes). */
-	if (evicted) {
+	 * changes).  Not a sweep that spared pages read ahead: the inactive
+	 * pages it kept are there, and the hot set must not give way to
+	 * make room for more readahead. */
+	if (spare_ra && !evicted) {
+		/* nothing */
+	} else if (evicted) {
 		if (atomic_load_explicit(&r->empty_batches, memory_order_relaxed))
 			atomic_store_explicit(&r->empty_batches, 0, memory_order_relaxed);
 		if (atomic_load_explicit(&r->demote_all, memory_order_relaxed))
@@ -358,4 +367,15 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 				lpc_count_add(t, sk_counter[i], skipped[i]);
 	}
 	return evicted;
+}
+
+unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct lpc_tcache *t)
+{
+	return evict_batches(r, max_batches, false, t);
+}
+
+unsigned lpc_reclaim_evict_sparing(struct lpc_reclaim *r, unsigned max_batches, bool spare_ra,
+				   struct lpc_tcache *t)
+{
+	return evict_batches(r, max_batches, spare_ra, t);
 }

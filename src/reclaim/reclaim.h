@@ -62,6 +62,11 @@ struct lpc_reclaim {
 	/* Background reclaimer.  `awake` is read by allocators below the low
 	 * watermark without the lock; the rest is under `lock` (a leaf). */
 	_Atomic bool awake lpc_cacheline_aligned;
+	/* The refill under way was asked for by readahead alone (a wake with
+	 * ra set won the exchange, and no demand wake came since): it spares
+	 * pages read ahead and not used yet (lpc_reclaim_wake).  Relaxed: a
+	 * hint; a demand allocation that finds nothing free evicts itself. */
+	_Atomic bool spare_ra;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -90,10 +95,19 @@ void lpc_reclaim_destroy(struct lpc_reclaim *r);
  * no frozen page held; t is the calling thread's block.
  */
 unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct lpc_tcache *t);
+/* The same, keeping (skipped as referenced) the pages read ahead and not
+ * used yet (LPC_PG_RA) when spare_ra: the background reclaimer's refill
+ * for readahead alone. */
+unsigned lpc_reclaim_evict_sparing(struct lpc_reclaim *r, unsigned max_batches, bool spare_ra,
+				   struct lpc_tcache *t);
 
 /* pool->wake: wakes (and the first time starts) the background reclaimer.
- * One relaxed load when it is already awake.  Context: any but a read
+ * ra: readahead asks (page/alloc.c, LPC_ALLOC_NORECLAIM): the refill then
+ * spares the pages read ahead and not used yet, so that readahead never
+ * has a stream's own read-ahead pages evicted to make room for more of
+ * them; a demand allocation's wake (ra false) ends the sparing.  One or two
+ * relaxed loads when it is already awake.  Context: any but a read
  * section, no index lock (it may create a thread). */
-void lpc_reclaim_wake(struct lpc_reclaim *r);
+void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra);
 
 #endif /* LPC_RECLAIM_RECLAIM_H */

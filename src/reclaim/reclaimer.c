@@ -36,6 +36,17 @@
  * ignored (allocators meanwhile evict themselves: direct reclaim), cut
  * short only by a stop; a refill that evicts resets it.
  *
+ * Readahead's wake (ra: page/pool.h, lpc_pool_ra_reserve): readahead never
+ * takes the free list below `low`, and wakes the reclaimer once it leaves
+ * fewer than twice that, or finds none above it.  A refill asked for by
+ * readahead alone spares the pages read ahead and not used yet (spare_ra,
+ * evict.c's E1): it makes room for a stream's next windows out of other
+ * pages (in a scan, the pages already read), never out of what the stream
+ * read ahead a moment before and has not reached yet (which a small cache
+ * beside its windows would otherwise evict first: inactive, unreferenced,
+ * the oldest); finding nothing else, it evicts nothing, and readahead reads
+ * less.  A demand allocation's wake ends the sparing.
+ *
  * Waking: allocators that see nfree below `low` read `awake` (relaxed) and
  * do nothing more if it is set: no shared write while the reclaimer works.
  * Otherwise one of them wins the exchange, takes `lock` and signals.  The
@@ -61,9 +72,9 @@ static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 	return lpc_reclaim_evict(arg, max_batches, t);
 }
 
-static void wake_cb(void *arg)
+static void wake_cb(void *arg, bool ra)
 {
-	lpc_reclaim_wake(arg);
+	lpc_reclaim_wake(arg, ra);
 }
 
 void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
@@ -84,6 +95,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	atomic_init(&r->demote_all, false);
 	atomic_init(&r->empty_batches, 0);
 	atomic_init(&r->awake, false);
+	atomic_init(&r->spare_ra, false);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	r->started = r->failed = r->stop = r->kick = false;
@@ -117,7 +129,8 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 		if (free >= r->high)
 			return true;
 		while (free + got < r->high && b < max_batches) {
-			got += lpc_reclaim_evict(r, 1, t);
+			got += lpc_reclaim_evict_sparing(
+				r, 1, atomic_load_explicit(&r->spare_ra, memory_order_relaxed), t);
 			b++;
 			if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
 				break; /* destroy is stopping us */
@@ -178,14 +191,28 @@ static void *reclaimer_main(void *arg)
 	return NULL;
 }
 
-void lpc_reclaim_wake(struct lpc_reclaim *r)
+/* A demand allocation's wake ends a refill's sparing (written only when it
+ * changes: the allocators below the watermark write nothing shared while the
+ * reclaimer works). */
+static void spare_end(struct lpc_reclaim *r, bool ra)
+{
+	if (!ra && atomic_load_explicit(&r->spare_ra, memory_order_relaxed))
+		atomic_store_explicit(&r->spare_ra, false, memory_order_relaxed);
+}
+
+void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)
 {
 	sigset_t all, old;
 
-	if (atomic_load_explicit(&r->awake, memory_order_relaxed))
+	if (atomic_load_explicit(&r->awake, memory_order_relaxed)) {
+		spare_end(r, ra);
 		return;
-	if (atomic_exchange_explicit(&r->awake, true, memory_order_relaxed))
+	}
+	if (atomic_exchange_explicit(&r->awake, true, memory_order_relaxed)) {
+		spare_end(r, ra);
 		return;
+	}
+	atomic_store_explicit(&r->spare_ra, ra, memory_order_relaxed);
 	pthread_mutex_lock(&r->lock);
 	if (!r->started && !r->failed && !r->stop) {
 		/* The thread blocks every signal (it inherits the mask). */

@@ -4,8 +4,11 @@
  *
  * Shrinking, with f->trunc_lock held exclusive (no lpc_pwrite runs) and
  * f->size_lock (no other size change):
- *   1 store the new size (seq_cst): from here a miss that reads a page past
- *     it drops the page (miss.c, after M4), and reads stop at it
+ *   1 store the new size (seq_cst), after the cut in trunc_cut and the
+ *     odd trunc_seq (filemap.h): from here a miss that reads a page past
+ *     it drops the page (miss.c, after M4), and reads stop at it; a read
+ *     that raced this truncate keeps nothing from the cut on, and loses
+ *     nothing below it (misses far below the cut are not read again)
  *   2 for each page past the new end, in index order: lock it (waiting for
  *     its holder), wait for its write in flight, remove it from the index
  *     (un-dirtying it); users holding it keep a valid page, no longer cached
@@ -16,7 +19,10 @@
  *     O_DIRECT write of the old last block corrupts it on ext4)
  * A miss racing step 2 inserts its page either before the walk passes its
  * index (the walk then waits for its lock and removes it) or after, when it
- * sees the new size after its read and drops the page itself.  A write of a
+ * sees the new size after its read and drops the page itself; either way it
+ * sees trunc_seq odd or changed and drops what it read from the cut on, so a
+ * regrowth after step 4 never shows bytes from before the cut (rule
+ * TRUNC-PAST-END checks, at the end, that no page past it is cached).  A write of a
  * page past the end cannot be in flight after step 2, so nothing extends
  * the kernel's file again after step 4 (a whole last page written later is
  * cut back by the writeback's own publish of the size).
@@ -85,6 +91,43 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 	}
 }
 
+#if LPC_DEBUG
+/* Rule TRUNC-PAST-END: once a shrinking truncate has removed the pages past
+ * its end (step 2) and cut the kernel's file (4), no page wholly past that
+ * end is UPTODATE in the index: a read that raced it kept nothing from the
+ * cut on (miss.c M5, run.c U5: lpc_filemap_trunc_from), and every other
+ * path that makes pages (lpc_pwrite) waits for trunc_lock.  Pages in flight
+ * (not UPTODATE) are a raced read's, which drops them.  Walked under
+ * tree_lock, which every insert takes (and in LOCKED mode a read hold of
+ * the rwlock, which every removal needs for writing; tried only: a LOCKED
+ * miss holds it for reading across its read, and may itself wait here
+ * for nothing, so a busy rwlock skips the check). */
+static void debug_nothing_past(struct lpc_file *f, uint64_t size)
+{
+	uint64_t first = (size + f->pool->page_size - 1) >> f->page_shift;
+	void *pages[TR_GANG];
+	uint64_t idx[TR_GANG];
+	unsigned n;
+
+	if (f->locked_lookup && pthread_rwlock_tryrdlock(&f->tree_rwlock))
+		return;
+	pthread_mutex_lock(&f->tree_lock);
+	while ((n = lpc_radix_gang(&f->tree, first, pages, idx, TR_GANG)) > 0) {
+		first = idx[n - 1] + 1;
+		for (unsigned i = 0; i < n; i++)
+			lpc_debug_check(!(lpc_page_flags(pages[i]) & LPC_PG_UPTODATE), "TRUNC-PAST-END",
+					pages[i],
+					"page %llu is cached past the end (%llu bytes) a truncate just set",
+					(unsigned long long)idx[i], (unsigned long long)size);
+	}
+	pthread_mutex_unlock(&f->tree_lock);
+	if (f->locked_lookup)
+		pthread_rwlock_unlock(&f->tree_rwlock);
+}
+#else
+#define debug_nothing_past(f, size) ((void)0)
+#endif
+
 LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 {
 	struct lpc_tcache *t;
@@ -113,9 +156,16 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	old = atomic_load_explicit(&f->size, memory_order_relaxed);
 	/* A read in flight past the cut may carry bytes from before it; the
 	 * odd count tells it so (filemap.h trunc_seq), even if the file has
-	 * grown again by the time it checks the size. */
-	if (size < old)
+	 * grown again by the time it checks the size, and the cut, stored
+	 * first in this truncate's slot, tells it where: its pages below the
+	 * cut are not touched by it (filemap.h lpc_filemap_trunc_from: why a
+	 * reader that sees the raise reads this cut). */
+	if (size < old) {
+		uint64_t seq = atomic_load_explicit(&f->trunc_seq, memory_order_relaxed);
+
+		atomic_store_explicit(&f->trunc_cut[(seq >> 1) & 1], size, memory_order_release);
 		atomic_fetch_add_explicit(&f->trunc_seq, 1, memory_order_seq_cst);
+	}
 	atomic_store_explicit(&f->size, size, memory_order_seq_cst);	/* 1 */
 	if (size < old)
 		truncate_pages(f, size);					/* 2, 3 */
@@ -127,6 +177,8 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	if (!rc)
 		lpc_debug_wb_end_set(f, size);
 	lpc_yield_point(LPC_YP_SZ5);
+	if (size < old)
+		debug_nothing_past(f, size);
 	if (!rc) {
 		/* As the publish's SZ5: a CAS, so a writeback's raise of
 		 * io.size (SZ2: the last page, written again after step 3,

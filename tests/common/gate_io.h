@@ -15,6 +15,14 @@
  * truncate, which is never held (the front passes it through no fault hook
  * either).  An op the gate does not hold passes without being counted.
  *
+ * Two narrowings for readahead's tests: tst_gate_hold_from(id, index) holds
+ * only the reads of file `id` (st_ino) that start at page `index` or later
+ * (the others pass uncounted), and tst_gate_open_once(err) fails only the
+ * ops held at the gate when it opens, not later ones.  And a bad sector:
+ * tst_gate_bad(id, off, len) fails every read request of file `id` that
+ * covers a byte of [off, off + len), whole, with -EIO, as a medium error
+ * fails an O_DIRECT request (after the gate, whatever it holds).
+ *
  * Install it with tst_gate_install(cache) while no I/O is in flight on the
  * cache (it swaps cache->io.ops, an internal field); one gate per program.
  * Faults armed with lpc_io_fault_set act before the backend is called, so a
@@ -39,6 +47,10 @@ struct tst_gate {
 	unsigned entered;  /* held ops that reached the gate (waiting or not) */
 	unsigned waiting;  /* held ops waiting at it now */
 	unsigned writes;   /* write calls forwarded (write, writev, a batch) */
+	bool fail_once;    /* fail_err only for ops held when the gate opened */
+	uint64_t hold_id;  /* != 0: hold only reads of this file id ... */
+	uint64_t hold_from; /* ... starting at this page index or later */
+	uint64_t bad_id, bad_off, bad_len; /* the bad sector: bad_len 0, none */
 	const struct lpc_io_backend_ops *inner;
 };
 
@@ -48,35 +60,59 @@ static struct tst_gate tst_gate = {
 	.ops = LPC_IO_READ,
 };
 
-/* An op of kind `op` at the gate: waits while it is closed for op.
- * Return: 0 to go on to the backend, or -fail_err. */
-static int tst_gate_pass(unsigned op)
+/* An op of kind `op` at the gate (a read: of file f at page index; NULL
+ * for other ops): waits while it is closed for op.  Return: 0 to go on to
+ * the backend, or -fail_err. */
+static int tst_gate_pass_at(unsigned op, const struct lpc_io_file *f, uint64_t index)
 {
+	bool held;
 	int err;
 
 	pthread_mutex_lock(&tst_gate.mu);
 	if (op == LPC_IO_WRITE)
 		tst_gate.writes++;
-	if (!(tst_gate.ops & op)) {
+	if (!(tst_gate.ops & op) ||
+	    (op == LPC_IO_READ && tst_gate.hold_id &&
+	     (!f || f->id != tst_gate.hold_id || index < tst_gate.hold_from))) {
 		pthread_mutex_unlock(&tst_gate.mu);
 		return 0;
 	}
 	tst_gate.entered++;
 	tst_gate.waiting++;
 	pthread_cond_broadcast(&tst_gate.cv);
+	held = tst_gate.closed;
 	while (tst_gate.closed)
 		pthread_cond_wait(&tst_gate.cv, &tst_gate.mu);
 	tst_gate.waiting--;
-	err = tst_gate.fail_err;
+	err = held || !tst_gate.fail_once ? tst_gate.fail_err : 0;
 	pthread_mutex_unlock(&tst_gate.mu);
 	return -err;
+}
+
+static int tst_gate_pass(unsigned op)
+{
+	return tst_gate_pass_at(op, NULL, 0);
+}
+
+/* True if a read of [off, off + len) of f covers the bad sector. */
+static bool tst_gate_covers_bad(const struct lpc_io_file *f, uint64_t off, size_t len)
+{
+	bool bad;
+
+	pthread_mutex_lock(&tst_gate.mu);
+	bad = tst_gate.bad_len && f->id == tst_gate.bad_id &&
+	      off < tst_gate.bad_off + tst_gate.bad_len && off + len > tst_gate.bad_off;
+	pthread_mutex_unlock(&tst_gate.mu);
+	return bad;
 }
 
 static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
 			     uint64_t index)
 {
-	int err = tst_gate_pass(LPC_IO_READ);
+	int err = tst_gate_pass_at(LPC_IO_READ, f, index);
 
+	if (!err && tst_gate_covers_bad(f, off, len))
+		err = -EIO;
 	return err ? err : tst_gate.inner->read(f, buf, len, off, index);
 }
 
@@ -85,9 +121,13 @@ static ssize_t tst_gate_read(struct lpc_io_file *f, void *buf, size_t len, uint6
 static ssize_t tst_gate_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
 			      uint64_t off, uint64_t index)
 {
-	int err = tst_gate_pass(LPC_IO_READ);
-	size_t done = 0;
+	int err = tst_gate_pass_at(LPC_IO_READ, f, index);
+	size_t done = 0, len = 0;
 
+	for (int k = 0; k < iovcnt; k++)
+		len += iov[k].iov_len;
+	if (!err && tst_gate_covers_bad(f, off, len))
+		err = -EIO;
 	if (err)
 		return err;
 	if (tst_gate.inner->readv)
@@ -183,15 +223,39 @@ static inline void tst_gate_install(struct lpc_cache *c)
 }
 
 /* Closes the gate for the ops in `ops` (a mask of enum lpc_io_op): the next
- * ones wait; others pass.  Resets the counts. */
+ * ones wait; others pass.  Resets the counts and the narrowing to reads of
+ * one file (tst_gate_hold_from). */
 static inline void tst_gate_close_ops(unsigned ops)
 {
 	pthread_mutex_lock(&tst_gate.mu);
 	tst_gate.ops = ops;
 	tst_gate.closed = true;
 	tst_gate.fail_err = 0;
+	tst_gate.fail_once = false;
+	tst_gate.hold_id = 0;
 	tst_gate.entered = 0;
 	tst_gate.writes = 0;
+	pthread_mutex_unlock(&tst_gate.mu);
+}
+
+/* After tst_gate_close: holds only reads of file id (st_ino) that start at
+ * page `from` or later; other reads pass uncounted. */
+static inline void tst_gate_hold_from(uint64_t id, uint64_t from)
+{
+	pthread_mutex_lock(&tst_gate.mu);
+	tst_gate.hold_id = id;
+	tst_gate.hold_from = from;
+	pthread_mutex_unlock(&tst_gate.mu);
+}
+
+/* Every read request of file id covering a byte of [off, off + len) fails
+ * with -EIO from now on (len 0: none). */
+static inline void tst_gate_bad(uint64_t id, uint64_t off, uint64_t len)
+{
+	pthread_mutex_lock(&tst_gate.mu);
+	tst_gate.bad_id = id;
+	tst_gate.bad_off = off;
+	tst_gate.bad_len = len;
 	pthread_mutex_unlock(&tst_gate.mu);
 }
 
@@ -207,6 +271,18 @@ static inline void tst_gate_open(int err)
 	pthread_mutex_lock(&tst_gate.mu);
 	tst_gate.closed = false;
 	tst_gate.fail_err = err;
+	tst_gate.fail_once = false;
+	pthread_cond_broadcast(&tst_gate.cv);
+	pthread_mutex_unlock(&tst_gate.mu);
+}
+
+/* Opens the gate; err > 0 fails only the held ops waiting at it now. */
+static inline void tst_gate_open_once(int err)
+{
+	pthread_mutex_lock(&tst_gate.mu);
+	tst_gate.closed = false;
+	tst_gate.fail_err = err;
+	tst_gate.fail_once = true;
 	pthread_cond_broadcast(&tst_gate.cv);
 	pthread_mutex_unlock(&tst_gate.mu);
 }

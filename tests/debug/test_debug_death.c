@@ -213,30 +213,92 @@ static void break_failed_in_index(void)
 	lpc_page_get(file, 0, 0, &q);
 }
 
-/* A backend whose readv sees a frame of the run change identity while the
- * device writes into it, as if it had been freed and reused. */
+/* A backend whose readv first does `what` to the run's last page, as if it
+ * happened while the device writes into its frame, then reads. */
 static const struct lpc_io_backend_ops *run_inner;
-static struct lpc_io_backend_ops run_reuse_ops;
+static struct lpc_io_backend_ops run_broken_ops;
+static void (*run_what)(struct lpc_page *p);
 
-static ssize_t run_reuse_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
-			       uint64_t off, uint64_t index)
+static ssize_t run_broken_readv(struct lpc_io_file *f, const struct iovec *iov, int n,
+				uint64_t off, uint64_t index)
 {
 	size_t id = (size_t)((char *)iov[n - 1].iov_base - (char *)cache->pool.frames) >>
 		    cache->pool.page_shift;
 
-	atomic_store(&cache->pool.pages[id].index, 12345);
+	run_what(&cache->pool.pages[id]);
 	return run_inner->readv(f, iov, n, off, index);
+}
+
+/* A run of pages 4-7 read through run_broken_readv. */
+static void run_broken(void (*what)(struct lpc_page *p))
+{
+	char buf[4 * 4096];
+
+	run_what = what;
+	run_inner = cache->io.ops;
+	run_broken_ops = *cache->io.ops;
+	run_broken_ops.readv = run_broken_readv;
+	cache->io.ops = &run_broken_ops;
+	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+}
+
+/* RUN-FRAME-IN-FLIGHT: the frame changes identity, as if freed and reused. */
+static void reuse_frame(struct lpc_page *p)
+{
+	atomic_store(&p->index, 12345);
 }
 
 static void break_run_frame_in_flight(void)
 {
-	char buf[4 * 4096];
+	run_broken(reuse_frame);
+}
 
-	run_inner = cache->io.ops;
-	run_reuse_ops = *cache->io.ops;
-	run_reuse_ops.readv = run_reuse_readv;
-	cache->io.ops = &run_reuse_ops;
-	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+/* FRAME-FREED-IN-FLIGHT: both references of the page dropped (the run's and
+ * the index's), as a reader that did not hold its page across the read
+ * would let a removal free it. */
+static void free_frame(struct lpc_page *p)
+{
+	lpc_page_put(p);
+	lpc_page_put(p);
+}
+
+static void break_frame_freed_in_flight(void)
+{
+	run_broken(free_frame);
+}
+
+/* TRUNC-PAST-END: a read that did not see the shrinking truncate it raced
+ * (trunc_seq as before it, lpc's size the old one: as a miss that skipped
+ * lpc_filemap_trunc_from would judge) caches a page past the cut while the
+ * truncate is between its removal pass and its ftruncate (SZ4). */
+static struct lpc_file *trunc_file;
+
+static void trunc_past_hook(enum lpc_yield_point yp)
+{
+	struct lpc_page *p;
+	uint64_t seq, size;
+
+	if (yp != LPC_YP_SZ4)
+		return;
+	seq = atomic_load(&trunc_file->trunc_seq);
+	size = atomic_load(&trunc_file->size);
+	atomic_store(&trunc_file->trunc_seq, seq - 1);
+	atomic_store(&trunc_file->size, 16 * 4096);
+	if (lpc_page_get(trunc_file, 12, 0, &p) == 0)
+		lpc_page_put(p);
+	atomic_store(&trunc_file->size, size);
+	atomic_store(&trunc_file->trunc_seq, seq);
+}
+
+static void break_trunc_past_end(void)
+{
+	char path[512];
+
+	REQUIRE(tst_make_file("death_trunc", 16 * 4096, 3, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(cache, path, O_RDWR, 0, &trunc_file) == 0, "open for writing");
+	lpc_yield_set_hook(trunc_past_hook);
+	lpc_yield_arm("SZ4", 1.0, 1);
+	lpc_truncate(trunc_file, 4 * 4096);
 }
 
 static void break_file_after_close(void)
@@ -578,6 +640,8 @@ static const struct {
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
 	{ "RUN-FRAME-IN-FLIGHT", break_run_frame_in_flight },
+	{ "FRAME-FREED-IN-FLIGHT", break_frame_freed_in_flight },
+	{ "TRUNC-PAST-END", break_trunc_past_end },
 	{ "NS-DROP-ROOT", break_ns_drop_root },
 	{ "NS-SEQ-NESTED", break_ns_seq_nested },
 };

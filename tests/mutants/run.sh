@@ -66,8 +66,14 @@
 #                  scan would flush the hot set: rule RA-INACTIVE, named by
 #                  tests/unit/test_readahead.c; SCAN-RESISTANCE by
 #                  test_evict_scan)
-#   ra-failed-kept run.c: a failed page of a run or window stays in the index
-#                  (U5; rule FAILED-PAGE-IN-INDEX, a waiter in test_read_run)
+#   ra-failed-kept run.c: a failed or dropped page of a run or window stays
+#                  in the index (U5c; rule FAILED-PAGE-IN-INDEX, a waiter in
+#                  test_read_run)
+#   free-in-flight run.c: a run lets its last page go (out of the index,
+#                  its reference dropped) once the page's read is issued
+#                  (U4): the frame is freed while the device writes into it
+#                  (rule FRAME-FREED-IN-FLIGHT, in any test that reads a
+#                  run: test_read_run first)
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -108,7 +114,8 @@ mutants=(
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
 	'ra-referenced|src/filemap/run.c|s@(k >= nr ? LPC_PG_RA : 0) |@(k >= nr ? LPC_PG_REFERENCED : 0) | /* MUTANT */@'
-	'ra-failed-kept|src/filemap/run.c|s@^\t\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t\t(void)0; /* MUTANT: failed run page kept */@'
+	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
+	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
@@ -121,7 +128,8 @@ mutants=(
 # (regress_size_publish, test_readahead, test_read_run, regress_open_closing),
 # so --quick leaves them out and CI's time stays put.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
-	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept)
+	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
+	free-in-flight)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -215,9 +215,10 @@ static void t_nth(int backend, int mode)
 
 /*
  * Short transfers.  miss.c M4: a read shorter than a page is the end of the
- * file only where the file ends (its refreshed size says so); short anywhere
- * else is -EIO and nothing is cached, so zeros never stand in for data the
- * file has.  The null backend reads short at the file's size like a disk.
+ * file only where the file ends (the storage's size says so); short anywhere
+ * else is read once more (the file may have grown since), then -EIO with
+ * nothing cached, so zeros never stand in for data the file has.  The null
+ * backend reads short at the file's size like a disk.
  */
 /* Checks guarantee C.3 of include/lpc/lpc.h. */
 static void t_short(int backend, int mode)
@@ -230,17 +231,29 @@ static void t_short(int backend, int mode)
 
 	mk_file(c, &t, backend, 4 * PS + 1000);
 	lpc_stats(c, &s0);
-	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 100) == 0);
-	CHECK_EQ(lpc_page_get(t.f, 1, 0, &p), -EIO, "short read mid-file is an error");
+	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 2, 0, 100) == 0);
+	CHECK_EQ(lpc_page_get(t.f, 1, 0, &p), -EIO, "short read mid-file, twice, is an error");
 	CHECK_EQ(lpc_page_find(t.f, 1, &p), -ENOENT, "nothing cached after a short read");
 	lpc_stats(c, &s1);
 	CHECK_EQ(s1.read_bytes - s0.read_bytes, 0, "read_bytes of a failed short read");
 	CHECK_EQ(s1.read_errors - s0.read_errors, 1, "short read counted as an error");
-	/* The fault was for one read: the page now reads in full. */
+	CHECK_EQ(s1.reads - s0.reads, 2, "the short read, then once more");
+	/* The fault was for two reads: the page now reads in full. */
 	CHECK_EQ(lpc_pread(t.f, buf, PS, PS), (long long)PS);
 	CHECK(range_ok(&t, PS, buf, PS), "pread after the short read");
+	/* Short once: the second read gets the page. */
+	CHECK(lpc_invalidate(t.f, PS, 1) == 1);
+	lpc_stats(c, &s0);
+	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 100) == 0);
+	if (CHECK_EQ(lpc_page_get(t.f, 1, 0, &p), 0, "short once mid-file: read again")) {
+		CHECK(page_ok(&t, 1, lpc_page_data(p)), "page 1 from its second read");
+		lpc_page_put(p);
+	}
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.reads - s0.reads, 2, "the short read, then the full one");
+	CHECK_EQ(s1.read_errors - s0.read_errors, 0, "read again, no error");
 	/* Short at the last page: 500 of its 1000 bytes is short of the size. */
-	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 500) == 0);
+	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 2, 0, 500) == 0);
 	CHECK_EQ(lpc_page_get(t.f, 4, 0, &p), -EIO, "short read of the last page");
 	/* The real end of the file: 1000 bytes, then zeros. */
 	lpc_io_fault_set(&c->io, NULL);
@@ -271,13 +284,14 @@ static void t_short(int backend, int mode)
 
 /*
  * pread: a miss reads the run of absent pages with one I/O (filemap/run.c),
- * so a fault fails a whole run.  Pages 0-1 cached, every later read failing:
- * the run 2.. fails, pread returns the two pages before it; from the failing
- * page: -EIO; nothing of a failed run is cached.  A run cut short where the
- * file does not end caches the pages before the cut and fails the rest; the
- * range's next page is then a miss of its own (the kernel's filemap_read
- * retries a page its readahead failed the same way), so a fault on one I/O
- * costs one more read, not the call.
+ * so a fault fails a whole request; the caller's pages of it are then read
+ * one by one (the kernel's filemap_read retries a page its readahead failed
+ * the same way) until one fails alone.  Pages 0-1 cached, every later read
+ * failing: the run 2.. fails, page 2 alone fails, pread returns the two
+ * pages before it; from the failing page: -EIO; nothing of a failed run is
+ * cached.  A run cut short where the file does not end caches the pages
+ * before the cut and reads the caller's pages after it alone, so a fault on
+ * one I/O costs a few more reads, not the call.
  */
 static void t_pread_fail(int backend, int mode)
 {
@@ -297,8 +311,8 @@ static void t_pread_fail(int backend, int mode)
 	CHECK_EQ(r, (long long)(2 * PS), "pread stops short before the failed page");
 	CHECK(range_ok(&t, 0, buf, 2 * PS), "the two pages before the failure");
 	lpc_stats(c, &s1);
-	CHECK_EQ(s1.reads - s0.reads, 1, "one I/O for the run 2-4, none after it failed");
-	CHECK_EQ(s1.read_errors - s0.read_errors, 1);
+	CHECK_EQ(s1.reads - s0.reads, 2, "one I/O for the run 2-4, then page 2 alone, none after it");
+	CHECK_EQ(s1.read_errors - s0.read_errors, 2, "the run's, page 2's own");
 	for (uint64_t i = 2; i < 5; i++)
 		CHECK_EQ(lpc_page_find(t.f, i, &p), -ENOENT, "page %" PRIu64 " of the failed run cached", i);
 	for (uint64_t i = 0; i < 2; i++)
@@ -312,7 +326,7 @@ static void t_pread_fail(int backend, int mode)
 	CHECK(range_ok(&t, 100, buf, 2 * PS - 100));
 	CHECK_EQ(lpc_pread(t.f, buf, 10, 2 * PS + 5), -EIO, "inside the failing page");
 	/* A cold run cut inside its third page (the file goes on): pages 0-1
-	 * cached by it, 2.. failed and read again by the next miss. */
+	 * cached by it, the caller's pages 2.. read again one by one. */
 	lpc_io_fault_set(&c->io, NULL);
 	CHECK(lpc_invalidate(t.f, 0, 0) >= 2);
 	lpc_stats(c, &s0);
@@ -321,7 +335,7 @@ static void t_pread_fail(int backend, int mode)
 	CHECK_EQ(r, (long long)(5 * PS), "the failed pages are read again");
 	CHECK(range_ok(&t, 0, buf, 5 * PS));
 	lpc_stats(c, &s1);
-	CHECK_EQ(s1.reads - s0.reads, 2, "the cut run, then the run from its cut page");
+	CHECK_EQ(s1.reads - s0.reads, 4, "the cut run, then pages 2, 3 and 4 alone");
 	CHECK_EQ(s1.read_errors - s0.read_errors, 1, "the cut is an error (the file goes on)");
 	lpc_io_fault_set(&c->io, NULL);
 	CHECK(lpc_invalidate(t.f, 0, 0) >= 5);

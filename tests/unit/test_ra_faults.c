@@ -5,15 +5,18 @@
  * ra_worker.c Q0-Q4), with the I/O fault hook (io/io.h lpc_io_fault_set)
  * and a gated backend (gate_io.h) that holds a window's read in flight:
  *  - a device that cuts a window's request in the middle: the pages before
- *    the cut are cached and right, the pages after it fail (-EIO) for their
- *    waiters only: the caller that asked for the window's first page gets
- *    its bytes, nothing after the cut is cached, and the next call reads
- *    those pages again, right;
+ *    the cut are cached and right, the pages after it are dropped, never
+ *    failed (run.c U5a: nobody asked for them): the caller that asked for
+ *    the window's first page gets its bytes, a waiter of a page after the
+ *    cut reads that page alone and gets it, nothing else after the cut is
+ *    cached, and the next call reads those pages again, right;
  *  - an asynchronous window (a marker hit) whose read fails: the hit's
- *    reader gets its page, a waiter on the window gets -EIO, nothing of the
- *    window is cached, the next read gets the page;
+ *    reader gets its page, a waiter on the window reads its page alone and
+ *    gets it (or that read's own error), nothing of the window is cached,
+ *    the next read gets the page;
  *  - a short transfer inside the file's last page (cut before the end of
- *    the file): that page is -EIO for its waiter, the pages before it good;
+ *    the file): the pages before it good, the last page not taken from it:
+ *    its waiter reads it alone, right;
  *  - windows that cross end of file (the synchronous one and a marker's):
  *    one read, the last page zero-filled past the end, nothing cached past
  *    it (lpc_page_get there: -ENXIO), no read error;
@@ -160,8 +163,8 @@ static void arm_short(struct lpc_cache *c, uint64_t id, size_t bytes)
 }
 
 /* A sync window [1, 33) (the miss of page 1 after a miss of page 0) cut by
- * the device after 10 pages: pages 1..10 good, 11..32 -EIO for their
- * waiters only. */
+ * the device after 10 pages: pages 1..10 good, 11..32 dropped, not failed
+ * (nobody asked for them): a waiter of one of them reads it itself. */
 static void t_cut_window(int mode)
 {
 	struct lpc_cache *c = mk_cache(256, mode);
@@ -197,13 +200,14 @@ static void t_cut_window(int mode)
 		CHECK(tst_check_page(&t.e, 5, lpc_page_data(g1.p)), "page 5's bytes");
 		lpc_page_put(g1.p);
 	}
-	CHECK_EQ(g2.rc, -EIO, "page 20, after the cut: its waiter gets the error");
-	if (g2.rc == 0)
+	if (CHECK_EQ(g2.rc, 0, "page 20, after the cut: its waiter reads it alone, no error")) {
+		CHECK(tst_check_page(&t.e, 20, lpc_page_data(g2.p)), "page 20's bytes");
 		lpc_page_put(g2.p);
+	}
 	for (uint64_t i = 1; i <= 10; i++)
 		CHECK(cached(t.f, i), "page %" PRIu64 " before the cut cached", i);
 	for (uint64_t i = 11; i < 33; i++)
-		CHECK(!cached(t.f, i), "page %" PRIu64 " after the cut cached", i);
+		CHECK(i == 20 || !cached(t.f, i), "page %" PRIu64 " after the cut cached", i);
 	lpc_stats(c, &s1);
 	CHECK(s1.read_errors > s0.read_errors, "the cut counted as a read error");
 	/* The next call reads them again. */
@@ -216,8 +220,10 @@ static void t_cut_window(int mode)
 }
 
 /* The stream 0, 1 (window [1, 33), marker on 2), then the marker hit starts
- * [33, 97) whose read the gate fails. */
-static void t_async_window_eio(int mode)
+ * [33, 97) whose read the gate fails: nobody asked for its pages, so none of
+ * them fails; a waiter of page 40 reads it alone: the device's answer to
+ * that read is its answer (it fails while the device fails every read). */
+static void t_async_window_eio(int mode, bool once)
 {
 	struct lpc_cache *c = mk_cache(256, mode);
 	unsigned char buf[PS];
@@ -235,18 +241,29 @@ static void t_async_window_eio(int mode)
 	REQUIRE(pthread_create(&ta, NULL, preader_main, &a) == 0);
 	REQUIRE(tst_gate_wait_entered(1, 10000), "the marker's window reached the device");
 	start_getter(&g, &tg, t.f, 40);
-	tst_gate_open(EIO);
+	if (once)
+		tst_gate_open_once(EIO); /* the window's read fails, later reads pass */
+	else
+		tst_gate_open(EIO); /* every read fails */
 	join_bounded(ta, "the marker's reader");
 	join_bounded(tg, "the waiter of page 40");
 	quiesce_bounded(t.f);
 	tst_gate_clear_error();
 	CHECK_EQ(a.r, PS, "the marker's reader gets its page, not the window's error");
 	CHECK(tst_check_page(&t.e, 2, buf), "page 2");
-	CHECK_EQ(g.rc, -EIO, "the waiter of a failed window page gets -EIO");
-	if (g.rc == 0)
-		lpc_page_put(g.p);
+	if (once) {
+		if (CHECK_EQ(g.rc, 0, "the waiter of page 40 reads it alone: no error of the window's")) {
+			CHECK(tst_check_page(&t.e, 40, lpc_page_data(g.p)), "page 40's bytes");
+			lpc_page_put(g.p);
+		}
+	} else {
+		CHECK_EQ(g.rc, -EIO, "the waiter of page 40: its own read of it failed too");
+		if (g.rc == 0)
+			lpc_page_put(g.p);
+	}
 	for (uint64_t i = 33; i < 97; i++)
-		CHECK(!cached(t.f, i), "page %" PRIu64 " of the failed window cached", i);
+		CHECK((once && i == 40) || !cached(t.f, i),
+		      "page %" PRIu64 " of the failed window cached", i);
 	CHECK_EQ(lpc_pread(t.f, buf, PS, 40 * PS), PS, "page 40 read again");
 	CHECK(tst_check_page(&t.e, 40, buf), "page 40 right");
 	CHECK_EQ(lpc_file_close(t.f), 0);
@@ -254,7 +271,9 @@ static void t_async_window_eio(int mode)
 }
 
 /* A window [1, 21) to end of file (20 pages + 300 bytes), its read cut by
- * the device inside the last page, before the end of the file. */
+ * the device inside the last page, before the end of the file: the last
+ * page is not taken from it (no zeros for its bytes), and its waiter reads
+ * it alone, right. */
 static void t_short_last_page(int mode)
 {
 	struct lpc_cache *c = mk_cache(256, mode);
@@ -279,12 +298,13 @@ static void t_short_last_page(int mode)
 	join_bounded(tg, "the waiter of the last page");
 	CHECK_EQ(a.r, PS);
 	CHECK(tst_check_page(&t.e, 1, buf), "page 1");
-	CHECK_EQ(g.rc, -EIO, "the last page, cut before the end of the file");
-	if (g.rc == 0)
+	if (CHECK_EQ(g.rc, 0, "the last page, cut before the end of the file: read again")) {
+		CHECK(tst_check_page(&t.e, 20, lpc_page_data(g.p)), "its 300 bytes, zeros after");
 		lpc_page_put(g.p);
+	}
 	CHECK(cached(t.f, 19), "page 19, before the cut");
-	CHECK(!cached(t.f, 20), "the cut last page cached");
 	lpc_io_fault_set(&c->io, NULL);
+	CHECK_EQ(lpc_invalidate(t.f, 20 * PS, 1), 1, "the last page dropped");
 	CHECK_EQ(lpc_pread(t.f, buf, PS, 20 * PS), 300, "the last page read again");
 	CHECK(tst_check_bytes(&t.e, 20 * PS, buf, 300, &(uint64_t){ 0 }), "its bytes");
 	CHECK_EQ(lpc_file_close(t.f), 0);
@@ -490,6 +510,198 @@ static void t_trunc_in_flight(int mode)
 	free(want);
 }
 
+/* An asynchronous window [33, 97) whose request comes back one page long
+ * (a later part of it failed: io.h) on a file lpc keeps the size of (an
+ * lpc_pwrite of its last page, with the bytes it had): the short count is
+ * where the storage's file goes on, so pages 34.. are not zeros but
+ * dropped; the reader of page 40 reads it alone and gets its bytes.
+ * (Before: the window's pages past the count were cached as zeros, and
+ * page 40's reader got zeros, with read_errors 0.) */
+static void t_short_window_kept(int mode)
+{
+	struct lpc_cache *c = mk_cache(256, mode);
+	struct lpc_io_fault flt = { .ops = LPC_IO_READ, .count = 1, .short_bytes = PS };
+	unsigned char buf[PS];
+	struct tfile t;
+
+	mk_file(c, &t, 200 * PS, O_RDWR);
+	tst_file_bytes(t.e.salt, 199 * PS, buf, PS);
+	CHECK_EQ(lpc_pwrite(t.f, buf, PS, 199 * PS), PS, "lpc keeps the size");
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 0), PS);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, PS), PS, "window [1, 33), marker on 2");
+	flt.file_id = t.e.id;
+	REQUIRE(lpc_io_fault_set(&c->io, &flt) == 0);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 2 * PS), PS, "the marker: window [33, 97), cut");
+	memset(buf, 0xee, PS);
+	CHECK_EQ(lpc_pread(t.f, buf, PS, 40 * PS), PS);
+	CHECK(tst_check_page(&t.e, 40, buf), "page 40: the file's bytes, not zeros");
+	quiesce_bounded(t.f);
+	lpc_io_fault_set(&c->io, NULL);
+	for (uint64_t i = 33; i < 97; i++) {
+		struct lpc_page *p;
+
+		if (lpc_page_find(t.f, i, &p) == 0) {
+			CHECK(i == 33 || i == 40, "page %" PRIu64 " past the cut cached", i);
+			CHECK(tst_check_page(&t.e, i, lpc_page_data(p)), "page %" PRIu64, i);
+			lpc_page_put(p);
+		}
+	}
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* Joins th within `secs`; a thread still running then fails the test. */
+static void join_within(pthread_t th, int secs, const char *what)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += secs;
+	if (pthread_timedjoin_np(th, NULL, &ts)) {
+		CHECK(false, "%s did not return within %d s", what, secs);
+		tst_finish();
+		_exit(1);
+	}
+}
+
+/*
+ * A shrinking lpc_truncate that waits (its step 2) for a page past the cut
+ * that the application keeps locked does not hold up reads of the file
+ * (lpc_filemap_trunc_from): a read of page 0, far below the cut, returns
+ * after one read; a run below the cut, one read; the page the cut is in
+ * returns its bytes below the cut, cached with zeros after it; a read past
+ * the cut is end of file.  (Before: every miss on the file dropped its read
+ * and read again while the truncate waited, without returning.)
+ */
+static void t_trunc_held(int mode)
+{
+	struct lpc_cache *c = mk_cache(256, mode);
+	const uint64_t cut = 40 * PS + 100;
+	unsigned char *buf = malloc(10 * PS);
+	struct lpc_stats s0, s1;
+	struct lpc_page *u, *p;
+	struct truncer k;
+	struct preader a;
+	pthread_t tk, ta;
+	struct tfile t;
+	uint64_t bad = 0, end;
+
+	REQUIRE(buf);
+	mk_file(c, &t, 64 * PS, O_RDWR);
+	REQUIRE(lpc_page_get(t.f, 50, 0, &u) == 0);
+	lpc_page_lock(u);
+	k = (struct truncer){ .f = t.f, .size = cut };
+	REQUIRE(pthread_create(&tk, NULL, truncer_main, &k) == 0);
+	/* The truncate is under way (trunc_seq odd, its size stored) and
+	 * waits for page 50's lock. */
+	end = tst_now_ns() + 10000000000ull;
+	while ((!(atomic_load(&t.f->trunc_seq) & 1) || atomic_load(&t.f->size) != cut) &&
+	       tst_now_ns() < end)
+		tst_sleep_us(1000);
+	REQUIRE(atomic_load(&t.f->trunc_seq) & 1, "the truncate started");
+	tst_sleep_us(50000);
+
+	struct {
+		uint64_t off;
+		size_t len;
+		ssize_t want;
+		const char *what;
+	} reads[] = {
+		{ 0, PS, PS, "page 0, far below the cut" },
+		{ 30 * PS, 10 * PS, 10 * PS, "a run of pages 30-39, below the cut" },
+		{ 40 * PS, PS, 100, "page 40, the cut inside it" },
+		{ 45 * PS, PS, 0, "page 45, past the cut" },
+	};
+	for (unsigned i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+		lpc_stats(c, &s0);
+		a = (struct preader){ .f = t.f, .off = reads[i].off, .len = reads[i].len, .buf = buf };
+		REQUIRE(pthread_create(&ta, NULL, preader_main, &a) == 0);
+		join_within(ta, 5, reads[i].what);
+		lpc_stats(c, &s1);
+		CHECK_EQ(a.r, (long long)reads[i].want, "%s", reads[i].what);
+		if (a.r > 0)
+			CHECK(tst_check_bytes(&t.e, reads[i].off, buf, (size_t)a.r, &bad),
+			      "%s: bad at %" PRIu64, reads[i].what, bad);
+		CHECK_EQ(s1.reads - s0.reads, reads[i].want ? 1 : 0, "%s: its reads",
+			 reads[i].what);
+	}
+	if (CHECK_EQ(lpc_page_find(t.f, 40, &p), 0, "the cut's page cached")) {
+		CHECK(tst_check_bytes(&t.e, 40 * PS, lpc_page_data(p), 100, &bad), "below the cut");
+		for (size_t i = 100; i < PS; i++)
+			if (((unsigned char *)lpc_page_data(p))[i]) {
+				CHECK(false, "byte %zu of the cut's page is not zero", i);
+				break;
+			}
+		lpc_page_put(p);
+	}
+	CHECK(atomic_load(&t.f->trunc_seq) & 1, "the truncate still waited meanwhile");
+	lpc_page_unlock(u);
+	lpc_page_put(u);
+	join_bounded(tk, "the truncate, page 50 unlocked");
+	CHECK_EQ(k.rc, 0);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+	free(buf);
+}
+
+/*
+ * Readahead never makes a demand read fail or wait (page/pool.h,
+ * lpc_pool_ra_reserve): a 97-frame cache, the application pinning 33 pages
+ * of file A whose marker (page 2, met by the pin's slow path) starts the
+ * window [33, 97), held in flight at the gate; lpc_page_get of file B then
+ * gets a free frame at once (no direct reclaim, no wait, no failure), and
+ * the reclaimer was not woken to evict A's pages read ahead a moment before
+ * (none wasted, none read twice).  (Before: the window took every free
+ * frame and its failed allocations woke the reclaimer: the get waited
+ * alloc_wait_ms and failed -ENOMEM, and ra_wasted was 30.)
+ */
+static void t_ra_reserve(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+	struct lpc_page *pins[64], *p = NULL;
+	struct lpc_stats s0, s1;
+	unsigned char buf[PS];
+	struct tfile a, b;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = 97 * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
+	cfg.alloc_wait_ms = 300;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0);
+	mk_file(c, &a, 1024 * PS, O_RDONLY);
+	mk_file(c, &b, 1024 * PS, O_RDONLY);
+	tst_gate_install(c);
+	CHECK_EQ(lpc_pread(a.f, buf, PS, 0), PS);
+	CHECK_EQ(lpc_pread(a.f, buf, PS, PS), PS, "window [1, 33), marker on 2");
+	tst_gate_close();
+	tst_gate_hold_from(a.e.id, 33); /* the marker's window only */
+	CHECK_EQ(lpc_pin(a.f, 0, 33 * PS, LPC_PIN_READ, pins, 64), 33, "pages 0-32 pinned");
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the marker's window reached the device");
+	CHECK(atomic_load(&c->pool.nfree) >= lpc_pool_ra_reserve(&c->pool),
+	      "the window left %u free frames, its reserve is %u",
+	      (unsigned)atomic_load(&c->pool.nfree), lpc_pool_ra_reserve(&c->pool));
+	lpc_stats(c, &s0);
+	rc = lpc_page_get(b.f, 500, 0, &p);
+	lpc_stats(c, &s1);
+	if (CHECK_EQ(rc, 0, "a demand read with a window in flight")) {
+		CHECK(tst_check_page(&b.e, 500, lpc_page_data(p)), "its bytes");
+		lpc_page_put(p);
+	}
+	CHECK_EQ(s1.direct_reclaims - s0.direct_reclaims, 0, "it took a free frame");
+	CHECK_EQ(s1.alloc_failures - s0.alloc_failures, 0);
+	CHECK_EQ(s1.ra_wasted, 0, "no page read ahead was evicted unused");
+	CHECK_EQ(s1.read_pages, 34, "pages 0-32, B's page 500: none read twice");
+	tst_gate_open(0);
+	lpc_unpin(pins, 33, LPC_PIN_READ);
+	quiesce_bounded(a.f);
+	CHECK_EQ(lpc_file_close(a.f), 0);
+	CHECK_EQ(lpc_file_close(b.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* The submitter A of an asynchronous window, which then exits or blocks. */
 struct submitter {
 	struct lpc_file *f;
@@ -651,12 +863,16 @@ int main(int argc, char **argv)
 	for (int mode = 0; mode < 2; mode++) {
 		printf("lookup %s\n", mode == LPC_LOOKUP_LOCKED ? "locked" : "lockless");
 		TST_RUN(t_cut_window(mode));
-		TST_RUN(t_async_window_eio(mode));
+		TST_RUN(t_async_window_eio(mode, false));
+		TST_RUN(t_async_window_eio(mode, true));
 		TST_RUN(t_short_last_page(mode));
 		TST_RUN(t_eof_windows(mode));
 		TST_RUN(t_grow_in_flight(mode));
 		TST_RUN(t_trunc_in_flight(mode));
+		TST_RUN(t_short_window_kept(mode));
+		TST_RUN(t_trunc_held(mode));
 	}
+	TST_RUN(t_ra_reserve());
 	TST_RUN(t_submitter_gone(true));
 	TST_RUN(t_submitter_gone(false));
 	TST_RUN(t_close_in_flight());

@@ -10,8 +10,10 @@
  *  - a run in flight is ordinary pages in flight: each of its pages is in
  *    the index, locked (lpc_page_find: -EAGAIN), and a thread that wants any
  *    of them waits for the one read, then gets the page (a gated backend
- *    makes "in flight" a state the test reaches); a failed run fails every
- *    waiter of its pages with -EIO and caches nothing;
+ *    makes "in flight" a state the test reaches); a failed run caches
+ *    nothing, its caller's page is read alone (and fails with -EIO when
+ *    the device fails that too), a waiter of another of its pages reads
+ *    that page itself;
  *  - readahead_max_kb below a page is one page per read;
  *  - a window a marker hit started completes without its submitter: the
  *    hit returns with the read in flight, another thread waiting on one of
@@ -51,16 +53,23 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode, uint32_t max_kb)
 	return c;
 }
 
-static void mk_file(struct lpc_cache *c, struct tfile *t, uint64_t size)
+/* A file of `size` bytes in pages of ps, opened with oflags. */
+static void mk_file_ps(struct lpc_cache *c, struct tfile *t, uint64_t size, size_t ps,
+		       int oflags)
 {
 	char name[32];
 
 	snprintf(name, sizeof(name), "run%d", nfile++);
 	t->e = (struct tst_expect){ .backend = LPC_IO_SYNC, .salt = 77 + (uint64_t)nfile,
-				    .size = size, .ps = PS };
+				    .size = size, .ps = ps };
 	REQUIRE(tst_make_file(name, size, t->e.salt, t->path, sizeof(t->path)) == 0);
 	t->e.id = tst_file_id(t->path);
-	t->f = tst_file_open(c, t->path, O_RDONLY);
+	t->f = tst_file_open(c, t->path, oflags);
+}
+
+static void mk_file(struct lpc_cache *c, struct tfile *t, uint64_t size)
+{
+	mk_file_ps(c, t, size, PS, O_RDONLY);
 }
 
 static bool cached(struct lpc_file *f, uint64_t index)
@@ -201,20 +210,23 @@ static void t_in_flight(int mode, int err)
 	tst_gate_open(err);
 	pthread_join(tg, NULL);
 	if (err) {
-		/* The preader's page 0 failed too: it gets -EIO (pages after it
-		 * are read again only if it asks, and it stops at the error). */
-		tst_gate_clear_error();
+		/* The gate fails every read until cleared: the run, then the
+		 * preader's page 0 read alone (run.c U5a): it gets -EIO, and
+		 * stops there; pages 1-7 are dropped, not failed, so the
+		 * waiter of page 3 looks up again and reads page 3 alone,
+		 * which the gate fails too: its own failure, not the run's. */
 		pthread_join(ta, NULL);
+		tst_gate_clear_error();
 		CHECK_EQ(a.r, -err, "the caller of the failed run");
-		CHECK_EQ(g.rc, -err, "the waiter of page 3 shares the failure");
+		CHECK_EQ(g.rc, -err, "the waiter of page 3: its own read of page 3 failed");
 		for (uint64_t i = 0; i < 8; i++)
 			CHECK(!cached(t.f, i), "page %" PRIu64 " of a failed run cached", i);
 		lpc_stats(c, &s1);
-		/* One failed read; two when the getter was counted as a holder
-		 * between its increment and its slot re-check (gate_io.h,
-		 * tst_wait_page_holders): it then missed and read again, and
-		 * the gate failed that read too. */
-		CHECK(s1.read_errors - s0.read_errors >= 1 && s1.read_errors - s0.read_errors <= 2,
+		/* The run, page 0 alone, page 3 alone; one more when the getter
+		 * was counted as a holder between its increment and its slot
+		 * re-check (gate_io.h, tst_wait_page_holders): it then missed
+		 * and read page 3 twice. */
+		CHECK(s1.read_errors - s0.read_errors >= 3 && s1.read_errors - s0.read_errors <= 4,
 		      "failed reads: %" PRIu64, s1.read_errors - s0.read_errors);
 		CHECK_EQ(lpc_pread(t.f, buf, 8 * PS, 0), (long long)(8 * PS), "read again");
 	} else {
@@ -280,6 +292,175 @@ static void t_async_window(void)
 	tst_cache_destroy(c);
 }
 
+/* A cache of `frames` pages of ps bytes whose streams' windows are 32
+ * pages, then 64 (readahead_kb, readahead_max_kb in pages, whatever ps),
+ * or readahead off. */
+static struct lpc_cache *mk_cache_ps(unsigned frames, size_t ps, int mode, bool ra)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (size_t)frames * ps;
+	cfg.page_size = ps;
+	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
+	cfg.lookup_mode = mode;
+	cfg.readahead_kb = ra ? (uint32_t)(32 * ps / 1024) : LPC_READAHEAD_OFF;
+	cfg.readahead_max_kb = (uint32_t)(64 * ps / 1024);
+	rc = lpc_cache_create(&cfg, &c);
+	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
+	return c;
+}
+
+/* Whether page `index` of t is cached with the file's bytes. */
+static bool cached_right(struct tfile *t, uint64_t index)
+{
+	struct lpc_page *p;
+	bool ok;
+
+	if (lpc_page_find(t->f, index, &p) != 0)
+		return false;
+	ok = tst_check_page(&t->e, index, lpc_page_data(p));
+	lpc_page_put(p);
+	return ok;
+}
+
+/*
+ * C.3 once lpc keeps the file's size (an lpc_pwrite of its last page, with
+ * the bytes it had): a run of 8 pages whose request comes back one page
+ * long, as a backend's readv returns when a later part of it failed
+ * (io.h), is short where the storage's file goes on: pages 1-7 are not
+ * zeros but the caller's pages read again one by one; a single page read
+ * short twice there is -EIO, nothing cached.  (Before: lpc_filemap_check_short
+ * took any short read for the end of the file once lpc kept the size: 7
+ * pages of zeros, cached, read_errors 0.)
+ */
+static void t_short_kept(int mode, size_t ps)
+{
+	struct lpc_cache *c = mk_cache_ps(64, ps, mode, false);
+	unsigned char *buf = malloc(8 * ps), *last = malloc(ps);
+	struct lpc_io_fault flt = { .ops = LPC_IO_READ, .count = 1, .short_bytes = ps };
+	struct lpc_stats s0, s1;
+	struct lpc_page *p;
+	struct tfile t;
+	uint64_t bad = 0;
+
+	REQUIRE(buf && last);
+	mk_file_ps(c, &t, 16 * ps, ps, O_RDWR);
+	tst_file_bytes(t.e.salt, 15 * ps, last, ps);
+	CHECK_EQ(lpc_pwrite(t.f, last, ps, 15 * ps), (long long)ps, "lpc keeps the size");
+	flt.file_id = t.e.id;
+	REQUIRE(lpc_io_fault_set(&c->io, &flt) == 0);
+	lpc_stats(c, &s0);
+	memset(buf, 0xee, 8 * ps);
+	CHECK_EQ(lpc_pread(t.f, buf, 8 * ps, 0), (long long)(8 * ps));
+	CHECK(tst_check_bytes(&t.e, 0, buf, 8 * ps, &bad), "byte %" PRIu64 " (zeros for data?)",
+	      bad);
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.reads - s0.reads, 8, "the run cut after page 0, then pages 1-7 alone");
+	CHECK_EQ(s1.read_errors - s0.read_errors, 1, "the cut counted once");
+	for (uint64_t i = 0; i < 8; i++)
+		CHECK(cached_right(&t, i), "page %" PRIu64 " cached, right", i);
+
+	/* One page, short twice where the file goes on. */
+	flt.count = 2;
+	flt.short_bytes = 100;
+	REQUIRE(lpc_io_fault_set(&c->io, &flt) == 0);
+	CHECK_EQ(lpc_page_get(t.f, 10, 0, &p), -EIO, "a page short twice in mid-file");
+	CHECK_EQ(lpc_page_find(t.f, 10, &p), -ENOENT, "nothing cached for it");
+	lpc_io_fault_set(&c->io, NULL);
+	if (CHECK_EQ(lpc_page_get(t.f, 10, 0, &p), 0)) {
+		CHECK(tst_check_page(&t.e, 10, lpc_page_data(p)), "page 10 read again");
+		lpc_page_put(p);
+	}
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+	free(buf);
+	free(last);
+}
+
+/*
+ * One bad page (a medium error: the device fails every request that covers
+ * it, gate_io.h tst_gate_bad) fails only itself (run.c U5a):
+ *  - readahead off, lpc_pread of pages 0-7 with page 5 bad: C.2, the five
+ *    pages before it (before: -EIO, the run was one request);
+ *  - a SEQUENTIAL stream whose first window covers the bad page: the
+ *    caller's page 0 (before: -EIO);
+ *  - a waiter of page 33 of an asynchronous window [33, 97) that covers
+ *    bad page 40 gets page 33 (before: -EIO).
+ */
+static void t_bad_page(int mode, size_t ps)
+{
+	struct lpc_cache *c = mk_cache_ps(512, ps, mode, false);
+	unsigned char *buf = malloc(8 * ps);
+	struct tst_getter g = { 0 };
+	struct preader a;
+	struct lpc_stats s0, s1;
+	pthread_t ta, tg;
+	struct tfile t;
+	uint64_t bad = 0;
+
+	REQUIRE(buf);
+	mk_file_ps(c, &t, 200 * ps, ps, O_RDONLY);
+	tst_gate_install(c);
+	tst_gate_bad(t.e.id, 5 * ps, ps);
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_pread(t.f, buf, 8 * ps, 0), (long long)(5 * ps), "C.2: the pages before it");
+	CHECK(tst_check_bytes(&t.e, 0, buf, 5 * ps, &bad), "bad at %" PRIu64, bad);
+	lpc_stats(c, &s1);
+	/* The run 0-7 fails; pages 0-5 alone (5 fails: pages 6-7 dropped);
+	 * the pread's miss on page 5 (it is not cached): the run 5-7 fails,
+	 * page 5 alone fails: the read ends there. */
+	CHECK_EQ(s1.reads - s0.reads, 9, "two runs, pages 0-5 alone, page 5 alone again");
+	CHECK_EQ(s1.read_errors - s0.read_errors, 4, "the runs', page 5's own twice");
+	for (uint64_t i = 0; i < 8; i++)
+		CHECK(i < 5 ? cached_right(&t, i) : !cached(t.f, i), "page %" PRIu64, i);
+	CHECK_EQ(lpc_pread(t.f, buf, 3 * ps, 5 * ps), -EIO, "from the bad page");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_gate_bad(0, 0, 0);
+	tst_cache_destroy(c);
+
+	/* SEQUENTIAL: the first miss reads the largest window, 64 pages. */
+	c = mk_cache_ps(512, ps, mode, true);
+	mk_file_ps(c, &t, 200 * ps, ps, O_RDONLY);
+	tst_gate_install(c);
+	tst_gate_bad(t.e.id, 40 * ps, ps);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_SEQUENTIAL), 0);
+	CHECK_EQ(lpc_pread(t.f, buf, ps, 0), (long long)ps, "page 0, its window covers page 40");
+	CHECK(tst_check_bytes(&t.e, 0, buf, ps, &bad), "bad at %" PRIu64, bad);
+	CHECK(!cached(t.f, 40), "the bad page cached");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+
+	/* The stream 0, 1 (window [1, 33), marker on 2); the marker's window
+	 * [33, 97) held at the gate, a getter of page 33 waiting on it. */
+	mk_file_ps(c, &t, 200 * ps, ps, O_RDONLY);
+	tst_gate_bad(t.e.id, 40 * ps, ps);
+	CHECK_EQ(lpc_pread(t.f, buf, ps, 0), (long long)ps);
+	CHECK_EQ(lpc_pread(t.f, buf, ps, ps), (long long)ps, "window [1, 33)");
+	tst_gate_close();
+	tst_gate_hold_from(t.e.id, 33);
+	a = (struct preader){ .f = t.f, .off = 2 * ps, .len = ps, .buf = buf };
+	REQUIRE(pthread_create(&ta, NULL, preader_main, &a) == 0);
+	REQUIRE(tst_gate_wait_entered(1, 10000), "the marker's window reached the device");
+	g = (struct tst_getter){ .f = t.f, .index = 33 };
+	REQUIRE(pthread_create(&tg, NULL, tst_getter_main, &g) == 0);
+	CHECK(tst_wait_page_holders(t.f, 33, 2, 10000), "the getter waits on page 33");
+	tst_gate_open(0);
+	pthread_join(ta, NULL);
+	pthread_join(tg, NULL);
+	CHECK_EQ(a.r, (long long)ps, "the marker's reader");
+	if (CHECK_EQ(g.rc, 0, "page 33, good, of a window that covers the bad page 40")) {
+		CHECK(tst_check_page(&t.e, 33, lpc_page_data(g.p)), "page 33's bytes");
+		lpc_page_put(g.p);
+	}
+	CHECK(!cached(t.f, 40), "the bad page cached");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_gate_bad(0, 0, 0);
+	tst_cache_destroy(c);
+	free(buf);
+}
+
 /* A cap below one page is one page per read. */
 static void t_cap_small(void)
 {
@@ -308,6 +489,14 @@ int main(int argc, char **argv)
 		TST_RUN(t_eof(mode));
 		TST_RUN(t_in_flight(mode, 0));
 		TST_RUN(t_in_flight(mode, EIO));
+	}
+	for (int mode = 0; mode < 2; mode++) {
+		static const size_t sizes[] = { 512, 4096 };
+
+		for (unsigned i = 0; i < 2; i++) {
+			TST_RUN(t_short_kept(mode, sizes[i]));
+			TST_RUN(t_bad_page(mode, sizes[i]));
+		}
 	}
 	TST_RUN(t_cap_small());
 	TST_RUN(t_async_window());
