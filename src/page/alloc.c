@@ -172,13 +172,13 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 		pthread_mutex_unlock(&c->free_lock);
 		return false;
 	}
+	tail = c->pending_tail;
 	c->pending = NULL;
+	c->pending_tail = NULL;
 	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 
-	for (tail = head; tail->next; tail = tail->next)
-		;
 	b->pool = c;
 	b->head = head;
 	b->tail = tail;
@@ -221,6 +221,8 @@ static void free_deferred(struct lpc_page *p, bool submit)
 	 * call_rcu below legal. */
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
+	if (!c->pending)
+		c->pending_tail = p;
 	c->pending = p;
 	n = atomic_load_explicit(&c->npending, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->npending, n, memory_order_relaxed);
@@ -242,6 +244,8 @@ void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 	}
 	pthread_mutex_lock(&c->free_lock);
 	tail->next = c->pending;
+	if (!c->pending)
+		c->pending_tail = tail;
 	c->pending = head;
 	atomic_store_explicit(&c->npending,
 			      atomic_load_explicit(&c->npending, memory_order_relaxed) + n,
@@ -288,8 +292,10 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 	pthread_mutex_lock(&c->reclaim_lock);
 	pthread_mutex_lock(&c->free_lock);
 	head = c->pending;
+	tail = c->pending_tail;
 	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 	c->pending = NULL;
+	c->pending_tail = NULL;
 	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	/* Counted as a batch in flight, taken off pending in the same
 	 * critical section (as pending_submit_unlock does): whoever adds up
@@ -302,8 +308,6 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 	if (head) {
 		lpc_yield_point(LPC_YP_T2);
 		lpc_rcu_synchronize();					/* T2 */
-		for (tail = head; tail->next; tail = tail->next)
-			;
 		lpc_page_free_chain(c, head, tail, n);
 		/* Release: as free_batch_rcu's. */
 		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
@@ -631,6 +635,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	head = c->pending;
 	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 	c->pending = NULL;
+	c->pending_tail = NULL;
 	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	/* One grace period for both: the pending pages' readers are gone, and
