@@ -131,6 +131,27 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 	pthread_mutex_unlock(&c->free_lock);
 }
 
+/* Rule PENDING-CHAIN (LPC_DEBUG): a chain put on or taken off pending is
+ * head..tail, NULL after tail, and n long: the counts that lpc_stats' readers
+ * and reclaim() add up, and the tail a take splices by, are the list's. */
+static void debug_chain(const struct lpc_page *head, const struct lpc_page *tail, uint32_t n)
+{
+#if LPC_DEBUG
+	const struct lpc_page *q = head, *last = NULL;
+	uint32_t k = 0;
+
+	for (; q && k <= n; q = q->next, k++)
+		last = q;
+	lpc_debug_check(k == n && last == tail, "PENDING-CHAIN", head,
+			"pending chain of %u frames ending at frame %u, counted %u ending at %u", k,
+			last ? last->id : 0u, n, tail ? tail->id : 0u);
+#else
+	(void)head;
+	(void)tail;
+	(void)n;
+#endif
+}
+
 struct lpc_free_batch {
 	struct rcu_head rcu;
 	struct lpc_pool *pool;
@@ -179,6 +200,7 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 	atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 
+	debug_chain(head, tail, n);
 	b->pool = c;
 	b->head = head;
 	b->tail = tail;
@@ -237,6 +259,7 @@ void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 				 struct lpc_page *tail, uint32_t n)
 {
 	lpc_yield_point(LPC_YP_C);
+	debug_chain(head, tail, n);
 	for (struct lpc_page *q = head;; q = q->next) {
 		deferred_prep(c, q);
 		if (q == tail)
@@ -306,6 +329,7 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 		atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	if (head) {
+		debug_chain(head, tail, n);
 		lpc_yield_point(LPC_YP_T2);
 		lpc_rcu_synchronize();					/* T2 */
 		lpc_page_free_chain(c, head, tail, n);

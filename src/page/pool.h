@@ -55,7 +55,8 @@ struct lpc_pool {
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
 	/* pending's last frame (NULL with pending): a take splices the list
-	 * whole, never walking a thousand cold descriptors to its end. */
+	 * whole, never walking a thousand cold descriptors to its end (rule
+	 * PENDING-CHAIN checks it, alloc.c). */
 	struct lpc_page *pending_tail;
 	/* Written under free_lock; read without it as a hint (the reclaimer,
 	 * lpc_page_pending_kick). */
