@@ -51,11 +51,17 @@
  * the oldest); finding nothing else, it evicts nothing, and readahead reads
  * less.  A demand allocation's wake ends the sparing.
  *
- * Waking: allocators that see nfree below `low` read `awake` (relaxed) and
+ * Waking: allocators that see nfree below `low`, and lpc_invalidate once a
+ * batch waits on pending (lpc_page_pending_kick), read `awake` (relaxed) and
  * do nothing more if it is set: no shared write while the reclaimer works.
  * Otherwise one of them wins the exchange, takes `lock` and signals.  The
- * reclaimer clears `awake` before it re-checks the free list and sleeps, so
- * a wake that saw it set is covered by that re-check.
+ * reclaimer clears `awake` before it re-checks the free list and pending
+ * and sleeps, so a wake that saw it set is covered by that re-check; for
+ * pending a seq_cst fence on each side (after the clear here, between the
+ * frees and the load of `awake` in the kick) makes it so (store buffering:
+ * one of the two sees the other's store).  An allocation's low count needs
+ * no fence: it is a hint, and an allocation that finds nothing free takes
+ * pending itself (page/alloc.c reclaim()).
  *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
