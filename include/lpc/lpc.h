@@ -420,7 +420,8 @@ struct lpc_stats {
 	uint64_t optimistic_fallbacks; /* optimistic tries that took the
 					* referenced path (counted there too) */
 	/* where the time of a miss goes (nanoseconds, CLOCK_MONOTONIC, summed
-	 * over the misses that did the step; never measured on a hit) */
+	 * over the misses that did the step; never measured on a hit; each
+	 * thread times one miss in 16 and counts it 16 times: an estimate) */
 	uint64_t miss_ns_alloc;  /* allocating the frame (M1), direct reclaim
 				  * included */
 	uint64_t miss_ns_insert; /* inserting it in the index (M3, index lock) */
@@ -702,9 +703,9 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * Return: the number of pages dropped (at most INT32_MAX counted); -EINVAL for
  * NULL; -ENOMEM on the thread's first call when its block cannot be
  * allocated.
- * Context: may sleep (the file's index lock, taken per page); no I/O; never
- * waits for a grace period: the dropped frames are freed after one by
- * call_rcu (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
+ * Context: may sleep (the file's index lock, taken once per 16 pages); no
+ * I/O; never waits for a grace period: the dropped frames are freed after
+ * one by the cache's background reclaimer, which it wakes (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
  * mode: the index lock is the file's rwlock for writing, which every miss on
  * the file holds for reading across its read, so it waits for the reads in
  * flight (the pre-speculative-fault kernel's mmap_sem).

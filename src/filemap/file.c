@@ -429,7 +429,18 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	lpc_ra_init(f);
 	pthread_rwlock_init(&f->trunc_lock, NULL);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
-	pthread_mutex_init(&f->tree_lock, NULL);
+	{
+		/* Adaptive: a miss holds it for one radix insert (M3), an
+		 * invalidate for a gang; two threads missing on one file meet
+		 * here, and a short spin before the futex keeps them off the
+		 * scheduler (lpcbench fault, 2 threads). */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&f->tree_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	{
 		/* Writers first, as the kernel's mmap_sem: with glibc's default
 		 * (readers first) a LOCKED miss, which holds the lock for reading

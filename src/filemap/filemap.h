@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <lpc/lpc.h>
 
@@ -425,6 +426,31 @@ void lpc_ra_worker_stop(struct lpc_files *fs);
 /* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,
  * and the file's next window shrinks.  Context: f's index lock. */
 void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t);
+
+/*
+ * The miss timers (lpc_stats miss_ns_*: LPC_C_MISS_NS_*) are sampled: a
+ * clock read costs tens of nanoseconds under a hypervisor's clock (kvm-clock:
+ * about a tenth of a null-backend miss, at six reads a miss), so one miss in
+ * LPC_MISS_SAMPLE is timed, by the thread's own count of misses (reads, for
+ * a read), and counts LPC_MISS_SAMPLE times what it took: the sums stay
+ * estimates of the whole, divided by misses as before.  Context: t the
+ * calling thread's block.
+ */
+#define LPC_MISS_SAMPLE 16u
+static inline bool lpc_miss_sampled(struct lpc_tcache *t, enum lpc_counter by)
+{
+	return (atomic_load_explicit(&t->cnt[by], memory_order_relaxed) & (LPC_MISS_SAMPLE - 1)) ==
+	       0;
+}
+
+/* Nanoseconds for a sampled miss timer (the vDSO's clock_gettime). */
+static inline uint64_t lpc_miss_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /*
  * M2 on a private page p: LOCKED by this thread, identity (f, index),

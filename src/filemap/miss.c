@@ -126,16 +126,6 @@ ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
 	return lpc_filemap_short_at_eof(f, (index << f->page_shift) + (uint64_t)r) ? r : -EIO;
 }
 
-/* Nanoseconds for the miss's time counters (LPC_C_MISS_NS_*): the vDSO's
- * clock_gettime, ~20 ns against a miss's microseconds; never on a hit. */
-static inline uint64_t miss_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* True if page `index` lies wholly past the end of the file. */
 static bool past_eof(struct lpc_file *f, uint64_t index)
 {
@@ -158,10 +148,14 @@ ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t in
 
 	lpc_page_debug_read_begin(p);
 	for (int tries = 0; tries < 2; tries++) {
-		uint64_t t0 = miss_now_ns();
+		/* Sampled (filemap.h), by this thread's reads. */
+		bool timed = lpc_miss_sampled(t, LPC_C_READS);
+		uint64_t t0 = timed ? lpc_miss_now_ns() : 0;
 
 		r = lpc_io_read(f->iodev, &f->io, lpc_page_frame(p), ps, start, index, &fellback);
-		lpc_count_add(t, LPC_C_MISS_NS_READ, miss_now_ns() - t0);
+		if (timed)
+			lpc_count_add(t, LPC_C_MISS_NS_READ,
+				      (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
 		lpc_count(t, LPC_C_READS);
 		lpc_count(t, LPC_C_READ_PAGES);
 		if (r < 0 || (size_t)r >= ps || lpc_filemap_short_at_eof(f, start + (uint64_t)r))
@@ -289,14 +283,18 @@ void lpc_filemap_unprep_miss(struct lpc_page *p)
 static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_flags,
 			    struct lpc_tcache *t, struct lpc_page **out)
 {
+	/* Sampled (filemap.h), by this thread's misses: this one is counted. */
+	bool timed = lpc_miss_sampled(t, LPC_C_MISSES);
 	struct lpc_page *p;
-	uint64_t t0;
+	uint64_t t0 = 0;
 	int rc;
 
 	lpc_yield_point(LPC_YP_M1);
-	t0 = miss_now_ns();
+	if (timed)
+		t0 = lpc_miss_now_ns();
 	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
-	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, miss_now_ns() - t0);
+	if (timed)
+		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
 	if (rc)
 		return rc;
 	lpc_filemap_prep_miss(f, p, index);				/* M2 */
@@ -304,9 +302,11 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	lpc_yield_point(LPC_YP_M3);
 	if (f->locked_lookup)
 		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to M5 */
-	t0 = miss_now_ns();
+	if (timed)
+		t0 = lpc_miss_now_ns();
 	rc = lpc_filemap_insert(f, index, p);				/* M3 */
-	lpc_count_add(t, LPC_C_MISS_NS_INSERT, miss_now_ns() - t0);
+	if (timed)
+		lpc_count_add(t, LPC_C_MISS_NS_INSERT, (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
 	if (rc) {
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);

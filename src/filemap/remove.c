@@ -62,33 +62,30 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 /*
  * Freezes and removes p if it is still at index, clean, unlocked and held by
  * nobody but the index.  Return: true if removed (the caller frees it).
+ * Context: f's index lock, inside the read section that frees it.
  */
 static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
 	const uint32_t busy = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
-	bool removed = false;
 
-	lpc_file_index_lock(f);
 	lpc_yield_point(LPC_YP_A);
-	if (lpc_radix_lookup(&f->tree, index, NULL) == p &&
-	    !(lpc_page_flags(p) & busy) && lpc_page_freeze(p, 1)) {	/* A */
-		/* Frozen: nobody can take a reference, so nobody can lock or
-		 * dirty it now; re-check what was set before the freeze. */
-		if (lpc_page_flags(p) & busy) {
-			lpc_page_unfreeze(p, 1);
-		} else {
-			lpc_yield_point(LPC_YP_B);
-			lpc_radix_delete(&f->tree, index);		/* B */
-			lpc_page_debug_removed(p);
-#if LPC_DEBUG
-			lpc_debug_frozen--; /* out of its slot */
-#endif
-			f->nrpages--;
-			removed = true;
-		}
+	if (lpc_radix_lookup(&f->tree, index, NULL) != p || (lpc_page_flags(p) & busy) ||
+	    !lpc_page_freeze(p, 1))					/* A */
+		return false;
+	/* Frozen: nobody can take a reference, so nobody can lock or dirty
+	 * it now; re-check what was set before the freeze. */
+	if (lpc_page_flags(p) & busy) {
+		lpc_page_unfreeze(p, 1);
+		return false;
 	}
-	lpc_file_index_unlock(f);
-	return removed;
+	lpc_yield_point(LPC_YP_B);
+	lpc_radix_delete(&f->tree, index);				/* B */
+	lpc_page_debug_removed(p);
+#if LPC_DEBUG
+	lpc_debug_frozen--; /* out of its slot */
+#endif
+	f->nrpages--;
+	return true;
 }
 
 LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
@@ -113,25 +110,47 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		last = (off + len - 1) >> f->page_shift;
 
 	for (;;) {
+		struct lpc_page *head = NULL, *tail = NULL;
+		uint32_t k = 0;
+
+		/* A gang at a time: one read section, one take of the index
+		 * lock and one of the free list's for up to GANG pages.  From
+		 * the first freeze (A) to the pending list (C) in that read
+		 * section: a reclaimer's grace period waits for the frames in
+		 * transit (page/alloc.c). */
 		lpc_rcu_read_lock();
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
-		lpc_rcu_read_unlock();
-		for (unsigned i = 0; i < n && idx[i] <= last; i++) {
-			/* From the freeze (A) to the pending list (C) in one
-			 * read section: a reclaimer's grace period waits for
-			 * the frame in transit (page/alloc.c). */
-			lpc_rcu_read_lock();
-			if (invalidate_one(f, pages[i], idx[i])) {
-				lpc_page_free_deferred(pages[i]);	/* C */
-				if (dropped < INT32_MAX)
-					dropped++;
+		if (n && idx[0] <= last) {
+			lpc_file_index_lock(f);
+			for (unsigned i = 0; i < n && idx[i] <= last; i++) {
+				struct lpc_page *p = pages[i];
+
+				if (!invalidate_one(f, p, idx[i]))
+					continue;
+				p->next = NULL;
+				if (tail)
+					tail->next = p;
+				else
+					head = p;
+				tail = p;
+				k++;
 			}
-			lpc_rcu_read_unlock();
+			lpc_file_index_unlock(f);
+			if (k)
+				lpc_page_free_removed_chain(f->pool, head, tail, k); /* C */
 		}
+		lpc_rcu_read_unlock();
+		if (dropped < INT32_MAX)
+			dropped = k > (uint32_t)(INT32_MAX - dropped) ? INT32_MAX : dropped + (int)k;
 		if (n < GANG || idx[n - 1] >= last)
 			break;
 		first = idx[n - 1] + 1;
 	}
+	/* The frames wait on pending for a grace period: the reclaimer's
+	 * drain takes a batch's worth at once (no call_rcu, whose thread
+	 * sleeps 10 ms after each batch: reclaim/reclaimer.c). */
+	if (dropped)
+		lpc_page_pending_kick(f->pool);
 	lpc_count_add(t, LPC_C_INVALIDATED, (uint64_t)dropped);
 	return dropped;
 }

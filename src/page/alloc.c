@@ -62,7 +62,14 @@
  *    (lpc_page_free_evicted) stay on pending: their evictor's caller takes
  *    pending with its own grace period at once (lpc_page_pending_drain, the
  *    reclaimer; reclaim(), direct reclaim), which call_rcu would delay by
- *    its thread's 10 ms sleep after each batch (reclaim/reclaimer.c).
+ *    its thread's 10 ms sleep after each batch (reclaim/reclaimer.c).  So
+ *    do lpc_invalidate's (lpc_page_free_removed_chain: a gang of pages
+ *    with one take of free_lock), and the invalidate wakes the reclaimer
+ *    once a batch's worth waits (lpc_page_pending_kick), whose next turn
+ *    drains them before it evicts anything: a thread that invalidates and
+ *    reads again (seed 002's loop) finds its frames back on the free list
+ *    within one grace period, with no malloc, no call_rcu and no eviction
+ *    of the pages it still caches.
  *
  * Frames in transit, and why -ENOMEM still means "none free anywhere".  A
  * frame is out of every list for a moment while it is being freed: between a
@@ -124,6 +131,27 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 	pthread_mutex_unlock(&c->free_lock);
 }
 
+/* Rule PENDING-CHAIN (LPC_DEBUG): a chain put on or taken off pending is
+ * head..tail, NULL after tail, and n long: the counts that lpc_stats' readers
+ * and reclaim() add up, and the tail a take splices by, are the list's. */
+static void debug_chain(const struct lpc_page *head, const struct lpc_page *tail, uint32_t n)
+{
+#if LPC_DEBUG
+	const struct lpc_page *q = head, *last = NULL;
+	uint32_t k = 0;
+
+	for (; q && k <= n; q = q->next, k++)
+		last = q;
+	lpc_debug_check(k == n && last == tail, "PENDING-CHAIN", head,
+			"pending chain of %u frames ending at frame %u, counted %u ending at %u", k,
+			last ? last->id : 0u, n, tail ? tail->id : 0u);
+#else
+	(void)head;
+	(void)tail;
+	(void)n;
+#endif
+}
+
 struct lpc_free_batch {
 	struct rcu_head rcu;
 	struct lpc_pool *pool;
@@ -153,7 +181,7 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 {
 	struct lpc_free_batch *b;
 	struct lpc_page *head = c->pending, *tail;
-	uint32_t n = c->npending;
+	uint32_t n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 
 	if (!head) {
 		pthread_mutex_unlock(&c->free_lock);
@@ -165,13 +193,14 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 		pthread_mutex_unlock(&c->free_lock);
 		return false;
 	}
+	tail = c->pending_tail;
 	c->pending = NULL;
-	c->npending = 0;
+	c->pending_tail = NULL;
+	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 
-	for (tail = head; tail->next; tail = tail->next)
-		;
+	debug_chain(head, tail, n);
 	b->pool = c;
 	b->head = head;
 	b->tail = tail;
@@ -182,12 +211,10 @@ static bool pending_submit_unlock(struct lpc_pool *c)
 	return true;
 }
 
-/* Puts p on pending; with `submit`, a full batch goes to call_rcu. */
-static void free_deferred(struct lpc_page *p, bool submit)
+/* A published frame's state as it leaves for pending: the debug rules, and
+ * CLOCK2's active count. */
+static void deferred_prep(struct lpc_pool *c, struct lpc_page *p)
 {
-	struct lpc_pool *c = p->pool;
-
-	lpc_yield_point(LPC_YP_C);
 #if LPC_DEBUG
 	lpc_debug_check(atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
 			"FREE-FRAME-REF", p, "deferred free of a page with ref != 0");
@@ -202,16 +229,63 @@ static void free_deferred(struct lpc_page *p, bool submit)
 	if (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE, memory_order_relaxed) &
 	    LPC_PG_ACTIVE)
 		atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
+}
+
+/* Puts p on pending; with `submit`, a full batch goes to call_rcu. */
+static void free_deferred(struct lpc_page *p, bool submit)
+{
+	struct lpc_pool *c = p->pool;
+	uint32_t n;
+
+	lpc_yield_point(LPC_YP_C);
+	deferred_prep(c, p);
 	/* The caller's read section (registered, or scoped) also makes
 	 * call_rcu below legal. */
 	pthread_mutex_lock(&c->free_lock);
 	p->next = c->pending;
+	if (!c->pending)
+		c->pending_tail = p;
 	c->pending = p;
-	if (++c->npending < LPC_FREE_BATCH || !submit) {
+	n = atomic_load_explicit(&c->npending, memory_order_relaxed) + 1;
+	atomic_store_explicit(&c->npending, n, memory_order_relaxed);
+	if (n < LPC_FREE_BATCH || !submit) {
 		pthread_mutex_unlock(&c->free_lock);
 		return;
 	}
 	pending_submit_unlock(c);
+}
+
+void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
+				 struct lpc_page *tail, uint32_t n)
+{
+	lpc_yield_point(LPC_YP_C);
+	debug_chain(head, tail, n);
+	for (struct lpc_page *q = head;; q = q->next) {
+		deferred_prep(c, q);
+		if (q == tail)
+			break;
+	}
+	pthread_mutex_lock(&c->free_lock);
+	tail->next = c->pending;
+	if (!c->pending)
+		c->pending_tail = tail;
+	c->pending = head;
+	atomic_store_explicit(&c->npending,
+			      atomic_load_explicit(&c->npending, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+}
+
+void lpc_page_pending_kick(struct lpc_pool *c)
+{
+	if (!c->wake || atomic_load_explicit(&c->npending, memory_order_relaxed) < LPC_FREE_BATCH)
+		return;
+	/* Pending was written (free_lock) before `awake` is read in the
+	 * wake: with the reclaimer's fence between its clear of `awake` and
+	 * its look at pending (reclaim/reclaimer.c), one of the two sees
+	 * the other (store buffering, which seq_cst fences forbid). */
+	atomic_thread_fence(memory_order_seq_cst);
+	c->wake(c->reclaim_arg, true);
 }
 
 void lpc_page_free_deferred(struct lpc_page *p)
@@ -241,9 +315,11 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 	pthread_mutex_lock(&c->reclaim_lock);
 	pthread_mutex_lock(&c->free_lock);
 	head = c->pending;
-	n = c->npending;
+	tail = c->pending_tail;
+	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 	c->pending = NULL;
-	c->npending = 0;
+	c->pending_tail = NULL;
+	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	/* Counted as a batch in flight, taken off pending in the same
 	 * critical section (as pending_submit_unlock does): whoever adds up
 	 * free, pending and in flight (lpc_stats' readers, the tests' quiet
@@ -253,10 +329,9 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 		atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	if (head) {
+		debug_chain(head, tail, n);
 		lpc_yield_point(LPC_YP_T2);
 		lpc_rcu_synchronize();					/* T2 */
-		for (tail = head; tail->next; tail = tail->next)
-			;
 		lpc_page_free_chain(c, head, tail, n);
 		/* Release: as free_batch_rcu's. */
 		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
@@ -582,9 +657,10 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	steal_begin(c);							/* T1 */
 	pthread_mutex_lock(&c->free_lock);
 	head = c->pending;
-	n = c->npending;
+	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 	c->pending = NULL;
-	c->npending = 0;
+	c->pending_tail = NULL;
+	atomic_store_explicit(&c->npending, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */

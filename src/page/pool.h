@@ -54,7 +54,13 @@ struct lpc_pool {
 	uint32_t huge_frames, huge_pages;
 	_Atomic uint32_t nfree; /* written under free_lock; read without it as a hint */
 	struct lpc_page *pending;
-	uint32_t npending;
+	/* pending's last frame (NULL with pending): a take splices the list
+	 * whole, never walking a thousand cold descriptors to its end (rule
+	 * PENDING-CHAIN checks it, alloc.c). */
+	struct lpc_page *pending_tail;
+	/* Written under free_lock; read without it as a hint (the reclaimer,
+	 * lpc_page_pending_kick). */
+	_Atomic uint32_t npending;
 	/* Batches taken off pending, not yet on the free list: call_rcu's
 	 * not yet run, and a lpc_page_pending_drain in its grace period. */
 	_Atomic uint32_t batches_in_flight;
@@ -163,6 +169,27 @@ void lpc_page_pending_flush(struct lpc_pool *pool);
  * Return: how many.  Context: a registered thread, outside any read
  * section, no frozen page held, no lock held (takes reclaim_lock). */
 uint32_t lpc_page_pending_drain(struct lpc_pool *pool);
+
+/*
+ * Puts n published frames, frozen and out of their index (ref 0), chained
+ * head..tail by next, on pending with one take of free_lock, without
+ * handing pending to call_rcu (as lpc_page_free_evicted: the reclaimer's
+ * drain or an allocator's reclaim() lands them with a grace period of its
+ * own; lpc_page_pending_kick asks for it).  lpc_invalidate's batch: one
+ * lock and one list operation per gang of pages, not per page.  Context: a
+ * registered thread inside the RCU read section that froze them (frames in
+ * transit: alloc.c).
+ */
+void lpc_page_free_removed_chain(struct lpc_pool *pool, struct lpc_page *head,
+				 struct lpc_page *tail, uint32_t n);
+
+/*
+ * Wakes the background reclaimer to drain pending (one grace period for
+ * all) when a batch's worth waits there.  Context: no read section, no
+ * lock held (the wake may create the thread); after frees by
+ * lpc_page_free_removed_chain.
+ */
+void lpc_page_pending_kick(struct lpc_pool *pool);
 
 /* Puts the free frames head..tail (n of them, chained by next) on the
  * pool's shared list.  Context: free_lock not held. */

@@ -4,14 +4,18 @@
  * pool (the callbacks page/alloc.c calls).
  *
  * One thread per cache, invisible to users (no API): created by the first
- * allocation that leaves fewer than `low` frames on the shared free list
- * (lpc_reclaim_wake through pool->wake), so a process that never fills its
- * cache never starts it.  Awake, it evicts batches until the free frames
- * plus those it evicted reach `high`, takes them off the pending list, waits
- * for one grace period and puts them on the free list itself
- * (lpc_page_pending_drain: no read section and no frozen page held), and
- * looks again; it sleeps on `cond` when the free
- * list is above `high` or nothing could be evicted (every frame held or
+ * allocation that leaves fewer than `low` frames on the shared free list, or
+ * the first lpc_invalidate that leaves a batch of frames pending
+ * (lpc_reclaim_wake through pool->wake, lpc_page_pending_kick), so a
+ * process that never fills its cache never starts it.  Awake, it works in
+ * turns: it evicts batches until the free frames, plus those pending, plus
+ * those it evicted reach `high` (frames that frees put on pending need no
+ * eviction, only their grace period), then takes the pending list, waits
+ * for one grace period and puts its frames on the free list itself
+ * (lpc_page_pending_drain: no read section and no frozen page held): one
+ * drain per turn, and looks again; it sleeps on `cond` when the free
+ * list is above `high` with less than a batch pending, or nothing could be
+ * evicted and nothing is pending (every frame held or
  * locked: the allocators then fall back to direct reclaim and their bounded
  * wait).  lpc_cache_destroy stops and joins it (lpc_reclaim_stop).
  *
@@ -47,11 +51,17 @@
  * the oldest); finding nothing else, it evicts nothing, and readahead reads
  * less.  A demand allocation's wake ends the sparing.
  *
- * Waking: allocators that see nfree below `low` read `awake` (relaxed) and
+ * Waking: allocators that see nfree below `low`, and lpc_invalidate once a
+ * batch waits on pending (lpc_page_pending_kick), read `awake` (relaxed) and
  * do nothing more if it is set: no shared write while the reclaimer works.
  * Otherwise one of them wins the exchange, takes `lock` and signals.  The
- * reclaimer clears `awake` before it re-checks the free list and sleeps, so
- * a wake that saw it set is covered by that re-check.
+ * reclaimer clears `awake` before it re-checks the free list and pending
+ * and sleeps, so a wake that saw it set is covered by that re-check; for
+ * pending a seq_cst fence on each side (after the clear here, between the
+ * frees and the load of `awake` in the kick) makes it so (store buffering:
+ * one of the two sees the other's store).  An allocation's low count needs
+ * no fence: it is a hint, and an allocation that finds nothing free takes
+ * pending itself (page/alloc.c reclaim()).
  *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
@@ -112,9 +122,15 @@ static uint32_t free_frames(struct lpc_pool *c)
 	return atomic_load_explicit(&c->nfree, memory_order_relaxed);
 }
 
-/* One wake-up's work.  Return: false when its last sweep found nothing to
- * evict with the free list short of `high`.  Context: the reclaimer
- * thread, no lock held. */
+static uint32_t pending_frames(struct lpc_pool *c)
+{
+	return atomic_load_explicit(&c->npending, memory_order_relaxed);
+}
+
+/* One wake-up's work: turns of (evict what pending will not bring, then one
+ * drain).  Return: false when its last turn found nothing to evict and
+ * nothing pending with the free list short of `high`.  Context: the
+ * reclaimer thread, no lock held. */
 static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 {
 	struct lpc_pool *c = r->pool;
@@ -123,22 +139,30 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 	unsigned max_batches = 2 * (c->nframes / r->batch + 1);
 
 	for (;;) {
-		uint32_t free = free_frames(c), got = 0;
+		uint32_t free = free_frames(c), pend = pending_frames(c), got = 0;
 		unsigned b = 0;
 
-		if (free >= r->high)
+		if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
+			return true; /* destroy is stopping us */
+		/* Enough free, and less than a batch waiting for a grace
+		 * period (lpc_page_pending_kick wakes us for one). */
+		if (free >= r->high && pend < r->batch)
 			return true;
-		while (free + got < r->high && b < max_batches) {
+		/* What pending brings counts: evict only the rest, never the
+		 * cached pages that frees (lpc_invalidate, puts) made room
+		 * for already. */
+		while (free + pend + got < r->high && b < max_batches) {
 			got += lpc_reclaim_evict_sparing(
 				r, 1, atomic_load_explicit(&r->spare_ra, memory_order_relaxed), t);
 			b++;
 			if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
 				break; /* destroy is stopping us */
 		}
-		if (!got)
+		if (!got && !pend)
 			return false;
-		/* The evicted frames wait on pending (E7 never hands them to
-		 * call_rcu): one grace period of our own lands them all. */
+		/* One drain per turn: the evicted frames wait on pending with
+		 * the frees' (E7 never hands them to call_rcu), and one grace
+		 * period of our own lands them all. */
 		lpc_page_pending_drain(c);
 	}
 }
@@ -153,8 +177,14 @@ static void *reclaimer_main(void *arg)
 	while (!r->stop) {
 		if (!r->kick) {
 			atomic_store_explicit(&r->awake, false, memory_order_relaxed);
-			/* A wake that saw `awake` still set is covered here. */
-			if (free_frames(r->pool) >= r->low || !t) {
+			/* A wake that saw `awake` still set is covered here:
+			 * the fence pairs with lpc_page_pending_kick's (a
+			 * free that saw `awake` set is seen here; an
+			 * allocation's low count is a hint either way). */
+			atomic_thread_fence(memory_order_seq_cst);
+			if ((free_frames(r->pool) >= r->low &&
+			     pending_frames(r->pool) < r->batch) ||
+			    !t) {
 				pthread_cond_wait(&r->cond, &r->lock);
 				continue;
 			}

@@ -90,6 +90,18 @@ static void break_free_ref(void)
 	lpc_page_free_chain(&cache->pool, p, p, 1); /* ref is 1: still ours */
 }
 
+/* PENDING-CHAIN: a gang's chain handed to pending with a count that is not
+ * its length (the tail a drain splices by, and nfree, would be wrong). */
+static void break_pending_chain(void)
+{
+	struct lpc_page *p = private_page();
+
+	atomic_store(&p->ref, 0); /* as a freeze leaves it */
+	lpc_rcu_read_lock();
+	lpc_page_free_removed_chain(&cache->pool, p, p, 2);
+	lpc_rcu_read_unlock();
+}
+
 static void break_handed_twice(void)
 {
 	struct lpc_page *p = private_page(), *q;
@@ -609,6 +621,7 @@ static const struct {
 	{ "PUBLISH-UNPUBLISHED", break_publish },
 	{ "FREE-FRAME-REF", break_free_ref },
 	{ "FRAME-HANDED-OUT-TWICE", break_handed_twice },
+	{ "PENDING-CHAIN", break_pending_chain },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
 	{ "IDENTITY-CHANGE", break_identity },

@@ -74,6 +74,10 @@
 #                  (U4): the frame is freed while the device writes into it
 #                  (rule FRAME-FREED-IN-FLIGHT, in any test that reads a
 #                  run: test_read_run first)
+#   pending-tail-stale  alloc.c: an invalidate's gang joins an empty
+#                  pending list without setting its tail (a drain would splice
+#                  the list by a stale tail: rule PENDING-CHAIN, in
+#                  test_invalidate_drain).  Not in --quick.
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -116,6 +120,7 @@ mutants=(
 	'ra-referenced|src/filemap/run.c|s@(k >= nr ? LPC_PG_RA : 0) |@(k >= nr ? LPC_PG_REFERENCED : 0) | /* MUTANT */@'
 	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
+	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
@@ -129,7 +134,7 @@ mutants=(
 # so --quick leaves them out and CI's time stays put.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
-	free-in-flight)
+	free-in-flight pending-tail-stale)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -23,15 +23,27 @@
  *      period (T2) waits for P, and Q's next round finds the frame.
  *
  * Story 2, the batch hand-off (yield point C1).
- *   1. 64 cached pages nobody holds; every other frame is held.
- *   2. P invalidates them: each is frozen and deferred (A, B, C), and the
- *      64th C hands the pending batch to call_rcu.  P stops at C1: the batch
- *      is counted in batches_in_flight and free_lock dropped, but call_rcu
- *      has not queued it.
+ *   1. 64 pages held by the test; the last close of their file removes them
+ *      from the index, so the holder's references are the last ones.  Every
+ *      other frame is held.
+ *   2. P puts them: each is deferred (C), and the 64th C hands the pending
+ *      batch to call_rcu.  P stops at C1: the batch is counted in
+ *      batches_in_flight and free_lock dropped, but call_rcu has not queued
+ *      it.  (Until lpc_invalidate freed through pending alone, P invalidated
+ *      64 cached pages here.)
  *   3. Q allocates, sees the batch in flight and waits with rcu_barrier,
  *      which waited for nothing (the batch was not queued), found nothing and
  *      tried again: the old code ended 64 such rounds with -ENOMEM.  Now the
  *      hand-off runs inside a read section, and Q's T2 waits for it.
+ *
+ * Story 3, an invalidate's gang on its way to pending (yield point C).
+ *   1. 64 cached pages nobody holds; every other frame is held.
+ *   2. P invalidates them: a gang is frozen and deleted (A, B) under one
+ *      index lock, and P stops at C in lpc_page_free_removed_chain, before
+ *      the gang's chain is on pending: its frames are on no list.
+ *   3. Q allocates: nothing free, nothing pending, no batch in flight.  The
+ *      gang's frames are in transit inside P's read section, so Q's T2 waits
+ *      for P, and Q's next round takes them from pending.
  *
  * Each story also checks that Q began at most one reclaim round (its T2 yield
  * points) while P was parked: Q waits for P's read section instead of
@@ -72,6 +84,8 @@ struct story {
 	struct lpc_cache *c;
 	struct lpc_file *f;
 	struct lpc_page *held;           /* story 1: the page P puts */
+	struct lpc_page *held64[64];     /* story 2: the pages P puts */
+	unsigned nheld;
 	struct lpc_page *priv[NFRAMES];  /* private pages filling the cache */
 	unsigned npriv;
 	int q_rc;
@@ -86,10 +100,13 @@ static void *p_main(void *arg)
 	is_p = true;
 	if (s->held) {
 		lpc_page_put(s->held);			/* story 1 */
+	} else if (s->nheld) {
+		for (unsigned i = 0; i < s->nheld; i++)	/* story 2 */
+			lpc_page_put(s->held64[i]);
 	} else {
-		int n = lpc_invalidate(s->f, 0, 0);	/* story 2 */
+		int n = lpc_invalidate(s->f, 0, 0);	/* story 3 */
 
-		CHECK_EQ(n, 64, "story 2: P invalidates every cached page");
+		CHECK_EQ(n, 64, "story 3: P invalidates every cached page");
 	}
 	return NULL;
 }
@@ -205,6 +222,23 @@ static void story_final_put(const char *path)
 static void story_submit(const char *path)
 {
 	struct story s;
+
+	story_setup(&s, path);
+	for (uint64_t i = 0; i < 64; i++)
+		REQUIRE(lpc_page_get(s.f, i, 0, &s.held64[i]) == 0, "page %" PRIu64, i);
+	s.nheld = 64;
+	CHECK_EQ(lpc_file_close(s.f), 0, "the last close uncaches the held pages");
+	s.f = NULL;
+	fill(&s);
+	CHECK_EQ(s.npriv, NFRAMES - 64, "every frame but the held ones is held");
+	run(&s, LPC_YP_C1, "story 2 (batch hand-off, C1)");
+	story_teardown(&s);
+}
+
+/* Story 3: an invalidate's gang on its way to pending. */
+static void story_gang(const char *path)
+{
+	struct story s;
 	struct lpc_page *p;
 
 	story_setup(&s, path);
@@ -214,7 +248,7 @@ static void story_submit(const char *path)
 	}
 	fill(&s);
 	CHECK_EQ(s.npriv, NFRAMES - 64, "every frame but the cached ones is held");
-	run(&s, LPC_YP_C1, "story 2 (batch hand-off, C1)");
+	run(&s, LPC_YP_C, "story 3 (an invalidate's gang, C)");
 	story_teardown(&s);
 }
 
@@ -228,5 +262,6 @@ int main(int argc, char **argv)
 	REQUIRE(tst_make_sparse("transit", 256 * PS, path, sizeof(path)) == 0, "file");
 	story_final_put(path);
 	story_submit(path);
+	story_gang(path);
 	return tst_finish();
 }
