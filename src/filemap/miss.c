@@ -397,9 +397,8 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 		ra = lpc_ra_on_miss(f, index, nr, &mark);
 		if (nr > 1 || ra) {
 			/* Several absent pages ahead, or a window to read
-			 * ahead: one I/O (run.c). */
-			if (ra)
-				lpc_count(t, LPC_C_RA_WINDOWS);
+			 * ahead: one I/O (run.c, which counts the window when
+			 * it read one). */
 			rc = lpc_filemap_read_run(f, index, nr, ra, mark, t, alloc_flags, &p);
 			if (rc == -EEXIST)
 				continue;

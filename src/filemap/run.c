@@ -41,9 +41,12 @@
  *      published first (UPTODATE, unlock), then the LOCKED rwlock is left,
  *      then the others are deleted (the delete takes the write lock there,
  *      as miss.c's M5)
+ *   U6 a synchronous window whose run ended early: the rest of the window
+ *      read ahead (lpc_filemap_read_run, W1-W2)
  * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
  * or reads a window alone (nr 0: from its first absent page, nothing
- * returned): those pages are allocated from free frames only, above the
+ * returned; lpc_filemap_ra_window, W1-W2, skips cached pages and reads
+ * the rest of the window in runs): those pages are allocated from free frames only, above the
  * pool's readahead reserve (U2: LPC_ALLOC_NORECLAIM, page/pool.h), enter
  * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
  * used), one of them with RA_MARK; one that a failed request did not fill is
@@ -375,35 +378,84 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 			 struct lpc_page **out)
 {
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	uint64_t n;
+	uint64_t n, rest = 0, from;
+	unsigned queued = 0;
 	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
 
 	if (rc || n == 0)
 		return rc;
-	return run_finish(f, index, nr, mark, t, pages, n, out);
+	rc = run_finish(f, index, nr, mark, t, pages, n, out);
+	if (nr == 0 || ra == 0)
+		return rc;
+	/* U6: a synchronous window (readahead.c S2) whose run ended before the
+	 * window did (a page cached, run_max, a frame missing): the rest of
+	 * the window from past the pages asked for, its cached pages skipped,
+	 * read ahead as an asynchronous window would be (so the stream's next
+	 * miss or marker finds it read, and the slot's next is where the
+	 * reader's next miss comes), the marker on its first page read when
+	 * the run ended before the marker.  Counted as one window, and only
+	 * when it read something beyond the pages asked for. */
+	from = index + (n > nr ? n : nr);
+	if (from < index + nr + ra)
+		rest = lpc_filemap_ra_window(f, from, index + nr + ra,
+					     mark != UINT64_MAX && mark >= index + n, true, t,
+					     &queued);
+	if (n > nr || rest)
+		lpc_count(t, LPC_C_RA_WINDOWS);
+	return rc;
 }
 
-struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
-					uint64_t mark, struct lpc_tcache *t)
+/* A job for the n pages of a run (U1-U3 done), or NULL (no memory). */
+static struct lpc_ra_job *ra_job(struct lpc_file *f, uint64_t start, uint64_t mark,
+				 struct lpc_page **pages, uint64_t n)
 {
-	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	struct lpc_ra_job *j;
-	uint64_t n;
+	struct lpc_ra_job *j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
 
-	if (run_start(f, &start, 0, size, t, 0, pages, &n) || n == 0)
+	if (!j)
 		return NULL;
-	j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
-	if (!j) {
-		/* No job: read it here (the pages are ours, locked). */
-		(void)run_finish(f, start, 0, mark, t, pages, n, NULL);
-		return NULL;
-	}
 	j->f = f;
 	j->index = start;
 	j->mark = mark;
 	j->n = n;
 	memcpy(j->pages, pages, n * sizeof(pages[0]));
 	return j;
+}
+
+uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
+			       bool mark_first, bool async, struct lpc_tcache *t,
+			       unsigned *queued)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	uint64_t total = 0;
+
+	*queued = 0;
+	/* W1 run by run: U1 (nr 0) skips the cached pages from `start` and
+	 * ends a run at the next cached page or at run_max; the window goes on
+	 * after it, so a cached page never ends a window (the kernel's
+	 * page_cache_ra_unbounded); a run that gets no frame ends the window
+	 * (readahead reads less, never waits: U2).  W2 each run is a job for
+	 * the readahead threads (ra_worker.c Q0-Q2), or read here when they
+	 * cannot take it, in LOCKED mode (U3's rwlock is the reader's), and
+	 * when the caller asked for it. */
+	while (start < end) {
+		uint64_t i = start, n, mark;
+		struct lpc_ra_job *j;
+
+		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0)
+			break;
+		mark = mark_first && total == 0 ? i : UINT64_MAX;
+		total += n;
+		start = i + n;
+		if (async && !f->locked_lookup && (j = ra_job(f, i, mark, pages, n))) {
+			if (lpc_ra_submit(j)) {
+				(*queued)++;
+				continue;
+			}
+			free(j);
+		}
+		(void)run_finish(f, i, 0, mark, t, pages, n, NULL);
+	}
+	return total;
 }
 
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t)

@@ -7,7 +7,7 @@
  *      window of the file halves) although the application used it;
  *  (b) a marker hit whose next window is already cached reads nothing but
  *      counts ra_windows and ra_async (readahead.c counts before
- *      lpc_filemap_ra_start finds nothing to read);
+ *      lpc_filemap_ra_window finds nothing to read);
  *  (c) LOCKED mode counts ra_async for windows the marker's reader reads
  *      itself, synchronously (readahead.c A2's LOCKED branch).
  * Usage: att_ra_counters    Exit: 0 exact, 1 a counter is off.

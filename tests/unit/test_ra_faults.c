@@ -67,6 +67,7 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode)
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = (size_t)frames * PS;
 	cfg.page_size = PS;
+	cfg.readahead_max_kb = 512; /* windows of up to 128 pages, as counted here */
 	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
 	cfg.lookup_mode = mode;
 	rc = lpc_cache_create(&cfg, &c);
@@ -668,6 +669,7 @@ static void t_ra_reserve(void)
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = 97 * PS;
 	cfg.page_size = PS;
+	cfg.readahead_max_kb = 512; /* windows of up to 128 pages, as counted here */
 	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
 	cfg.alloc_wait_ms = 300;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0);
