@@ -40,7 +40,7 @@ struct lpc_files;
 /* Streams a file's readahead follows at once, and the misses it keeps as
  * candidates for new ones (readahead.c S1-S4). */
 #define LPC_RA_STREAMS 32
-#define LPC_RA_CANDS 8
+#define LPC_RA_CANDS 16
 
 /* A parked descriptor (file.c ZL5). */
 struct lpc_fd_park {

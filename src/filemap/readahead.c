@@ -23,13 +23,18 @@
  *      after them, its cached pages skipped; the first page past what was
  *      asked for carries RA_MARK; the slot covers [i, i + size) and expects
  *      its next window at its end
- *   S3 a miss that starts where a candidate ends (cand.next == i) confirms
- *      it once more; the LPC_RA_CONFIRM-th confirmation (three misses in a
- *      row, each where the last ended) makes it a stream (S1's first
- *      window, ra_init pages, in the oldest stream slot).  Uniform random
- *      misses over N pages confirm one of the LPC_RA_CANDS candidates with
- *      probability LPC_RA_CANDS / N per miss, and twice in a row with its
- *      square: readahead on random access is that rare
+ *   S3 a miss that starts where the calling thread's previous miss ended
+ *      (a thread-local record: the kernel's per-descriptor prev_pos), or
+ *      where the file's last miss ended (its candidate is the newest: the
+ *      stream's reads handed from one thread to another), starts a stream:
+ *      S1's first window, ra_init pages, in the oldest stream slot; one that
+ *      starts where an older candidate ends (cand.next == i: several streams
+ *      interleaved) confirms it once more, and the LPC_RA_CONFIRM-th
+ *      confirmation (three misses in a row, each where the last ended)
+ *      starts the stream.  So a uniform random reader over N pages starts
+ *      a window with probability about 2/N per miss (its own previous miss
+ *      or the file's: the kernel's rule is 1/N), plus (LPC_RA_CANDS / N)^2
+ *      through the older candidates
  *   S4 any other miss starts no readahead: it takes the oldest candidate
  *      slot, expecting [i + nr, ...).  So strided or backward access never
  *      reads ahead either
@@ -38,8 +43,8 @@
  *      and pin fast paths refuse such pages, at no cost: the same flag test)
  *      clears it with an atomic and: exactly one thread sees it set
  *   A2 that thread finds the stream whose last window holds the marker
- *      (next - size <= index < next), grows the window (S1's ramp), and
- *      reads [next, next + size): its absent pages, cached ones skipped
+ *      (next - size <= index < next) and is fresh (LPC_RA_FRESH), grows
+ *      the window (S1's ramp), and reads [next, next + size): its absent pages, cached ones skipped
  *      (run.c W1), RA_MARK on the first page read, so that a reader that
  *      keeps going hits the next marker one window before the data runs
  *      out; a window with nothing absent counts nothing
@@ -62,8 +67,24 @@
 
 #include "filemap/filemap.h"
 
-/* S3: confirmations that make a candidate a stream. */
-#define LPC_RA_CONFIRM 1
+/* A2: a stream whose last window is older than this many of the file's
+ * stream events (misses, windows) is stale: a marker hit in it starts
+ * nothing (its next miss at slot.next still continues it, S1).  So a
+ * random reader that hits markers left by an old window does not keep a
+ * chain of windows going. */
+#define LPC_RA_FRESH (2 * LPC_RA_STREAMS)
+
+/* S3: confirmations that make a candidate a stream (when the miss is not
+ * the calling thread's next). */
+#define LPC_RA_CONFIRM 2
+
+/* S3: the calling thread's last miss: its file (compared, never followed:
+ * a file freed and another allocated at its address costs at most one
+ * window) and where that miss ended. */
+static _Thread_local struct {
+	const struct lpc_file *f;
+	uint64_t next;
+} ra_last;
 
 void lpc_ra_init(struct lpc_file *f)
 {
@@ -110,10 +131,15 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 	struct lpc_ra_stream *s = NULL;
 	uint64_t ra = 0;
 	uint32_t size;
+	bool mine;
 
 	*mark = UINT64_MAX;
 	if (!f->files->ra_max || advice == LPC_FADV_RANDOM)
 		return 0;
+	/* S3: this thread's previous miss (of any file) ended here. */
+	mine = ra_last.f == f && ra_last.next == index;
+	ra_last.f = f;
+	ra_last.next = index + nr;
 	if (pthread_mutex_trylock(&f->ra_lock))
 		return 0;
 	for (unsigned i = 0; i < LPC_RA_STREAMS; i++)
@@ -129,23 +155,26 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 				cand = &f->ra_cands[i];
 				break;
 			}
-		if (!cand) {
+		if (!cand && !mine) {
 			/* S4: a new candidate. */
 			cand = ra_oldest(f->ra_cands, LPC_RA_CANDS);
 			cand->seen = 0;
-		} else {
-			cand->seen++;				/* S3 */
+		} else if (cand) {
+			/* S3: the file's last miss (any thread's) confirms
+			 * at once, an older candidate once more. */
+			if (cand->stamp == f->ra_clock)
+				mine = true;
+			cand->seen++;
 		}
-		cand->stamp = ++f->ra_clock;
-		if (cand->seen < LPC_RA_CONFIRM) {
+		if (!mine && cand->seen < LPC_RA_CONFIRM) {
 			cand->next = index + nr;
+			cand->stamp = ++f->ra_clock;
 			pthread_mutex_unlock(&f->ra_lock);
 			return 0;
 		}
 		/* Confirmed: a stream from here, the candidate's slot free. */
-		cand->next = UINT64_MAX;
-		cand->stamp = 0;
-		cand->seen = 0;
+		if (cand)
+			*cand = (struct lpc_ra_stream){ .next = UINT64_MAX };
 		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
 		s->size = 0;
 	}
@@ -183,7 +212,8 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {		/* A2 */
 		struct lpc_ra_stream *x = &f->ra_streams[i];
 
-		if (x->size && index < x->next && index >= x->next - x->size) {
+		if (x->size && index < x->next && index >= x->next - x->size &&
+		    f->ra_clock - x->stamp <= LPC_RA_FRESH) {
 			s = x;
 			break;
 		}
