@@ -429,11 +429,16 @@ bool lpc_ra_submit(struct lpc_ra_job *j);
  * ones skipped, never ending the window), in runs of at most run_max, each
  * run handed to the readahead threads (async, lockless mode) or read here;
  * RA_MARK on the first page read when mark_first.  Return: pages inserted;
- * *queued: runs handed to the threads.  lpc_filemap_ra_finish: U4-U5 of a
+ * *queued: runs handed to the threads; *stop: where the window ended early
+ * (no free frame, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
  * job, by any thread; frees the job. */
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued);
+			       unsigned *queued, uint64_t *stop);
+/* readahead.c: the stream whose next window was to start at old_next ended
+ * its last window at new_next (no free frame): its next miss there
+ * continues it.  Tried only (ra_lock busy: nothing). */
+void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next);
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
 void lpc_ra_quiesce(struct lpc_file *f);
 void lpc_ra_worker_stop(struct lpc_files *fs);

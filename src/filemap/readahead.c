@@ -47,7 +47,10 @@
  *      the window (S1's ramp), and reads [next, next + size): its absent pages, cached ones skipped
  *      (run.c W1), RA_MARK on the first page read, so that a reader that
  *      keeps going hits the next marker one window before the data runs
- *      out; a window with nothing absent counts nothing
+ *      out; a window with nothing absent counts nothing; a window that
+ *      ended early (no free frame: run.c W1) moves the stream's next back
+ *      to where it ended (lpc_ra_cut), so the reader's miss there
+ *      continues the stream (S1) instead of starting one from ra_init
  *   A3 no stream holds the marker (the table moved on): nothing; the
  *      stream's next miss (S1 at slot.next, or S3) picks it up again
  * A2's window is read by the cache's readahead threads (ra_worker.c), one
@@ -200,7 +203,7 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 {
 	struct lpc_ra_stream *s = NULL;
-	uint64_t start, got;
+	uint64_t start, got, stop;
 	unsigned queued;
 	uint32_t size;
 
@@ -239,12 +242,36 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	/* The pages are inserted here, locked; the readahead threads read
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
 	 * mode, or no thread to take a run: read here. */
-	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued);
+	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop);
+	if (stop < start + size)
+		lpc_ra_cut(f, start + size, stop);
 	if (got) {
 		lpc_count(t, LPC_C_RA_WINDOWS);
 		if (queued)
 			lpc_count(t, LPC_C_RA_ASYNC);
 	}
+}
+
+void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next)
+{
+	if (pthread_mutex_trylock(&f->ra_lock))
+		return;
+	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {
+		struct lpc_ra_stream *s = &f->ra_streams[i];
+
+		if (s->size && s->next == old_next) {
+			uint64_t start = old_next - s->size;
+
+			/* The window is [start, new_next) now; nothing read
+			 * (new_next == start): keep its size, the ramp goes on
+			 * from it at the next miss (S1). */
+			if (new_next > start)
+				s->size = (uint32_t)(new_next - start);
+			s->next = new_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->ra_lock);
 }
 
 void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t)
@@ -297,11 +324,12 @@ LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int a
 	while (first <= last) {
 		uint64_t n = last - first + 1, max = f->files->ra_max ? f->files->ra_max
 								      : f->files->run_max;
+		uint64_t stop;
 		unsigned queued;
 
 		if (n > max)
 			n = max;
-		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued))
+		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued, &stop))
 			lpc_count(t, LPC_C_RA_WINDOWS);
 		first += n;
 	}

@@ -71,9 +71,11 @@
  *  - frames: every page of the run holds this thread's reference and its
  *    lock from U3 until U5, and the read is reaped before U5 (every backend
  *    completes its requests before returning: io/uring.c), so no frame of
- *    a run is freed or reused while the device writes into it, and no read
- *    outlives its call: the last close and lpc_cache_destroy never meet a
- *    read in flight of a call that returned (rule RUN-FRAME-IN-FLIGHT
+ *    a run is freed or reused while the device writes into it; a run handed
+ *    to the readahead threads (W2) keeps its references and locks in its
+ *    job until a thread's U5, and the last close and lpc_cache_destroy wait
+ *    for every job of the file or cache first (ra_worker.c Q3, Q4), so they
+ *    never meet a read in flight either (rule RUN-FRAME-IN-FLIGHT
  *    checks at U5 that each frame still is the page of (f, index + k);
  *    rule FRAME-FREED-IN-FLIGHT, that no frame is freed while a read into
  *    it, the request or a page's own, is in flight).
@@ -140,9 +142,9 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 			index++;
 			ra--;
 		}
+		*indexp = index; /* where it stops, with *np 0 (W1) */
 		if (ra == 0)
 			return 0;
-		*indexp = index;
 	}
 	n = nr + ra;
 	if (n > f->files->run_max)
@@ -378,7 +380,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 			 struct lpc_page **out)
 {
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	uint64_t n, rest = 0, from;
+	uint64_t n, rest = 0, from, stop;
 	unsigned queued = 0;
 	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
 
@@ -393,15 +395,21 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	 * read ahead as an asynchronous window would be (so the stream's next
 	 * miss or marker finds it read, and the slot's next is where the
 	 * reader's next miss comes), the marker on its first page read when
-	 * the run ended before the marker.  Counted as one window, and only
+	 * the run ended before the marker; a window that ended early (no free
+	 * frame) moves its stream's next back to where it ended
+	 * (lpc_ra_cut), so that the reader's miss there continues the stream
+	 * rather than starting one from ra_init.  Counted as one window, and only
 	 * when it read something beyond the pages asked for. */
 	from = index + (n > nr ? n : nr);
-	if (from < index + nr + ra)
+	stop = index + nr + ra;
+	if (from < stop)
 		rest = lpc_filemap_ra_window(f, from, index + nr + ra,
 					     mark != UINT64_MAX && mark >= index + n, true, t,
-					     &queued);
+					     &queued, &stop);
 	if (n > nr || rest)
 		lpc_count(t, LPC_C_RA_WINDOWS);
+	if (stop < index + nr + ra)
+		lpc_ra_cut(f, index + nr + ra, stop);
 	return rc;
 }
 
@@ -423,26 +431,32 @@ static struct lpc_ra_job *ra_job(struct lpc_file *f, uint64_t start, uint64_t ma
 
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued)
+			       unsigned *queued, uint64_t *stop)
 {
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
 	uint64_t total = 0;
 
 	*queued = 0;
+	*stop = end;
 	/* W1 run by run: U1 (nr 0) skips the cached pages from `start` and
 	 * ends a run at the next cached page or at run_max; the window goes on
 	 * after it, so a cached page never ends a window (the kernel's
 	 * page_cache_ra_unbounded); a run that gets no frame ends the window
 	 * (readahead reads less, never waits: U2).  W2 each run is a job for
 	 * the readahead threads (ra_worker.c Q0-Q2), or read here when they
-	 * cannot take it, in LOCKED mode (U3's rwlock is the reader's), and
-	 * when the caller asked for it. */
+	 * cannot take it, and in LOCKED mode (U3's rwlock is the reader's).
+	 * *stop: where the window ended early (no frame, end of file), or
+	 * end. */
 	while (start < end) {
 		uint64_t i = start, n, mark;
 		struct lpc_ra_job *j;
 
-		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0)
+		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0) {
+			/* Nothing absent left (i == end), or no frame or the
+			 * end of the file at i: the window ends there. */
+			*stop = i < end ? i : end;
 			break;
+		}
 		mark = mark_first && total == 0 ? i : UINT64_MAX;
 		total += n;
 		start = i + n;
