@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 {
 	int backend = argc > 1 && !strcmp(argv[1], "sync") ? LPC_IO_SYNC : LPC_IO_URING;
 	unsigned mib = argc > 2 ? (unsigned)atoi(argv[2]) : 128;
-	char path[16][300], mpath[16][300], name[8];
+	char path[16][300], mpath[16][300], name[16];
 	struct lpc_stats s;
 	pthread_t th[16];
 	struct part pt[16];
