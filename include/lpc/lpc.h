@@ -721,9 +721,10 @@ int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
  * advice, or off + len past 2^64; -ENOMEM on the thread's first call when
  * its block cannot be allocated.
  * Context: may sleep; WILLNEED takes no frame by eviction and returns once
- * its reads are started (in LPC_LOOKUP_LOCKED mode, or when the readahead
- * threads' queue is full, it reads in the calling thread, one read I/O per
- * run of up to 1 MiB); DONTNEED as
+ * its reads are started (in LPC_LOOKUP_LOCKED mode it reads in the calling
+ * thread, one read I/O per run of up to 1 MiB); while the readahead
+ * threads' queue is full, or their reads hold a quarter of the frames, it
+ * starts no more and the rest of the range is read on demand; DONTNEED as
  * lpc_invalidate.  Not from a signal handler.
  */
 int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int advice);

@@ -281,6 +281,8 @@ struct lpc_ra_worker {
 	unsigned nthreads;      /* started (joined by stop) */
 	unsigned nready;        /* started, with their blocks, not exited */
 	unsigned nidle;         /* waiting for a job */
+	unsigned nres;          /* slots reserved by windows being built (Q0) */
+	uint64_t npages;        /* pages of the queued and running jobs (Q5) */
 	bool failed, stop;
 	pthread_t threads[LPC_RA_THREADS];
 };
@@ -425,6 +427,15 @@ void lpc_ra_init(struct lpc_file *f);
 void lpc_ra_worker_init(struct lpc_files *fs);
 void lpc_ra_worker_destroy(struct lpc_files *fs);
 bool lpc_ra_submit(struct lpc_ra_job *j);
+/* Q0's reservation: a queue slot for one more run of f, when the queue has
+ * room and the pool's runs hold less than a quarter of the frames (Q5);
+ * false: the window ends here (readahead reads less, never waits).  Each
+ * true is given back by lpc_ra_submit or lpc_ra_unreserve. */
+bool lpc_ra_reserve(struct lpc_files *fs);
+void lpc_ra_unreserve(struct lpc_files *fs);
+/* Q6: a thread about to wait on page p of f (M6) reads p's run itself if
+ * the run is still queued.  Return: whether it did. */
+bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
 /* run.c: a window [start, end) read ahead alone: its absent pages (cached
  * ones skipped, never ending the window), in runs of at most run_max, each
  * run handed to the readahead threads (async, lockless mode) or read here;

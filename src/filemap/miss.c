@@ -352,6 +352,10 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 				counted = true;
 			}
 			lpc_yield_point(LPC_YP_M6);
+			/* A run still queued for the readahead threads is
+			 * read here rather than waited for (ra_worker.c Q6). */
+			if (!f->locked_lookup)
+				(void)lpc_ra_steal(f, p, t);
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
 #if LPC_DEBUG

@@ -36,6 +36,23 @@
  *      stalls (a hung NFS server, a held fault gate) holds at most
  *      LPC_RA_PER_FILE threads: the other files' runs are read by the rest
  *      (a queue in arrival order would keep them behind it: head-of-line)
+The pool must never let one slow file hold another file's reader, nor let
+ * readahead starve demand reads of frames:
+ *   Q5 a window reserves its queue slot before U1-U3 insert a run
+ *      (lpc_ra_reserve), so a run whose pages are inserted is always queued
+ *      (the window's caller never reads it at the device: WILLNEED and a
+ *      marker hit return at once); a reservation is refused while the
+ *      queue is full or the queued and running runs hold a quarter of the
+ *      frames (w->npages), and the window then ends: frames locked by reads
+ *      at a slow device stay a bounded share, the rest serve demand misses
+ *   Q6 a reader that would wait on a page of a run still queued (M6), and
+ *      the last close waiting for its file's runs (Q3), take that run out
+ *      of the queue and read it themselves: a demand read never waits for
+ *      a readahead thread, only for the device (the threads may all be
+ *      held by other files' slow reads)
+ *   Q7 a new thread is started when the queued runs outnumber the idle
+ *      threads (a thread signalled but not yet awake still counts as idle,
+ *      so "no idle thread" missed a burst of windows)
  * LOCKED mode reads its windows in the starting thread (U3 holds the
  * file's rwlock for reading to U5, and a rwlock is unlocked by its holder).
  *   Q3 the last close of f (file.c, before it removes the pages) waits
@@ -70,6 +87,43 @@ static int ra_pick(struct lpc_ra_worker *w)
 	return -1;
 }
 
+/* Q2/Q6: takes job i out of the queue for this thread.  Context: w->lock. */
+static struct lpc_ra_job *ra_take(struct lpc_ra_worker *w, unsigned i)
+{
+	struct lpc_ra_job *j = w->q[i];
+
+	w->n--;
+	for (unsigned k = i; k < w->n; k++)
+		w->q[k] = w->q[k + 1];
+	j->f->ra_reading++;
+	return j;
+}
+
+/* Reads a taken job (U4-U5) and accounts for it.  Context: called and
+ * returns with w->lock held; drops it for the read. */
+static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tcache *t)
+{
+	struct lpc_file *f = j->f;
+	uint64_t n = j->n;
+
+	pthread_mutex_unlock(&w->lock);
+#if LPC_DEBUG
+	/* The page locks pass to this thread with the job (Q1). */
+	for (uint64_t k = 0; k < j->n; k++)
+		atomic_store_explicit(&j->pages[k]->dbg_owner, lpc_debug_tid(),
+				      memory_order_relaxed);
+	lpc_debug_page_locks += (int)j->n;
+#endif
+	lpc_filemap_ra_finish(j, t); /* frees j */
+	pthread_mutex_lock(&w->lock);
+	w->npages -= n;
+	f->ra_reading--;
+	if (--f->ra_inflight == 0)
+		pthread_cond_broadcast(&w->idle);
+	if (w->n)
+		pthread_cond_broadcast(&w->cond); /* a job held by the cap */
+}
+
 static void *ra_worker_main(void *arg)
 {
 	struct lpc_files *fs = arg;
@@ -86,7 +140,6 @@ static void *ra_worker_main(void *arg)
 	pthread_cond_broadcast(&w->idle);
 	while (t) {
 		struct lpc_ra_job *j;
-		struct lpc_file *f;
 		int i = ra_pick(w);
 
 		if (i < 0) {
@@ -97,27 +150,8 @@ static void *ra_worker_main(void *arg)
 			w->nidle--;
 			continue;
 		}
-		j = w->q[i];						/* Q2 */
-		w->n--;
-		for (unsigned k = (unsigned)i; k < w->n; k++)
-			w->q[k] = w->q[k + 1];
-		f = j->f;
-		f->ra_reading++;
-		pthread_mutex_unlock(&w->lock);
-#if LPC_DEBUG
-		/* The page locks pass to this thread with the job (Q1). */
-		for (uint64_t k = 0; k < j->n; k++)
-			atomic_store_explicit(&j->pages[k]->dbg_owner, lpc_debug_tid(),
-					      memory_order_relaxed);
-		lpc_debug_page_locks += (int)j->n;
-#endif
-		lpc_filemap_ra_finish(j, t);
-		pthread_mutex_lock(&w->lock);
-		f->ra_reading--;
-		if (--f->ra_inflight == 0)
-			pthread_cond_broadcast(&w->idle);
-		if (w->n)
-			pthread_cond_broadcast(&w->cond); /* a job held by the cap */
+		j = ra_take(w, (unsigned)i);				/* Q2 */
+		ra_read(w, j, t);
 	}
 	if (t)
 		w->nready--;
@@ -132,7 +166,8 @@ void lpc_ra_worker_init(struct lpc_files *fs)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_cond_init(&w->idle, NULL);
-	w->n = w->nthreads = w->nready = w->nidle = 0;
+	w->n = w->nthreads = w->nready = w->nidle = w->nres = 0;
+	w->npages = 0;
 	w->failed = w->stop = false;
 }
 
@@ -169,11 +204,12 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 	bool ok = false;
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
-	if (!w->stop && !w->failed && w->nidle == 0 && w->nthreads < LPC_RA_THREADS &&
-	    w->n < LPC_RA_QUEUE)
-		ra_start_thread(f->files);
+	w->nres--; /* Q5: the slot reserved for this run */
+	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS)
+		ra_start_thread(f->files);				/* Q7 */
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;
+		w->npages += j->n;
 		f->ra_inflight++;
 #if LPC_DEBUG
 		lpc_debug_page_locks -= (int)j->n; /* the threads' from here */
@@ -191,11 +227,71 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 	return ok;
 }
 
+bool lpc_ra_reserve(struct lpc_files *fs)
+{
+	struct lpc_ra_worker *w = &fs->ra;
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);					/* Q5 */
+	ok = !w->stop && !w->failed && w->n + w->nres < LPC_RA_QUEUE &&
+	     w->npages < fs->pool->nframes / 4;
+	if (ok)
+		w->nres++;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+void lpc_ra_unreserve(struct lpc_files *fs)
+{
+	pthread_mutex_lock(&fs->ra.lock);
+	fs->ra.nres--;
+	pthread_mutex_unlock(&fs->ra.lock);
+}
+
+/* The queued job of f holding page p, or -1.  Context: w->lock. */
+static int ra_find(struct lpc_ra_worker *w, struct lpc_file *f, struct lpc_page *p)
+{
+	for (unsigned i = 0; i < w->n; i++) {
+		struct lpc_ra_job *j = w->q[i];
+
+		if (j->f != f)
+			continue;
+		if (!p)
+			return (int)i;
+		for (uint64_t k = 0; k < j->n; k++)
+			if (j->pages[k] == p)
+				return (int)i;
+	}
+	return -1;
+}
+
+bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t)
+{
+	struct lpc_ra_worker *w = &f->files->ra;
+	int i;
+
+	/* Nothing of f queued: no lock (a plain read: a stale value at worst
+	 * waits on the page, as before Q6). */
+	if (!__atomic_load_n(&f->ra_inflight, __ATOMIC_RELAXED) || !t)
+		return false;
+	pthread_mutex_lock(&w->lock);					/* Q6 */
+	i = ra_find(w, f, p);
+	if (i >= 0)
+		ra_read(w, ra_take(w, (unsigned)i), t);
+	pthread_mutex_unlock(&w->lock);
+	return i >= 0;
+}
+
 void lpc_ra_quiesce(struct lpc_file *f)
 {
 	struct lpc_ra_worker *w = &f->files->ra;
+	struct lpc_tcache *t = lpc_file_tcache(f);
+	int i;
 
 	pthread_mutex_lock(&w->lock);					/* Q3 */
+	/* Q6: the file's queued runs are read here, not behind others'. */
+	while (t && (i = ra_find(w, f, NULL)) >= 0)
+		ra_read(w, ra_take(w, (unsigned)i), t);
 	while (f->ra_inflight)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);

@@ -450,23 +450,37 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 	while (start < end) {
 		uint64_t i = start, n, mark;
 		struct lpc_ra_job *j;
+		bool pool = async && !f->locked_lookup;
 
+		/* Q5: a queue slot first, so a run inserted is a run queued. */
+		if (pool && !lpc_ra_reserve(f->files)) {
+			*stop = start;
+			break;
+		}
 		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0) {
 			/* Nothing absent left (i == end), or no frame or the
 			 * end of the file at i: the window ends there. */
+			if (pool)
+				lpc_ra_unreserve(f->files);
 			*stop = i < end ? i : end;
 			break;
 		}
 		mark = mark_first && total == 0 ? i : UINT64_MAX;
 		total += n;
 		start = i + n;
-		if (async && !f->locked_lookup && (j = ra_job(f, i, mark, pages, n))) {
-			if (lpc_ra_submit(j)) {
+		if (pool) {
+			j = ra_job(f, i, mark, pages, n);
+			if (j && lpc_ra_submit(j)) {
 				(*queued)++;
 				continue;
 			}
-			free(j);
+			if (j)
+				free(j);
+			else
+				lpc_ra_unreserve(f->files);
 		}
+		/* LOCKED mode; or no memory for the job, or no thread could
+		 * ever start (Q1): read here. */
 		(void)run_finish(f, i, 0, mark, t, pages, n, NULL);
 	}
 	return total;
