@@ -352,9 +352,11 @@ struct lpc_config {
 	 * stand); 0 means the default */
 	uint32_t readahead_kb;     /* a sequential stream's first window; 128;
 				    * LPC_READAHEAD_OFF: no readahead at all */
-	uint32_t readahead_max_kb; /* its largest window, and the most one read
-				    * I/O covers (a miss's run of absent pages);
-				    * 512, at least one page */
+	uint32_t readahead_max_kb; /* its largest window; 1/8 of cache_bytes,
+				    * within 512 KiB .. 8 MiB; at least one page;
+				    * one read I/O covers at most 1 MiB, or this
+				    * when set below it (a miss's run of absent
+				    * pages, a window's run) */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
 	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000;
 					* LPC_DIRTY_EXPIRE_NEVER: never by age */
@@ -466,7 +468,8 @@ void lpc_config_init(struct lpc_config *cfg);
  * power of two in 512 B .. 2 MiB, a budget of less than one page or of more
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
- * readahead_kb, readahead_max_kb: 0 is the default (128 KiB, 512 KiB); less
+ * readahead_kb, readahead_max_kb: 0 is the default (128 KiB; 1/8 of
+ * cache_bytes within 512 KiB .. 8 MiB); less
  * than a page is one page; a first window above the largest is the largest.
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
@@ -716,18 +719,24 @@ int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
  * posix_fadvise(2) for lpc: advice about f's pages in [off, off + len), len 0
  * meaning to the end of the file.  LPC_FADV_NORMAL, _RANDOM and _SEQUENTIAL
  * set the file's readahead (detected streams; none; the largest window on
- * every miss) for the whole file, as Linux does; LPC_FADV_WILLNEED reads the
- * range's absent pages (clamped at end of file) into free frames only, in
- * windows of readahead_max_kb, as pages read ahead (unreferenced: evicted
- * first unless used); LPC_FADV_DONTNEED drops the range's clean pages that
+ * every miss) for the whole file, as Linux does; LPC_FADV_WILLNEED starts
+ * reading the range's absent pages (clamped at end of file; cached pages
+ * skipped) into free frames only, in windows of readahead_max_kb, as pages
+ * read ahead (unreferenced: evicted first unless used), and returns without
+ * waiting for the reads: the cache's readahead threads make them, and a
+ * call that needs one of those pages meanwhile waits for its read;
+ * LPC_FADV_DONTNEED drops the range's clean pages that
  * nobody holds or pins, as lpc_invalidate.
  * Return: 0 (a WILLNEED that found no free frame, or whose reads failed,
  * still returns 0: the pages are then read on demand, and a failed page's
  * error goes to the call that asks for it); -EINVAL for NULL, an unknown
  * advice, or off + len past 2^64; -ENOMEM on the thread's first call when
  * its block cannot be allocated.
- * Context: may sleep; WILLNEED reads in the calling thread before it returns
- * (one read I/O per window) and takes no frame by eviction; DONTNEED as
+ * Context: may sleep; WILLNEED takes no frame by eviction and returns once
+ * its reads are started (in LPC_LOOKUP_LOCKED mode it reads in the calling
+ * thread, one read I/O per run of up to 1 MiB); while the readahead
+ * threads' queue is full, or their reads hold a quarter of the frames, it
+ * starts no more and the rest of the range is read on demand; DONTNEED as
  * lpc_invalidate.  Not from a signal handler.
  */
 int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int advice);

@@ -15,8 +15,18 @@
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
-/* One read I/O's cap (readahead_max_kb's default). */
-#define LPC_READ_MAX_KB_DEFAULT 512u
+/* One read I/O's cap: the largest request lpc makes (the kernel's
+ * max_sectors_kb is 128 KiB - 2 MiB; measured with lpcbench scan). */
+#ifndef LPC_READ_MAX_KB_DEFAULT
+#define LPC_READ_MAX_KB_DEFAULT 1024u
+#endif
+/* The largest window (readahead_max_kb's default): 1/8 of the cache, but
+ * no less than LPC_READAHEAD_MAX_KB_MIN nor more than this (measured with
+ * lpcbench scan; a window never takes more than the free frames: run.c U2). */
+#define LPC_READAHEAD_MAX_KB_MIN 512u
+#ifndef LPC_READAHEAD_MAX_KB_DEFAULT
+#define LPC_READAHEAD_MAX_KB_DEFAULT 8192u
+#endif
 /* A stream's first window (readahead_kb's default): the kernel's default. */
 #define LPC_READAHEAD_KB_DEFAULT 128u
 
@@ -90,13 +100,26 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 								 * knows c yet */
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	{
-		uint64_t kb = cfg->readahead_max_kb ? cfg->readahead_max_kb
-						    : LPC_READ_MAX_KB_DEFAULT;
-		uint64_t pages = (kb << 10) >> c->pool.page_shift;
+		uint64_t kb = cfg->readahead_max_kb;
+		uint64_t pages, run;
 
-		c->files.run_max = pages < 1 ? 1 : pages > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV
-								      : (uint32_t)pages;
-		c->files.ra_max = c->files.run_max;
+		/* A run's cap: 1 MiB, or readahead_max_kb when set below it. */
+		run = LPC_READ_MAX_KB_DEFAULT;
+		if (kb && kb < run)
+			run = kb;
+		run = (run << 10) >> c->pool.page_shift;
+		c->files.run_max = run < 1 ? 1 : run > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV : (uint32_t)run;
+		/* The largest window: 1/8 of the cache, within [512 KiB, 8 MiB]. */
+		if (!kb) {
+			kb = (uint64_t)(cfg->cache_bytes >> 10) / 8;
+			if (kb > LPC_READAHEAD_MAX_KB_DEFAULT)
+				kb = LPC_READAHEAD_MAX_KB_DEFAULT;
+			if (kb < LPC_READAHEAD_MAX_KB_MIN)
+				kb = LPC_READAHEAD_MAX_KB_MIN;
+		}
+		pages = (kb << 10) >> c->pool.page_shift;
+		c->files.ra_max = pages < 1 ? 1 : pages > UINT32_MAX / 4 ? UINT32_MAX / 4
+									  : (uint32_t)pages;
 		kb = cfg->readahead_kb ? cfg->readahead_kb : LPC_READAHEAD_KB_DEFAULT;
 		pages = (kb << 10) >> c->pool.page_shift;
 		c->files.ra_init = pages < 1 ? 1 : pages > c->files.ra_max ? c->files.ra_max

@@ -38,8 +38,10 @@
 
 struct lpc_files;
 
-/* Streams a file's readahead follows at once (readahead.c). */
-#define LPC_RA_STREAMS 8
+/* Streams a file's readahead follows at once, and the misses it keeps as
+ * candidates for new ones (readahead.c S1-S4). */
+#define LPC_RA_STREAMS 32
+#define LPC_RA_CANDS 16
 
 /* A parked descriptor (file.c ZL5). */
 struct lpc_fd_park {
@@ -150,16 +152,19 @@ struct lpc_file {
 	pthread_mutex_t ra_lock;
 	struct lpc_ra_stream {
 		uint64_t next;   /* the index the stream's next window starts at */
-		uint64_t mark;   /* its marker page, UINT64_MAX: none */
 		uint64_t stamp;  /* last use (the slot to reuse is the oldest) */
-		uint32_t size;   /* current window, pages; 0: a candidate (one
-				  * miss seen, ending at next) */
-	} ra_streams[LPC_RA_STREAMS];
+		uint32_t size;   /* its last window, pages [next - size, next);
+				  * 0: an empty slot */
+		uint32_t seen;   /* a candidate's: consecutive misses, each
+				  * starting where the last ended */
+	} ra_streams[LPC_RA_STREAMS], ra_cands[LPC_RA_CANDS];
 	uint64_t ra_clock;
 	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
 	_Atomic bool ra_thrash;
-	unsigned ra_inflight; /* windows queued or read by the readahead
-			       * thread; under files->ra.lock (ra_worker.c) */
+	unsigned ra_inflight; /* windows queued or being read by the
+			       * readahead threads; under files->ra.lock
+			       * (ra_worker.c) */
+	unsigned ra_reading;  /* ... of which being read; same lock */
 
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
@@ -255,10 +260,14 @@ static inline uint64_t lpc_filemap_trunc_from(struct lpc_file *f, uint64_t s0)
  */
 struct lpc_wb;
 
-/* The readahead thread's queue (ra_worker.c, Q1-Q4); under lock.  A job
- * is a window whose pages are inserted LOCKED (run.c U1-U3, by the thread
- * that hit the marker) and whose read (U4-U5) the readahead thread makes. */
+/* The readahead threads' queue (ra_worker.c, Q1-Q4); under lock.  A job
+ * is a run of a window whose pages are inserted LOCKED (run.c U1-U3, by the
+ * thread that hit the marker) and whose read (U4-U5) a readahead thread
+ * makes.  At most LPC_RA_THREADS threads, and at most LPC_RA_PER_FILE of
+ * them reading one file's jobs at once. */
 #define LPC_RA_QUEUE 64
+#define LPC_RA_THREADS 8
+#define LPC_RA_PER_FILE 4
 struct lpc_ra_job {
 	struct lpc_file *f;
 	uint64_t index, mark, n;
@@ -268,10 +277,15 @@ struct lpc_ra_worker {
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* jobs queued, or stop */
 	pthread_cond_t idle; /* a file's ra_inflight reached 0 */
-	struct lpc_ra_job *q[LPC_RA_QUEUE];
-	unsigned head, n;
-	bool started, failed, stop, ready;
-	pthread_t thread;
+	struct lpc_ra_job *q[LPC_RA_QUEUE]; /* oldest first */
+	unsigned n;
+	unsigned nthreads;      /* started (joined by stop) */
+	unsigned nready;        /* started, with their blocks, not exited */
+	unsigned nidle;         /* waiting for a job */
+	unsigned nres;          /* slots reserved by windows being built (Q0) */
+	uint64_t npages;        /* pages of the queued and running jobs (Q5) */
+	bool failed, stop;
+	pthread_t threads[LPC_RA_THREADS];
 };
 
 struct lpc_files {
@@ -407,19 +421,36 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t *mark);
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
 void lpc_ra_init(struct lpc_file *f);
-/* ra_worker.c: the readahead thread (Q1-Q4 there).  lpc_ra_submit: queues a
- * window of f; false when it cannot (the caller reads it).  lpc_ra_quiesce:
- * waits until no window of f is queued or in flight (the last close).
- * lpc_ra_worker_stop: finishes the queue, joins the thread (destroy). */
+/* ra_worker.c: the readahead threads (Q1-Q4 there).  lpc_ra_submit: queues
+ * a run of f; false when it cannot (the caller reads it).  lpc_ra_quiesce:
+ * waits until no run of f is queued or in flight (the last close).
+ * lpc_ra_worker_stop: finishes the queue, joins the threads (destroy). */
 void lpc_ra_worker_init(struct lpc_files *fs);
 void lpc_ra_worker_destroy(struct lpc_files *fs);
 bool lpc_ra_submit(struct lpc_ra_job *j);
-/* run.c: U1-U3 of a window read ahead alone (nr 0), the pages inserted
- * LOCKED and held in a new job; NULL: nothing to read (or no memory for a
- * job: then read here).  lpc_filemap_ra_finish: U4-U5, by any thread; frees
- * the job. */
-struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
-					uint64_t mark, struct lpc_tcache *t);
+/* Q0's reservation: a queue slot for one more run of f, when the queue has
+ * room and the pool's runs hold less than a quarter of the frames (Q5);
+ * false: the window ends here (readahead reads less, never waits).  Each
+ * true is given back by lpc_ra_submit or lpc_ra_unreserve. */
+bool lpc_ra_reserve(struct lpc_files *fs);
+void lpc_ra_unreserve(struct lpc_files *fs);
+/* Q6: a thread about to wait on page p of f (M6) reads p's run itself if
+ * the run is still queued.  Return: whether it did. */
+bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
+/* run.c: a window [start, end) read ahead alone: its absent pages (cached
+ * ones skipped, never ending the window), in runs of at most run_max, each
+ * run handed to the readahead threads (async, lockless mode) or read here;
+ * RA_MARK on the first page read when mark_first.  Return: pages inserted;
+ * *queued: runs handed to the threads; *stop: where the window ended early
+ * (no free frame, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
+ * job, by any thread; frees the job. */
+uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
+			       bool mark_first, bool async, struct lpc_tcache *t,
+			       unsigned *queued, uint64_t *stop);
+/* readahead.c: the stream whose next window was to start at old_next ended
+ * its last window at new_next (no free frame): its next miss there
+ * continues it.  Tried only (ra_lock busy: nothing). */
+void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next);
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
 void lpc_ra_quiesce(struct lpc_file *f);
 void lpc_ra_worker_stop(struct lpc_files *fs);

@@ -352,6 +352,10 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 				counted = true;
 			}
 			lpc_yield_point(LPC_YP_M6);
+			/* A run still queued for the readahead threads is
+			 * read here rather than waited for (ra_worker.c Q6). */
+			if (!f->locked_lookup)
+				(void)lpc_ra_steal(f, p, t);
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
 #if LPC_DEBUG
@@ -397,9 +401,8 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 		ra = lpc_ra_on_miss(f, index, nr, &mark);
 		if (nr > 1 || ra) {
 			/* Several absent pages ahead, or a window to read
-			 * ahead: one I/O (run.c). */
-			if (ra)
-				lpc_count(t, LPC_C_RA_WINDOWS);
+			 * ahead: one I/O (run.c, which counts the window when
+			 * it read one). */
 			rc = lpc_filemap_read_run(f, index, nr, ra, mark, t, alloc_flags, &p);
 			if (rc == -EEXIST)
 				continue;

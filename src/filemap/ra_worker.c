@@ -1,44 +1,128 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ra_worker.c - asynchronous readahead windows: the cache's readahead
- * thread reads the windows that marker hits start (readahead.c A2), so the
- * reader that hit the marker returns at once, and a window's pages become
- * readable when the device completes them whoever submitted it.
+ * ra_worker.c - asynchronous readahead: a small pool of readahead threads
+ * per cache reads the runs of the windows that marker hits and WILLNEED
+ * start (readahead.c A2, lpc_fadvise), so the thread that started a window
+ * returns at once, several windows (of several streams and files) are at
+ * the device at once, and a window's pages become readable when the device
+ * completes them, whoever submitted it.
+ *
+ * Why threads and not a shared ring reaped by one: each readahead thread
+ * reads one run with the cache's backend (sync: one preadv; io_uring: one
+ * READV/READ_FIXED on the thread's own ring, reaped by that thread), so up
+ * to LPC_RA_THREADS runs are in flight at once on either backend, and the
+ * completion of each is reaped by the thread that issued it, which never
+ * blocks on anything but that read: no completion waits on a submitter.
  *
  * Protocol (all under w->lock, a mutex no hit or miss takes):
- *   Q0 the marker's reader inserts the window's absent pages LOCKED (run.c
- *      U1-U3, lpc_filemap_ra_start: free frames only), in its own call, so a
- *      reader that gets there first finds them in flight and waits on their
- *      locks (M6) rather than missing and reading them again
- *   Q1 lpc_ra_submit: a slot in the ring of LPC_RA_QUEUE jobs and
- *      f->ra_inflight + 1, the pages' locks handed to the thread (the debug
- *      owner and count move with them), or false (ring full, or the thread
- *      not ready: the caller reads the window itself, U4-U5); the thread is
- *      started on the first submission (signals blocked), and woken
- *   Q2 the thread takes the oldest job, drops the lock, reads the window
- *      (U4-U5: the read, which it reaps before going on, then each page
- *      UPTODATE or removed, and unlocked), takes the lock, f->ra_inflight -
- *      1, broadcasts `idle` at 0
- * LOCKED mode reads its windows in the marker's reader (U3 holds the file's
- * rwlock for reading to U5, and a rwlock is unlocked by its holder).
+ *   Q0 the starting thread inserts the run's absent pages LOCKED (run.c
+ *      U1-U3: free frames only), in its own call, so a reader that gets
+ *      there first finds them in flight and waits on their locks (M6)
+ *      rather than missing and reading them again
+ *   Q1 lpc_ra_submit: a slot at the queue's tail and f->ra_inflight + 1,
+ *      the pages' locks handed to the threads (the debug owner and count
+ *      move with them), or false (queue full, stopping, or no thread could
+ *      be started: the caller reads the run itself, U4-U5); a new thread is
+ *      started (signals blocked) when none is idle and fewer than
+ *      LPC_RA_THREADS run, and the submitter waits until it has its block
+ *      (or failed to get one: then no more are started)
+ *   Q2 a thread takes the oldest job whose file has fewer than
+ *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), drops the lock,
+ *      reads the run (U4-U5: the read, reaped before going on, then each
+ *      page UPTODATE or removed, and unlocked), takes the lock,
+ *      f->ra_reading - 1 and f->ra_inflight - 1 (`idle` broadcast at 0),
+ *      and wakes the idle threads when jobs wait (one may have been held
+ *      back by the per-file cap).  The cap is why a file whose device
+ *      stalls (a hung NFS server, a held fault gate) holds at most
+ *      LPC_RA_PER_FILE threads: the other files' runs are read by the rest
+ *      (a queue in arrival order would keep them behind it: head-of-line)
+The pool must never let one slow file hold another file's reader, nor let
+ * readahead starve demand reads of frames:
+ *   Q5 a window reserves its queue slot before U1-U3 insert a run
+ *      (lpc_ra_reserve), so a run whose pages are inserted is always queued
+ *      (the window's caller never reads it at the device: WILLNEED and a
+ *      marker hit return at once); a reservation is refused while the
+ *      queue is full or the queued and running runs hold a quarter of the
+ *      frames (w->npages), and the window then ends: frames locked by reads
+ *      at a slow device stay a bounded share, the rest serve demand misses
+ *   Q6 a reader that would wait on a page of a run still queued (M6), and
+ *      the last close waiting for its file's runs (Q3), take that run out
+ *      of the queue and read it themselves: a demand read never waits for
+ *      a readahead thread, only for the device (the threads may all be
+ *      held by other files' slow reads)
+ *   Q7 a new thread is started when the queued runs outnumber the idle
+ *      threads (a thread signalled but not yet awake still counts as idle,
+ *      so "no idle thread" missed a burst of windows)
+ * LOCKED mode reads its windows in the starting thread (U3 holds the
+ * file's rwlock for reading to U5, and a rwlock is unlocked by its holder).
  *   Q3 the last close of f (file.c, before it removes the pages) waits
  *      until f->ra_inflight is 0: a job never outlives its file, and f is
- *      valid for the thread from Q1 to Q2's decrement
- *   Q4 lpc_cache_destroy stops the thread first (lpc_ra_worker_stop): it
- *      finishes every queued job, then exits, so no window holds a page
- *      reference when destroy counts them, and no frame is read into after
- *      destroy frees the arena
- * Why no page stays locked for ever: every page a window inserts is
- * unlocked at U5 of the same read_run call, by the thread, after its read
- * returned (a backend call always returns: an error is a failed page); the
- * submitter's later fate (blocked, exited) does not enter into it; a reader
- * that needs such a page waits on its lock (M6) and is woken at U5.
+ *      valid for a thread from Q1 to Q2's decrement
+ *   Q4 lpc_cache_destroy stops the threads first (lpc_ra_worker_stop):
+ *      they finish every queued job, then exit, and are joined, so no
+ *      window holds a page reference when destroy counts them, and no frame
+ *      is read into after destroy frees the arena
+ * Why no page stays locked for ever: every page a run inserts is unlocked
+ * at U5 of the same run, by the thread that took the job (or the submitter,
+ * when Q1 said false), after its read returned (a backend call always
+ * returns: an error is a failed page); a queued job is always taken: a
+ * thread that sees jobs waits only while every one of them is of a file at
+ * its cap, whose readers' U5 wakes it; stop (Q4) exits a thread only with
+ * the queue empty.  The submitter's later fate (blocked, exited) does not
+ * enter into it; a reader that needs such a page waits on its lock (M6)
+ * and is woken at U5.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 
 #include "filemap/filemap.h"
+
+/* Q2's pick: the oldest job whose file is below its cap, or -1. */
+static int ra_pick(struct lpc_ra_worker *w)
+{
+	for (unsigned i = 0; i < w->n; i++)
+		if (w->q[i]->f->ra_reading < LPC_RA_PER_FILE)
+			return (int)i;
+	return -1;
+}
+
+/* Q2/Q6: takes job i out of the queue for this thread.  Context: w->lock. */
+static struct lpc_ra_job *ra_take(struct lpc_ra_worker *w, unsigned i)
+{
+	struct lpc_ra_job *j = w->q[i];
+
+	w->n--;
+	for (unsigned k = i; k < w->n; k++)
+		w->q[k] = w->q[k + 1];
+	j->f->ra_reading++;
+	return j;
+}
+
+/* Reads a taken job (U4-U5) and accounts for it.  Context: called and
+ * returns with w->lock held; drops it for the read. */
+static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tcache *t)
+{
+	struct lpc_file *f = j->f;
+	uint64_t n = j->n;
+
+	pthread_mutex_unlock(&w->lock);
+#if LPC_DEBUG
+	/* The page locks pass to this thread with the job (Q1). */
+	for (uint64_t k = 0; k < j->n; k++)
+		atomic_store_explicit(&j->pages[k]->dbg_owner, lpc_debug_tid(),
+				      memory_order_relaxed);
+	lpc_debug_page_locks += (int)j->n;
+#endif
+	lpc_filemap_ra_finish(j, t); /* frees j */
+	pthread_mutex_lock(&w->lock);
+	w->npages -= n;
+	f->ra_reading--;
+	if (--f->ra_inflight == 0)
+		pthread_cond_broadcast(&w->idle);
+	if (w->n)
+		pthread_cond_broadcast(&w->cond); /* a job held by the cap */
+}
 
 static void *ra_worker_main(void *arg)
 {
@@ -48,38 +132,29 @@ static void *ra_worker_main(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	/* Without its block (RCU registration, counters) the thread takes
-	 * nothing: submitters read their windows themselves. */
+	 * nothing, and no other is started (Q1). */
 	if (t)
-		w->ready = true;
+		w->nready++;
 	else
 		w->failed = true;
 	pthread_cond_broadcast(&w->idle);
-	for (;;) {
+	while (t) {
 		struct lpc_ra_job *j;
-		struct lpc_file *f;
+		int i = ra_pick(w);
 
-		while (!w->n && !w->stop)
+		if (i < 0) {
+			if (!w->n && w->stop)
+				break; /* stopped, and nothing left (Q4) */
+			w->nidle++;
 			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->n)
-			break; /* stopped, and nothing left (Q4) */
-		j = w->q[w->head];					/* Q2 */
-		w->head = (w->head + 1) % LPC_RA_QUEUE;
-		w->n--;
-		pthread_mutex_unlock(&w->lock);
-		f = j->f;
-#if LPC_DEBUG
-		/* The page locks pass to this thread with the job (Q1). */
-		for (uint64_t k = 0; k < j->n; k++)
-			atomic_store_explicit(&j->pages[k]->dbg_owner, lpc_debug_tid(),
-					      memory_order_relaxed);
-		lpc_debug_page_locks += (int)j->n;
-#endif
-		lpc_filemap_ra_finish(j, t);
-		pthread_mutex_lock(&w->lock);
-		if (--f->ra_inflight == 0)
-			pthread_cond_broadcast(&w->idle);
+			w->nidle--;
+			continue;
+		}
+		j = ra_take(w, (unsigned)i);				/* Q2 */
+		ra_read(w, j, t);
 	}
-	w->ready = false;
+	if (t)
+		w->nready--;
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -91,8 +166,9 @@ void lpc_ra_worker_init(struct lpc_files *fs)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	pthread_cond_init(&w->idle, NULL);
-	w->head = w->n = 0;
-	w->started = w->failed = w->stop = w->ready = false;
+	w->n = w->nthreads = w->nready = w->nidle = w->nres = 0;
+	w->npages = 0;
+	w->failed = w->stop = false;
 }
 
 void lpc_ra_worker_destroy(struct lpc_files *fs)
@@ -102,6 +178,25 @@ void lpc_ra_worker_destroy(struct lpc_files *fs)
 	pthread_cond_destroy(&fs->ra.idle);
 }
 
+/* Q1's start of one more thread; w->lock held.  Waits until it has its
+ * block or failed (once per thread and cache). */
+static void ra_start_thread(struct lpc_files *fs)
+{
+	struct lpc_ra_worker *w = &fs->ra;
+	unsigned ready = w->nready;
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0)
+		w->nthreads++;
+	else
+		w->failed = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	while (!w->failed && w->nready == ready)
+		pthread_cond_wait(&w->idle, &w->lock);
+}
+
 bool lpc_ra_submit(struct lpc_ra_job *j)
 {
 	struct lpc_file *f = j->f;
@@ -109,29 +204,18 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 	bool ok = false;
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
-	if (!w->started && !w->failed && !w->stop) {
-		sigset_t all, old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&w->thread, NULL, ra_worker_main, f->files) == 0)
-			w->started = true;
-		else
-			w->failed = true;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		/* Once per cache: until the thread has its block. */
-		while (w->started && !w->ready && !w->failed)
-			pthread_cond_wait(&w->idle, &w->lock);
-	}
-	if (w->ready && !w->stop && w->n < LPC_RA_QUEUE) {
-		w->q[(w->head + w->n) % LPC_RA_QUEUE] = j;
-		w->n++;
+	w->nres--; /* Q5: the slot reserved for this run */
+	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS)
+		ra_start_thread(f->files);				/* Q7 */
+	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
+		w->q[w->n++] = j;
+		w->npages += j->n;
 		f->ra_inflight++;
 #if LPC_DEBUG
-		lpc_debug_page_locks -= (int)j->n; /* the thread's from here */
-		/* Nobody's until the thread takes the job: the submitter may
+		lpc_debug_page_locks -= (int)j->n; /* the threads' from here */
+		/* Nobody's until a thread takes the job: the submitter may
 		 * wait for one of these locks meanwhile (a truncate after a pin
-		 * that fired the marker), and the thread unlocks it (Q2), so
+		 * that fired the marker), and a thread unlocks it (Q2), so
 		 * that wait is not LOCK-RECURSIVE. */
 		for (unsigned k = 0; k < j->n; k++)
 			atomic_store_explicit(&j->pages[k]->dbg_owner, 0, memory_order_relaxed);
@@ -143,11 +227,71 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 	return ok;
 }
 
+bool lpc_ra_reserve(struct lpc_files *fs)
+{
+	struct lpc_ra_worker *w = &fs->ra;
+	bool ok;
+
+	pthread_mutex_lock(&w->lock);					/* Q5 */
+	ok = !w->stop && !w->failed && w->n + w->nres < LPC_RA_QUEUE &&
+	     w->npages < fs->pool->nframes / 4;
+	if (ok)
+		w->nres++;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+void lpc_ra_unreserve(struct lpc_files *fs)
+{
+	pthread_mutex_lock(&fs->ra.lock);
+	fs->ra.nres--;
+	pthread_mutex_unlock(&fs->ra.lock);
+}
+
+/* The queued job of f holding page p, or -1.  Context: w->lock. */
+static int ra_find(struct lpc_ra_worker *w, struct lpc_file *f, struct lpc_page *p)
+{
+	for (unsigned i = 0; i < w->n; i++) {
+		struct lpc_ra_job *j = w->q[i];
+
+		if (j->f != f)
+			continue;
+		if (!p)
+			return (int)i;
+		for (uint64_t k = 0; k < j->n; k++)
+			if (j->pages[k] == p)
+				return (int)i;
+	}
+	return -1;
+}
+
+bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t)
+{
+	struct lpc_ra_worker *w = &f->files->ra;
+	int i;
+
+	/* Nothing of f queued: no lock (a plain read: a stale value at worst
+	 * waits on the page, as before Q6). */
+	if (!__atomic_load_n(&f->ra_inflight, __ATOMIC_RELAXED) || !t)
+		return false;
+	pthread_mutex_lock(&w->lock);					/* Q6 */
+	i = ra_find(w, f, p);
+	if (i >= 0)
+		ra_read(w, ra_take(w, (unsigned)i), t);
+	pthread_mutex_unlock(&w->lock);
+	return i >= 0;
+}
+
 void lpc_ra_quiesce(struct lpc_file *f)
 {
 	struct lpc_ra_worker *w = &f->files->ra;
+	struct lpc_tcache *t = lpc_file_tcache(f);
+	int i;
 
 	pthread_mutex_lock(&w->lock);					/* Q3 */
+	/* Q6: the file's queued runs are read here, not behind others'. */
+	while (t && (i = ra_find(w, f, NULL)) >= 0)
+		ra_read(w, ra_take(w, (unsigned)i), t);
 	while (f->ra_inflight)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);
@@ -156,17 +300,17 @@ void lpc_ra_quiesce(struct lpc_file *f)
 void lpc_ra_worker_stop(struct lpc_files *fs)
 {
 	struct lpc_ra_worker *w = &fs->ra;
-	bool started;
+	unsigned n;
 
 	pthread_mutex_lock(&w->lock);					/* Q4 */
-	started = w->started;
+	n = w->nthreads;
 	w->stop = true;
-	pthread_cond_signal(&w->cond);
+	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	if (started)
-		pthread_join(w->thread, NULL);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(w->threads[i], NULL);
 	pthread_mutex_lock(&w->lock);
-	w->started = false;
-	w->stop = false; /* a cache that stays (destroy said -EBUSY) starts it again */
+	w->nthreads = 0;
+	w->stop = false; /* a cache that stays (destroy said -EBUSY) starts them again */
 	pthread_mutex_unlock(&w->lock);
 }

@@ -5,62 +5,97 @@
  * asynchronous marker page whose hit reads the next window.
  *
  * Streams.  A file keeps LPC_RA_STREAMS stream slots (several readers of one
- * file scanning different parts each keep their own), under f->ra_lock,
+ * file scanning different parts each keep their own) and LPC_RA_CANDS
+ * candidate slots (misses that may start a stream), under f->ra_lock,
  * which is only ever tried (pthread_mutex_trylock): a miss or a marker hit
  * that finds it taken reads no window this time, so misses never wait for
- * each other here and the hit path never sees the lock.
- *   S1 a miss of pages [i, i + nr) that starts where a slot expects its next
- *      window (slot.next == i) continues that stream: a candidate (size 0:
- *      one earlier miss ended at i) becomes a stream with the first window,
- *      ra_init pages; a stream grows its window ×4 while under 1/16 of
- *      ra_max, then ×2, up to ra_max (the kernel's get_next_ra_size); a
- *      window shrinks by half instead when a page it read ahead was evicted
- *      unused since (ra_thrash: the cache cannot hold what is read ahead)
- *   S2 the window is read with the miss, in the same I/O (run.c): the nr
- *      pages asked for and the rest of the window after them; the first
- *      page past what was asked for carries RA_MARK; the slot expects its
- *      next window at the window's end
- *   S3 any other miss starts no readahead: it takes the oldest slot as a
- *      candidate expecting [i + nr, ...).  So random access never reads
- *      ahead (a candidate is confirmed only by a miss exactly where it
- *      ends), strided or backward access neither
+ * each other here and the hit path never sees the lock.  Candidates and
+ * streams are apart so that random misses, which churn the candidates,
+ * never take an established stream's slot.
+ *   S1 a miss of pages [i, i + nr) that starts where a stream expects its
+ *      next window (slot.next == i) continues it: its window grows ×4 while
+ *      under 1/16 of ra_max, then ×2, up to ra_max (the kernel's
+ *      get_next_ra_size); a window shrinks by half instead when a page it
+ *      read ahead was evicted unused since (ra_thrash: the cache cannot
+ *      hold what is read ahead)
+ *   S2 the window is read with the miss (run.c U1-U6): the nr pages asked
+ *      for in the same I/O as the window's start, the rest of the window
+ *      after them, its cached pages skipped; the first page past what was
+ *      asked for carries RA_MARK; the slot covers [i, i + size) and expects
+ *      its next window at its end
+ *   S3 a miss that starts where the calling thread's previous miss ended
+ *      (a thread-local record: the kernel's per-descriptor prev_pos), or
+ *      where the file's last miss ended (its candidate is the newest: the
+ *      stream's reads handed from one thread to another), starts a stream:
+ *      S1's first window, ra_init pages, in the oldest stream slot; one that
+ *      starts where an older candidate ends (cand.next == i: several streams
+ *      interleaved) confirms it once more, and the LPC_RA_CONFIRM-th
+ *      confirmation (three misses in a row, each where the last ended)
+ *      starts the stream.  So a uniform random reader over N pages starts
+ *      a window with probability about 2/N per miss (its own previous miss
+ *      or the file's: the kernel's rule is 1/N), plus (LPC_RA_CANDS / N)^2
+ *      through the older candidates
+ *   S4 any other miss starts no readahead: it takes the oldest candidate
+ *      slot, expecting [i + nr, ...).  So strided or backward access never
+ *      reads ahead either
  * Marker (asynchronous windows).
  *   A1 a hit on a page with RA_MARK (lpc_filemap_get_pages; the optimistic
  *      and pin fast paths refuse such pages, at no cost: the same flag test)
  *      clears it with an atomic and: exactly one thread sees it set
- *   A2 that thread finds the slot whose window the marker is in (slot.next
- *      is past it, and the marker is the slot's), grows the window (S1's
- *      ramp), reads it from slot.next (only its absent pages: run.c with nr
- *      0), putting RA_MARK on its first page, so that a reader that keeps
- *      going hits the next marker one window before the data runs out
- *   A3 no slot has the marker (the table moved on): nothing; the stream's
- *      next miss (S1 at slot.next, or S3) picks it up again
- * A2's window is read by the cache's readahead thread (ra_worker.c), one I/O
- * per window, so the reader that hit the marker returns at once and an
- * established scanner finds the next window read or in flight (its pages
- * locked: it waits on the page, M6, not on the submitter); when the thread's
- * queue is full or it cannot be started, the marker's reader reads the
- * window itself.
+ *   A2 that thread finds the stream whose last window holds the marker
+ *      (next - size <= index < next) and is fresh (LPC_RA_FRESH), grows
+ *      the window (S1's ramp), and reads [next, next + size): its absent pages, cached ones skipped
+ *      (run.c W1), RA_MARK on the first page read, so that a reader that
+ *      keeps going hits the next marker one window before the data runs
+ *      out; a window with nothing absent counts nothing; a window that
+ *      ended early (no free frame: run.c W1) moves the stream's next back
+ *      to where it ended (lpc_ra_cut), so the reader's miss there
+ *      continues the stream (S1) instead of starting one from ra_init
+ *   A3 no stream holds the marker (the table moved on): nothing; the
+ *      stream's next miss (S1 at slot.next, or S3) picks it up again
+ * A2's window is read by the cache's readahead threads (ra_worker.c), one
+ * I/O per run of at most run_max pages, several at once, so the reader that
+ * hit the marker returns at once and an established scanner finds the next
+ * window read or in flight (its pages locked: it waits on the page, M6, not
+ * on the submitter); when no thread can take a run, or in LOCKED mode, the
+ * marker's reader reads it itself (counted in ra_windows, not ra_async).
  *
  * Memory: read-ahead pages take only free frames (run.c U2, NORECLAIM),
  * enter unreferenced and inactive (CLOCK2 evicts them first unless used),
- * with RA set until their first hit (page/page.c lpc_page_ra_used, counted
- * ra_used);
- * eviction of a page still RA counts ra_wasted and sets ra_thrash.
+ * with RA set until their first hit or write (page/page.c
+ * lpc_page_ra_used, counted ra_used); eviction of a page still RA counts
+ * ra_wasted and sets ra_thrash.
  */
 #include <errno.h>
 
 #include "filemap/filemap.h"
 
+/* A2: a stream whose last window is older than this many of the file's
+ * stream events (misses, windows) is stale: a marker hit in it starts
+ * nothing (its next miss at slot.next still continues it, S1).  So a
+ * random reader that hits markers left by an old window does not keep a
+ * chain of windows going. */
+#define LPC_RA_FRESH (2 * LPC_RA_STREAMS)
+
+/* S3: confirmations that make a candidate a stream (when the miss is not
+ * the calling thread's next). */
+#define LPC_RA_CONFIRM 2
+
+/* S3: the calling thread's last miss: its file (compared, never followed:
+ * a file freed and another allocated at its address costs at most one
+ * window) and where that miss ended. */
+static _Thread_local struct {
+	const struct lpc_file *f;
+	uint64_t next;
+} ra_last;
+
 void lpc_ra_init(struct lpc_file *f)
 {
 	pthread_mutex_init(&f->ra_lock, NULL);
-	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {
-		f->ra_streams[i].next = UINT64_MAX;
-		f->ra_streams[i].mark = UINT64_MAX;
-		f->ra_streams[i].stamp = 0;
-		f->ra_streams[i].size = 0;
-	}
+	for (unsigned i = 0; i < LPC_RA_STREAMS; i++)
+		f->ra_streams[i] = (struct lpc_ra_stream){ .next = UINT64_MAX };
+	for (unsigned i = 0; i < LPC_RA_CANDS; i++)
+		f->ra_cands[i] = (struct lpc_ra_stream){ .next = UINT64_MAX };
 	f->ra_clock = 0;
 	atomic_store_explicit(&f->ra_advice, LPC_FADV_NORMAL, memory_order_relaxed);
 	atomic_store_explicit(&f->ra_thrash, false, memory_order_relaxed);
@@ -83,13 +118,13 @@ static uint32_t ra_next_size(struct lpc_file *f, uint32_t cur)
 	return cur > max ? max : cur;
 }
 
-static struct lpc_ra_stream *ra_oldest(struct lpc_file *f)
+static struct lpc_ra_stream *ra_oldest(struct lpc_ra_stream *v, unsigned n)
 {
-	struct lpc_ra_stream *o = &f->ra_streams[0];
+	struct lpc_ra_stream *o = &v[0];
 
-	for (unsigned i = 1; i < LPC_RA_STREAMS; i++)
-		if (f->ra_streams[i].stamp < o->stamp)
-			o = &f->ra_streams[i];
+	for (unsigned i = 1; i < n; i++)
+		if (v[i].stamp < o->stamp)
+			o = &v[i];
 	return o;
 }
 
@@ -99,41 +134,67 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 	struct lpc_ra_stream *s = NULL;
 	uint64_t ra = 0;
 	uint32_t size;
+	bool mine;
 
 	*mark = UINT64_MAX;
 	if (!f->files->ra_max || advice == LPC_FADV_RANDOM)
 		return 0;
+	/* S3: this thread's previous miss (of any file) ended here. */
+	mine = ra_last.f == f && ra_last.next == index;
+	ra_last.f = f;
+	ra_last.next = index + nr;
 	if (pthread_mutex_trylock(&f->ra_lock))
 		return 0;
 	for (unsigned i = 0; i < LPC_RA_STREAMS; i++)
-		if (f->ra_streams[i].next == index) {
+		if (f->ra_streams[i].size && f->ra_streams[i].next == index) {
 			s = &f->ra_streams[i];
 			break;
 		}
 	if (!s && advice != LPC_FADV_SEQUENTIAL) {
-		/* S3: a candidate. */
-		s = ra_oldest(f);
-		s->next = index + nr;
-		s->mark = UINT64_MAX;
+		struct lpc_ra_stream *cand = NULL;
+
+		for (unsigned i = 0; i < LPC_RA_CANDS; i++)
+			if (f->ra_cands[i].next == index) {
+				cand = &f->ra_cands[i];
+				break;
+			}
+		if (!cand && !mine) {
+			/* S4: a new candidate. */
+			cand = ra_oldest(f->ra_cands, LPC_RA_CANDS);
+			cand->seen = 0;
+		} else if (cand) {
+			/* S3: the file's last miss (any thread's) confirms
+			 * at once, an older candidate once more. */
+			if (cand->stamp == f->ra_clock)
+				mine = true;
+			cand->seen++;
+		}
+		if (!mine && cand->seen < LPC_RA_CONFIRM) {
+			cand->next = index + nr;
+			cand->stamp = ++f->ra_clock;
+			pthread_mutex_unlock(&f->ra_lock);
+			return 0;
+		}
+		/* Confirmed: a stream from here, the candidate's slot free. */
+		if (cand)
+			*cand = (struct lpc_ra_stream){ .next = UINT64_MAX };
+		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
 		s->size = 0;
-		s->stamp = ++f->ra_clock;
-		pthread_mutex_unlock(&f->ra_lock);
-		return 0;
 	}
 	if (!s) {
 		/* SEQUENTIAL: every miss is a stream, at the largest window. */
-		s = ra_oldest(f);
-		s->size = f->files->ra_max;
+		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
 	}
 	/* S1 */
 	size = advice == LPC_FADV_SEQUENTIAL ? f->files->ra_max : ra_next_size(f, s->size);
-	s->size = size;
+	if (size < nr)
+		size = (uint32_t)(nr < UINT32_MAX ? nr : UINT32_MAX);
 	if (size > nr) {
 		ra = size - nr;
 		*mark = index + nr;			/* S2 */
 	}
-	s->next = index + nr + ra;
-	s->mark = *mark;
+	s->size = size;
+	s->next = index + size;
 	s->stamp = ++f->ra_clock;
 	pthread_mutex_unlock(&f->ra_lock);
 	return ra;
@@ -142,7 +203,8 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 {
 	struct lpc_ra_stream *s = NULL;
-	uint64_t start, mark;
+	uint64_t start, got, stop;
+	unsigned queued;
 	uint32_t size;
 
 	if (!f->files->ra_max ||
@@ -150,11 +212,15 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		return;
 	if (pthread_mutex_trylock(&f->ra_lock))
 		return;
-	for (unsigned i = 0; i < LPC_RA_STREAMS; i++)		/* A2 */
-		if (f->ra_streams[i].mark == index) {
-			s = &f->ra_streams[i];
+	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {		/* A2 */
+		struct lpc_ra_stream *x = &f->ra_streams[i];
+
+		if (x->size && index < x->next && index >= x->next - x->size &&
+		    f->ra_clock - x->stamp <= LPC_RA_FRESH) {
+			s = x;
 			break;
 		}
+	}
 	if (!s) {						/* A3 */
 		pthread_mutex_unlock(&f->ra_lock);
 		return;
@@ -163,32 +229,49 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		       ? f->files->ra_max
 		       : ra_next_size(f, s->size);
 	start = s->next;
-	mark = start;
 	if (start >= (atomic_load_explicit(&f->size, memory_order_acquire) + f->pool->page_size - 1) >>
 			     f->page_shift) {
 		/* The stream reached the end of the file: no window. */
-		s->mark = UINT64_MAX;
 		pthread_mutex_unlock(&f->ra_lock);
 		return;
 	}
 	s->size = size;
 	s->next = start + size;
-	s->mark = mark;
 	s->stamp = ++f->ra_clock;
 	pthread_mutex_unlock(&f->ra_lock);
-	lpc_count(t, LPC_C_RA_WINDOWS);
-	lpc_count(t, LPC_C_RA_ASYNC);
-	/* The pages are inserted here, locked; the readahead thread reads
+	/* The pages are inserted here, locked; the readahead threads read
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
-	 * mode, or a thread that cannot take it: the window is read here. */
-	if (f->locked_lookup) {
-		(void)lpc_filemap_read_run(f, start, 0, size, mark, t, 0, NULL);
-	} else {
-		struct lpc_ra_job *j = lpc_filemap_ra_start(f, start, size, mark, t);
-
-		if (j && !lpc_ra_submit(j))
-			lpc_filemap_ra_finish(j, t);
+	 * mode, or no thread to take a run: read here. */
+	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop);
+	if (stop < start + size)
+		lpc_ra_cut(f, start + size, stop);
+	if (got) {
+		lpc_count(t, LPC_C_RA_WINDOWS);
+		if (queued)
+			lpc_count(t, LPC_C_RA_ASYNC);
 	}
+}
+
+void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next)
+{
+	if (pthread_mutex_trylock(&f->ra_lock))
+		return;
+	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {
+		struct lpc_ra_stream *s = &f->ra_streams[i];
+
+		if (s->size && s->next == old_next) {
+			uint64_t start = old_next - s->size;
+
+			/* The window is [start, new_next) now; nothing read
+			 * (new_next == start): keep its size, the ramp goes on
+			 * from it at the next miss (S1). */
+			if (new_next > start)
+				s->size = (uint32_t)(new_next - start);
+			s->next = new_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->ra_lock);
 }
 
 void lpc_ra_evicted_unused(struct lpc_file *f, struct lpc_tcache *t)
@@ -233,14 +316,21 @@ LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int a
 	end = len == 0 || len > size - off ? size : off + len;
 	first = off >> f->page_shift;
 	last = (end - 1) >> f->page_shift;
-	/* Window by window, each from its first absent page (run.c, nr 0). */
+	/* Window by window (ra_max pages), each of its absent pages, cached
+	 * ones skipped (run.c W1), handed to the readahead threads: WILLNEED
+	 * returns once the reads are started; in LOCKED mode, or with no
+	 * thread to take a run, read here.  A window that read nothing is not
+	 * counted (nor ra_async: no marker started it). */
 	while (first <= last) {
-		uint64_t n = last - first + 1;
+		uint64_t n = last - first + 1, max = f->files->ra_max ? f->files->ra_max
+								      : f->files->run_max;
+		uint64_t stop;
+		unsigned queued;
 
-		if (n > f->files->run_max)
-			n = f->files->run_max;
-		lpc_count(t, LPC_C_RA_WINDOWS);
-		(void)lpc_filemap_read_run(f, first, 0, n, UINT64_MAX, t, 0, NULL);
+		if (n > max)
+			n = max;
+		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued, &stop))
+			lpc_count(t, LPC_C_RA_WINDOWS);
 		first += n;
 	}
 	return 0;

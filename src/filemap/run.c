@@ -41,9 +41,12 @@
  *      published first (UPTODATE, unlock), then the LOCKED rwlock is left,
  *      then the others are deleted (the delete takes the write lock there,
  *      as miss.c's M5)
+ *   U6 a synchronous window whose run ended early: the rest of the window
+ *      read ahead (lpc_filemap_read_run, W1-W2)
  * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
  * or reads a window alone (nr 0: from its first absent page, nothing
- * returned): those pages are allocated from free frames only, above the
+ * returned; lpc_filemap_ra_window, W1-W2, skips cached pages and reads
+ * the rest of the window in runs): those pages are allocated from free frames only, above the
  * pool's readahead reserve (U2: LPC_ALLOC_NORECLAIM, page/pool.h), enter
  * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
  * used), one of them with RA_MARK; one that a failed request did not fill is
@@ -68,9 +71,11 @@
  *  - frames: every page of the run holds this thread's reference and its
  *    lock from U3 until U5, and the read is reaped before U5 (every backend
  *    completes its requests before returning: io/uring.c), so no frame of
- *    a run is freed or reused while the device writes into it, and no read
- *    outlives its call: the last close and lpc_cache_destroy never meet a
- *    read in flight of a call that returned (rule RUN-FRAME-IN-FLIGHT
+ *    a run is freed or reused while the device writes into it; a run handed
+ *    to the readahead threads (W2) keeps its references and locks in its
+ *    job until a thread's U5, and the last close and lpc_cache_destroy wait
+ *    for every job of the file or cache first (ra_worker.c Q3, Q4), so they
+ *    never meet a read in flight either (rule RUN-FRAME-IN-FLIGHT
  *    checks at U5 that each frame still is the page of (f, index + k);
  *    rule FRAME-FREED-IN-FLIGHT, that no frame is freed while a read into
  *    it, the request or a page's own, is in flight).
@@ -137,9 +142,9 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 			index++;
 			ra--;
 		}
+		*indexp = index; /* where it stops, with *np 0 (W1) */
 		if (ra == 0)
 			return 0;
-		*indexp = index;
 	}
 	n = nr + ra;
 	if (n > f->files->run_max)
@@ -375,35 +380,110 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 			 struct lpc_page **out)
 {
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	uint64_t n;
+	uint64_t n, rest = 0, from, stop;
+	unsigned queued = 0;
 	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
 
 	if (rc || n == 0)
 		return rc;
-	return run_finish(f, index, nr, mark, t, pages, n, out);
+	rc = run_finish(f, index, nr, mark, t, pages, n, out);
+	if (nr == 0 || ra == 0)
+		return rc;
+	/* U6: a synchronous window (readahead.c S2) whose run ended before the
+	 * window did (a page cached, run_max, a frame missing): the rest of
+	 * the window from past the pages asked for, its cached pages skipped,
+	 * read ahead as an asynchronous window would be (so the stream's next
+	 * miss or marker finds it read, and the slot's next is where the
+	 * reader's next miss comes), the marker on its first page read when
+	 * the run ended before the marker; a window that ended early (no free
+	 * frame) moves its stream's next back to where it ended
+	 * (lpc_ra_cut), so that the reader's miss there continues the stream
+	 * rather than starting one from ra_init.  Counted as one window, and only
+	 * when it read something beyond the pages asked for. */
+	from = index + (n > nr ? n : nr);
+	stop = index + nr + ra;
+	if (from < stop)
+		rest = lpc_filemap_ra_window(f, from, index + nr + ra,
+					     mark != UINT64_MAX && mark >= index + n, true, t,
+					     &queued, &stop);
+	if (n > nr || rest)
+		lpc_count(t, LPC_C_RA_WINDOWS);
+	if (stop < index + nr + ra)
+		lpc_ra_cut(f, index + nr + ra, stop);
+	return rc;
 }
 
-struct lpc_ra_job *lpc_filemap_ra_start(struct lpc_file *f, uint64_t start, uint64_t size,
-					uint64_t mark, struct lpc_tcache *t)
+/* A job for the n pages of a run (U1-U3 done), or NULL (no memory). */
+static struct lpc_ra_job *ra_job(struct lpc_file *f, uint64_t start, uint64_t mark,
+				 struct lpc_page **pages, uint64_t n)
 {
-	struct lpc_page *pages[LPC_IO_MAX_IOV];
-	struct lpc_ra_job *j;
-	uint64_t n;
+	struct lpc_ra_job *j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
 
-	if (run_start(f, &start, 0, size, t, 0, pages, &n) || n == 0)
+	if (!j)
 		return NULL;
-	j = malloc(sizeof(*j) + n * sizeof(j->pages[0]));
-	if (!j) {
-		/* No job: read it here (the pages are ours, locked). */
-		(void)run_finish(f, start, 0, mark, t, pages, n, NULL);
-		return NULL;
-	}
 	j->f = f;
 	j->index = start;
 	j->mark = mark;
 	j->n = n;
 	memcpy(j->pages, pages, n * sizeof(pages[0]));
 	return j;
+}
+
+uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
+			       bool mark_first, bool async, struct lpc_tcache *t,
+			       unsigned *queued, uint64_t *stop)
+{
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	uint64_t total = 0;
+
+	*queued = 0;
+	*stop = end;
+	/* W1 run by run: U1 (nr 0) skips the cached pages from `start` and
+	 * ends a run at the next cached page or at run_max; the window goes on
+	 * after it, so a cached page never ends a window (the kernel's
+	 * page_cache_ra_unbounded); a run that gets no frame ends the window
+	 * (readahead reads less, never waits: U2).  W2 each run is a job for
+	 * the readahead threads (ra_worker.c Q0-Q2), or read here when they
+	 * cannot take it, and in LOCKED mode (U3's rwlock is the reader's).
+	 * *stop: where the window ended early (no frame, end of file), or
+	 * end. */
+	while (start < end) {
+		uint64_t i = start, n, mark;
+		struct lpc_ra_job *j;
+		bool pool = async && !f->locked_lookup;
+
+		/* Q5: a queue slot first, so a run inserted is a run queued. */
+		if (pool && !lpc_ra_reserve(f->files)) {
+			*stop = start;
+			break;
+		}
+		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0) {
+			/* Nothing absent left (i == end), or no frame or the
+			 * end of the file at i: the window ends there. */
+			if (pool)
+				lpc_ra_unreserve(f->files);
+			*stop = i < end ? i : end;
+			break;
+		}
+		mark = mark_first && total == 0 ? i : UINT64_MAX;
+		total += n;
+		start = i + n;
+		if (pool) {
+			j = ra_job(f, i, mark, pages, n);
+			if (j && lpc_ra_submit(j)) {
+				(*queued)++;
+				continue;
+			}
+			if (j)
+				free(j);
+			else
+				lpc_ra_unreserve(f->files);
+		}
+		/* LOCKED mode; or no memory for the job, or no thread could
+		 * ever start (Q1): read here. */
+		(void)run_finish(f, i, 0, mark, t, pages, n, NULL);
+	}
+	return total;
 }
 
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t)

@@ -102,6 +102,9 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 					continue;
 				}
 			}
+			/* A page read ahead and now written: used. */
+			if (unlikely(lpc_page_flags(p) & LPC_PG_RA))
+				lpc_page_ra_used(p);
 		} else {
 			rc = lpc_filemap_get_page(f, index, t, 0, &p);
 			if (rc == -ENXIO) {

@@ -67,6 +67,7 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode)
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = (size_t)frames * PS;
 	cfg.page_size = PS;
+	cfg.readahead_max_kb = 512; /* windows of up to 128 pages, as counted here */
 	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
 	cfg.lookup_mode = mode;
 	rc = lpc_cache_create(&cfg, &c);
@@ -668,6 +669,7 @@ static void t_ra_reserve(void)
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = 97 * PS;
 	cfg.page_size = PS;
+	cfg.readahead_max_kb = 512; /* windows of up to 128 pages, as counted here */
 	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
 	cfg.alloc_wait_ms = 300;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0);
@@ -757,6 +759,49 @@ static void *submitter_main(void *arg)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
+}
+
+/*
+ * No head-of-line blocking between files (ra_worker.c Q2's per-file cap):
+ * file A's marker window is held at the device (the gate holds A's reads
+ * from page 33 on: a hung NFS server); file B's marker window, queued
+ * after it, is read by another readahead thread, and a read of B's page 40
+ * returns while A's read is still held.  (Before: one thread read the
+ * queue in order; B's read waited for A's device.)
+ */
+static void t_no_head_of_line(void)
+{
+	struct lpc_cache *c = mk_cache(4096, LPC_LOOKUP_LOCKLESS);
+	unsigned char buf[PS];
+	struct tst_getter g;
+	struct tfile a, b;
+	pthread_t tg;
+
+	mk_file(c, &a, 1024 * PS, O_RDONLY);
+	mk_file(c, &b, 1024 * PS, O_RDONLY);
+	tst_gate_install(c);
+	for (uint64_t i = 0; i < 2; i++) {
+		CHECK_EQ(lpc_pread(a.f, buf, PS, i * PS), PS);
+		CHECK_EQ(lpc_pread(b.f, buf, PS, i * PS), PS, "window [1, 33), marker on 2");
+	}
+	tst_gate_close();
+	tst_gate_hold_from(a.e.id, 33);
+	CHECK_EQ(lpc_pread(a.f, buf, PS, 2 * PS), PS, "A's marker: its window held");
+	REQUIRE(tst_gate_wait_entered(1, 10000), "A's window reached the device");
+	CHECK_EQ(lpc_pread(b.f, buf, PS, 2 * PS), PS, "B's marker: its window queued");
+	g = (struct tst_getter){ .f = b.f, .index = 40 };
+	REQUIRE(pthread_create(&tg, NULL, tst_getter_main, &g) == 0);
+	join_bounded(tg, "B's read of page 40 while A's window is held");
+	if (CHECK_EQ(g.rc, 0, "B's page 40")) {
+		CHECK(tst_check_page(&b.e, 40, lpc_page_data(g.p)), "page 40's bytes");
+		lpc_page_put(g.p);
+	}
+	CHECK_EQ(tst_gate_entered(), 1, "A's read still held");
+	tst_gate_open(0);
+	quiesce_bounded(a.f);
+	CHECK_EQ(lpc_file_close(a.f), 0);
+	CHECK_EQ(lpc_file_close(b.f), 0);
+	tst_cache_destroy(c);
 }
 
 static void t_submitter_gone(bool exits)
@@ -873,6 +918,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_trunc_held(mode));
 	}
 	TST_RUN(t_ra_reserve());
+	TST_RUN(t_no_head_of_line());
 	TST_RUN(t_submitter_gone(true));
 	TST_RUN(t_submitter_gone(false));
 	TST_RUN(t_close_in_flight());

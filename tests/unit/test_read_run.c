@@ -47,7 +47,7 @@ static struct lpc_cache *mk_cache(unsigned frames, int mode, uint32_t max_kb)
 	cfg.page_size = PS;
 	cfg.io_backend = tst_disk_backend(LPC_IO_SYNC);
 	cfg.lookup_mode = mode;
-	cfg.readahead_max_kb = max_kb;
+	cfg.readahead_max_kb = max_kb ? max_kb : 512; /* 0: windows of 128 pages */
 	rc = lpc_cache_create(&cfg, &c);
 	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
 	return c;

@@ -38,6 +38,7 @@ static struct lpc_cache *mk_cache(unsigned frames, uint32_t ra_kb)
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
 	cfg.readahead_kb = ra_kb;
+	cfg.readahead_max_kb = 512; /* the largest window: 128 pages */
 	rc = lpc_cache_create(&cfg, &c);
 	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
 	return c;
@@ -137,9 +138,12 @@ static void t_sequential(void)
 	tst_cache_destroy(c);
 }
 
-/* Two streams on one file, calls alternating: each ramps as if alone.  The
- * first, [0, 400) of a file of 1400 pages, reads ahead to 609 (its marker at
- * 353 reads [481, 609)); the second, [1000, 1400), as t_sequential's. */
+/* Two streams on one file, calls alternating: each ramps as if alone, but
+ * a miss later: one thread's misses alternate between them, so each stream
+ * starts through its candidate slot, at its third miss (readahead.c S3).
+ * The first, [0, 400) of a file of 1400 pages, reads ahead to 610 (windows
+ * [2, 34), [34, 98), [98, 226), [226, 354), [354, 482), [482, 610)); the
+ * second, [1000, 1400), to the end of the file. */
 static void t_two_streams(void)
 {
 	struct lpc_cache *c = mk_cache(2048, 0);
@@ -159,10 +163,10 @@ static void t_two_streams(void)
 	delta(c, &s0, &d);
 	CHECK(d.misses >= 4, "two misses per stream, and waits: %" PRIu64, d.misses);
 	CHECK_EQ(d.ra_windows, 11, "6 for the first, 5 for the second");
-	CHECK_EQ(d.reads, 13);
-	CHECK_EQ(d.read_pages, 609 + 400);
-	CHECK_EQ(d.ra_pages, 607 + 398);
-	CHECK_EQ(d.ra_used, 398 + 398, "used: what the calls read");
+	CHECK_EQ(d.reads, 15, "pages 0, 1 of each alone, then the windows");
+	CHECK_EQ(d.read_pages, 610 + 400);
+	CHECK_EQ(d.ra_pages, 608 + 396);
+	CHECK_EQ(d.ra_used, 397 + 397, "used: what the calls read");
 	tst_cache_destroy(c);
 }
 
@@ -268,7 +272,9 @@ static bool cached(struct lpc_file *f, uint64_t index)
 /* lpc_fadvise in each mode, and its errors. */
 static void t_fadvise(void)
 {
-	struct lpc_cache *c = mk_cache(1024, 0);
+	/* 2048 frames: the WILLNEED below (300 pages) stays under the quarter
+	 * of the frames that queued readahead may hold (ra_worker.c Q5). */
+	struct lpc_cache *c = mk_cache(2048, 0);
 	struct lpc_stats s0, d;
 	struct tf t;
 
@@ -299,6 +305,9 @@ static void t_fadvise(void)
 	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
 	lpc_stats(c, &s0);
 	CHECK_EQ(lpc_fadvise(t.f, 300 * PS, 300 * PS, LPC_FADV_WILLNEED), 0);
+	/* WILLNEED returns with the reads started: the readahead threads'
+	 * (ra_worker.c Q2); wait for them before counting. */
+	lpc_ra_quiesce(t.f);
 	delta(c, &s0, &d);
 	CHECK_EQ(d.reads, 3, "300 pages in windows of 128");
 	CHECK_EQ(d.read_pages, 300);
@@ -320,6 +329,171 @@ static void t_fadvise(void)
 	tst_cache_destroy(c);
 }
 
+/* WILLNEED over a range with one page cached reads every other page of it
+ * (the window goes on past a cached page: run.c W1), in two runs, and is
+ * counted as one window; over a range all cached it reads and counts
+ * nothing. */
+static void t_willneed_split(void)
+{
+	static const uint64_t at[] = { 1, 64 };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct lpc_cache *c = mk_cache(1024, 0);
+		struct lpc_stats s0, d;
+		unsigned present = 0;
+		struct tf t;
+
+		mk_file(c, &t, 128);
+		read_page(&t, at[k]);
+		lpc_stats(c, &s0);
+		CHECK_EQ(lpc_fadvise(t.f, 0, 128 * PS, LPC_FADV_WILLNEED), 0);
+		lpc_ra_quiesce(t.f);
+		delta(c, &s0, &d);
+		for (uint64_t i = 0; i < 128; i++)
+			present += cached(t.f, i);
+		CHECK_EQ(present, 128, "page %" PRIu64 " cached before: the whole range after", at[k]);
+		CHECK_EQ(d.read_pages, 127);
+		CHECK_EQ(d.reads, 2, "two runs around the cached page");
+		CHECK_EQ(d.ra_windows, 1);
+		CHECK_EQ(d.ra_async, 0, "no marker started it");
+		lpc_stats(c, &s0);
+		CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_WILLNEED), 0);
+		lpc_ra_quiesce(t.f);
+		delta(c, &s0, &d);
+		CHECK_EQ(d.reads + d.ra_windows + d.ra_pages, 0, "all cached: nothing read or counted");
+		CHECK_EQ(lpc_file_close(t.f), 0);
+		tst_cache_destroy(c);
+	}
+}
+
+/* A scan over a file with every 64th page cached keeps its stream: windows
+ * skip the cached pages and read on (run.c W1, U6), so there are about as
+ * many windows as without the cached pages, and a read per window and per
+ * cached page inside it, not a restart at every cached page (before: a
+ * window per gap, the ramp from 1 page each time, some 40 reads). */
+static void t_stream_gaps(void)
+{
+	struct lpc_cache *c = mk_cache(2048, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, 1024);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	for (uint64_t i = 0; i < 1024; i += 64)
+		read_page(&t, i);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 1024; i++)
+		read_page(&t, i);
+	CHECK_EQ(lpc_file_close(t.f), 0); /* Q3: every window counted */
+	t.f = NULL;
+	delta(c, &s0, &d);
+	CHECK_EQ(d.read_pages, 1024 - 16, "every absent page read once");
+	/* Windows 32, 64, 128, then 128 each: about 10; a run ends at each
+	 * cached page inside a window: reads about windows + 16. */
+	CHECK(d.ra_windows <= 12, "windows %" PRIu64 ": the stream kept", d.ra_windows);
+	CHECK(d.reads <= d.ra_windows + 16 + 2, "reads %" PRIu64 " for 16 gaps", d.reads);
+	CHECK_EQ(d.ra_wasted, 0);
+	tst_cache_destroy(c);
+}
+
+/* Counters exact where a window reads nothing or is read by its marker's
+ * reader:
+ *  - a scan of a file whose pages 32.. are cached: the window [1, 33) reads
+ *    31 pages, the marker's window finds nothing absent and counts nothing;
+ *  - LOCKED mode: the marker's reader reads its windows itself: ra_windows
+ *    counts them, ra_async does not;
+ *  - pages read ahead then written whole by lpc_pwrite are used, not
+ *    wasted (RA cleared, ra_used). */
+static void t_counters_exact(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct lpc_config cfg;
+	struct lpc_stats s0, d;
+	unsigned char buf[PS];
+	struct lpc_file *w;
+	struct tf t;
+
+	mk_file(c, &t, 128);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	for (uint64_t i = 32; i < 128; i++)
+		read_page(&t, i);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 128; i++)
+		read_page(&t, i);
+	lpc_ra_quiesce(t.f);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 2, "page 0, then [1, 32)");
+	CHECK_EQ(d.read_pages, 32);
+	CHECK_EQ(d.ra_windows, 1, "the marker's window had nothing to read");
+	CHECK_EQ(d.ra_async, 0);
+	CHECK_EQ(d.ra_pages, 30);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+
+	/* Written whole: used. */
+	mk_file(c, &t, 128);
+	w = tst_file_open(c, t.path, O_RDWR);
+	read_page(&t, 0);
+	read_page(&t, 1); /* window [1, 33): 2..32 read ahead */
+	lpc_stats(c, &s0);
+	memset(buf, 7, sizeof(buf));
+	for (uint64_t i = 3; i < 33; i++)
+		CHECK_EQ(lpc_pwrite(w, buf, PS, i * PS), PS);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_used, 30, "written whole: used");
+	CHECK(!(flags_of(t.f, 3) & LPC_PG_RA), "page 3 no longer RA");
+	CHECK_EQ(lpc_file_close(w), 0);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+
+	/* LOCKED mode: t_sequential's stream, its marker windows read by the
+	 * marker's reader. */
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = 1024 * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.lookup_mode = LPC_LOOKUP_LOCKED;
+	cfg.readahead_max_kb = 512;
+	c = NULL;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c);
+	mk_file(c, &t, 400);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < 400; i++)
+		read_page(&t, i);
+	delta(c, &s0, &d);
+	CHECK_EQ(d.ra_windows, 5, "as t_sequential");
+	CHECK_EQ(d.ra_async, 0, "LOCKED: no window was asynchronous");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* Twelve streams on one file, calls in turn, each 512 pages apart: each
+ * keeps its stream slot (LPC_RA_STREAMS, apart from the candidates) and
+ * reads in about as many I/Os as alone (page 0, the windows 32, 64, 128,
+ * 128, 128, 32: about 7); with 8 slots shared by streams and candidates
+ * the twelve evicted each other's and restarted at every window (some 70
+ * reads each). */
+static void t_many_streams(void)
+{
+	enum { NS = 12, SPAN = 512 };
+	struct lpc_cache *c = mk_cache(8192, 0);
+	struct lpc_stats s0, d;
+	struct tf t;
+
+	mk_file(c, &t, NS * SPAN);
+	lpc_stats(c, &s0);
+	for (uint64_t i = 0; i < SPAN; i++)
+		for (uint64_t k = 0; k < NS; k++)
+			read_page(&t, k * SPAN + i);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	t.f = NULL;
+	delta(c, &s0, &d);
+	CHECK(d.reads <= NS * 10, "reads %" PRIu64 " for %d streams", d.reads, NS);
+	CHECK_EQ(d.read_pages, NS * SPAN, "every page read once");
+	tst_cache_destroy(c);
+}
+
 /* WILLNEED in a full cache takes free frames only: it never reclaims itself
  * (direct_reclaims stays), never waits, and returns 0.  The background
  * reclaimer, woken when no frame is free, may refill the free list
@@ -336,6 +510,7 @@ static void t_willneed_full(void)
 		read_page(&t, i);
 	lpc_stats(c, &s0);
 	CHECK_EQ(lpc_fadvise(t.f, FR * PS, 200 * PS, LPC_FADV_WILLNEED), 0);
+	lpc_ra_quiesce(t.f);
 	delta(c, &s0, &d);
 	CHECK_EQ(d.direct_reclaims, 0, "WILLNEED reclaimed a frame itself");
 	CHECK_EQ(d.alloc_failures, 0, "a frame readahead could not have is no failure");
@@ -354,6 +529,10 @@ int main(int argc, char **argv)
 	TST_RUN(t_off());
 	TST_RUN(t_wasted());
 	TST_RUN(t_fadvise());
+	TST_RUN(t_willneed_split());
+	TST_RUN(t_stream_gaps());
+	TST_RUN(t_counters_exact());
+	TST_RUN(t_many_streams());
 	TST_RUN(t_willneed_full());
 	return tst_finish();
 }
