@@ -222,8 +222,16 @@ static void handoff(struct lpc_page *p, struct lpc_wb **kick)
 
 	lpc_yield_point(LPC_YP_E8);
 	f = atomic_load_explicit(&p->file, memory_order_relaxed);		/* E8 */
-	if (!f || atomic_load_explicit(&f->wb_reclaim, memory_order_relaxed))
-		return; /* a pass is asked for already */
+	if (!f)
+		return;
+	if (atomic_load_explicit(&f->wb_reclaim, memory_order_relaxed)) {
+		/* A pass is asked for already; again only while no flusher runs
+		 * to see it (its start failed: writeback/flusher.c F2). */
+		if (f->files->wb &&
+		    !atomic_load_explicit(&f->files->wb->running, memory_order_relaxed))
+			*kick = f->files->wb;
+		return;
+	}
 	if (!atomic_exchange_explicit(&f->wb_reclaim, true, memory_order_relaxed))
 		*kick = f->files->wb;
 }

@@ -35,9 +35,13 @@
  *      meanwhile dirty pages are written by lpc_fsync, the last close and
  *      throttled writers (none is lost; eviction may find only dirty pages
  *      and make a miss wait or fail with -ENOMEM, as a stuck disk would)
- *   F2 the needs: a file's first dirty page when timed (dirty.c
- *      dirty_inc, under the index lock: hence spawn_lock's rule), every
- *      kick (background threshold, eviction's hand-off E8) and throttling
+ *   F2 the needs: a page made dirty while no flusher runs, when timed
+ *      (dirty.c dirty_inc, under the index lock: hence spawn_lock's rule),
+ *      every kick (background threshold, eviction's hand-off E8) and
+ *      throttling; the one-shot hints in front of the kicks (bg_on,
+ *      f->wb_reclaim) are passed over while no flusher runs, since only a
+ *      running flusher clears them: a failed start, or a flusher stopped
+ *      before its round, never leaves a trigger that no longer fires
  *   F3 lpc_wb_stop clears allowed under spawn_lock first, so no need
  *      starts a thread while it stops and joins the running one
  *
@@ -247,7 +251,11 @@ void lpc_wb_start(struct lpc_wb *wb)
 {
 	pthread_mutex_lock(&wb->spawn_lock);				/* F0 */
 	wb->allowed = true;
-	if (atomic_load_explicit(&wb->files->ndirty, memory_order_relaxed) > 0)
+	/* Only if a trigger of F2 holds already: pages dirty with writeback
+	 * by age, or more than the background threshold. */
+	int64_t nd = atomic_load_explicit(&wb->files->ndirty, memory_order_relaxed);
+
+	if (nd > 0 && (wb->timed || nd > wb->bg_pages))
 		flusher_spawn(wb);
 	pthread_mutex_unlock(&wb->spawn_lock);
 }

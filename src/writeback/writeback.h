@@ -103,6 +103,14 @@ void lpc_wb_kick(struct lpc_wb *wb);
  * Context: as lpc_wb_kick when it kicks; otherwise one shared load. */
 static inline void lpc_wb_kick_bg(struct lpc_wb *wb)
 {
+	/* No flusher runs (its start failed, or it was stopped before its
+	 * round cleared bg_on): kick whatever bg_on says, so the start is
+	 * tried again (flusher.c F2). */
+	if (!atomic_load_explicit(&wb->running, memory_order_relaxed)) {
+		atomic_store_explicit(&wb->bg_on, true, memory_order_relaxed);
+		lpc_wb_kick(wb);
+		return;
+	}
 	if (!atomic_load_explicit(&wb->bg_on, memory_order_relaxed) &&
 	    !atomic_exchange_explicit(&wb->bg_on, true, memory_order_relaxed))
 		lpc_wb_kick(wb);
