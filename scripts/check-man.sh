@@ -23,7 +23,7 @@ if ! command -v man >/dev/null 2>&1 || ! command -v groff >/dev/null 2>&1; then
 fi
 cd "$mandir" || exit 1
 
-for page in man3/*.3 man7/*.7; do
+for page in man1/*.1 man3/*.3 man7/*.7; do
 	[[ -e $page ]] || continue
 	pages=$((pages + 1))
 	if [[ $(head -c 4 "$page") == ".so " ]]; then

@@ -225,9 +225,13 @@
  *      end and the bytes past it read as zeros if the file grows again; a
  *      page held across the truncate stays valid but is no longer cached
  *      (lpc_page_mark_dirty on it returns -ENOENT).
- *  J.5 Dirty pages are written back by the flusher after dirty_expire_ms,
- *      and a writer above the hard limit writes back itself first, so the
- *      dirty pages stay near dirty_limit_pct of the frames.
+ *  J.5 Dirty pages are written back by the flusher after dirty_expire_ms
+ *      (never by age with LPC_DIRTY_EXPIRE_NEVER), and a writer above the
+ *      hard limit writes back itself first, so the dirty pages stay near
+ *      dirty_limit_pct of the frames.  The flusher's thread starts when
+ *      first needed (a page dirtied, when pages are written by age; the
+ *      background threshold passed; eviction meeting dirty pages), so a
+ *      cache that does not write runs no thread of lpc's for it.
  *  J.6 lpc_invalidate never drops a dirty page or one under writeback; the
  *      last lpc_file_close and lpc_cache_destroy write every dirty page
  *      back first and return the first error (the pages whose write
@@ -325,6 +329,12 @@ enum lpc_reclaim_policy {
 /* lpc_config.readahead_kb: readahead off for the whole cache (a call that
  * covers several absent pages still reads them with one I/O). */
 #define LPC_READAHEAD_OFF UINT32_MAX
+/* dirty_expire_ms: no writeback by age.  For a program that makes its own
+ * writes durable (lpc_fsync at its commit points, as the SQLite extension
+ * does): the flusher then runs only past dirty_background_pct, for
+ * eviction and for throttled writers, and a cache below those starts no
+ * thread (J.5). */
+#define LPC_DIRTY_EXPIRE_NEVER UINT64_MAX
 
 /* Zero in any field below cache_bytes means its default (0.2 took
  * alloc_wait_ms and reclaim_policy from the reserved space: the struct's
@@ -348,7 +358,8 @@ struct lpc_config {
 				    * when set below it (a miss's run of absent
 				    * pages, a window's run) */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
-	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000 */
+	uint64_t dirty_expire_ms;      /* the flusher writes pages dirty this long; 5000;
+					* LPC_DIRTY_EXPIRE_NEVER: never by age */
 	uint64_t dirty_background_pct; /* ... or all while dirty pages pass this % of
 					* the frames (a writer passing it wakes the
 					* flusher at once); 10 */

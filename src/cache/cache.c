@@ -64,7 +64,7 @@ static int config_check(const struct lpc_config *cfg)
 		if (cfg->reserved[i])
 			return -EINVAL;
 	if (cfg->reserved_wb || cfg->dirty_background_pct > 100 || cfg->dirty_limit_pct > 100 ||
-	    cfg->dirty_expire_ms > UINT32_MAX ||
+	    (cfg->dirty_expire_ms > UINT32_MAX && cfg->dirty_expire_ms != LPC_DIRTY_EXPIRE_NEVER) ||
 	    (cfg->dirty_limit_pct && cfg->dirty_background_pct > cfg->dirty_limit_pct))
 		return -EINVAL;
 	return 0;
@@ -131,18 +131,15 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
 	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
 			 cfg->dirty_limit_pct, c->pool.nframes);
-	if (!rc)
-		rc = lpc_wb_start(&c->wb);
 	if (rc) {
-		if (rc != -EINVAL)
-			lpc_wb_destroy(&c->wb);
 		lpc_files_destroy(&c->files);
 		lpc_io_uring_destroy(&c->io);
 		lpc_pool_destroy(&c->pool);
 		free(c);
-		return rc == -EAGAIN ? -ENOMEM : rc;
+		return rc;
 	}
 	c->files.wb = &c->wb;
+	lpc_wb_start(&c->wb); /* allowed; the thread starts when first needed */
 	c->files.flush = lpc_wb_flush_file;
 	*out = c;
 	return 0;
@@ -196,7 +193,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	busy = cache_busy(c);
 	pthread_mutex_unlock(&c->files.lock);
 	if (busy) {
-		lpc_wb_start(&c->wb); /* nothing changed (a failed restart: no flusher) */
+		lpc_wb_start(&c->wb); /* allowed again; started if pages are dirty */
 		return -EBUSY;
 	}
 	/* The closes' call_rcu and the barrier below need this thread

@@ -31,8 +31,12 @@ static void dirty_inc(struct lpc_file *f)
 {
 	uint64_t n = atomic_load_explicit(&f->nrdirty, memory_order_relaxed);
 
-	if (n == 0)
+	if (n == 0) {
 		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
+		/* Writeback by age needs the flusher from now on (flusher.c F2). */
+		if (f->files->wb && f->files->wb->timed)
+			lpc_wb_need(f->files->wb);
+	}
 	atomic_store_explicit(&f->nrdirty, n + 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&f->files->ndirty, 1, memory_order_relaxed);
 }

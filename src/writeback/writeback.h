@@ -31,10 +31,20 @@ struct lpc_wb {
 	uint64_t expire_ns;   /* flusher age */
 	int64_t bg_pages;     /* background threshold (dirty pages) */
 	int64_t limit_pages;  /* hard limit: writers above it write back */
-	pthread_mutex_t lock; /* the fields below */
+	pthread_mutex_t lock; /* stop, kick */
 	pthread_cond_t cond;  /* the flusher's sleep; writers waiting for it */
 	pthread_t thread;
-	bool started, stop, kick;
+	bool stop, kick;
+	/* The flusher starts when first needed (flusher.c F0-F3): allowed,
+	 * started and thread change under spawn_lock, a mutex held only
+	 * around pthread_create and stop's hand-over (never while waiting
+	 * for anything, so it may be taken under an index lock); running
+	 * mirrors started for the lock-free check of lpc_wb_need. */
+	pthread_mutex_t spawn_lock;
+	bool allowed, started;
+	_Atomic bool running;
+	bool timed; /* writeback by age (expire_ns not "never"): the first
+		     * dirty page needs the thread */
 	/* Writers above the background threshold kick the flusher once
 	 * (lpc_wb_kick_bg sets it); the flusher clears it when it goes back to
 	 * sleep.  A flag, not the lock: a streaming writer looks at it on
@@ -52,10 +62,17 @@ struct lpc_wb {
  * above the limit. */
 int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uint64_t bg_pct,
 		uint64_t limit_pct, uint32_t nframes);
-/* Starts the flusher thread.  Return: 0 or -errno of pthread_create. */
-int lpc_wb_start(struct lpc_wb *wb);
-/* Stops and joins the flusher (if started); lpc_wb_start may start it
- * again.  lpc_wb_destroy stops it for good and frees what init made. */
+/* Lets the flusher run (F0): it starts now if a page is dirty, else when
+ * first needed (lpc_wb_need).  Context: any, not under an index lock. */
+void lpc_wb_start(struct lpc_wb *wb);
+/* The flusher is needed (F1): starts its thread unless it runs or
+ * lpc_wb_stop forbade it; a failed pthread_create is tried again at the
+ * next need.  Context: any; may hold an index lock; one relaxed load when
+ * the thread runs. */
+void lpc_wb_need(struct lpc_wb *wb);
+/* Stops and joins the flusher (if started) and keeps it from starting
+ * (F3); lpc_wb_start allows it again.  lpc_wb_destroy stops it for good
+ * and frees what init made. */
 void lpc_wb_stop(struct lpc_wb *wb);
 void lpc_wb_destroy(struct lpc_wb *wb);
 

@@ -10,7 +10,7 @@
 #                program compiled against it sees them (PROG);
 #   lpc_version() of the liblpc.so that PROG runs with;
 #   liblpc.so    the real file name (liblpc.so.V);
-#   man pages    every .TH header of man/man3 and man/man7 ("lpc V");
+#   man pages    every .TH header of man/man1, man/man3 and man/man7 ("lpc V");
 #   lpc.pc       `pkg-config --modversion lpc` after `cmake --install` into a
 #                temporary prefix;
 #   CMake        in a CMake project against that prefix, find_package(lpc
@@ -66,7 +66,7 @@ real=$(basename "$(readlink -f "$lib")")
 same "liblpc.so's file" "${real#liblpc.so.}"
 
 man_bad=() man_n=0
-for m in "$root"/man/man3/*.3 "$root"/man/man7/*.7; do
+for m in "$root"/man/man1/*.1 "$root"/man/man3/*.3 "$root"/man/man7/*.7; do
 	th=$(sed -n 's/^\.TH [^"]*"lpc \([^"]*\)".*/\1/p' "$m" | head -n 1)
 	[[ -n $th ]] || continue # a .so link to another page
 	man_n=$((man_n + 1))

@@ -65,7 +65,8 @@
  * Files: this one runs the benchmark (setup, phases, rounds, cleanup);
  * sqlite_db.c builds the databases, sqlite_side.c runs one side's
  * connections, sqlite_child.c the child processes, sqlite_vfs.c counts,
- * sqlite_report.c reports (sqlite_run.h, sqlite.h).
+ * sqlite_report.c reports, sqlite_small.c runs the small-program table
+ * (sqlite_run.h, sqlite.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -112,7 +113,7 @@ static uint64_t warm_slice_ns(const struct bench_opts *o)
 
 /* ---- cleanup: the files, at exit and on a signal (the children: kchild.c) ---- */
 
-#define SQ_NR_FILES (SD_NR * SV_NR * 4)
+#define SQ_NR_FILES (SD_NR * SV_NR * 4 + 2 * 2) /* + the small program's */
 static char rm_files[SQ_NR_FILES][PATH_MAX + 16];
 static char rm_dir[PATH_MAX];
 static struct sqctx *cleanup_ctx;
@@ -142,6 +143,12 @@ static void sq_cleanup_arm(struct sqctx *x)
 			for (unsigned s = 0; s < 4; s++)
 				snprintf(rm_files[n++], sizeof(rm_files[0]), "%s%s", x->path[d][v],
 					 sfx[s]);
+	for (unsigned k = 0; k < 2; k++) {
+		sq_small_path(x, k, rm_files[n], sizeof(rm_files[0]) - 8);
+		memcpy(rm_files[n + 1], rm_files[n], sizeof(rm_files[0]) - 8);
+		strcat(rm_files[n + 1], "-journal");
+		n += 2;
+	}
 	snprintf(rm_dir, sizeof(rm_dir), "%s", x->dir);
 	cleanup_ctx = x;
 	cleanup_owner = getpid();
@@ -193,7 +200,8 @@ static double sq_estimate_s(const struct bench_opts *o)
 		slices += (double)o->nr_tconf * SV_NR * (double)slice_ns_of(o, w) / 1e9;
 	for (enum sq_db d = 0; d < SD_NR; d++)
 		warm += SV_NR * (warm_s[d] + SQ_WARM_SLICE_NS / 1e9) * warm_scale(o);
-	return (o->warmup + sq_rounds(o)) * slices + warm;
+	/* + the small program: two processes a round, about 0.3 s each */
+	return (o->warmup + sq_rounds(o)) * slices + warm + 0.6 * (o->rounds_set ? o->rounds : 21);
 }
 
 static void sq_check_opts(const struct bench_opts *o)
@@ -581,6 +589,7 @@ static void sq_run(const struct bench_env *env)
 	for (enum sq_db d = 0; d < SD_NR; d++)
 		run_phase(&x, d, &res, t0, sq_estimate_s(o));
 	printf("measured in %.1f s\n\n", (double)(now_ns() - t0) / 1e9);
+	sq_small_run(&x, o->rounds_set ? o->rounds : 0);
 	sq_teardown(&x);
 	sq_report(env, &res);
 	free(res.s);

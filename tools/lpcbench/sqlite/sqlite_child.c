@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <sqlite3.h>
 #ifdef LPCBENCH_HAVE_LPC_SQLITE
@@ -71,9 +72,14 @@ static void child_serve(void *arg, const void *cmd, void *res)
  */
 void sq_child(const struct bench_env *env, const char *dir, int cmd_fd, int res_fd)
 {
-	struct sq_kid k = { .x = xcalloc(1, sizeof(*k.x)) };
-	struct sqctx *x = k.x;
+	struct sq_kid k;
+	struct sqctx *x;
 	int rc;
+
+	if (!strncmp(dir, "small ", 6))
+		sq_small_child(dir + 6); /* the small-program table's process */
+	k = (struct sq_kid){ .x = xcalloc(1, sizeof(*k.x)) };
+	x = k.x;
 
 	x->env = env;
 	if (snprintf(x->dir, sizeof(x->dir), "%s", dir) >= (int)sizeof(x->dir))

@@ -152,6 +152,16 @@ bool sq_child_start(struct sqctx *x, enum sq_vfs v, const char *name);
 void sq_child_call(struct sqctx *x, enum sq_vfs v, const struct sq_cmd *c, struct sq_res *r);
 void sq_child_stop(struct sqctx *x, enum sq_vfs v);
 
+/* ---- sqlite_small.c ---- */
+
+/* The small-program table: rounds of it (0: its default), printed. */
+void sq_small_run(const struct sqctx *x, unsigned rounds);
+/* The database path of its side (0 unix, 1 lpc), for the clean-up. */
+void sq_small_path(const struct sqctx *x, unsigned side, char *buf, size_t len);
+/* The program itself, in a child exec'd with the argument "small VFS PATH"
+ * (given here without "small "). */
+void __attribute__((noreturn)) sq_small_child(const char *arg);
+
 /* bench_sqlite.child: the body of an exec'd child. */
 void sq_child(const struct bench_env *env, const char *dir, int cmd_fd, int res_fd);
 
