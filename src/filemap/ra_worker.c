@@ -23,16 +23,28 @@
  *      the pages' locks handed to the threads (the debug owner and count
  *      move with them), or false (queue full, stopping, or no thread could
  *      be started: the caller reads the run itself, U4-U5); a new thread is
- *      started (signals blocked) when none is idle and fewer than
- *      LPC_RA_THREADS run, and the submitter waits until it has its block
- *      (or failed to get one: then no more are started)
+ *      started (signals blocked) when none is idle, fewer than
+ *      LPC_RA_THREADS run and f has fewer than LPC_RA_PER_FILE jobs (a
+ *      thread more could not take this one before one of f's readers is
+ *      done, and that reader takes it: Q2), and the submitter waits until
+ *      it has its block (or failed to get one: then no more are started);
+ *      after the unlock, one idle thread is signalled if a job can be
+ *      taken now (a job f's cap holds back is taken by one of f's readers
+ *      at its Q2, which looks again before it sleeps)
  *   Q2 a thread takes the oldest job whose file has fewer than
- *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), drops the lock,
- *      reads the run (U4-U5: the read, reaped before going on, then each
- *      page UPTODATE or removed, and unlocked), takes the lock,
- *      f->ra_reading - 1 and f->ra_inflight - 1 (`idle` broadcast at 0),
- *      and wakes the idle threads when jobs wait (one may have been held
- *      back by the per-file cap).  The cap is why a file whose device
+ *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), signals one
+ *      idle thread after the unlock if another job can be taken (a chain:
+ *      each taker wakes at most one more), reads the run (U4-U5: the read,
+ *      reaped before going on, then each page UPTODATE or removed, and
+ *      unlocked), takes the lock, f->ra_reading - 1 and f->ra_inflight - 1
+ *      (`idle` broadcast at 0), and looks for its next job under the same
+ *      hold (the job f's cap held back is now its to take; it wakes no
+ *      other thread there, which would find nothing).  No job waits while
+ *      a thread that could take it sleeps: a job that can be taken when
+ *      it is queued or when a job is taken was signalled for, and one that
+ *      becomes takable when a reader of its file is done is that reader's
+ *      next look; a signalled thread that finds its job taken sleeps
+ *      again.  The cap is why a file whose device
  *      stalls (a hung NFS server, a held fault gate) holds at most
  *      LPC_RA_PER_FILE threads: the other files' runs are read by the rest
  *      (a queue in arrival order would keep them behind it: head-of-line)
@@ -50,10 +62,10 @@
  * when Q1 said false), after its read returned (a backend call always
  * returns: an error is a failed page); a queued job is always taken: a
  * thread that sees jobs waits only while every one of them is of a file at
- * its cap, whose readers' U5 wakes it; stop (Q4) exits a thread only with
- * the queue empty.  The submitter's later fate (blocked, exited) does not
- * enter into it; a reader that needs such a page waits on its lock (M6)
- * and is woken at U5.
+ * its cap, whose readers look for a job after their U5 (Q2); stop (Q4)
+ * exits a thread only with the queue empty.  The submitter's later fate
+ * (blocked, exited) does not enter into it; a reader that needs such a page
+ * waits on its lock (M6) and is woken at U5.
  */
 #include <errno.h>
 #include <signal.h>
@@ -87,11 +99,18 @@ static void *ra_worker_main(void *arg)
 	while (t) {
 		struct lpc_ra_job *j;
 		struct lpc_file *f;
+		bool wake;
 		int i = ra_pick(w);
 
 		if (i < 0) {
-			if (!w->n && w->stop)
-				break; /* stopped, and nothing left (Q4) */
+			if (!w->n && w->stop) {
+				/* Stopped, and nothing left (Q4): the others
+				 * too, one of which may have gone to sleep on
+				 * a job the cap held back after stop's
+				 * broadcast (no Q2 wakes it). */
+				pthread_cond_broadcast(&w->cond);
+				break;
+			}
 			w->nidle++;
 			pthread_cond_wait(&w->cond, &w->lock);
 			w->nidle--;
@@ -103,7 +122,10 @@ static void *ra_worker_main(void *arg)
 			w->q[k] = w->q[k + 1];
 		f = j->f;
 		f->ra_reading++;
+		wake = w->nidle && ra_pick(w) >= 0;
 		pthread_mutex_unlock(&w->lock);
+		if (wake)
+			pthread_cond_signal(&w->cond); /* Q2's chain wake */
 #if LPC_DEBUG
 		/* The page locks pass to this thread with the job (Q1). */
 		for (uint64_t k = 0; k < j->n; k++)
@@ -116,8 +138,8 @@ static void *ra_worker_main(void *arg)
 		f->ra_reading--;
 		if (--f->ra_inflight == 0)
 			pthread_cond_broadcast(&w->idle);
-		if (w->n)
-			pthread_cond_broadcast(&w->cond); /* a job held by the cap */
+		/* No wake here: this thread picks next, with the lock held
+		 * (a job f's cap held back is its own to take). */
 	}
 	if (t)
 		w->nready--;
@@ -166,11 +188,11 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 {
 	struct lpc_file *f = j->f;
 	struct lpc_ra_worker *w = &f->files->ra;
-	bool ok = false;
+	bool ok = false, wake = false;
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
 	if (!w->stop && !w->failed && w->nidle == 0 && w->nthreads < LPC_RA_THREADS &&
-	    w->n < LPC_RA_QUEUE)
+	    w->n < LPC_RA_QUEUE && (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE))
 		ra_start_thread(f->files);
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;
@@ -184,10 +206,17 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 		for (unsigned k = 0; k < j->n; k++)
 			atomic_store_explicit(&j->pages[k]->dbg_owner, 0, memory_order_relaxed);
 #endif
-		pthread_cond_signal(&w->cond);
 		ok = true;
+		wake = w->nidle && ra_pick(w) >= 0;
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* After the unlock: a thread woken here does not block at once on
+	 * the lock this thread still holds.  No wake is lost: a thread that
+	 * goes to sleep between the unlock and the signal saw the job first
+	 * (it tests ra_pick under the lock); f is open (its caller reads it),
+	 * so the cache and its condition variable outlive this call. */
+	if (wake)
+		pthread_cond_signal(&w->cond);
 	return ok;
 }
 
