@@ -14,7 +14,7 @@
  * completion of each is reaped by the thread that issued it, which never
  * blocks on anything but that read: no completion waits on a submitter.
  *
- * Protocol (all under w->lock, a mutex no hit or miss takes):
+ * Protocol (under w->lock, a mutex no hit or miss takes; signals after it):
  *   Q0 the starting thread inserts the run's absent pages LOCKED (run.c
  *      U1-U3: free frames only), in its own call, so a reader that gets
  *      there first finds them in flight and waits on their locks (M6)
@@ -24,9 +24,10 @@
  *      move with them), or false (queue full, stopping, or no thread could
  *      be started: the caller reads the run itself, U4-U5); a new thread is
  *      started (signals blocked) when none is idle, fewer than
- *      LPC_RA_THREADS run and f has fewer than LPC_RA_PER_FILE jobs (a
- *      thread more could not take this one before one of f's readers is
- *      done, and that reader takes it: Q2), and the submitter waits until
+ *      LPC_RA_THREADS run, and f has fewer than LPC_RA_PER_FILE jobs or a
+ *      queued job waits for a thread (not for its file's cap): a thread
+ *      more could not take a job of f at its cap before one of f's readers
+ *      is done, and that reader takes it (Q2); the submitter waits until
  *      it has its block (or failed to get one: then no more are started);
  *      after the unlock, one idle thread is signalled if a job can be
  *      taken now (a job f's cap holds back is taken by one of f's readers
@@ -192,7 +193,8 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
 	if (!w->stop && !w->failed && w->nidle == 0 && w->nthreads < LPC_RA_THREADS &&
-	    w->n < LPC_RA_QUEUE && (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE))
+	    w->n < LPC_RA_QUEUE &&
+	    (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE || ra_pick(w) >= 0))
 		ra_start_thread(f->files);
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;
