@@ -14,7 +14,7 @@
  * completion of each is reaped by the thread that issued it, which never
  * blocks on anything but that read: no completion waits on a submitter.
  *
- * Protocol (all under w->lock, a mutex no hit or miss takes):
+ * Protocol (under w->lock, a mutex no hit or miss takes; signals after it):
  *   Q0 the starting thread inserts the run's absent pages LOCKED (run.c
  *      U1-U3: free frames only), in its own call, so a reader that gets
  *      there first finds them in flight and waits on their locks (M6)
@@ -23,16 +23,29 @@
  *      the pages' locks handed to the threads (the debug owner and count
  *      move with them), or false (queue full, stopping, or no thread could
  *      be started: the caller reads the run itself, U4-U5); a new thread is
- *      started (signals blocked) when none is idle and fewer than
- *      LPC_RA_THREADS run, and the submitter waits until it has its block
- *      (or failed to get one: then no more are started)
+ *      started (signals blocked) when none is idle, fewer than
+ *      LPC_RA_THREADS run, and f has fewer than LPC_RA_PER_FILE jobs or a
+ *      queued job waits for a thread (not for its file's cap): a thread
+ *      more could not take a job of f at its cap before one of f's readers
+ *      is done, and that reader takes it (Q2); the submitter waits until
+ *      it has its block (or failed to get one: then no more are started);
+ *      after the unlock, one idle thread is signalled if a job can be
+ *      taken now (a job f's cap holds back is taken by one of f's readers
+ *      at its Q2, which looks again before it sleeps)
  *   Q2 a thread takes the oldest job whose file has fewer than
- *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), drops the lock,
- *      reads the run (U4-U5: the read, reaped before going on, then each
- *      page UPTODATE or removed, and unlocked), takes the lock,
- *      f->ra_reading - 1 and f->ra_inflight - 1 (`idle` broadcast at 0),
- *      and wakes the idle threads when jobs wait (one may have been held
- *      back by the per-file cap).  The cap is why a file whose device
+ *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), signals one
+ *      idle thread after the unlock if another job can be taken (a chain:
+ *      each taker wakes at most one more), reads the run (U4-U5: the read,
+ *      reaped before going on, then each page UPTODATE or removed, and
+ *      unlocked), takes the lock, f->ra_reading - 1 and f->ra_inflight - 1
+ *      (`idle` broadcast at 0), and looks for its next job under the same
+ *      hold (the job f's cap held back is now its to take; it wakes no
+ *      other thread there, which would find nothing).  No job waits while
+ *      a thread that could take it sleeps: a job that can be taken when
+ *      it is queued or when a job is taken was signalled for, and one that
+ *      becomes takable when a reader of its file is done is that reader's
+ *      next look; a signalled thread that finds its job taken sleeps
+ *      again.  The cap is why a file whose device
  *      stalls (a hung NFS server, a held fault gate) holds at most
  *      LPC_RA_PER_FILE threads: the other files' runs are read by the rest
  *      (a queue in arrival order would keep them behind it: head-of-line)
@@ -67,10 +80,10 @@ The pool must never let one slow file hold another file's reader, nor let
  * when Q1 said false), after its read returned (a backend call always
  * returns: an error is a failed page); a queued job is always taken: a
  * thread that sees jobs waits only while every one of them is of a file at
- * its cap, whose readers' U5 wakes it; stop (Q4) exits a thread only with
- * the queue empty.  The submitter's later fate (blocked, exited) does not
- * enter into it; a reader that needs such a page waits on its lock (M6)
- * and is woken at U5.
+ * its cap, whose readers look for a job after their U5 (Q2); stop (Q4)
+ * exits a thread only with the queue empty.  The submitter's later fate
+ * (blocked, exited) does not enter into it; a reader that needs such a page
+ * waits on its lock (M6) and is woken at U5.
  */
 #include <errno.h>
 #include <signal.h>
@@ -99,14 +112,20 @@ static struct lpc_ra_job *ra_take(struct lpc_ra_worker *w, unsigned i)
 	return j;
 }
 
-/* Reads a taken job (U4-U5) and accounts for it.  Context: called and
- * returns with w->lock held; drops it for the read. */
-static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tcache *t)
+/* Reads a taken job (U4-U5) and accounts for it.  wake_first: signal one
+ * idle thread once the lock is dropped (Q2's chain); wake_end: at the end,
+ * signal one for a job now takeable (a reader that took the job, Q6, is not
+ * a readahead thread: nobody else would pick the next).  Context: called
+ * and returns with w->lock held; drops it for the read. */
+static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tcache *t,
+		    bool wake_first, bool wake_end)
 {
 	struct lpc_file *f = j->f;
 	uint64_t n = j->n;
 
 	pthread_mutex_unlock(&w->lock);
+	if (wake_first)
+		pthread_cond_signal(&w->cond);
 #if LPC_DEBUG
 	/* The page locks pass to this thread with the job (Q1). */
 	for (uint64_t k = 0; k < j->n; k++)
@@ -120,8 +139,8 @@ static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tc
 	f->ra_reading--;
 	if (--f->ra_inflight == 0)
 		pthread_cond_broadcast(&w->idle);
-	if (w->n)
-		pthread_cond_broadcast(&w->cond); /* a job held by the cap */
+	if (wake_end && w->nidle && ra_pick(w) >= 0)
+		pthread_cond_signal(&w->cond); /* a job f's cap held back */
 }
 
 static void *ra_worker_main(void *arg)
@@ -140,18 +159,28 @@ static void *ra_worker_main(void *arg)
 	pthread_cond_broadcast(&w->idle);
 	while (t) {
 		struct lpc_ra_job *j;
+		bool wake;
 		int i = ra_pick(w);
 
 		if (i < 0) {
-			if (!w->n && w->stop)
-				break; /* stopped, and nothing left (Q4) */
+			if (!w->n && w->stop) {
+				/* Stopped, and nothing left (Q4): the others
+				 * too, one of which may have gone to sleep on
+				 * a job the cap held back after stop's
+				 * broadcast (no Q2 wakes it). */
+				pthread_cond_broadcast(&w->cond);
+				break;
+			}
 			w->nidle++;
 			pthread_cond_wait(&w->cond, &w->lock);
 			w->nidle--;
 			continue;
 		}
 		j = ra_take(w, (unsigned)i);				/* Q2 */
-		ra_read(w, j, t);
+		wake = w->nidle && ra_pick(w) >= 0; /* Q2's chain wake */
+		/* No wake at the job's end: this thread picks next, with the
+		 * lock held (a job f's cap held back is its own to take). */
+		ra_read(w, j, t, wake, false);
 	}
 	if (t)
 		w->nready--;
@@ -201,11 +230,12 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 {
 	struct lpc_file *f = j->f;
 	struct lpc_ra_worker *w = &f->files->ra;
-	bool ok = false;
+	bool ok = false, wake = false;
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
 	w->nres--; /* Q5: the slot reserved for this run */
-	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS)
+	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS &&
+	    (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE || ra_pick(w) >= 0))
 		ra_start_thread(f->files);				/* Q7 */
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;
@@ -220,10 +250,17 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 		for (unsigned k = 0; k < j->n; k++)
 			atomic_store_explicit(&j->pages[k]->dbg_owner, 0, memory_order_relaxed);
 #endif
-		pthread_cond_signal(&w->cond);
 		ok = true;
+		wake = w->nidle && ra_pick(w) >= 0;
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* After the unlock: a thread woken here does not block at once on
+	 * the lock this thread still holds.  No wake is lost: a thread that
+	 * goes to sleep between the unlock and the signal saw the job first
+	 * (it tests ra_pick under the lock); f is open (its caller reads it),
+	 * so the cache and its condition variable outlive this call. */
+	if (wake)
+		pthread_cond_signal(&w->cond);
 	return ok;
 }
 
@@ -277,7 +314,7 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t)
 	pthread_mutex_lock(&w->lock);					/* Q6 */
 	i = ra_find(w, f, p);
 	if (i >= 0)
-		ra_read(w, ra_take(w, (unsigned)i), t);
+		ra_read(w, ra_take(w, (unsigned)i), t, false, true);
 	pthread_mutex_unlock(&w->lock);
 	return i >= 0;
 }
@@ -291,7 +328,7 @@ void lpc_ra_quiesce(struct lpc_file *f)
 	pthread_mutex_lock(&w->lock);					/* Q3 */
 	/* Q6: the file's queued runs are read here, not behind others'. */
 	while (t && (i = ra_find(w, f, NULL)) >= 0)
-		ra_read(w, ra_take(w, (unsigned)i), t);
+		ra_read(w, ra_take(w, (unsigned)i), t, false, true);
 	while (f->ra_inflight)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);

@@ -23,9 +23,19 @@
  * the read); B's reader gets its page whatever A's device does (no invalid
  * end state: every process ends); after destroy's join no run is queued
  * and no page is locked (assert).
+ * The condition variable is modelled (Q1's and Q2's targeted signals, a
+ * signal lost when no thread is asleep, stop's broadcast): no job waits
+ * while every thread sleeps.  The thread start of Q1 is not (NT threads
+ * from the beginning).  Q2's chain wake matters only with more threads
+ * than here (a thread signalled for one job takes another); it is kept.
  * Broken variants:
  *   BUG_NO_CAP       any thread takes any job (a queue in order): both
  *                    threads take A's runs, and B's waits behind them
+ *   BUG_NO_SUBMIT_WAKE  Q1 signals nobody: the jobs wait, the threads sleep
+ *   BUG_SLEEP_AFTER_JOB  a thread done with a job sleeps without looking
+ *                    for the next (the job its file's cap held back)
+ *   BUG_EXIT_NO_WAKE  a thread that leaves on stop wakes nobody: one that
+ *                    slept on a capped job after stop's broadcast stays
  *   BUG_ONE_THREAD   the single readahead thread of before
  *   BUG_CLOSE_NO_WAIT  the last close frees without Q3's wait
  *   BUG_STOP_EARLY   a thread exits on stop with jobs still queued
@@ -50,8 +60,26 @@ byte inflight[3], reading[3];
 bool locked[3], freed[3];
 bool stop, b_sub, b_got, b_closed;
 byte exited;
+/* The condition variable `cond`: waiting[t] from a thread's wait until it
+ * holds the lock again (w->nidle counts them), asleep[t] until it is
+ * signalled.  A signal wakes one asleep thread, or none if every waiting
+ * thread was signalled already (it is lost: glibc's too). */
+bool waiting[NT], asleep[NT];
+byte nidle;
 
 #define EL(i) (n > i && reading[q[i]] < CAP)
+#define ANY_EL (EL(0) || EL(1) || EL(2))
+
+inline signal_one()
+{
+	atomic {
+		if
+		:: asleep[0] -> asleep[0] = false
+		:: NT > 1 && asleep[NT - 1] -> asleep[NT - 1] = false
+		:: else -> skip
+		fi
+	}
+}
 
 inline submit(f)
 {
@@ -59,12 +87,21 @@ inline submit(f)
 		locked[f] = true; /* Q0: inserted LOCKED */
 		q[n] = f;         /* Q1 */
 		n++;
-		inflight[f]++
+		inflight[f]++;
+		wake = nidle > 0 && ANY_EL
 	}
+#ifndef BUG_NO_SUBMIT_WAKE
+	if
+	:: wake -> signal_one() /* after the unlock */
+	:: else -> skip
+	fi
+#endif
 }
 
 active proctype submitter()
 {
+	bool wake;
+
 	submit(A);
 	submit(A);
 	submit(B);
@@ -74,19 +111,30 @@ active proctype submitter()
 active [NT] proctype worker()
 {
 	byte f, i;
+	bool have, wake;
 
 	do
 	:: atomic {
-#ifdef BUG_STOP_EARLY
-		(EL(0) || EL(1) || EL(2) || stop) ->
 		if
+		:: have -> /* the end of Q2, and the next look in the same hold */
+			locked[f] = false; /* U5 */
+			reading[f]--;
+			inflight[f]--;
+			have = false
+#ifdef BUG_SLEEP_AFTER_JOB
+			/* the thread neither looks again nor is woken: it waits */
+			; waiting[_pid - 1] = true; asleep[_pid - 1] = true; nidle++;
+			goto slept
+#endif
+		:: else -> skip
+		fi;
+		if
+#ifdef BUG_STOP_EARLY
 		:: stop -> goto done
 #else
-		(EL(0) || EL(1) || EL(2) || (n == 0 && stop)) ->
-		if
 		:: n == 0 && stop -> goto done
 #endif
-		:: else ->
+		:: ANY_EL ->
 			if
 			:: EL(0) -> i = 0
 			:: else -> if
@@ -101,23 +149,43 @@ active [NT] proctype worker()
 			od;
 			n--;
 			q[n] = 0;
-			reading[f]++
+			reading[f]++;
+			have = true;
+			wake = nidle > 0 && ANY_EL
+		:: else -> /* pthread_cond_wait: unlock and sleep, one step */
+			waiting[_pid - 1] = true;
+			asleep[_pid - 1] = true;
+			nidle++
 		fi
 	   }
-		/* the device: A's completes only after B's reader got its page */
 		if
-		:: f == A -> b_got
-		:: else -> skip
-		fi;
-		assert(!freed[f]); /* no frame reused while the device writes */
-		atomic {
-			locked[f] = false; /* U5 */
-			reading[f]--;
-			inflight[f]--
-		}
+		:: have ->
+			if
+			:: wake -> signal_one() /* Q2's chain wake, after the unlock */
+			:: else -> skip
+			fi;
+			/* the device: A's completes only after B's reader got its page */
+			if
+			:: f == A -> b_got
+			:: else -> skip
+			fi;
+			assert(!freed[f]) /* no frame reused while the device writes */
+		:: else ->
+slept:
+			(!asleep[_pid - 1]);
+			atomic { waiting[_pid - 1] = false; nidle-- }
+		fi
 	od;
 done:
-	atomic { exited++ }
+	/* Q4: the first to leave wakes the others: one that slept on a
+	 * job held back by the cap after stop's broadcast sees n == 0 now. */
+	atomic {
+		exited++;
+#ifndef BUG_EXIT_NO_WAKE
+		asleep[0] = false;
+		asleep[NT - 1] = false
+#endif
+	}
 }
 
 /* A reader of B's page (M6: it waits on the page's lock). */
@@ -145,7 +213,7 @@ active proctype close_b()
 active proctype destroy()
 {
 	b_closed && b_got;
-	stop = true;
+	atomic { stop = true; asleep[0] = false; asleep[NT - 1] = false } /* broadcast */
 	(exited == NT);
 	assert(n == 0 && !locked[A]);
 	freed[A] = true
