@@ -217,9 +217,12 @@ static void ra_start_thread(struct lpc_files *fs)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0)
+	if (pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0) {
+		/* Named (a thread inherits its creator's name, which may be
+		 * another lpc thread's, the flusher's: tests count it). */
+		pthread_setname_np(w->threads[w->nthreads], "lpc-readahead");
 		w->nthreads++;
-	else
+	} else
 		w->failed = true;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!w->failed && w->nready == ready)
@@ -307,9 +310,9 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t)
 	struct lpc_ra_worker *w = &f->files->ra;
 	int i;
 
-	/* Nothing of f queued: no lock (a plain read: a stale value at worst
-	 * waits on the page, as before Q6). */
-	if (!__atomic_load_n(&f->ra_inflight, __ATOMIC_RELAXED) || !t)
+	/* The lock every time: M6 waits for a read anyway, and ra_inflight
+	 * is the lock's. */
+	if (!t)
 		return false;
 	pthread_mutex_lock(&w->lock);					/* Q6 */
 	i = ra_find(w, f, p);

@@ -248,9 +248,12 @@ void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)
 		/* The thread blocks every signal (it inherits the mask). */
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0)
+		if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
+			/* Named (a thread inherits its creator's name, which
+			 * may be another lpc thread's). */
+			pthread_setname_np(r->thread, "lpc-reclaim");
 			r->started = true;
-		else
+		} else
 			r->failed = true; /* direct reclaim does the work */
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
