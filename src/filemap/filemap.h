@@ -384,6 +384,21 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
 
 /*
+ * Read pins (pin.c).  lpc_filemap_pin_fast: the fast path, P1-P5 (LOCKED
+ * mode: under the index rwlock), pinning pages[0..) of f from index `first`
+ * up to n, until the first page absent, not UPTODATE or marked for
+ * readahead.  Return: the pages pinned.  lpc_filemap_unpin_all drops n
+ * pins.  lpc_filemap_pin_read: lpc_pin(LPC_PIN_READ) after its argument
+ * checks (writeback/wpin.c), with its counters.  Context: outside a read
+ * section.
+ */
+unsigned lpc_filemap_pin_fast(struct lpc_file *f, uint64_t first, unsigned n,
+			      struct lpc_page **pages);
+void lpc_filemap_unpin_all(struct lpc_page **pages, unsigned n);
+int lpc_filemap_pin_read(struct lpc_file *f, uint64_t off, size_t len, struct lpc_page **pages,
+			 unsigned max, struct lpc_tcache *t);
+
+/*
  * run.c: the run miss behind lpc_filemap_get_pages (M1-M5 for each page of
  * the run, one read): pages [index, index + nr) asked for, then up to `ra`
  * pages read ahead, page `mark` (UINT64_MAX: none) the async marker.  nr 0:

@@ -100,6 +100,16 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
  * f->size_lock held, no page lock. */
 int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows);
 
+/* SZ1 (write.c): raises lpc's size of f to at least `end` under size_lock
+ * before bytes below `end` are in a page.  Return: the size just before (the
+ * bound below which the file may hold bytes).  Context: f->trunc_lock held
+ * shared, no page lock. */
+uint64_t lpc_wb_extend(struct lpc_file *f, uint64_t end);
+/* After dirtying (lpc_pwrite, a write unpin): throttles the caller when the
+ * cache's dirty pages pass the limit, or kicks the flusher past the
+ * background threshold.  Context: no page lock of f held. */
+void lpc_wb_balance(struct lpc_file *f, struct lpc_tcache *t);
+
 /* Publishes lpc's size of f to the kernel file (ftruncate) if they differ.
  * Return: 0 or negative errno.  Context: takes f->size_lock. */
 int lpc_wb_publish_size(struct lpc_file *f);
