@@ -56,7 +56,8 @@
  *   WU1 mark it dirty (D3, lpc_page_mark_dirty: flag, tag, counts) while
  *       the lock is held (rule WPIN-CLEAN: a write unpin leaves its page
  *       DIRTY, unless the page left the index meanwhile)
- *   WU2 close the seq section, take the lock back from the pin, unlock
+ *   WU2 close the seq section, unlock (the lock was taken back from the pin
+ *       before WU1)
  *   WU3 once for the call: throttle or kick the flusher (lpc_wb_balance);
  *       then drop the pins.
  * Size: the range's end is lpc's size from the pin on (SZ1 at the pin, not
@@ -344,11 +345,16 @@ LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 				continue;
 			if (!f)
 				f = atomic_load_explicit(&p->file, memory_order_relaxed);
+			/* The lock back from the pin first (rule WPIN-OWNER: a
+			 * page this call did not lock for writing is refused
+			 * before anything changes). */
+			lpc_page_lock_from_pin(p);
 			lpc_yield_point(LPC_YP_WU1);
 			rc = lpc_page_mark_dirty(p);				/* WU1 */
 			debug_check_dirtied(p, rc);
 			dirtied += rc == 0;
-			wpin_close(p);						/* WU2 */
+			lpc_page_seq_write_end(p);				/* WU2 */
+			lpc_page_unlock_noseq(p);
 		}
 		if (f) {							/* WU3 */
 			struct lpc_tcache *t = lpc_file_tcache(f);
