@@ -283,11 +283,23 @@ static int pin_write(struct lpc_file *f, uint64_t off, size_t len, struct lpc_pa
 		if (rc)
 			break;
 	}
-	pthread_rwlock_unlock(&f->trunc_lock);
 	if (rc) {
+		/* All or nothing, and no stale byte: a page this call made
+		 * without a read below the old size holds zeros, not the
+		 * file's bytes; it leaves the cache (it is clean, so a page
+		 * that was cached clean before may go too: it is on disk). */
+		for (unsigned i = 0; i < got; i++) {
+			uint64_t pstart = (first + i) << f->page_shift;
+
+			if (off <= pstart && end >= pstart + ps && pstart < size0 &&
+			    !(lpc_page_flags(pages[i]) & LPC_PG_DIRTY))
+				lpc_wb_truncate_page(f, pages[i], first + i);
+		}
+		pthread_rwlock_unlock(&f->trunc_lock);
 		wpin_drop_all(pages, got);
 		return rc;
 	}
+	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_count(t, LPC_C_PIN_SLOW);
 	lpc_count(t, LPC_C_WPIN_SLOW);
 	lpc_count_add(t, LPC_C_PAGES_PINNED, n);

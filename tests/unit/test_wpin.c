@@ -18,7 +18,10 @@
  *  - wpin_truncate: lpc_truncate waits for the unpin and cuts what the pin
  *    wrote past its end; a regrowth reads zeros there (I.7);
  *  - wpin_counters: cached ranges are fast, absent ones slow; wpin_dirtied
- *    counts the pages the unpins dirtied.
+ *    counts the pages the unpins dirtied;
+ *  - wpin_read_error: a read failing in the middle of a write pin's range
+ *    leaves nothing pinned or locked, and no page the pin made without a
+ *    read (zeros) in the cache in place of the file's bytes.
  *
  * Usage: test_wpin [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
@@ -337,6 +340,32 @@ static void wpin_counters(int backend, int mode)
 	tst_cache_destroy(c);
 }
 
+static void wpin_read_error(int backend, int mode)
+{
+	struct lpc_cache *c = mk_cache(64, backend, mode);
+	struct lpc_io_fault fault = { .ops = LPC_IO_READ, .count = 0, .err = EIO };
+	unsigned char want[4 * 4096], got[4 * 4096];
+	struct lpc_page *pages[8];
+	struct lpc_file *f;
+	char path[600];
+
+	tst_wfile("wpinx", path, sizeof(path), 4 * PS, 29);
+	tst_file_bytes(29, 0, want, sizeof(want));
+	f = tst_file_open(c, path, O_RDWR);
+	fault.file_id = tst_file_id(path);
+	REQUIRE(lpc_io_fault_set(&c->io, &fault) == 0);
+	/* Pages 0-1 covered whole (made without a read), page 2 in part: its
+	 * read fails. */
+	CHECK_EQ(lpc_pin(f, 0, 2 * PS + 10, LPC_PIN_WRITE, pages, 8), -EIO, "a read fails");
+	lpc_io_fault_set(&c->io, NULL);
+	CHECK(none_locked_pinned(f, 4), "nothing held after -EIO");
+	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)sizeof(got));
+	CHECK(tst_first_diff(got, want, sizeof(got)) < 0, "the file's bytes, not zeros, at %lld",
+	      (long long)tst_first_diff(got, want, sizeof(got)));
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 240);
@@ -356,6 +385,7 @@ int main(int argc, char **argv)
 			TST_RUN(wpin_fsync(backend, mode));
 			TST_RUN(wpin_truncate(backend, mode));
 			TST_RUN(wpin_counters(backend, mode));
+			TST_RUN(wpin_read_error(backend, mode));
 		}
 	}
 	return tst_finish();
