@@ -209,15 +209,21 @@
  *      to a later fsync; it returns 0 unless a write failed.
  *  I.7 Size, truncate, eviction: a range past the end extends lpc's size to
  *      its end at lpc_pin (as lpc_pwrite: the size rises before any byte is
- *      in a page; lpc_unpin has no length).  lpc_truncate waits for the unpin
- *      of a write-pinned page it cuts, then cuts what the holder wrote past
- *      the new end.  Eviction and lpc_invalidate skip write-pinned pages
+ *      in a page; lpc_unpin has no length).  lpc_truncate first waits
+ *      until no page of f is write-pinned, taking no lock meanwhile (a
+ *      holder may still lpc_pwrite f, or write-pin other pages, which then
+ *      delay it), and write pins asked for while it cuts wait for its end;
+ *      so it cuts what a holder wrote past the new end.  The last
+ *      lpc_file_close of f (from another thread) waits until no page of f
+ *      is write-pinned, then writes the pins' bytes back like any dirty
+ *      page and returns their write errors; f stays valid for the unpins.
+ *      Eviction and lpc_invalidate skip write-pinned pages
  *      (I.2).  A failed write pin leaves nothing pinned or locked, and the
  *      size it raised (as a failed lpc_pwrite).
  *  The holder must not, between lpc_pin(LPC_PIN_WRITE) and lpc_unpin, call
  *  on the same pages lpc_pread, lpc_page_read, lpc_page_lock, lpc_pwrite,
  *  another write pin, nor lpc_truncate, lpc_fsync or the last
- *  lpc_file_close of f (each waits for the pages' locks: a self-deadlock);
+ *  lpc_file_close of f (each waits for the pin: a self-deadlock);
  *  two threads that each hold a write pin must not pin for writing a range
  *  the other holds (lock order: one write pin per thread at a time, or
  *  ranges in increasing order of file and offset).
@@ -804,7 +810,8 @@ enum lpc_pin_flags {
  * (write pins: and each page's lock word; the page lock may be waited for);
  * the slow path is lpc_page_get's, page after page: may sleep, do I/O, wait
  * for a grace period (write pins: f's trunc_lock shared and size_lock, as
- * lpc_pwrite).  A write pin must not be taken while this thread holds a page
+ * lpc_pwrite; and the end of an lpc_truncate of f in progress, I.7).  A
+ * write pin must not be taken while this thread holds a page
  * lock of f (I.7's last paragraph).
  */
 int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned flags,

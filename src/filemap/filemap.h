@@ -160,6 +160,13 @@ struct lpc_file {
 	unsigned ra_inflight; /* windows queued or read by the readahead
 			       * thread; under files->ra.lock (ra_worker.c) */
 
+	/* Pages write-pinned (writeback/wpin.c WC1-WC6) in the low bits,
+	 * LPC_WPINS_CUT while an lpc_truncate cuts (new write pins wait),
+	 * LPC_WPINS_WAITERS while someone sleeps in futex on the word.  Its
+	 * own line: every write pin and unpin changes it, every lookup reads
+	 * the lines above. */
+	_Atomic uint32_t wpins lpc_cacheline_aligned;
+
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
 	 * so that close allocates nothing and cannot fail. */
@@ -466,6 +473,16 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index);
 
 /* Removes every page (last close).  Context: nobody else uses f. */
 void lpc_filemap_remove_all(struct lpc_file *f);
+
+/* f->wpins (writeback/wpin.c WC1-WC6). */
+#define LPC_WPINS_CUT (1u << 31)
+#define LPC_WPINS_WAITERS (1u << 30)
+#define LPC_WPINS_COUNT (LPC_WPINS_WAITERS - 1)
+/* Sleeps until (f->wpins & busy) == 0 (acquire).  Context: may sleep. */
+void lpc_file_wpins_wait(struct lpc_file *f, uint32_t busy);
+/* Wakes every sleeper of lpc_file_wpins_wait (after a change that clears
+ * WAITERS). */
+void lpc_file_wpins_wake(struct lpc_file *f);
 
 #if LPC_DEBUG
 /* lookup.c's checks after R3 (RESURRECT, GRACE-PERIOD; returns the page's

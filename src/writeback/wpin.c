@@ -40,9 +40,10 @@
  *       under trunc_lock before the holder writes (rule S1 of writeback.c).
  *       Without WP4 the holder would write past lpc's size into a page the
  *       truncate had zeroed: bytes no read returns, that a later regrowth
- *       would show instead of zeros (tests/regress/regress_wpin.c, story
- *       "cut").  A truncate whose step 1 comes after WP4 waits at step 2
- *       or 3 for our unpin (the pages are locked).
+ *       would show instead of zeros.  WC1 and WC6 (below) now keep a
+ *       truncate from running at all between our WC1 and our unpin, so
+ *       WP4 is a re-check that costs one load (tests/regress/regress_wpin.c
+ *       story "cut": the truncate waits).
  *   WP5 open the seq write section, hand the lock to the pin (debug owner)
  * Slow path of a write pin: nothing the fast path took is kept (its locks
  * and pins are dropped); under f->trunc_lock held shared (no truncate runs,
@@ -67,6 +68,37 @@
  * leaves what the pages held (zeros for pages made by the pin).
  * tests/model/pin.pml models WP1-WP5 and WU1-WU2 against a reader and
  * writeback, with broken variants.
+ *
+ * The file's count of write-pinned pages, f->wpins (filemap.h), lets the
+ * last close and lpc_truncate wait for the unpins without holding a lock a
+ * holder may need meanwhile (lpc.h I.7):
+ *   WC1 a write pin adds its n pages (acquire) before it locks any page;
+ *       CUT set in what it read: a truncate cuts, so it takes them off
+ *       again (WC4) and sleeps until CUT clears, then WC1 again.  The holder
+ *       of another write pin never meets CUT (WC6 sets it only at count 0),
+ *       so it may pin again, lpc_pwrite, throttle while a truncate waits.
+ *   WC2 a write pin that fails takes its n off (WC4) before it returns.
+ *   WC3 lpc_unpin takes its pages off after its last use of f (WU3), inside
+ *       an RCU read section: the count reaching 0 may let the last close
+ *       free f (after a grace period, so the wake-up below still finds it).
+ *   WC4 take off: a CAS (release: the unpin's dirtying and unlocks come
+ *       before, for whoever sees the count drop); reaching 0 clears
+ *       WAITERS, then wakes every sleeper (filemap/file.c
+ *       lpc_file_wpins_wait: no lost wake-up).
+ *   WC5 the last close (file.c ZW) sleeps until the count is 0, then
+ *       flushes: the holders' bytes are dirty and written, and no unpin
+ *       runs on a freed f.
+ *   WC6 lpc_truncate, before trunc_lock and size_lock: sleeps until count
+ *       and CUT are 0, then sets CUT (a CAS from that value, acquire); from
+ *       then no write pin is held or granted on f, so its waits for page
+ *       locks (truncate.c steps 2-3) never wait for a holder that waits in
+ *       turn for trunc_lock (lpc_pwrite, a slow write pin) or size_lock (a
+ *       throttle's publish).  At its end it clears CUT and WAITERS
+ *       (release) and wakes the pins that wait.  A truncate waits for every
+ *       write pin of f, not only those it cuts: it cannot know its cut
+ *       before it holds size_lock; a stream of overlapping write pins that
+ *       never leaves the count at 0 delays it (as readers a rwlock).
+ * (tests/regress/regress_wpin.c, stories "close" and "truncate-holder".)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +106,62 @@
 #include <string.h>
 
 #include "writeback/writeback.h"
+
+/* WC4: n pages of f no longer write-pinned. */
+static void wpins_put(struct lpc_file *f, uint32_t n)
+{
+	uint32_t v = atomic_load_explicit(&f->wpins, memory_order_relaxed), nv;
+
+	do {
+		nv = v - n;
+		if (!(nv & LPC_WPINS_COUNT))
+			nv &= ~LPC_WPINS_WAITERS;
+	} while (!atomic_compare_exchange_weak_explicit(&f->wpins, &v, nv, memory_order_release,
+							memory_order_relaxed));	/* WC4 */
+	if ((v & LPC_WPINS_WAITERS) && !(nv & LPC_WPINS_WAITERS))
+		lpc_file_wpins_wake(f);
+}
+
+/* WC1: n pages of f about to be write-pinned; waits while a truncate cuts. */
+static void wpins_get(struct lpc_file *f, uint32_t n)
+{
+	for (;;) {
+		uint32_t old = atomic_fetch_add_explicit(&f->wpins, n, memory_order_acquire);
+
+		if (likely(!(old & LPC_WPINS_CUT)))
+			return;
+		wpins_put(f, n);
+		lpc_file_wpins_wait(f, LPC_WPINS_CUT);
+	}
+}
+
+void lpc_wb_wpins_cut_begin(struct lpc_file *f)
+{
+	const uint32_t busy = LPC_WPINS_COUNT | LPC_WPINS_CUT;
+
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&f->wpins, memory_order_relaxed);
+
+		if (v & busy) {
+			lpc_file_wpins_wait(f, busy);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&f->wpins, &v, v | LPC_WPINS_CUT,
+							  memory_order_acquire,
+							  memory_order_relaxed))	/* WC6 */
+			return;
+	}
+}
+
+void lpc_wb_wpins_cut_end(struct lpc_file *f)
+{
+	uint32_t old = atomic_fetch_and_explicit(&f->wpins,
+						 ~(LPC_WPINS_CUT | LPC_WPINS_WAITERS),
+						 memory_order_release);
+
+	if (old & LPC_WPINS_WAITERS)
+		lpc_file_wpins_wake(f);
+}
 
 /* WP1-WP3 on p (pinned) at `index`.  Return: true, p locked and stable;
  * false, p no longer f's (unlocked; the caller drops its pin). */
@@ -255,6 +343,10 @@ static int pin_write(struct lpc_file *f, uint64_t off, size_t len, struct lpc_pa
 	if (unlikely(last - first >= max || last - first >= INT32_MAX))
 		return -E2BIG;
 	n = (unsigned)(last - first + 1);
+	/* Locked pages are frames: no cache has this many (f->wpins' count). */
+	if (unlikely(n > (LPC_WPINS_COUNT >> 2)))
+		return -ENOMEM;
+	wpins_get(f, n);							/* WC1 */
 
 	size = atomic_load_explicit(&f->size, memory_order_acquire);
 	if (likely(end <= size)) {
@@ -297,6 +389,7 @@ static int pin_write(struct lpc_file *f, uint64_t off, size_t len, struct lpc_pa
 		}
 		pthread_rwlock_unlock(&f->trunc_lock);
 		wpin_drop_all(pages, got);
+		wpins_put(f, n);						/* WC2 */
 		return rc;
 	}
 	pthread_rwlock_unlock(&f->trunc_lock);
@@ -344,7 +437,7 @@ static void debug_check_dirtied(struct lpc_page *p, int rc)
 LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 {
 	struct lpc_file *f = NULL;
-	unsigned dirtied = 0;
+	unsigned dirtied = 0, held = 0;
 
 	if (!pages)
 		return;
@@ -357,6 +450,7 @@ LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 				continue;
 			if (!f)
 				f = atomic_load_explicit(&p->file, memory_order_relaxed);
+			held++;
 			/* The lock back from the pin first (rule WPIN-OWNER: a
 			 * page this call did not lock for writing is refused
 			 * before anything changes). */
@@ -371,10 +465,17 @@ LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 		if (f) {							/* WU3 */
 			struct lpc_tcache *t = lpc_file_tcache(f);
 
+			bool scoped;
+
 			if (t) {
 				lpc_count_add(t, LPC_C_WPIN_DIRTIED, dirtied);
 				lpc_wb_balance(f, t);
 			}
+			scoped = lpc_rcu_scope_enter();
+			lpc_rcu_read_lock();
+			wpins_put(f, held);					/* WC3 */
+			lpc_rcu_read_unlock();
+			lpc_rcu_scope_exit(scoped);
 		}
 	}
 	for (unsigned i = 0; i < n; i++)

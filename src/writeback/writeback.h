@@ -140,6 +140,11 @@ bool lpc_wb_holds(struct lpc_file *f, struct lpc_page *p, uint64_t index);
  * the index if there, un-dirties it, drops the index's reference.
  * Return: true if removed. */
 bool lpc_wb_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* lpc_truncate's gate against write pins (wpin.c WC6): begin sleeps until
+ * no page of f is write-pinned, then keeps new write pins out; end lets
+ * them in.  Context: no lock held; may sleep. */
+void lpc_wb_wpins_cut_begin(struct lpc_file *f);
+void lpc_wb_wpins_cut_end(struct lpc_file *f);
 /*
  * Up to max pages of f tagged `tag` at index >= first, in index order, each
  * with a reference taken (under the index lock).  Return: the number.

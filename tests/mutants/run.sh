@@ -82,9 +82,9 @@
 #   wpin-no-stable writeback/wpin.c: a write pin does not wait for the
 #                  page's write in flight (WP3; rule WPIN-WRITEBACK, in
 #                  regress_wpin story "stable")
-#   wpin-no-cut    writeback/wpin.c: the fast path does not re-check lpc's
-#                  size once the pages are locked (WP4; rule WPIN-CUT, named
-#                  by regress_wpin story "cut")
+#   wpin-no-gate   writeback/truncate.c: lpc_truncate does not wait for the
+#                  file's write pins before it takes its locks (wpin.c WC6;
+#                  rule WPIN-GATE, named by regress_wpin story "cut")
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -135,7 +135,7 @@ mutants=(
 	'wpin-no-dirty|src/writeback/wpin.c|s@rc = lpc_page_mark_dirty(p);@rc = 0; /* MUTANT: unpin forgets to dirty */@'
 	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
 	'wpin-no-stable|src/writeback/wpin.c|s@if (likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
-	'wpin-no-cut|src/writeback/wpin.c|s@likely(atomic_load_explicit(\&f->size, memory_order_acquire) >= end)) {\t/\* WP4 \*/@1) { /* MUTANT: no WP4 */@'
+	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
 )
 # Run by a plain run and when named, skipped by --quick.
 # The mutants of the file's size, of readahead and of the last close are
