@@ -183,6 +183,50 @@
  *  I.3 pin_fast counts the calls that the lockless fast path served wholly
  *      (every page present and UPTODATE), pin_slow the others; a call that
  *      fails counts in neither.  pages_pinned counts the pages they returned.
+ *  Write pins (LPC_PIN_WRITE; writeback/wpin.c WP1-WP5, WU1-WU3;
+ *  tests/unit/test_wpin.c, tests/stress/stress_wpin.c):
+ *  I.4 A write pin is a pin plus the page lock of every page of the range,
+ *      held until lpc_unpin(LPC_PIN_WRITE) (which any thread may call): the
+ *      holder writes the range's bytes in place (lpc_pin_iov, then readv,
+ *      recvmsg, preadv, io_uring, memcpy).  Exclusive: a second write pin,
+ *      lpc_pwrite and lpc_page_lock of a write-pinned page wait for the
+ *      unpin.  Every byte of [off, off + len) is the holder's to write: one
+ *      it leaves unwritten keeps what the page held (zeros where the pin made
+ *      the page).  Absent pages the range covers wholly, or that lie wholly
+ *      past the end, are made without a read; others are read first.
+ *  I.5 Readers: lpc_pread and lpc_page_read return the bytes from before the
+ *      pin or from after the unpin, never a mix (they wait for the page
+ *      lock, as for lpc_page_lock).  A read pin, lpc_page_get or
+ *      lpc_page_find holder is not excluded: it sees the bytes as they land,
+ *      as mmap(2) does.
+ *  I.6 Stable pages and writeback: a write pin waits for a write of the
+ *      page in flight to end before it is granted, and no writeback writes a
+ *      write-pinned page.  lpc_unpin marks every page dirty (as lpc_pwrite:
+ *      flag, tag, counts, flusher, throttling).  lpc_fsync covers the bytes
+ *      of the write pins unpinned before it was called; for a page
+ *      write-pinned across it, it waits for the unpin if the page was dirty
+ *      when it began (and writes the pin's bytes too), else leaves the page
+ *      to a later fsync; it returns 0 unless a write failed.
+ *  I.7 Size, truncate, eviction: a range past the end extends lpc's size to
+ *      its end at lpc_pin (as lpc_pwrite: the size rises before any byte is
+ *      in a page; lpc_unpin has no length).  lpc_truncate first waits
+ *      until no page of f is write-pinned, taking no lock meanwhile (a
+ *      holder may still lpc_pwrite f, or write-pin other pages, which then
+ *      delay it), and write pins asked for while it cuts wait for its end;
+ *      so it cuts what a holder wrote past the new end.  The last
+ *      lpc_file_close of f (from another thread) waits until no page of f
+ *      is write-pinned, then writes the pins' bytes back like any dirty
+ *      page and returns their write errors; f stays valid for the unpins.
+ *      Eviction and lpc_invalidate skip write-pinned pages
+ *      (I.2).  A failed write pin leaves nothing pinned or locked, and the
+ *      size it raised (as a failed lpc_pwrite).
+ *  The holder must not, between lpc_pin(LPC_PIN_WRITE) and lpc_unpin, call
+ *  on the same pages lpc_pread, lpc_page_read, lpc_page_lock, lpc_pwrite,
+ *  another write pin, nor lpc_truncate, lpc_fsync or the last
+ *  lpc_file_close of f (each waits for the pin: a self-deadlock);
+ *  two threads that each hold a write pin must not pin for writing a range
+ *  the other holds (lock order: one write pin per thread at a time, or
+ *  ranges in increasing order of file and offset).
  *
  * N. Names (lpc_ns_*; src/names/walk.c has the protocol, tests/names/ the
  *    tests, tests/model/walk.pml the model)
@@ -454,6 +498,11 @@ struct lpc_stats {
 	uint64_t ra_pages;     /* pages read ahead (no call asked for them yet) */
 	uint64_t ra_used;      /* ... later used (ra_used / ra_pages: accuracy) */
 	uint64_t ra_wasted;    /* ... evicted before any use */
+	/* write pins (lpc_pin with LPC_PIN_WRITE; counted in pin_fast,
+	 * pin_slow and pages_pinned too) */
+	uint64_t wpin_fast;    /* write pins the lockless fast path served */
+	uint64_t wpin_slow;    /* ... that took the slow path */
+	uint64_t wpin_dirtied; /* pages lpc_unpin(LPC_PIN_WRITE) marked dirty */
 };
 
 /*
@@ -753,7 +802,7 @@ enum lpc_fadvise_advice {
 
 enum lpc_pin_flags {
 	LPC_PIN_READ = 1u << 0,  /* the caller reads the pages */
-	LPC_PIN_WRITE = 1u << 1, /* reserved: -EINVAL until the write path exists */
+	LPC_PIN_WRITE = 1u << 1, /* the caller writes the pages (I.4-I.7) */
 };
 
 /*
@@ -765,20 +814,26 @@ enum lpc_pin_flags {
  * range's leaves of the index in one RCU read section and pins each present
  * UPTODATE page speculatively; anything else (absent, being read, removed
  * under it) is served from that page on by the miss path, as lpc_page_get
- * (H.3).  flags: LPC_PIN_READ.
+ * (H.3).  flags: LPC_PIN_READ, or LPC_PIN_WRITE (with or without
+ * LPC_PIN_READ): a write pin (I.4-I.7), whose range is not cut at the end of
+ * the file but extends it, and whose pages are locked until lpc_unpin.
  * Return: n, the number of pages pinned (0 for len 0); -ENXIO if off is at or
- * past the end of the file; -E2BIG if the range needs more than max pages (or
- * more than INT32_MAX), nothing pinned; -EIO (or, for the thread that issued
- * the read, the backend's errno) if a page's read failed, nothing pinned and
- * nothing cached for that page (C.2); -ENOMEM when a page needs a frame and
- * none is free anywhere (E.1; pins never read around the cache), or the
- * thread's block cannot be allocated; -EINVAL for a NULL f, NULL pages with
- * len > 0, flags other than LPC_PIN_READ (LPC_PIN_WRITE: until the write
- * path exists).
+ * past the end of the file (read pins); -E2BIG if the range needs more than
+ * max pages (or more than INT32_MAX), nothing pinned; -EIO (or, for the
+ * thread that issued the read, the backend's errno) if a page's read failed,
+ * nothing pinned and nothing cached for that page (C.2); -ENOMEM when a page
+ * needs a frame and none is free anywhere (E.1; pins never read around the
+ * cache), or the thread's block cannot be allocated; write pins: -EBADF if f
+ * is open read-only, -EFBIG if off + len passes 2^63 - 1; -EINVAL for a NULL
+ * f, NULL pages with len > 0, no flag or an unknown one.
  * Context: the fast path takes no lock (LOCKED mode: the file's index rwlock
- * for reading) and writes no shared line but each page's reference count;
+ * for reading) and writes no shared line but each page's reference count
+ * (write pins: and each page's lock word; the page lock may be waited for);
  * the slow path is lpc_page_get's, page after page: may sleep, do I/O, wait
- * for a grace period.
+ * for a grace period (write pins: f's trunc_lock shared and size_lock, as
+ * lpc_pwrite; and the end of an lpc_truncate of f in progress, I.7).  A
+ * write pin must not be taken while this thread holds a page
+ * lock of f (I.7's last paragraph).
  */
 int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned flags,
 	    struct lpc_page **pages, unsigned max);
@@ -787,7 +842,11 @@ int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned flags,
  * Drops the pins of pages[0..n), as lpc_pin returned them; NULL pages (or
  * entries) are ignored.  flags: those given to lpc_pin.  A page that left the
  * cache while pinned is freed by its last unpin (after a grace period).
- * Context: as lpc_page_put, page after page.
+ * LPC_PIN_WRITE: first marks each page dirty and unlocks it (I.4, I.6), then
+ * throttles the caller if the cache's dirty pages pass the limit (as
+ * lpc_pwrite); the file must still be open.  Any thread may unpin.
+ * Context: as lpc_page_put, page after page; LPC_PIN_WRITE: as
+ * lpc_page_mark_dirty and lpc_page_unlock, then may sleep and write back.
  */
 void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags);
 

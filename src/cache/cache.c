@@ -281,6 +281,9 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->ra_pages = cnt[LPC_C_RA_PAGES];
 	out->ra_used = cnt[LPC_C_RA_USED];
 	out->ra_wasted = cnt[LPC_C_RA_WASTED];
+	out->wpin_fast = cnt[LPC_C_WPIN_FAST];
+	out->wpin_slow = cnt[LPC_C_WPIN_SLOW];
+	out->wpin_dirtied = cnt[LPC_C_WPIN_DIRTIED];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 

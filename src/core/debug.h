@@ -50,6 +50,7 @@
 #define LPC_YIELD_POINTS(X)                                                   \
 	X(R2) X(R3) X(R4)                    /* lookup.c: speculative get */     \
 	X(P2) X(P3) X(P4)                    /* pin.c: range pin fast path */    \
+	X(WP1) X(WP3) X(WP4) X(WU1)          /* pin.c: write pins */             \
 	X(O2) X(O3) X(O4) X(O5)              /* optimistic.h: optimistic read */ \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \

@@ -80,6 +80,10 @@ enum lpc_counter {
 	LPC_C_RA_PAGES,   /* pages read ahead (beyond what the call asked for) */
 	LPC_C_RA_USED,    /* read-ahead pages later used (their first hit) */
 	LPC_C_RA_WASTED,  /* read-ahead pages evicted unused */
+	/* write pins (writeback/wpin.c) */
+	LPC_C_WPIN_FAST,   /* lpc_pin(LPC_PIN_WRITE) calls served by the fast path */
+	LPC_C_WPIN_SLOW,   /* ... that took the slow path */
+	LPC_C_WPIN_DIRTIED, /* pages lpc_unpin(LPC_PIN_WRITE) marked dirty */
 	LPC_NR_COUNTERS,
 };
 

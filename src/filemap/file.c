@@ -14,6 +14,11 @@
  *   Z1 the last close (opens == 1) sets closing.  f stays in the table, and
  *      its open (the closer's) stays counted, until Z4 or Z5: an open in
  *      between finds this copy, never an empty table.
+ *   ZW while pages of f are write-pinned (f->wpins, writeback/wpin.c WC5),
+ *      wait for their unpins (the lock is released): a write pin holds its
+ *      pages locked, perhaps clean, and the holder's lpc_unpin still uses
+ *      f; so the bytes are dirty before Z3 flushes them, and f is not freed
+ *      under an unpin (lpc.h I.7).  Then Z3 runs again.
  *   Z2 while a flusher pass is on f (wb_busy, writeback/flusher.c), wait
  *      for wb_idle (the lock is released: opens may come, Z4 is checked on
  *      every turn).  A pass that ended makes Z3 run again: its write error,
@@ -136,7 +141,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "filemap/filemap.h"
@@ -428,6 +436,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	pthread_mutex_init(&f->size_lock, NULL);
 	lpc_ra_init(f);
 	pthread_rwlock_init(&f->trunc_lock, NULL);
+	atomic_init(&f->wpins, 0);
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	{
 		/* Adaptive: a miss holds it for one radix insert (M3), an
@@ -573,6 +582,14 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 	for (;;) {
 		if (!f->joined && f->opens > 1)
 			break; /* revived: Z4 */
+		if (atomic_load_explicit(&f->wpins, memory_order_acquire) &
+		    LPC_WPINS_COUNT) {					/* ZW: wpin.c WC5 */
+			pthread_mutex_unlock(&c->lock);
+			lpc_file_wpins_wait(f, LPC_WPINS_COUNT);
+			pthread_mutex_lock(&c->lock);
+			flushed = false; /* the unpins dirtied pages: flush them */
+			continue;
+		}
 		if (f->wb_busy) {							/* Z2 */
 			pthread_cond_wait(&c->wb_idle, &c->lock);
 			flushed = false; /* the pass may have failed: flush again */
@@ -626,6 +643,33 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
 		pthread_mutex_unlock(&c->lock);
 	}
 	return err;
+}
+
+/* The sleeping side of f->wpins (writeback/wpin.c WC3, WC5, WC6): WAITERS
+ * is set in the word before the sleep, and futex_wait sleeps only while the
+ * word still holds it; every change that can end a wait (the count reaching
+ * 0, CUT cleared) clears WAITERS and then wakes all, so a sleeper either
+ * sees that change (EAGAIN) or is woken by it.  Other changes make the
+ * futex return early; the loop re-checks. */
+void lpc_file_wpins_wait(struct lpc_file *f, uint32_t busy)
+{
+	uint32_t v = atomic_load_explicit(&f->wpins, memory_order_acquire);
+
+	while (v & busy) {
+		if (!(v & LPC_WPINS_WAITERS) &&
+		    !atomic_compare_exchange_weak_explicit(&f->wpins, &v, v | LPC_WPINS_WAITERS,
+							   memory_order_acquire,
+							   memory_order_acquire))
+			continue;
+		syscall(SYS_futex, (uint32_t *)&f->wpins, FUTEX_WAIT_PRIVATE,
+			v | LPC_WPINS_WAITERS, NULL, NULL, 0);
+		v = atomic_load_explicit(&f->wpins, memory_order_acquire);
+	}
+}
+
+void lpc_file_wpins_wake(struct lpc_file *f)
+{
+	syscall(SYS_futex, (uint32_t *)&f->wpins, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Closes every file whatever its open count (cache destroy).  Context: a

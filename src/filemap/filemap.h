@@ -166,6 +166,13 @@ struct lpc_file {
 			       * (ra_worker.c) */
 	unsigned ra_reading;  /* ... of which being read; same lock */
 
+	/* Pages write-pinned (writeback/wpin.c WC1-WC6) in the low bits,
+	 * LPC_WPINS_CUT while an lpc_truncate cuts (new write pins wait),
+	 * LPC_WPINS_WAITERS while someone sleeps in futex on the word.  Its
+	 * own line: every write pin and unpin changes it, every lookup reads
+	 * the lines above. */
+	_Atomic uint32_t wpins lpc_cacheline_aligned;
+
 	/* The last close frees the struct with call_rcu (file.c): lookups
 	 * already in their read section may still read it.  Here since open,
 	 * so that close allocates nothing and cannot fail. */
@@ -399,6 +406,21 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 			  struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **out);
 
 /*
+ * Read pins (pin.c).  lpc_filemap_pin_fast: the fast path, P1-P5 (LOCKED
+ * mode: under the index rwlock), pinning pages[0..) of f from index `first`
+ * up to n, until the first page absent, not UPTODATE or marked for
+ * readahead.  Return: the pages pinned.  lpc_filemap_unpin_all drops n
+ * pins.  lpc_filemap_pin_read: lpc_pin(LPC_PIN_READ) after its argument
+ * checks (writeback/wpin.c), with its counters.  Context: outside a read
+ * section.
+ */
+unsigned lpc_filemap_pin_fast(struct lpc_file *f, uint64_t first, unsigned n,
+			      struct lpc_page **pages);
+void lpc_filemap_unpin_all(struct lpc_page **pages, unsigned n);
+int lpc_filemap_pin_read(struct lpc_file *f, uint64_t off, size_t len, struct lpc_page **pages,
+			 unsigned max, struct lpc_tcache *t);
+
+/*
  * run.c: the run miss behind lpc_filemap_get_pages (M1-M5 for each page of
  * the run, one read): pages [index, index + nr) asked for, then up to `ra`
  * pages read ahead, page `mark` (UINT64_MAX: none) the async marker.  nr 0:
@@ -508,6 +530,16 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index);
 
 /* Removes every page (last close).  Context: nobody else uses f. */
 void lpc_filemap_remove_all(struct lpc_file *f);
+
+/* f->wpins (writeback/wpin.c WC1-WC6). */
+#define LPC_WPINS_CUT (1u << 31)
+#define LPC_WPINS_WAITERS (1u << 30)
+#define LPC_WPINS_COUNT (LPC_WPINS_WAITERS - 1)
+/* Sleeps until (f->wpins & busy) == 0 (acquire).  Context: may sleep. */
+void lpc_file_wpins_wait(struct lpc_file *f, uint32_t busy);
+/* Wakes every sleeper of lpc_file_wpins_wait (after a change that clears
+ * WAITERS). */
+void lpc_file_wpins_wake(struct lpc_file *f);
 
 #if LPC_DEBUG
 /* lookup.c's checks after R3 (RESURRECT, GRACE-PERIOD; returns the page's

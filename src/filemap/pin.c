@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pin.c - pinning the pages of a byte range (lpc_pin, lpc_unpin): the lockless
- * get_user_pages, and zero copy from pinned pages (lpc_pin_iov).
+ * pin.c - pinning the pages of a byte range for reading (lpc_pin's read
+ * pins; the entry points lpc_pin and lpc_unpin are in writeback/wpin.c,
+ * with the write pins, which dirty pages): the lockless get_user_pages,
+ * and zero copy from pinned pages (lpc_pin_iov).
  *
  * A pin is LPC_PIN_BIAS references taken in one atomic (page/page.h), as the
  * kernel's FOLL_PIN: a pinned page is never at the index's lone reference, so
@@ -47,7 +49,8 @@
  * tree always has the index's reference); then the same slow path.
  *
  * Counters: pin_fast (the fast path pinned every page), pin_slow (it did
- * not), pages_pinned.  A failed call counts in neither.
+ * not), pages_pinned.  A failed call counts in neither.  Write pins use
+ * the same fast path (lpc_filemap_pin_fast) and count there too.
  */
 #include <errno.h>
 #include <limits.h>
@@ -148,21 +151,30 @@ static void unpin_all(struct lpc_page **pages, unsigned n)
 		lpc_page_unpin(pages[i]);
 }
 
-LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned flags,
-		       struct lpc_page **pages, unsigned max)
+unsigned lpc_filemap_pin_fast(struct lpc_file *f, uint64_t first, unsigned n,
+			      struct lpc_page **pages)
 {
-	struct lpc_tcache *t;
+	unsigned got;
+
+	if (unlikely(f->locked_lookup))
+		return pin_fast_locked(f, first, n, pages);
+	lpc_rcu_read_lock();							/* P1 */
+	got = pin_fast_rcu(f, first, n, pages);
+	lpc_rcu_read_unlock();							/* P5 */
+	return got;
+}
+
+void lpc_filemap_unpin_all(struct lpc_page **pages, unsigned n)
+{
+	unpin_all(pages, n);
+}
+
+int lpc_filemap_pin_read(struct lpc_file *f, uint64_t off, size_t len, struct lpc_page **pages,
+			 unsigned max, struct lpc_tcache *t)
+{
 	uint64_t size, end, first, last;
 	unsigned n, got;
 
-	if (unlikely(!f || (!pages && len) || flags != LPC_PIN_READ))
-		return -EINVAL;
-	lpc_debug_file_check(f);
-	if (unlikely(len == 0))
-		return 0;
-	t = lpc_file_tcache(f);
-	if (unlikely(!t))
-		return -ENOMEM;
 	/* lpc's size, as lpc_pread's (a write past the kernel's end is in
 	 * range; what another process appended past lpc's size is not). */
 	size = atomic_load_explicit(&f->size, memory_order_acquire);
@@ -180,13 +192,7 @@ LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned fl
 		return -E2BIG;
 	n = (unsigned)(last - first + 1);
 
-	if (unlikely(f->locked_lookup)) {
-		got = pin_fast_locked(f, first, n, pages);
-	} else {
-		lpc_rcu_read_lock();					/* P1 */
-		got = pin_fast_rcu(f, first, n, pages);
-		lpc_rcu_read_unlock();					/* P5 */
-	}
+	got = lpc_filemap_pin_fast(f, first, n, pages);
 	if (likely(got == n)) {
 		lpc_count(t, LPC_C_PIN_FAST);
 		lpc_count_add(t, LPC_C_PAGES_PINNED, n);
@@ -210,16 +216,6 @@ LPC_EXPORT int lpc_pin(struct lpc_file *f, uint64_t off, size_t len, unsigned fl
 	lpc_count(t, LPC_C_PIN_SLOW);
 	lpc_count_add(t, LPC_C_PAGES_PINNED, n);
 	return (int)n;
-}
-
-LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
-{
-	(void)flags;
-	if (!pages)
-		return;
-	for (unsigned i = 0; i < n; i++)
-		if (pages[i])
-			lpc_page_unpin(pages[i]);
 }
 
 LPC_EXPORT int lpc_pin_iov(struct lpc_page *const *pages, unsigned n, uint64_t off, size_t len,

@@ -132,6 +132,26 @@ static void debug_locked(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, lpc_debug_tid(), memory_order_relaxed);
 	lpc_debug_page_locks++;
 }
+
+void lpc_page_lock_to_pin(struct lpc_page *p)
+{
+	lpc_debug_check(atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
+				lpc_debug_tid(),
+			"WPIN-OWNER", p, "a page lock this thread does not hold handed to a write pin");
+	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN, memory_order_relaxed);
+	lpc_debug_page_locks--;
+}
+
+void lpc_page_lock_from_pin(struct lpc_page *p)
+{
+	lpc_debug_check((atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_LOCKED) &&
+				atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
+					LPC_DBG_OWNER_PIN,
+			"WPIN-OWNER", p,
+			"write unpin of a page whose lock no write pin holds (unpinned twice, "
+			"or with LPC_PIN_WRITE after a read pin)");
+	debug_locked(p);
+}
 #else
 #define debug_unlock_check(p) ((void)(p))
 #define debug_unlock_owner_check(p) ((void)(p))

@@ -465,6 +465,27 @@ static inline void lpc_page_unpin(struct lpc_page *p)
 void lpc_page_lock_noseq(struct lpc_page *p);
 void lpc_page_unlock_noseq(struct lpc_page *p);
 bool lpc_page_trylock(struct lpc_page *p);
+/*
+ * Write pins (writeback/wpin.c) hold the page lock from lpc_pin to lpc_unpin,
+ * which may run on another thread: the lock then belongs to the pin, not to
+ * a thread.  lpc_page_lock_to_pin hands a lock this thread holds to the pin
+ * (LPC_DEBUG: dbg_owner becomes LPC_DBG_OWNER_PIN, and the thread's count of
+ * page locks drops); lpc_page_lock_from_pin takes it back for the thread
+ * that unpins, which then unlocks it (rule WPIN-OWNER: it was the pin's).
+ * lpc_page_wpinned: the page's lock is a write pin's (LPC_DEBUG only).
+ */
+#if LPC_DEBUG
+#define LPC_DBG_OWNER_PIN UINT64_MAX
+void lpc_page_lock_to_pin(struct lpc_page *p);
+void lpc_page_lock_from_pin(struct lpc_page *p);
+static inline bool lpc_page_wpinned(struct lpc_page *p)
+{
+	return atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) == LPC_DBG_OWNER_PIN;
+}
+#else
+#define lpc_page_lock_to_pin(p) ((void)(p))
+#define lpc_page_lock_from_pin(p) ((void)(p))
+#endif
 /* Sleeps until LOCKED is clear, without taking the lock. */
 void lpc_page_wait_unlocked(struct lpc_page *p);
 /* Sets `set` and clears LOCKED|WAITERS in one release RMW, waking sleepers. */

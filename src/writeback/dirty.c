@@ -120,6 +120,13 @@ bool lpc_wb_start_writeback(struct lpc_file *f, struct lpc_page *p, uint64_t ind
 {
 	bool ok = false;
 
+#if LPC_DEBUG
+	/* Rule WPIN-WRITEBACK, writeback's half: a write pin holds the page
+	 * lock until its unpin (writeback/wpin.c WP1), and K1 takes the lock, so
+	 * writeback never writes a page a holder may be changing. */
+	lpc_debug_check(!lpc_page_wpinned(p), "WPIN-WRITEBACK", p,
+			"writeback starts on a write-pinned page (its lock is the pin's)");
+#endif
 	lpc_debug_check((lpc_page_flags(p) & (LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK)) ==
 				(LPC_PG_LOCKED | LPC_PG_DIRTY),
 			"WRITEBACK-START", p, "writeback of a page not locked, not dirty or in flight");

@@ -2,6 +2,10 @@
 /*
  * truncate.c - lpc_truncate: setting lpc's size of a file, and the kernel's.
  *
+ * First, before any lock, it waits until no page of f is write-pinned and
+ * keeps new write pins out until it returns (wpin.c WC6): a holder may
+ * lpc_pwrite or pin again meanwhile, which needs trunc_lock, so the waits
+ * for page locks below never wait for a write pin.
  * Shrinking, with f->trunc_lock held exclusive (no lpc_pwrite runs) and
  * f->size_lock (no other size change):
  *   1 store the new size (seq_cst), after the cut in trunc_cut and the
@@ -147,6 +151,8 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	if (unlikely(!t))
 		return -ENOMEM;
 	lpc_debug_no_page_lock("lpc_truncate");
+	/* No write pin held or granted while we hold the locks (wpin.c WC6). */
+	lpc_wb_wpins_cut_begin(f);
 	pthread_rwlock_wrlock(&f->trunc_lock);
 	pthread_mutex_lock(&f->size_lock);
 	if (!atomic_load_explicit(&f->size_kept, memory_order_relaxed)) {
@@ -193,5 +199,6 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 		atomic_fetch_add_explicit(&f->trunc_seq, 1, memory_order_seq_cst);
 	pthread_mutex_unlock(&f->size_lock);
 	pthread_rwlock_unlock(&f->trunc_lock);
+	lpc_wb_wpins_cut_end(f);
 	return rc;
 }

@@ -74,7 +74,7 @@ static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
 #endif
 
 /* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
- * before this write's SZ1 raise (write_extend): a page wholly past it holds
+ * before this write's SZ1 raise (lpc_wb_extend): a page wholly past it holds
  * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
 static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
 		      const void *src, uint64_t size0, struct lpc_tcache *t)
@@ -144,7 +144,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
  * size just before this raise (or the size, when it did not raise): the
  * bound below which the file may hold bytes.
  */
-static uint64_t write_extend(struct lpc_file *f, uint64_t end)
+uint64_t lpc_wb_extend(struct lpc_file *f, uint64_t end)
 {
 	uint64_t size = atomic_load_explicit(&f->size, memory_order_acquire);
 
@@ -197,7 +197,7 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 
 		if (n > len - done)
 			n = len - done;
-		size0 = write_extend(f, pos + n);				/* SZ1 */
+		size0 = lpc_wb_extend(f, pos + n);				/* SZ1 */
 		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, size0,
 				t);
 		if (rc)
@@ -207,6 +207,12 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_count(t, LPC_C_WRITES);
 	lpc_count_add(t, LPC_C_WRITE_BYTES, done);
+	lpc_wb_balance(f, t);
+	return done ? (ssize_t)done : rc;
+}
+
+void lpc_wb_balance(struct lpc_file *f, struct lpc_tcache *t)
+{
 	if (f->files->wb) {
 		struct lpc_wb *wb = f->files->wb;
 		int64_t nd = atomic_load_explicit(&f->files->ndirty, memory_order_relaxed);
@@ -216,7 +222,6 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 		else if (nd > wb->bg_pages)
 			lpc_wb_kick_bg(wb);
 	}
-	return done ? (ssize_t)done : rc;
 }
 
 LPC_EXPORT int lpc_page_mark_dirty(struct lpc_page *p)

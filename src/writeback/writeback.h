@@ -125,6 +125,16 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
  * f->size_lock held, no page lock. */
 int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows);
 
+/* SZ1 (write.c): raises lpc's size of f to at least `end` under size_lock
+ * before bytes below `end` are in a page.  Return: the size just before (the
+ * bound below which the file may hold bytes).  Context: f->trunc_lock held
+ * shared, no page lock. */
+uint64_t lpc_wb_extend(struct lpc_file *f, uint64_t end);
+/* After dirtying (lpc_pwrite, a write unpin): throttles the caller when the
+ * cache's dirty pages pass the limit, or kicks the flusher past the
+ * background threshold.  Context: no page lock of f held. */
+void lpc_wb_balance(struct lpc_file *f, struct lpc_tcache *t);
+
 /* Publishes lpc's size of f to the kernel file (ftruncate) if they differ.
  * Return: 0 or negative errno.  Context: takes f->size_lock. */
 int lpc_wb_publish_size(struct lpc_file *f);
@@ -155,6 +165,11 @@ bool lpc_wb_holds(struct lpc_file *f, struct lpc_page *p, uint64_t index);
  * the index if there, un-dirties it, drops the index's reference.
  * Return: true if removed. */
 bool lpc_wb_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* lpc_truncate's gate against write pins (wpin.c WC6): begin sleeps until
+ * no page of f is write-pinned, then keeps new write pins out; end lets
+ * them in.  Context: no lock held; may sleep. */
+void lpc_wb_wpins_cut_begin(struct lpc_file *f);
+void lpc_wb_wpins_cut_end(struct lpc_file *f);
 /*
  * Up to max pages of f tagged `tag` at index >= first, in index order, each
  * with a reference taken (under the index lock).  Return: the number.

@@ -353,6 +353,47 @@ static void break_pin_not_pinned(void)
 	lpc_unpin(&p, 1, LPC_PIN_READ);
 }
 
+/* Write pins (writeback/wpin.c): page 0 of a second, writable file. */
+static struct lpc_file *wfile(void)
+{
+	struct lpc_file *f;
+	char path[512];
+
+	REQUIRE(tst_make_file("wdeath", 4 * 4096, 2, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(cache, path, O_RDWR, 0, &f) == 0, "open");
+	return f;
+}
+
+static void break_wpin_writeback(void)
+{
+	struct lpc_file *f = wfile();
+	struct lpc_page *p;
+
+	REQUIRE(lpc_pin(f, 0, 4096, LPC_PIN_WRITE, &p, 1) == 1, "write pin");
+	lpc_wb_start_writeback(f, p, 0); /* as a K1 that ignored the pin's lock */
+}
+
+static void break_wpin_clean(void)
+{
+	struct lpc_file *f = wfile();
+	struct lpc_page *p;
+
+	REQUIRE(lpc_pin(f, 0, 4096, LPC_PIN_WRITE, &p, 1) == 1, "write pin");
+	/* A file that turned read-only under the pin: the unpin's dirtying
+	 * fails, and the page would stay clean. */
+	__atomic_store_n(&f->accmode, O_RDONLY, __ATOMIC_RELEASE);
+	lpc_unpin(&p, 1, LPC_PIN_WRITE);
+}
+
+static void break_wpin_owner(void)
+{
+	struct lpc_file *f = wfile();
+	struct lpc_page *p;
+
+	REQUIRE(lpc_pin(f, 0, 4096, LPC_PIN_READ, &p, 1) == 1, "read pin");
+	lpc_unpin(&p, 1, LPC_PIN_WRITE); /* a read pin unpinned as a write pin */
+}
+
 /* Writes (writeback/dirty.c, page/lock.c). */
 static void break_dirty_unlocked(void)
 {
@@ -657,6 +698,9 @@ static const struct {
 	{ "TRUNC-PAST-END", break_trunc_past_end },
 	{ "NS-DROP-ROOT", break_ns_drop_root },
 	{ "NS-SEQ-NESTED", break_ns_seq_nested },
+	{ "WPIN-WRITEBACK", break_wpin_writeback },
+	{ "WPIN-CLEAN", break_wpin_clean },
+	{ "WPIN-OWNER", break_wpin_owner },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

@@ -40,7 +40,126 @@
  *                     reused for another index and pins the wrong page
  *
  * Sequentially consistent; the memory orders are argued in pin.c and radix.c.
+ *
+ * With -DWPIN the file is the model of write pins instead
+ * (src/writeback/wpin.c WP1-WP5, WU1-WU2) against writeback (K1-K5) and a
+ * reader of lpc_pread (optimistic O-steps, then the fallback F3 under the
+ * page lock).  One page of two words d[0], d[1]; the pinner writes the
+ * value 1 to both through its pin (the holder's bytes land one by one);
+ * writeback copies the words to disk[] between K3 and K5.  Checked:
+ *   - stable pages: no word changes while WRITEBACK is set (the copy at K5
+ *     equals the page), and writeback never starts on a write-pinned page;
+ *   - readers never return a mix (one word old, one new) as a completed
+ *     read, optimistic or under the lock;
+ *   - no lost write: once both are done, a clean page equals the disk.
+ * Broken variants, each caught by an assertion:
+ *   BUG_NO_STABLE   the pin does not wait for a write in flight (no WP3)
+ *   BUG_WB_NO_LOCK  K1 goes on without the page lock (writeback starts on
+ *                   a write-pinned page)
+ *   BUG_NO_SEQ      the pin does not open the seq write section (WP5): an
+ *                   optimistic reader accepts a copy taken mid-write
  */
+#ifdef WPIN
+bit locked, dirty, wb, wpinned;
+byte seq;
+byte d[2];
+byte disk[2];
+bit pin_done, wb_done;
+
+inline lock_page() {
+	atomic { !locked -> locked = 1 }
+}
+
+proctype Pinner()
+{
+	/* WP1: lock; WP3: stable pages */
+	lock_page();
+#ifndef BUG_NO_STABLE
+	do
+	:: wb -> locked = 0; (!wb); lock_page()
+	:: else -> break
+	od;
+#endif
+	wpinned = 1;
+#ifndef BUG_NO_SEQ
+	seq++;					/* WP5: the section opens */
+#endif
+	d[0] = 1;				/* the holder writes */
+	d[1] = 1;
+	dirty = 1;				/* WU1 */
+#ifndef BUG_NO_SEQ
+	seq++;					/* WU2 */
+#endif
+	wpinned = 0;
+	locked = 0;
+	pin_done = 1
+}
+
+proctype Writeback()
+{
+	byte pass = 0, w0, w1;
+
+	do
+	:: pass < 2 ->
+#ifndef BUG_WB_NO_LOCK
+		lock_page();			/* K1 */
+#endif
+		if
+		:: dirty ->
+			assert(!wpinned);	/* rule WPIN-WRITEBACK */
+			dirty = 0; wb = 1	/* K3 */
+		:: else -> skip
+		fi;
+#ifndef BUG_WB_NO_LOCK
+		locked = 0;
+#endif
+		if
+		:: wb ->
+			w0 = d[0];		/* K4: the write reads the page */
+			w1 = d[1];
+			assert(w0 == d[0] && w1 == d[1]); /* stable while in flight */
+			disk[0] = w0; disk[1] = w1;
+			wb = 0			/* K5 */
+		:: else -> skip
+		fi;
+		pass++
+	:: else -> break
+	od;
+	wb_done = 1
+}
+
+proctype Reader()
+{
+	byte s1, r0, r1;
+
+	/* O-steps: seq even, copy, seq unchanged */
+	s1 = seq;
+	if
+	:: s1 % 2 == 0 ->
+		r0 = d[0]; r1 = d[1];
+		if
+		:: seq == s1 -> assert(r0 == r1); goto done	/* accepted */
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	/* F3: the copy under the page lock */
+	lock_page();
+	r0 = d[0]; r1 = d[1];
+	locked = 0;
+	assert(r0 == r1);
+done:
+	skip
+}
+
+init {
+	d[0] = 0; d[1] = 0; dirty = 1;	/* a dirty page: writeback may take it first */
+	atomic { run Pinner(); run Writeback(); run Reader() }
+	(pin_done && wb_done);
+	/* No lost write: a page left clean is on disk. */
+	assert(dirty || (disk[0] == d[0] && disk[1] == d[1]))
+}
+#else
 
 #define NONE	255
 #define NP	2
@@ -310,3 +429,4 @@ init {
 		run truncator()
 	}
 }
+#endif /* WPIN */

@@ -38,6 +38,13 @@
  *    covering the range cut at lpc's size, in order, with the reference's
  *    bytes; lpc_pin_iov of the pages covers exactly [off, off + len) for any
  *    len the pages cover, -EINVAL one byte further.
+ *  - lpc_pin(LPC_PIN_WRITE) (I.4-I.7): every page covering the range, which
+ *    is not cut at the end (the size grows to its end), or -E2BIG above max
+ *    with nothing held; bytes written through lpc_pin_iov's vector, then
+ *    lpc_unpin(LPC_PIN_WRITE): every later read, and the kernel's file
+ *    after lpc_fsync or the last close, has them (the reference takes them
+ *    at the unpin); the pins count in pages_pinned, the unpins' pages in
+ *    wpin_dirtied.
  *  - lpc_file_open of an open file returns the same lpc_file (A.5); with
  *    O_TRUNC it is -EBUSY; the last close returns 0 and leaves the kernel's
  *    file equal to the reference (it writes every dirty page back, J.6).
@@ -150,14 +157,14 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 enum opk {
 	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
 	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
-	OP_FADVISE, OP_N
+	OP_FADVISE, OP_WPIN, OP_N
 };
 
 static const unsigned op_weight[OP_N] = {
 	[OP_PWRITE] = 24, [OP_PREAD] = 14, [OP_GET] = 6,  [OP_FIND] = 5,   [OP_PUT] = 7,
 	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
 	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
-	[OP_STATS] = 2,	  [OP_FADVISE] = 5,
+	[OP_STATS] = 2,	  [OP_FADVISE] = 5, [OP_WPIN] = 5,
 };
 
 /* One call: its kind, its file, and raw random parameters that the call
@@ -227,7 +234,7 @@ struct run {
 	struct pingrp pins[MAX_PINS];
 	unsigned npins;
 	unsigned budget, held_pages;
-	uint64_t writes, fsyncs, invalidated, pin_ok, pin_ok_nonempty, pages_pinned;
+	uint64_t writes, fsyncs, invalidated, pin_ok, pin_ok_nonempty, pages_pinned, wpin_dirtied;
 	unsigned char *buf, *buf2, *kbuf;
 	struct iovec *iov;
 	bool verbose;
@@ -721,6 +728,62 @@ static bool apply(struct run *r, const struct op *o)
 			return fail(r, "lpc_pin_iov past the pages = %d", rc);
 		return true;
 	}
+	case OP_WPIN: {
+		struct lpc_page *pages[8];
+		unsigned max = r->budget > r->held_pages ? r->budget - r->held_pages : 0;
+		uint64_t want;
+		size_t done = 0;
+		int k;
+
+		if (max > 8)
+			max = 8;
+		if (o->c % 8 == 0)
+			max = 1; /* -E2BIG for most ranges */
+		pick_range(cfg, m, o->a, o->b, cfg->maxb, &off, &len);
+		want = (off + len - 1) / ps - off / ps + 1;
+		rc = lpc_pin(f, off, len, LPC_PIN_WRITE, pages, max);
+		say(r, "lpc_pin(f%u, off %llu, len %zu, LPC_PIN_WRITE, max %u) = %d\n", fi,
+		    (unsigned long long)off, len, max, rc);
+		if (want > max) {
+			if (rc != -E2BIG)
+				return fail(r, "lpc_pin(WRITE, off %llu, len %zu): %llu pages, max %u: = %d",
+					    (unsigned long long)off, len, (unsigned long long)want, max, rc);
+			return true;
+		}
+		if (rc != (int)want)
+			return fail(r, "lpc_pin(WRITE, off %llu, len %zu) = %d, want %llu pages",
+				    (unsigned long long)off, len, rc, (unsigned long long)want);
+		r->pin_ok++;
+		r->pin_ok_nonempty++;
+		r->pages_pinned += (uint64_t)rc;
+		/* Below the old size the pages hold the file's bytes (read first
+		 * where the range covers part of a page). */
+		for (int i = 0; i < rc; i++) {
+			uint64_t idx = off / ps + (uint64_t)i;
+
+			if (idx * ps < m->size && (off <= idx * ps ? off + len < (idx + 1) * ps : true) &&
+			    !check_bytes(r, m, idx * ps, lpc_page_data(pages[i]),
+					 (size_t)(m->size - idx * ps < ps ? m->size - idx * ps : ps),
+					 "lpc_pin(WRITE) of a partly covered page"))
+				return false;
+		}
+		k = lpc_pin_iov(pages, (unsigned)rc, off, len, r->iov);
+		if (k <= 0)
+			return fail(r, "lpc_pin_iov(write pin, %d pages) = %d", rc, k);
+		data_fill(o->c, off, r->buf, len);
+		for (int i = 0; i < k; i++) {
+			memcpy(r->iov[i].iov_base, r->buf + done, r->iov[i].iov_len);
+			done += r->iov[i].iov_len;
+		}
+		if (done != len)
+			return fail(r, "lpc_pin_iov(write pin): %zu bytes, want %zu", done, len);
+		lpc_unpin(pages, (unsigned)rc, LPC_PIN_WRITE);
+		say(r, "  wrote [%llu, +%zu) through the pin; lpc_unpin(LPC_PIN_WRITE)\n",
+		    (unsigned long long)off, len);
+		r->wpin_dirtied += (uint64_t)rc;
+		ref_write(m, off, r->buf, len);
+		return true;
+	}
 	case OP_UNPIN: {
 		unsigned i;
 
@@ -902,6 +965,9 @@ static bool apply(struct run *r, const struct op *o)
 				    (unsigned long long)s.fsyncs, (unsigned long long)r->fsyncs,
 				    (unsigned long long)s.invalidated, (unsigned long long)r->invalidated,
 				    (unsigned long long)s.pages_pinned, (unsigned long long)r->pages_pinned);
+		if (s.wpin_dirtied != r->wpin_dirtied)
+			return fail(r, "lpc_stats: wpin_dirtied %llu, want %llu",
+				    (unsigned long long)s.wpin_dirtied, (unsigned long long)r->wpin_dirtied);
 		if (s.pin_fast + s.pin_slow < r->pin_ok_nonempty || s.pin_fast + s.pin_slow > r->pin_ok)
 			return fail(r, "lpc_stats: pin_fast %llu + pin_slow %llu, %llu calls pinned pages",
 				    (unsigned long long)s.pin_fast, (unsigned long long)s.pin_slow,

@@ -78,6 +78,17 @@
 #                  pending list without setting its tail (a drain would splice
 #                  the list by a stale tail: rule PENDING-CHAIN, in
 #                  test_invalidate_drain).  Not in --quick.
+#   wpin-no-dirty  writeback/wpin.c: lpc_unpin(LPC_PIN_WRITE) does not mark
+#                  its pages dirty (WU1; rule WPIN-CLEAN, in test_wpin)
+#   wb-on-wpin     writeback.c: K1 goes on with a page another holds locked
+#                  (writeback starts on a write-pinned page; rule
+#                  WPIN-WRITEBACK, test_wpin's fsync case)
+#   wpin-no-stable writeback/wpin.c: a write pin does not wait for the
+#                  page's write in flight (WP3; rule WPIN-WRITEBACK, in
+#                  regress_wpin story "stable")
+#   wpin-no-gate   writeback/truncate.c: lpc_truncate does not wait for the
+#                  file's write pins before it takes its locks (wpin.c WC6;
+#                  rule WPIN-GATE, named by regress_wpin story "cut")
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -122,10 +133,14 @@ mutants=(
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
-	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = write_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; write_extend(f, off + done); /* MUTANT */@'
+	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = lpc_wb_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; lpc_wb_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-unlocked|src/writeback/writeback.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: publish without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-trust|src/writeback/writeback.c|s@^\town = wend > seen ? wend : seen;@\town = seen; wend = 0; /* MUTANT: trust io.size */@'
+	'wpin-no-dirty|src/writeback/wpin.c|s@rc = lpc_page_mark_dirty(p);@rc = 0; /* MUTANT: unpin forgets to dirty */@'
+	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
+	'wpin-no-stable|src/writeback/wpin.c|s@if (likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
+	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
 )
 # Run by a plain run and when named, skipped by --quick.
 # The mutants of the file's size, of readahead and of the last close are

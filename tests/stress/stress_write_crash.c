@@ -18,12 +18,17 @@
  *  - every byte from S to the end of the file is zero or a later write's:
  *    never data that a covered truncate cut off.
  *
+ * Half the writes go through a write pin (lpc_pin(LPC_PIN_WRITE), the
+ * bytes copied into lpc_pin_iov's vector, lpc_unpin: guarantees I.4-I.7),
+ * the others through lpc_pwrite: an fsync after either covers it alike.
+ *
  * LPC_CRASH_ROUNDS rounds (default 60; CI: at least 50), each 5-40 ms of
  * writing, on every write backend.
  *
  * Usage: stress_write_crash [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
 #include <signal.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "../common/write_test.h"
@@ -50,6 +55,25 @@ static void put_rec(int fd, const struct rec *r)
 {
 	if (write(fd, r, sizeof(*r)) != (ssize_t)sizeof(*r))
 		_exit(3);
+}
+
+/* The write of r through a write pin.  Return: 0, or nonzero on an error. */
+static int wpin_write(struct lpc_file *f, const struct rec *r, const unsigned char *buf)
+{
+	struct lpc_page *pages[4];
+	struct iovec iov[4];
+	size_t done = 0;
+	int n = lpc_pin(f, r->off, r->len, LPC_PIN_WRITE, pages, 4), k;
+
+	if (n <= 0)
+		return 1;
+	k = lpc_pin_iov(pages, (unsigned)n, r->off, r->len, iov);
+	for (int i = 0; i < k; i++) {
+		memcpy(iov[i].iov_base, buf + done, iov[i].iov_len);
+		done += iov[i].iov_len;
+	}
+	lpc_unpin(pages, (unsigned)n, LPC_PIN_WRITE);
+	return k <= 0 || done != r->len;
 }
 
 static __attribute__((noreturn)) void child(const char *path, int backend, int wfd, uint64_t seed)
@@ -91,8 +115,12 @@ static __attribute__((noreturn)) void child(const char *path, int backend, int w
 		for (uint32_t i = 0; i < r.len; i++)
 			buf[i] = data_byte(r.seed, r.off + i);
 		put_rec(wfd, &r);
-		if (lpc_pwrite(f, buf, r.len, r.off) != (ssize_t)r.len)
+		if (tst_rnd(&rng) % 2 == 0) {
+			if (wpin_write(f, &r, buf))
+				_exit(7);
+		} else if (lpc_pwrite(f, buf, r.len, r.off) != (ssize_t)r.len) {
 			_exit(4);
+		}
 		nw++;
 		if (tst_rnd(&rng) % 6 == 0) {
 			uint64_t covered = nw;

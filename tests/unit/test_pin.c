@@ -8,7 +8,8 @@
  *    of the range, in order, with the file's data; the iovec of lpc_pin_iov
  *    covers exactly the range's bytes; cold (slow path) and warm (fast);
  *  - i1_errors: len 0, -ENXIO past EOF, -E2BIG when max is too small (nothing
- *    pinned), -EINVAL for LPC_PIN_WRITE, unknown flags and NULLs;
+ *    pinned), -EBADF for LPC_PIN_WRITE on a read-only file, -EINVAL for
+ *    unknown flags and NULLs;
  *  - i1_read_error: a read error in the middle of a range (fault hook) is
  *    -EIO with no page left pinned (every cached page's ref is the index's 1);
  *  - i2_survives: a pinned page survives lpc_invalidate (not dropped) and the
@@ -175,7 +176,8 @@ static void i1_errors(int mode)
 	CHECK(none_pinned(t.f, 20), "-E2BIG pinned nothing");
 	CHECK_EQ(lpc_pin(t.f, 0, 8 * PS, LPC_PIN_READ, pages, 8), 8, "exactly max");
 	lpc_unpin(pages, 8, LPC_PIN_READ);
-	CHECK_EQ(lpc_pin(t.f, 0, 1, LPC_PIN_WRITE, pages, 8), -EINVAL, "write pins: not yet");
+	CHECK_EQ(lpc_pin(t.f, 0, 1, LPC_PIN_WRITE, pages, 8), -EBADF,
+		 "write pin of a read-only file (write pins: test_wpin.c)");
 	CHECK_EQ(lpc_pin(t.f, 0, 1, LPC_PIN_READ | 4, pages, 8), -EINVAL, "unknown flag");
 	CHECK_EQ(lpc_pin(t.f, 0, 1, 0, pages, 8), -EINVAL, "no flag");
 	CHECK_EQ(lpc_pin(NULL, 0, 1, LPC_PIN_READ, pages, 8), -EINVAL, "NULL file");

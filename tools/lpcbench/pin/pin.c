@@ -18,6 +18,18 @@
  * caches before the rounds, so every pin hits: pin_fast should be every
  * call, pin_slow zero.  /dev/null takes a write without touching its bytes,
  * so zc_pwritev against pread_write is what the copy costs.
+ *
+ * The write row (write pins, the receive side): each thread has a pipe
+ * (1 MiB) that it feeds itself with vmsplice(2) of a constant buffer (no
+ * copy: the pipe references the buffer's pages), then receives the range at
+ * a random page-aligned offset of the lockless cache's file (opened
+ * read-write, null backend: writeback writes nowhere):
+ *   zc_recv_K     lpc_pin(LPC_PIN_WRITE), lpc_pin_iov, readv(2) from the pipe
+ *                 straight into the pages, lpc_unpin(LPC_PIN_WRITE)
+ *   recv_pwrite_K read(2) from the pipe into a buffer, lpc_pwrite
+ * for K = 8, 64 and 256 KiB.  Both pay the pipe's one copy out; the copy
+ * variant copies the bytes once more.  Goal: zc / copy >= 1.5 at 64 KiB and
+ * above.  wpin_fast should be every write pin, wpin_slow zero.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +40,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 #include <lpc/lpc.h>
 
@@ -46,11 +59,21 @@
 enum { PV_LOCKLESS, PV_LOCKED, PV_ZC, PV_COPY, PV_NR };
 static const char *const pv_name[PV_NR] = { "lockless", "locked", "zc_pwritev", "pread_write" };
 
+#define WP_NR 6
+#define WP_MAX_RANGE (256u << 10)
+#define WP_MAX_PAGES (WP_MAX_RANGE / 4096 + 1)
+static const char *const wp_name[WP_NR] = { "zc_recv_8K",  "recv_pwrite_8K",
+					    "zc_recv_64K", "recv_pwrite_64K",
+					    "zc_recv_256K", "recv_pwrite_256K" };
+static const size_t wp_len[WP_NR / 2] = { 8u << 10, 64u << 10, 256u << 10 };
+
 struct pworker {
 	uint64_t rng;
 	char *buf;
 	uint64_t sink;
 	int err;
+	int pipe[2];     /* the write row's "socket" */
+	char *wbuf;      /* what the write row's sender sends (vmsplice) */
 } __attribute__((aligned(BENCH_CACHELINE)));
 
 struct pctx {
@@ -65,6 +88,106 @@ struct pvar {
 	struct pctx *x;
 	int v;
 };
+
+/* The sender: len bytes of w->wbuf into the pipe, by reference. */
+static int wp_send(struct pworker *w, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct iovec v = { w->wbuf + done, len - done };
+		ssize_t r = vmsplice(w->pipe[1], &v, 1, 0);
+
+		if (r <= 0)
+			return r < 0 ? errno : EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* readv until the iovec is full.  Return: 0 or errno. */
+static int wp_readv_all(int fd, struct iovec *iov, int k, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = readv(fd, iov, k);
+
+		if (r <= 0)
+			return r < 0 ? errno : EIO;
+		got += (size_t)r;
+		while (r > 0 && k > 0) {
+			if ((size_t)r >= iov->iov_len) {
+				r -= (ssize_t)iov->iov_len;
+				iov++;
+				k--;
+			} else {
+				iov->iov_base = (char *)iov->iov_base + r;
+				iov->iov_len -= (size_t)r;
+				r = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static uint64_t wpin_fn(unsigned id, void *arg, const _Atomic unsigned *stop)
+{
+	struct pvar *pv = arg;
+	struct pctx *x = pv->x;
+	struct pworker *w = &x->wk[id];
+	struct lpc_file *f = x->f[0];
+	size_t len = wp_len[pv->v / 2];
+	bool zc = !(pv->v & 1);
+	struct lpc_page *pages[WP_MAX_PAGES];
+	struct iovec iov[WP_MAX_PAGES];
+	uint64_t ops = 0, npages = x->file_bytes / 4096 - len / 4096;
+
+	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
+		for (unsigned b = 0; b < 8; b++) {
+			uint64_t off = (xorshift64s(&w->rng) >> 8) % (npages + 1) * 4096;
+			int n, k, e;
+
+			e = wp_send(w, len);
+			if (e) {
+				w->err = e;
+				return ops;
+			}
+			if (!zc) {
+				size_t got = 0;
+
+				while (got < len) {
+					ssize_t r = read(w->pipe[0], w->buf + got, len - got);
+
+					if (r <= 0) {
+						w->err = r < 0 ? errno : EIO;
+						return ops;
+					}
+					got += (size_t)r;
+				}
+				if (lpc_pwrite(f, w->buf, len, off) != (ssize_t)len) {
+					w->err = EIO;
+					return ops;
+				}
+				continue;
+			}
+			n = lpc_pin(f, off, len, LPC_PIN_WRITE, pages, WP_MAX_PAGES);
+			if (n <= 0) {
+				w->err = n < 0 ? -n : EIO;
+				return ops;
+			}
+			k = lpc_pin_iov(pages, (unsigned)n, off, len, iov);
+			e = k <= 0 ? EIO : wp_readv_all(w->pipe[0], iov, k, len);
+			lpc_unpin(pages, (unsigned)n, LPC_PIN_WRITE);
+			if (e) {
+				w->err = e;
+				return ops;
+			}
+		}
+		ops += 8;
+	}
+	return ops;
+}
 
 static inline void pick(struct pworker *w, uint64_t file_bytes, uint64_t *off, size_t *len)
 {
@@ -132,7 +255,8 @@ static void pin_check_opts(const struct bench_opts *o)
 
 static double pin_estimate_s(const struct bench_opts *o)
 {
-	return (double)(o->rounds + o->warmup) * o->nr_tconf * PV_NR * o->slice_ms / 1000.0;
+	return (double)(o->rounds + o->warmup) * o->nr_tconf * (PV_NR + WP_NR) * o->slice_ms /
+	       1000.0;
 }
 
 static void warm(struct lpc_file *f, uint64_t bytes)
@@ -184,7 +308,7 @@ static void pin_run(const struct bench_env *env)
 		cfg.lookup_mode = m ? LPC_LOOKUP_LOCKED : LPC_LOOKUP_LOCKLESS;
 		rc = lpc_cache_create(&cfg, &x.c[m]);
 		if (rc == 0)
-			rc = lpc_file_open(x.c[m], df.path, O_RDONLY, 0, &x.f[m]);
+			rc = lpc_file_open(x.c[m], df.path, m ? O_RDONLY : O_RDWR, 0, &x.f[m]);
 		if (rc < 0)
 			die_err(-rc, "pin: cache or file");
 		progress("pin: caching the file (%s)", m ? "locked" : "lockless");
@@ -198,7 +322,13 @@ static void pin_run(const struct bench_env *env)
 	memset(x.wk, 0, sizeof(*x.wk) * maxt);
 	for (unsigned i = 0; i < maxt; i++) {
 		x.wk[i].rng = splitmix64(o->seed * 1000003u + i);
-		x.wk[i].buf = xaligned_alloc(4096, PIN_MAX_RANGE);
+		x.wk[i].buf = xaligned_alloc(4096, WP_MAX_RANGE);
+		x.wk[i].wbuf = xaligned_alloc(4096, WP_MAX_RANGE);
+		memset(x.wk[i].wbuf, 0x5a + (int)i, WP_MAX_RANGE);
+		if (pipe2(x.wk[i].pipe, O_CLOEXEC))
+			die_err(errno, "pin: pipe");
+		if (fcntl(x.wk[i].pipe[1], F_SETPIPE_SZ, 1 << 20) < (int)WP_MAX_RANGE)
+			die_err(errno, "pin: a pipe of 1 MiB (fs.pipe-max-size)");
 	}
 	for (int v = 0; v < PV_NR; v++) {
 		pv[v] = (struct pvar){ .x = &x, .v = v };
@@ -243,12 +373,66 @@ static void pin_run(const struct bench_env *env)
 		       fast + slow ? (double)fast / (double)(fast + slow) : NAN);
 	}
 	printf("\n");
+
+	/* The write row. */
+	{
+		struct rounds wr = { .bench = "pin_write", .nv = WP_NR };
+		struct pvar wv[WP_NR];
+		struct lpc_stats w0, w1;
+
+		for (int v = 0; v < WP_NR; v++) {
+			wv[v] = (struct pvar){ .x = &x, .v = v };
+			wr.v[v] = (struct rounds_variant){ .name = wp_name[v], .fn = wpin_fn,
+							   .arg = &wv[v] };
+		}
+		printf("== pin write row: receive K KiB from a pipe (vmsplice'd by the same thread)\n"
+		       "  zc_recv_K: write pin + lpc_pin_iov + readv into the pages + unpin;\n"
+		       "  recv_pwrite_K: read into a buffer + lpc_pwrite (lockless cache)\n\n");
+		fflush(stdout);
+		lpc_stats(x.c[0], &w0);
+		pool = pool_create(maxt, o->pin);
+		rounds_run(env, pool, &wr, "mops", 1e-6);
+		pool_destroy(pool);
+		lpc_stats(x.c[0], &w1);
+		for (unsigned i = 0; i < maxt; i++)
+			if (x.wk[i].err)
+				die_err(x.wk[i].err, "pin write: worker %u failed", i);
+		rounds_print(env, &wr, "pin write: ranges received per second", "Mranges/s", 1e-6,
+			     "pin_write");
+		printf("\n  ratios within a round, median [min - max]:\n");
+		for (unsigned t = 0; t < wr.nt; t++)
+			for (int v = 0; v < WP_NR; v += 2) {
+				char l[96];
+
+				snprintf(l, sizeof(l), "%s / %s (zero-copy receive)", wp_name[v],
+					 wp_name[v + 1]);
+				rounds_print_ratio_at(env, &wr, l, "ratio_zc_recv", t, (unsigned)v,
+						      (unsigned)v + 1);
+			}
+		printf("\n  counters over the measured rounds (warm cache: fast should be every write "
+		       "pin, slow 0):\n");
+		printf("    wpin_fast %12" PRIu64 "  wpin_slow %8" PRIu64 "  wpin_dirtied %12" PRIu64
+		       "  fast share %.6f\n",
+		       w1.wpin_fast - w0.wpin_fast, w1.wpin_slow - w0.wpin_slow,
+		       w1.wpin_dirtied - w0.wpin_dirtied,
+		       w1.wpin_fast + w1.wpin_slow - w0.wpin_fast - w0.wpin_slow
+			       ? (double)(w1.wpin_fast - w0.wpin_fast) /
+					 (double)(w1.wpin_fast + w1.wpin_slow - w0.wpin_fast -
+						  w0.wpin_slow)
+			       : NAN);
+		printf("\n");
+		free(wr.ops_s);
+	}
 	for (int m = 0; m < 2; m++) {
 		lpc_file_close(x.f[m]);
 		lpc_cache_destroy(x.c[m]);
 	}
-	for (unsigned i = 0; i < maxt; i++)
+	for (unsigned i = 0; i < maxt; i++) {
 		free(x.wk[i].buf);
+		free(x.wk[i].wbuf);
+		close(x.wk[i].pipe[0]);
+		close(x.wk[i].pipe[1]);
+	}
 	free(x.wk);
 	free(r.ops_s);
 	close(x.devnull);
@@ -259,7 +443,9 @@ const struct bench bench_pin = {
 	.name = "pin",
 	.help = "seed 000: pin random 8-32 KiB ranges of a cached file (lpc_pin), lockless\n"
 		"           against LOCKED, and the OLTP shape: pwritev from pinned pages against\n"
-		"           pread + write (default file 256 MiB, full size: --file-mb 1024)",
+		"           pread + write (default file 256 MiB, full size: --file-mb 1024); a\n"
+		"           write row: zero-copy receive into write-pinned pages against\n"
+		"           read + lpc_pwrite, 8-256 KiB",
 	.run = pin_run,
 	.check_opts = pin_check_opts,
 	.estimate_s = pin_estimate_s,
