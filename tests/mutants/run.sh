@@ -146,10 +146,14 @@ mutants=(
 # The mutants of the file's size, of readahead and of the last close are
 # killed by rules their stories and tests check in every debug variant of CI
 # (regress_size_publish, test_readahead, test_read_run, regress_open_closing),
-# so --quick leaves them out and CI's time stays put.
+# so --quick leaves them out and CI's time stays put.  So are the write
+# pins' (test_wpin, regress_wpin); wpin-no-gate still SURVIVES (its story
+# "truncate-holder" deadlocks under it until the watchdog: a timeout, not a
+# named rule), an open item.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
-	free-in-flight pending-tail-stale)
+	free-in-flight pending-tail-stale
+	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT
