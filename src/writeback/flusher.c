@@ -25,7 +25,8 @@
  * flusher running, 1.5 % without).
  *   F0 lpc_wb_start (cache create; a destroy that found the cache busy)
  *      sets allowed under spawn_lock; it starts the thread at once only if
- *      a page is dirty already
+ *      a trigger of F2 holds already (pages dirty with writeback by age,
+ *      or more dirty pages than the background threshold)
  *   F1 lpc_wb_need: if running is set, nothing (a relaxed load: running is
  *      only ever set while the thread exists, and stop clears it after the
  *      join); else under spawn_lock, when allowed and not started,
