@@ -169,10 +169,15 @@ cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -30 "$w
 
 # suite LOG: the C suite as each mutant runs it (unit, debug and regression
 # tests first, they kill fast; then stress), in the copy's build.
+# stress_wpin is left out: its checks name the contract (I.5: "mixes two
+# write pins' bytes"), not a debug rule, and with --stop-on-failure its
+# failure stopped the suite before the test that names the rule
+# (no-redirty and opt-no-seq-recheck survived so; test_wpin and regress_wpin
+# still run).
 suite() {
 	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
 		timeout -k 5 "$limit" ctest -j "$jobs" -LE 'model|packaging|examples|yield' \
-		--stop-on-failure --output-on-failure) >>"$1" 2>&1
+		-E '^stress\.stress_wpin$' --stop-on-failure --output-on-failure) >>"$1" 2>&1
 }
 
 # The baseline: the unmutated tree must pass the same suite.  A mutant's
