@@ -607,10 +607,20 @@ static int check_wal(struct lpcs_file *p, enum check_why why)
 
 	if (!p->shm0)
 		return SQLITE_OK;
+	if (why == CHECK_READ)
+		lpcs_hook(LPCS_HOOK_READ_CHECK, NULL);
+	pthread_mutex_lock(&n->lock);
+	/* The pair is loaded under node->lock, after whatever record this
+	 * section follows (end_ckpt loads it under the same lock), so it is
+	 * never older than the recorded pair: within one salt nBackfill only
+	 * grows.  (Loaded before the lock, a reader that was delayed while one
+	 * of our checkpoints ended and recorded a newer nBackfill compared its
+	 * older one, found a difference, dropped every page and recorded the
+	 * older pair, so the next reader dropped them again: story
+	 * stale-pair; 15-97 pages a run of test_sqlite_threads under TSan.) */
 	salt0 = shm_u32(p->shm0, WALIDX_SALT);
 	salt1 = shm_u32(p->shm0, WALIDX_SALT + 4);
 	bf = shm_u32(p->shm0, WALIDX_BACKFILL);
-	pthread_mutex_lock(&n->lock);
 	if (why == CHECK_READ && n->ckpt_mine) {
 		/* SQ3b: our checkpoint runs; nobody else changes the file. */
 	} else if (!n->wal_known || salt0 != n->wal_salt[0] || salt1 != n->wal_salt[1] ||

@@ -145,6 +145,7 @@ void lpcs_track_set(const char *zName, int state);
 enum lpcs_hook_point {
 	LPCS_HOOK_UNLOCKED, /* xUnlock: unix's xUnlock returned */
 	LPCS_HOOK_CKPT_END, /* xShmUnlock of WAL_CKPT_LOCK, before SQ1 */
+	LPCS_HOOK_READ_CHECK, /* SQ3b: a read lock taken, before its check */
 };
 typedef void lpcs_hook_fn(int point, const char *name);
 extern lpcs_hook_fn *_Atomic lpcs_test_hook;

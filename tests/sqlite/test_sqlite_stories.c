@@ -32,6 +32,10 @@
  *  heap-wal        as wal-recreated, then a connection here in
  *                  locking_mode=EXCLUSIVE (a heap-memory wal-index, no
  *                  read lock to check at) must read the other's commit
+ *  stale-pair      one process: a reader of ours parked after its read
+ *                  lock, before its check, while our checkpoint backfills
+ *                  and records the new nBackfill: the reader must drop no
+ *                  page (a pair loaded before the lock was older)
  * Usage: test_sqlite_stories [--seed N] [STORY...] (all by default).
  */
 #include <pthread.h>
@@ -537,6 +541,38 @@ static void story_heap_wal(const char *dir)
 	REQUIRE(sqlite3_close(idle) == SQLITE_OK, "close");
 }
 
+static void story_stale_pair(const char *dir)
+{
+	char path[600];
+	struct lpc_stats st0, st1;
+	sqlite3 *a, *b;
+	int nlog = -1, nckpt = -1;
+	struct job j;
+
+	snprintf(path, sizeof(path), "%s/stale-pair.db", dir);
+	make_db(path, "wal", 2000);
+	a = sqt_open(path, "lpc");
+	b = sqt_open(path, "lpc");
+	sqt_exec(b, "PRAGMA wal_autocheckpoint=0; UPDATE t SET v = 1");
+	CHECK_EQ(sqt_int(a, "SELECT count(*) FROM t WHERE v = 1"), 2000, "stale-pair: cached");
+	lpc_sqlite_stats(&st0);
+	job_start(&j, a, "SELECT count(*) FROM t WHERE v = 1", LPCS_HOOK_READ_CHECK);
+	gate_wait_parked(); /* a holds its read lock (mark: the WAL's end) */
+	CHECK_EQ(sqlite3_wal_checkpoint_v2(b, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &nckpt),
+		 SQLITE_OK, "stale-pair: our checkpoint");
+	CHECK(nlog > 0 && nckpt == nlog, "stale-pair: every frame backfilled (%d of %d)", nckpt,
+	      nlog);
+	gate_open();
+	CHECK_EQ(job_join(&j), SQLITE_OK, "stale-pair: the parked read");
+	lpc_sqlite_stats(&st1);
+	CHECK_EQ(st1.invalidated - st0.invalidated, 0,
+		 "stale-pair: our own checkpoint drops no page (unix: no cache to drop)");
+	CHECK_EQ(sqt_int(a, "SELECT count(*) FROM t WHERE v = 1"), 2000, "stale-pair: the rows");
+	sqt_check_integrity(a, "stale-pair");
+	REQUIRE(sqlite3_close(a) == SQLITE_OK, "close");
+	REQUIRE(sqlite3_close(b) == SQLITE_OK, "close");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(const char *dir);
@@ -546,6 +582,7 @@ static const struct {
 	{ "hot-shrink", story_hot_shrink },       { "wal-close-size", story_wal_close_size },
 	{ "unlock-failed", story_unlock_failed }, { "ckpt-failed", story_ckpt_failed },
 	{ "close-neighbours", story_close_neighbours }, { "heap-wal", story_heap_wal },
+	{ "stale-pair", story_stale_pair },
 };
 
 int main(int argc, char **argv)

@@ -10,7 +10,7 @@
  * modes, each in both coherence modes (detect; exclusive, whose locks
  * between the connections are the VFS's own, file.c SL1-SL4), the seconds
  * split between them.  Threads: 8 (LPC_SQLITE_THREADS); seconds per mode:
- * LPC_SQLITE_SECONDS (default 1; not LPC_STRESS_SECONDS, which CI sets to 12
+ * LPC_SQLITE_SECONDS (default 1; not LPC_STRESS_SECONDS, which CI sets
  * for the stress label).  In one process nothing is another process's
  * change: the coherence checks must drop (almost) no page.  Prints its seed.
  */
