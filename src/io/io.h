@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,22 @@ struct lpc_io_file {
 	_Atomic uint64_t size;
 	_Atomic int direct;
 };
+
+/*
+ * True when a read of `asked` bytes on f that transferred `got` (0 < got <
+ * asked) ends the transfer: on an O_DIRECT descriptor the kernel cuts a
+ * read short only at the end of the file (or before an error the next read
+ * would meet), and the next offset is then seldom sector-aligned, so a read
+ * from it fails with EINVAL.  (Reading on did exactly that at the tail of
+ * every file whose size is not a multiple of 512; through io_uring the
+ * failed READ_FIXED marked its chunk unusable registered for that ring, H5
+ * in uring.c, and printed "running unregistered".)  Buffered reads go on
+ * until a read returns 0, as before.
+ */
+static inline bool lpc_io_read_ends(const struct lpc_io_file *f, size_t got, size_t asked)
+{
+	return got < asked && atomic_load_explicit(&f->direct, memory_order_relaxed);
+}
 
 /* iovecs per vectored write at most (the kernel's UIO_MAXIOV). */
 #define LPC_IO_MAX_IOV 1024

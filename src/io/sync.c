@@ -2,7 +2,8 @@
 /*
  * sync.c - the synchronous backend: pread/pwrite on the file's descriptor
  * (O_DIRECT unless the file system refused it), retrying EINTR and partial
- * transfers, so a short count means end of file.
+ * transfers, so a short count means end of file (on O_DIRECT, the first
+ * short read is the end: lpc_io_read_ends).
  */
 #include <errno.h>
 #include <string.h>
@@ -27,6 +28,8 @@ static ssize_t sync_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 		if (r == 0)
 			break;
 		done += (size_t)r;
+		if (lpc_io_read_ends(f, (size_t)r, len - (done - (size_t)r)))
+			break;
 	}
 	return (ssize_t)done;
 }
@@ -58,6 +61,8 @@ static ssize_t sync_readv(struct lpc_io_file *f, const struct iovec *iov0, int i
 		if (r == 0)
 			break;
 		done += (size_t)r;
+		if (lpc_io_read_ends(f, (size_t)r, total - (done - (size_t)r)))
+			break;
 		for (n = (size_t)r; cnt > 0 && n >= v->iov_len; cnt--, v++)
 			n -= v->iov_len;
 		if (cnt > 0) {

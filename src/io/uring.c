@@ -569,6 +569,8 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		if (res == 0)
 			return (ssize_t)done;
 		done += (size_t)res;
+		if (lpc_io_read_ends(f, (size_t)res, len))
+			return (ssize_t)done;
 		for (n = (size_t)res; cnt > 0 && n >= v->iov_len; cnt--, v++)
 			n -= v->iov_len;
 		if (cnt > 0) {
