@@ -183,7 +183,7 @@
  *  I.3 pin_fast counts the calls that the lockless fast path served wholly
  *      (every page present and UPTODATE), pin_slow the others; a call that
  *      fails counts in neither.  pages_pinned counts the pages they returned.
- *  Write pins (LPC_PIN_WRITE; writeback/wpin.c WP1-WP5, WU1-WU3;
+ *  Write pins (LPC_PIN_WRITE; writeback/wpin.c WP1-WP5, WU1-WU3, WC1-WC6;
  *  tests/unit/test_wpin.c, tests/stress/stress_wpin.c):
  *  I.4 A write pin is a pin plus the page lock of every page of the range,
  *      held until lpc_unpin(LPC_PIN_WRITE) (which any thread may call): the
@@ -220,13 +220,23 @@
  *      Eviction and lpc_invalidate skip write-pinned pages
  *      (I.2).  A failed write pin leaves nothing pinned or locked, and the
  *      size it raised (as a failed lpc_pwrite).
- *  The holder must not, between lpc_pin(LPC_PIN_WRITE) and lpc_unpin, call
- *  on the same pages lpc_pread, lpc_page_read, lpc_page_lock, lpc_pwrite,
- *  another write pin, nor lpc_truncate, lpc_fsync or the last
- *  lpc_file_close of f (each waits for the pin: a self-deadlock);
- *  two threads that each hold a write pin must not pin for writing a range
- *  the other holds (lock order: one write pin per thread at a time, or
- *  ranges in increasing order of file and offset).
+ *  I.8 Self-waits.  The holder (the thread that called lpc_pin, until the
+ *      unpin, whichever thread unpins) must not, between
+ *      lpc_pin(LPC_PIN_WRITE) and lpc_unpin, call on the same pages
+ *      lpc_pread, lpc_page_read, lpc_page_lock, lpc_pwrite, another write
+ *      pin, nor lpc_truncate, lpc_fsync or the last lpc_file_close of f:
+ *      each waits for the pin, that is for the holder itself.  Nor may it
+ *      unpin a write pin without LPC_PIN_WRITE (the page stays locked with
+ *      no holder).  In a release build such a call sleeps for ever (futex),
+ *      with no error and no message, and every other thread that then
+ *      needs that page's lock or f's truncate or last close sleeps behind
+ *      it.  The LPC_DEBUG build aborts instead, naming rule WPIN-SELF-WAIT
+ *      (or WPIN-OWNER for the unpin's flags; tests/debug/
+ *      test_debug_wpin_self.c).  The holder may read-pin its own pages,
+ *      read them through lpc_page_data, and use other pages and files.
+ *      Two threads that each hold a write pin must not pin for writing a
+ *      range the other holds (lock order: one write pin per thread at a
+ *      time, or ranges in increasing order of file and offset).
  *
  * N. Names (lpc_ns_*; src/names/walk.c has the protocol, tests/names/ the
  *    tests, tests/model/walk.pml the model)
@@ -802,7 +812,7 @@ enum lpc_fadvise_advice {
 
 enum lpc_pin_flags {
 	LPC_PIN_READ = 1u << 0,  /* the caller reads the pages */
-	LPC_PIN_WRITE = 1u << 1, /* the caller writes the pages (I.4-I.7) */
+	LPC_PIN_WRITE = 1u << 1, /* the caller writes the pages (I.4-I.8) */
 };
 
 /*

@@ -651,10 +651,41 @@ LPC_EXPORT int lpc_file_close(struct lpc_file *f)
  * 0, CUT cleared) clears WAITERS and then wakes all, so a sleeper either
  * sees that change (EAGAIN) or is woken by it.  Other changes make the
  * futex return early; the loop re-checks. */
+#if LPC_DEBUG
+/* Rule WPIN-SELF-WAIT, the file's half (page/lock.c has the page's): a
+ * thread about to sleep on f->wpins (its lpc_truncate, its last close)
+ * holds no write pin of f, whose unpin it would wait for.  Walks f's index
+ * under its lock, and only in a thread that took write pins. */
+static void debug_wpins_self_wait(struct lpc_file *f)
+{
+	struct lpc_page *pages[32];
+	uint64_t first = 0, idx[32];
+	unsigned n;
+
+	if (!lpc_debug_wpins_taken)
+		return;
+	lpc_file_index_lock(f);
+	while ((n = lpc_radix_gang(&f->tree, first, (void **)pages, idx, 32)) > 0) {
+		first = idx[n - 1] + 1;
+		for (unsigned i = 0; i < n; i++)
+			lpc_debug_check(!lpc_page_wpinned_by_me(pages[i]), "WPIN-SELF-WAIT",
+					pages[i], "thread %llu waits for the write pins of a "
+					"file (lpc_truncate, the last close) while it holds one "
+					"of them (a self-deadlock: lpc_unpin first)",
+					(unsigned long long)lpc_debug_tid());
+	}
+	lpc_file_index_unlock(f);
+}
+#else
+#define debug_wpins_self_wait(f) ((void)(f))
+#endif
+
 void lpc_file_wpins_wait(struct lpc_file *f, uint32_t busy)
 {
 	uint32_t v = atomic_load_explicit(&f->wpins, memory_order_acquire);
 
+	if (v & busy)
+		debug_wpins_self_wait(f);
 	while (v & busy) {
 		if (!(v & LPC_WPINS_WAITERS) &&
 		    !atomic_compare_exchange_weak_explicit(&f->wpins, &v, v | LPC_WPINS_WAITERS,

@@ -100,6 +100,8 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 }
 
 #if LPC_DEBUG
+__thread int lpc_debug_wpins_taken;
+
 /* Rules UNLOCK-NOT-LOCKED and UNLOCK-NOT-OWNER, then forgets the owner. */
 static void debug_unlock_owner_check(struct lpc_page *p)
 {
@@ -138,21 +140,38 @@ void lpc_page_lock_to_pin(struct lpc_page *p)
 	lpc_debug_check(atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
 				lpc_debug_tid(),
 			"WPIN-OWNER", p, "a page lock this thread does not hold handed to a write pin");
-	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN, memory_order_relaxed);
+	/* The pinning thread's id stays with the pin: rule WPIN-SELF-WAIT. */
+	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN | lpc_debug_tid(),
+			      memory_order_relaxed);
 	lpc_debug_page_locks--;
+	lpc_debug_wpins_taken++;
 }
 
 void lpc_page_lock_from_pin(struct lpc_page *p)
 {
 	lpc_debug_check((atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_LOCKED) &&
-				atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
-					LPC_DBG_OWNER_PIN,
+				lpc_page_wpinned(p),
 			"WPIN-OWNER", p,
 			"write unpin of a page whose lock no write pin holds (unpinned twice, "
 			"or with LPC_PIN_WRITE after a read pin)");
+	if (lpc_page_wpinned_by_me(p))
+		lpc_debug_wpins_taken--;
 	debug_locked(p);
 }
+
+/* Rule WPIN-SELF-WAIT: this thread is about to sleep until p is unlocked,
+ * and p's lock is held by a write pin this thread took (lpc.h I.8: its own
+ * lpc_pread, lpc_page_read, lpc_pwrite, lpc_page_lock, write pin or
+ * lpc_fsync of the page would wait for its own unpin, for ever). */
+static void debug_wpin_self_wait(struct lpc_page *p, const char *what)
+{
+	lpc_debug_check(!lpc_page_wpinned_by_me(p), "WPIN-SELF-WAIT", p,
+			"thread %llu waits for %s, which its own write pin holds (a "
+			"self-deadlock: lpc_unpin first)",
+			(unsigned long long)lpc_debug_tid(), what);
+}
 #else
+#define debug_wpin_self_wait(p, what) ((void)(p))
 #define debug_unlock_check(p) ((void)(p))
 #define debug_unlock_owner_check(p) ((void)(p))
 #define debug_unlock_seq_check(p) ((void)(p))
@@ -193,6 +212,7 @@ static uint32_t lpc_page_lock_slow(struct lpc_page *p)
 				lpc_debug_tid(),
 			"LOCK-RECURSIVE", p, "thread %llu waits for a page lock it holds",
 			(unsigned long long)lpc_debug_tid());
+	debug_wpin_self_wait(p, "its lock");
 #endif
 
 	for (;;) {
@@ -307,6 +327,7 @@ void lpc_page_wait_unlocked(struct lpc_page *p)
 	f = atomic_load_explicit(&p->flags, memory_order_acquire);		/* W1 */
 
 	while (f & LPC_PG_LOCKED) {
+		debug_wpin_self_wait(p, "the page's unlock");
 		lpc_yield_point(LPC_YP_W2);
 		if (!(f & LPC_PG_WAITERS)) {					/* W2 */
 			if (!atomic_compare_exchange_weak_explicit(&p->flags, &f,

@@ -469,18 +469,32 @@ bool lpc_page_trylock(struct lpc_page *p);
  * Write pins (writeback/wpin.c) hold the page lock from lpc_pin to lpc_unpin,
  * which may run on another thread: the lock then belongs to the pin, not to
  * a thread.  lpc_page_lock_to_pin hands a lock this thread holds to the pin
- * (LPC_DEBUG: dbg_owner becomes LPC_DBG_OWNER_PIN, and the thread's count of
- * page locks drops); lpc_page_lock_from_pin takes it back for the thread
- * that unpins, which then unlocks it (rule WPIN-OWNER: it was the pin's).
- * lpc_page_wpinned: the page's lock is a write pin's (LPC_DEBUG only).
+ * (LPC_DEBUG: dbg_owner becomes LPC_DBG_OWNER_PIN with the pinning thread's
+ * id in its low bits, and the thread's count of page locks drops);
+ * lpc_page_lock_from_pin takes it back for the thread that unpins, which
+ * then unlocks it (rule WPIN-OWNER: it was the pin's).
+ * lpc_page_wpinned: the page's lock is a write pin's; lpc_page_wpinned_by_me:
+ * a write pin this thread took holds it (LPC_DEBUG only).  Rule
+ * WPIN-SELF-WAIT (lock.c, filemap/file.c): the thread that took a write pin
+ * is its holder until the unpin, and never sleeps for that page's lock, nor
+ * for its file's write pins (lpc.h I.8).
  */
 #if LPC_DEBUG
-#define LPC_DBG_OWNER_PIN UINT64_MAX
+#define LPC_DBG_OWNER_PIN (UINT64_C(1) << 63)
+/* Write pins this thread took and has not unpinned itself (one per page; an
+ * unpin from another thread leaves it high): a filter only, that spares the
+ * threads that never took one the walk of WPIN-SELF-WAIT's file check. */
+extern __thread int lpc_debug_wpins_taken;
 void lpc_page_lock_to_pin(struct lpc_page *p);
 void lpc_page_lock_from_pin(struct lpc_page *p);
 static inline bool lpc_page_wpinned(struct lpc_page *p)
 {
-	return atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) == LPC_DBG_OWNER_PIN;
+	return atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) & LPC_DBG_OWNER_PIN;
+}
+static inline bool lpc_page_wpinned_by_me(struct lpc_page *p)
+{
+	return atomic_load_explicit(&p->dbg_owner, memory_order_relaxed) ==
+	       (LPC_DBG_OWNER_PIN | lpc_debug_tid());
 }
 #else
 #define lpc_page_lock_to_pin(p) ((void)(p))

@@ -44,9 +44,32 @@
 
 #define TR_GANG 32
 
-/* Locks p and waits until no write of it is in flight. */
-static void lock_no_writeback(struct lpc_page *p)
+#if LPC_DEBUG
+/* Rule WPIN-GATE (wpin.c WC6): from the gate on, until the truncate ends,
+ * f->wpins has CUT set (its count may rise for a moment: a WC1 that sees
+ * CUT and takes its pages off again), and no page the truncate waits for is
+ * write-pinned: its waits for page locks, with trunc_lock and size_lock
+ * held, never wait for a holder, who may itself wait for those locks (its
+ * lpc_pwrite, a slow write pin, a throttle's publish: the deadlock of
+ * regress_wpin's story "truncate-holder"). */
+static void debug_gate_held(struct lpc_file *f, struct lpc_page *p)
 {
+	uint32_t v = atomic_load_explicit(&f->wpins, memory_order_relaxed);
+	bool pinned = p && lpc_page_wpinned(p);
+
+	lpc_debug_check((v & LPC_WPINS_CUT) && !pinned, "WPIN-GATE", p,
+			"a truncate %s (wpins 0x%x: CUT %s)",
+			pinned ? "waits for a write-pinned page" : "runs without its gate", v,
+			(v & LPC_WPINS_CUT) ? "set" : "clear");
+}
+#else
+#define debug_gate_held(f, p) ((void)(f))
+#endif
+
+/* Locks p and waits until no write of it is in flight. */
+static void lock_no_writeback(struct lpc_file *f, struct lpc_page *p)
+{
+	debug_gate_held(f, p);
 	lpc_page_lock_noseq(p);
 	while (lpc_page_flags(p) & LPC_PG_WRITEBACK) {
 		lpc_page_unlock_noseq(p);
@@ -66,7 +89,7 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 	while ((n = lpc_wb_gang_tag_get(f, first, LPC_WB_ANY, pages, idx, TR_GANG)) > 0) {
 		first = idx[n - 1] + 1;
 		for (unsigned i = 0; i < n; i++) {
-			lock_no_writeback(pages[i]);
+			lock_no_writeback(f, pages[i]);
 			lpc_wb_truncate_page(f, pages[i], idx[i]);
 			lpc_page_unlock_noseq(pages[i]);
 			lpc_page_release(pages[i]);
@@ -78,7 +101,7 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
 
 		if (lpc_wb_gang_tag_get(f, index, LPC_WB_ANY, &p, idx, 1) == 1) {
 			if (idx[0] == index) {
-				lock_no_writeback(p);
+				lock_no_writeback(f, p);
 				/* Not UPTODATE: its read is failing, or drops it. */
 				if ((lpc_page_flags(p) & LPC_PG_UPTODATE) &&
 				    lpc_wb_holds(f, p, index)) {
@@ -155,6 +178,7 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	lpc_wb_wpins_cut_begin(f);
 	pthread_rwlock_wrlock(&f->trunc_lock);
 	pthread_mutex_lock(&f->size_lock);
+	debug_gate_held(f, NULL);
 	if (!atomic_load_explicit(&f->size_kept, memory_order_relaxed)) {
 		lpc_filemap_refresh_size(f); /* last look at the kernel's */
 		atomic_store_explicit(&f->size_kept, true, memory_order_release);

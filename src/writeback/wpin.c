@@ -5,7 +5,7 @@
  * and dirty them at the unpin (here: writing and dirtying are writeback's
  * layer, below which filemap/ sits).
  *
- * A write pin (LPC_PIN_WRITE; the contract is lpc.h's I.4-I.7)
+ * A write pin (LPC_PIN_WRITE; the contract is lpc.h's I.4-I.8)
  * is a pin plus the page's lock, held from lpc_pin to lpc_unpin, with the
  * page's seq write section open for as long:
  *   - readers: an optimistic reader sees seq odd (or moved) and falls back to
@@ -255,7 +255,9 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->ref, 1 + LPC_PIN_BIAS, memory_order_relaxed);
 #if LPC_DEBUG
-	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN, memory_order_relaxed);
+	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN | lpc_debug_tid(),
+			      memory_order_relaxed);
+	lpc_debug_wpins_taken++;
 #endif
 	lpc_file_index_lock(f);
 	rc = lpc_radix_insert(&f->tree, index, p);
@@ -265,6 +267,7 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 	if (rc) {
 #if LPC_DEBUG
 		atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
+		lpc_debug_wpins_taken--;
 #endif
 		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
 		atomic_store_explicit(&p->flags, LPC_PG_PUBLISHED | LPC_PG_UPTODATE,
@@ -430,8 +433,25 @@ static void debug_check_dirtied(struct lpc_page *p, int rc)
 			"WPIN-CLEAN", p, "write unpin left its page clean (rc %d): its bytes "
 			"would never be written", rc);
 }
+
+/* Rule WPIN-OWNER, the other way round: a read unpin (no LPC_PIN_WRITE) that
+ * would drop the only pin of a write-pinned page drops the write pin's own:
+ * the page would stay locked with no holder, and every later lock of it
+ * (lpc_pread, lpc_pwrite, writeback) would sleep for ever.  (A read pin
+ * taken on a write-pinned page, by its holder or another thread, is a
+ * second pin: its unpin is fine.) */
+static void debug_check_read_unpin(struct lpc_page *p)
+{
+	lpc_debug_check(!lpc_page_wpinned(p) ||
+				atomic_load_explicit(&p->ref, memory_order_relaxed) >=
+					2 * LPC_PIN_BIAS,
+			"WPIN-OWNER", p,
+			"read unpin (no LPC_PIN_WRITE) of a write pin: its lock would stay held "
+			"with no holder");
+}
 #else
 #define debug_check_dirtied(p, rc) ((void)0)
+#define debug_check_read_unpin(p) ((void)(p))
 #endif
 
 LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
@@ -479,6 +499,9 @@ LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 		}
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (pages[i])
+		if (pages[i]) {
+			if (!(flags & LPC_PIN_WRITE))
+				debug_check_read_unpin(pages[i]);
 			lpc_page_unpin(pages[i]);
+		}
 }

@@ -394,6 +394,32 @@ static void break_wpin_owner(void)
 	lpc_unpin(&p, 1, LPC_PIN_WRITE); /* a read pin unpinned as a write pin */
 }
 
+/* WPIN-GATE: a write pin the file's count does not show (as a WC1 that did
+ * not count its pages): the truncate passes its gate and, holding
+ * trunc_lock and size_lock, would wait for the pinned page's lock. */
+static void break_wpin_gate(void)
+{
+	struct lpc_file *f = wfile();
+	struct lpc_page *p;
+
+	REQUIRE(lpc_pin(f, 0, 4096, LPC_PIN_WRITE, &p, 1) == 1, "write pin");
+	atomic_store(&f->wpins, 0);
+	lpc_truncate(f, 100);
+}
+
+/* WPIN-SELF-WAIT: the holder reads its own write-pinned page (its fallback
+ * copy waits for the pin's lock).  tests/debug/test_debug_wpin_self.c has
+ * the other forbidden self-waits. */
+static void break_wpin_self_wait(void)
+{
+	struct lpc_file *f = wfile();
+	struct lpc_page *p;
+	char buf[16];
+
+	REQUIRE(lpc_pin(f, 0, 4096, LPC_PIN_WRITE, &p, 1) == 1, "write pin");
+	lpc_pread(f, buf, sizeof(buf), 0);
+}
+
 /* Writes (writeback/dirty.c, page/lock.c). */
 static void break_dirty_unlocked(void)
 {
@@ -701,6 +727,8 @@ static const struct {
 	{ "WPIN-WRITEBACK", break_wpin_writeback },
 	{ "WPIN-CLEAN", break_wpin_clean },
 	{ "WPIN-OWNER", break_wpin_owner },
+	{ "WPIN-GATE", break_wpin_gate },
+	{ "WPIN-SELF-WAIT", break_wpin_self_wait },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

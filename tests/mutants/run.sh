@@ -88,7 +88,8 @@
 #                  regress_wpin story "stable")
 #   wpin-no-gate   writeback/truncate.c: lpc_truncate does not wait for the
 #                  file's write pins before it takes its locks (wpin.c WC6;
-#                  rule WPIN-GATE, named by regress_wpin story "cut")
+#                  rule WPIN-GATE, checked by truncate.c under its locks:
+#                  any test that truncates)
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
