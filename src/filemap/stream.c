@@ -70,7 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filemap/filemap.h"
+#include "filemap/stream.h"
 
 /* Entries a batch probes and issues at once (GB1-GB3): on the stack. */
 #define LPC_BATCH_CHUNK 64
@@ -156,31 +156,6 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 	return got;
 }
 
-/* Ring entry flags. */
-#define ENT_CLAIMED 1u /* absent when taken: a frame of the bound (ST1) */
-#define ENT_HANDED 2u  /* handed out (ST3; rule STREAM-TWICE) */
-
-struct lpc_stream {
-	struct lpc_file *f;
-	lpc_stream_cb *cb;
-	void *arg;
-	const uint64_t *indices; /* array mode (cb NULL) */
-	void *const *users;
-	size_t n, pos;
-	uint32_t max_distance, max_pages, distance;
-	uint32_t head, count;	/* the ring: entries [head, head + count) */
-	uint32_t claimed;	/* ST1's claims of the entries in the ring */
-	uint32_t pend;		/* ring entries (from the tail) in the pending run */
-	uint64_t run_s, run_e;	/* the pending run (ST2), run_s == run_e: none */
-	bool ended;
-	int cb_err;
-	struct lpc_stream_ent {
-		uint64_t index;
-		void *user;
-		unsigned flags;
-	} ring[];
-};
-
 #if LPC_DEBUG
 #define stream_check_bound(s)                                                            \
 	lpc_debug_check((s)->claimed <= (s)->max_pages && (s)->count <= (s)->max_distance,  \
@@ -248,7 +223,7 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 			stream_check_bound(s);
 			continue;
 		}
-		e->flags = ENT_CLAIMED;
+		e->flags = LPC_STREAM_CLAIMED;
 		s->claimed++;
 		stream_check_bound(s);
 		if (s->run_s != s->run_e && index != s->run_e)
@@ -328,24 +303,25 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	if (!t)
 		return -ENOMEM;
 	stream_fill(s, t);						/* ST1-ST2 */
+	stream_check_bound(s);
 	if (s->count == 0) {
 		rc = s->cb_err; /* the callback's error, once, then the end */
 		s->cb_err = 0;
 		return rc;
 	}
 	e = &s->ring[s->head];						/* ST3 */
-	lpc_debug_check(!(e->flags & ENT_HANDED), "STREAM-TWICE", NULL,
+	lpc_debug_check(!(e->flags & LPC_STREAM_HANDED), "STREAM-TWICE", NULL,
 			"stream %p hands out its entry for index %llu a second time", (void *)s,
 			(unsigned long long)e->index);
-	e->flags |= ENT_HANDED;
+	e->flags |= LPC_STREAM_HANDED;
 	s->head = (s->head + 1) % s->max_distance;
 	s->count--;
-	if (e->flags & ENT_CLAIMED)
+	if (e->flags & LPC_STREAM_CLAIMED)
 		s->claimed--;
 	/* The distance: from the page's state now (no reference: descriptors
 	 * are never freed, a stale answer only tunes the look-ahead). */
 	if (s->f->locked_lookup) {
-		ready = !(e->flags & ENT_CLAIMED);
+		ready = !(e->flags & LPC_STREAM_CLAIMED);
 	} else {
 		lpc_rcu_read_lock();
 		p = lpc_radix_lookup(&s->f->tree, e->index, NULL);
@@ -355,7 +331,7 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	if (!ready) {
 		s->distance = s->distance * 2 > s->max_distance ? s->max_distance
 								  : s->distance * 2;
-	} else if (!(e->flags & ENT_CLAIMED) && s->distance > 1) {
+	} else if (!(e->flags & LPC_STREAM_CLAIMED) && s->distance > 1) {
 		s->distance--;
 	}
 	if (user)
