@@ -228,11 +228,13 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 		stream_check_bound(s);
 		if (s->run_s != s->run_e && index != s->run_e)
 			stream_flush(s, t);				/* ST2 */
-		if (s->run_s == s->run_e)
+		if (s->run_s == s->run_e) {
 			s->run_s = s->run_e = index;
+			s->run_first = s->taken + s->count - 1;
+		}
 		s->run_e++;
 		s->pend++;
-		if (s->pend >= s->distance / 4 || s->pend >= s->count)
+		if (s->pend >= s->distance / 4 || s->run_first <= s->taken)
 			stream_flush(s, t);
 	}
 	/* The fill stopped (the ring at its distance, or the bound): the
@@ -240,7 +242,7 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 	 * page is taken, may extend it) while look-ahead that is not its own
 	 * lies before it; it goes now when it holds the head (the consumer
 	 * is about to wait on it) or the list ended. */
-	if (s->pend >= s->count || s->ended)
+	if (s->run_first <= s->taken || s->ended)
 		stream_flush(s, t);
 }
 
@@ -316,6 +318,7 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	e->flags |= LPC_STREAM_HANDED;
 	s->head = (s->head + 1) % s->max_distance;
 	s->count--;
+	s->taken++;
 	if (e->flags & LPC_STREAM_CLAIMED)
 		s->claimed--;
 	/* The distance: from the page's state now (no reference: descriptors

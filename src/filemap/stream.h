@@ -24,8 +24,10 @@ struct lpc_stream {
 	uint32_t max_distance, max_pages, distance;
 	uint32_t head, count;	/* the ring: entries [head, head + count) */
 	uint32_t claimed;	/* ST1's claims of the entries in the ring */
-	uint32_t pend;		/* ring entries (from the tail) in the pending run */
+	uint32_t pend;		/* entries in the pending run */
 	uint64_t run_s, run_e;	/* the pending run (ST2), run_s == run_e: none */
+	uint64_t taken;		/* entries handed out: the head's number */
+	uint64_t run_first;	/* the number of the pending run's first entry */
 	bool ended;
 	int cb_err;
 	struct lpc_stream_ent {
