@@ -38,8 +38,11 @@
  *    for ever.
  *  - Signal handlers: only lpc_config_init, lpc_page_data and lpc_version are
  *    async-signal-safe.  Every other function takes locks or allocates.
- *  - Re-entry: lpc calls no user code (no callbacks), so no lpc function runs
- *    inside another; a signal handler must not call into lpc either.
+ *  - Re-entry: lpc calls no user code but lpc_page_read's fn (which may not
+ *    call lpc) and a read stream's callback (inside lpc_stream_next, with no
+ *    lpc lock held; it may call lpc but not its stream), so no other lpc
+ *    function runs inside another; a signal handler must not call into lpc
+ *    either.
  *  - Lifetimes: no function may be called on a cache while another thread is
  *    inside lpc_cache_destroy() for it, nor on a file after its last close
  *    has returned.  Pages keep their own lifetime: see B.2.

@@ -62,6 +62,9 @@
  *      close of the file waits for them, Q3), so a close with reads in
  *      flight leaves them to finish, and their pages stay cached (RA: the
  *      first evicted when nobody uses them).
+ * So the stream adds no protocol between threads (no Promela model of its
+ * own): what crosses threads is the readahead jobs (ra_worker.c Q0-Q7, model
+ * ra_pool.pml) and the pages (miss.c M1-M6, model spec_get.pml).
  * The frames the stream may have locked or filled ahead of its consumer are
  * at most `claimed` <= max_pages; the pages it has handed out are the
  * consumer's (one reference each, put by the consumer).
