@@ -38,8 +38,11 @@
  *    for ever.
  *  - Signal handlers: only lpc_config_init, lpc_page_data and lpc_version are
  *    async-signal-safe.  Every other function takes locks or allocates.
- *  - Re-entry: lpc calls no user code (no callbacks), so no lpc function runs
- *    inside another; a signal handler must not call into lpc either.
+ *  - Re-entry: lpc calls no user code but lpc_page_read's fn (which may not
+ *    call lpc) and a read stream's callback (inside lpc_stream_next, with no
+ *    lpc lock held; it may call lpc but not its stream), so no other lpc
+ *    function runs inside another; a signal handler must not call into lpc
+ *    either.
  *  - Lifetimes: no function may be called on a cache while another thread is
  *    inside lpc_cache_destroy() for it, nor on a file after its last close
  *    has returned.  Pages keep their own lifetime: see B.2.
@@ -1143,6 +1146,99 @@ int lpc_ns_rename(struct lpc_ns *ns, const struct lpc_cred *cred, const char *ol
 int lpc_ns_chmod(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path, mode_t mode);
 int lpc_ns_setacl(struct lpc_ns *ns, const struct lpc_cred *cred, const char *path,
 		  const struct lpc_acl_entry *acl, unsigned n);
+
+/*
+ * Many misses in flight from one thread: batched gets and read streams
+ * (src/filemap/stream.c; tests/unit/test_stream.c).  The
+ * absent pages are read as readahead reads a window: adjacent ones in one
+ * I/O, several runs at the device at once (the readahead threads; LOCKED
+ * mode reads them in the calling thread, one run after the other), with
+ * free frames only, within readahead's share of the cache (a quarter of the
+ * frames), so neither ever makes another thread wait for a frame: short of
+ * frames, they read less ahead, and each page is then read as lpc_page_get
+ * reads it.  Every page handed out has lpc_page_get's guarantees (A.1,
+ * C.1-C.3).
+ *
+ * lpc_page_get_batch gets the pages of f at indices[0..n), as n calls of
+ * lpc_page_get (flags must be 0) would, but first starts the reads of every
+ * absent page among them together.  On return each entry has its own
+ * result: errs[i] is 0 with pages[i] referenced and UPTODATE, or a negative
+ * errno as lpc_page_get's (-ENXIO past the end of the file; -EIO when that
+ * page's own read failed: a failed run is read again page by page, so only
+ * the bad page fails; -ENOMEM) with pages[i] NULL.  The caller puts every
+ * pages[i] that is not NULL, once each: an index that appears k times in
+ * the array is read once and holds k references, one per entry.  Entries
+ * are completed in array order; the reads may complete in any order.
+ * Return: the number of entries that got their page (0..n); -EINVAL for a
+ * NULL f, NULL arrays with n > 0, n > INT32_MAX or unknown flags (nothing
+ * held); -ENOMEM when the thread's block cannot be allocated (nothing held).
+ * Context: lpc_page_get's (may sleep, do I/O, wait for a grace period),
+ * plus the readahead queue's mutex; may start a readahead thread.
+ */
+int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, size_t n, unsigned flags,
+		       struct lpc_page **pages, int *errs);
+
+/*
+ * A read stream: the pages of f at the indices a callback produces, in the
+ * order it produces them, read ahead of the consumer (PostgreSQL's
+ * read_stream).  The stream looks up to `distance` entries ahead: the
+ * distance doubles (up to max_distance) each time the consumer would wait
+ * for a page, and shrinks by one each time it takes a page that was cached
+ * when the stream first saw it, so a list that hits costs no look-ahead.
+ * Adjacent absent pages of the look-ahead are read with one I/O.  The
+ * stream never has more than max_pages pages read or being read ahead of
+ * its consumer (the frame bound; capped at a quarter of the cache's
+ * frames); it holds no page reference and no lock between calls.
+ *
+ * cb(arg, &index, &user) returns 1 with the next entry (its page index and
+ * a pointer handed back with its page), 0 at the end of the list, or a
+ * negative errno that ends the list (lpc_stream_next returns it once, after
+ * the entries before it).  It runs inside lpc_stream_next (and only there),
+ * in the calling thread, with no lpc lock held: it may call lpc, but not
+ * this stream.  With cb NULL the list is opts->indices[0..n), the user
+ * pointers opts->users[i] (NULL users: NULL pointers).
+ */
+struct lpc_stream;
+typedef int lpc_stream_cb(void *arg, uint64_t *index, void **user);
+struct lpc_stream_opts {
+	uint32_t max_distance;   /* entries looked ahead at most (0: 64; at most 4096) */
+	uint32_t max_pages;      /* pages read ahead at once at most (0 or more: max_distance) */
+	const uint64_t *indices; /* the list when cb is NULL */
+	void *const *users;      /* its user pointers, or NULL */
+	size_t n;                /* entries of indices */
+};
+
+/*
+ * Opens a stream over f (opts NULL: the defaults and an empty array).
+ * Return: 0 with *out; -EINVAL for a NULL f or out, NULL indices with n > 0
+ * and no cb, or max_distance over 4096; -ENOMEM.
+ * Context: allocates; no I/O, no lock.  A stream is used by one thread at a
+ * time, and closed before the last close of its file.
+ */
+int lpc_stream_open(struct lpc_file *f, lpc_stream_cb *cb, void *arg,
+		    const struct lpc_stream_opts *opts, struct lpc_stream **out);
+
+/*
+ * The next entry, in the order the list gave them.  Each entry is handed out
+ * exactly once.  Return: 1 with *page referenced and UPTODATE (the caller
+ * puts it) and *user the entry's pointer; 0 at the end (then always 0);
+ * a negative errno for this entry's page, as lpc_page_get's (-ENXIO, -EIO,
+ * -ENOMEM; *page NULL, *user the entry's: the stream goes on with the next
+ * entry at the next call), or the callback's error; -EINVAL for a NULL s or
+ * page.  user may be NULL.
+ * Context: lpc_page_get's, plus the callback, and the readahead queue's
+ * mutex; may start a readahead thread.
+ */
+int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, void **user);
+
+/*
+ * Frees the stream, at any point of its list.  Reads it started and that are
+ * still in flight complete on their own (the readahead threads), and their
+ * pages stay cached; pages it handed out stay the caller's.  NULL is
+ * ignored.
+ * Context: any thread but a signal handler; no I/O, no wait.
+ */
+void lpc_stream_close(struct lpc_stream *s);
 
 #ifdef __cplusplus
 }

@@ -474,6 +474,9 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
  * continues it.  Tried only (ra_lock busy: nothing). */
 void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next);
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
+/* run.c U1's probe: true if page `index` of f is in its index now (no
+ * reference taken, nothing relied on).  Context: outside a read section. */
+bool lpc_filemap_present(struct lpc_file *f, uint64_t index);
 void lpc_ra_quiesce(struct lpc_file *f);
 void lpc_ra_worker_stop(struct lpc_files *fs);
 /* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,

@@ -93,8 +93,8 @@
 
 #include "filemap/filemap.h"
 
-/* U1's probe: true if page `index` of f is in the index now. */
-static bool run_present(struct lpc_file *f, uint64_t index)
+/* U1's probe (filemap.h). */
+bool lpc_filemap_present(struct lpc_file *f, uint64_t index)
 {
 	void *p;
 
@@ -138,7 +138,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	/* U1.  Readahead alone (nr 0): from the first absent page of the
 	 * window; none absent, nothing to do. */
 	if (nr == 0) {
-		while (ra > 0 && run_present(f, index)) {
+		while (ra > 0 && lpc_filemap_present(f, index)) {
 			index++;
 			ra--;
 		}
@@ -163,7 +163,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	if (n == 0)
 		n = 1;
 	for (k = 1; k < n; k++)
-		if (run_present(f, index + k))
+		if (lpc_filemap_present(f, index + k))
 			break;
 	n = k;
 

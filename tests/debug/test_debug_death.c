@@ -28,6 +28,7 @@
 
 #include "cache/cache.h"
 #include "filemap/optimistic.h"
+#include "filemap/stream.h"
 #include "names/names.h"
 #include "../common/lpc_test.h"
 
@@ -252,6 +253,39 @@ static void run_broken(void (*what)(struct lpc_page *p))
 	run_broken_ops.readv = run_broken_readv;
 	cache->io.ops = &run_broken_ops;
 	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
+}
+
+/* STREAM-BOUND: the stream's claims pass its frame bound (a fill that
+ * ignored it). */
+static void break_stream_bound(void)
+{
+	static const uint64_t v[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct lpc_stream *s;
+	struct lpc_page *p;
+
+	REQUIRE(lpc_stream_open(file, NULL, NULL,
+				&(struct lpc_stream_opts){ .max_pages = 4, .indices = v, .n = 8 },
+				&s) == 0, "stream");
+	s->claimed = s->max_pages + 1;
+	lpc_stream_next(s, &p, NULL);
+}
+
+/* STREAM-TWICE: the entry just handed out comes back to the ring's head (a
+ * next that did not advance it). */
+static void break_stream_twice(void)
+{
+	static const uint64_t v[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct lpc_stream *s;
+	struct lpc_page *p;
+
+	REQUIRE(lpc_stream_open(file, NULL, NULL,
+				&(struct lpc_stream_opts){ .indices = v, .n = 8 }, &s) == 0,
+		"stream");
+	REQUIRE(lpc_stream_next(s, &p, NULL) == 1, "entry 0");
+	lpc_page_put(p);
+	s->head = (s->head + s->max_distance - 1) % s->max_distance;
+	s->count++;
+	lpc_stream_next(s, &p, NULL);
 }
 
 /* RUN-FRAME-IN-FLIGHT: the frame changes identity, as if freed and reused. */
@@ -729,6 +763,8 @@ static const struct {
 	{ "WPIN-OWNER", break_wpin_owner },
 	{ "WPIN-GATE", break_wpin_gate },
 	{ "WPIN-SELF-WAIT", break_wpin_self_wait },
+	{ "STREAM-BOUND", break_stream_bound },
+	{ "STREAM-TWICE", break_stream_twice },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

@@ -157,14 +157,14 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 enum opk {
 	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
 	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
-	OP_FADVISE, OP_WPIN, OP_N
+	OP_FADVISE, OP_WPIN, OP_BATCH, OP_STREAM, OP_N
 };
 
 static const unsigned op_weight[OP_N] = {
 	[OP_PWRITE] = 24, [OP_PREAD] = 14, [OP_GET] = 6,  [OP_FIND] = 5,   [OP_PUT] = 7,
 	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
 	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
-	[OP_STATS] = 2,	  [OP_FADVISE] = 5, [OP_WPIN] = 5,
+	[OP_STATS] = 2,	  [OP_FADVISE] = 5, [OP_WPIN] = 5, [OP_BATCH] = 4, [OP_STREAM] = 4,
 };
 
 /* One call: its kind, its file, and raw random parameters that the call
@@ -541,6 +541,91 @@ static bool apply(struct run *r, const struct op *o)
 		r->held_pages++;
 		return check_page(r, m, index, lpc_page_data(p),
 				  o->k == OP_GET ? "lpc_page_get" : "lpc_page_find");
+	}
+	case OP_BATCH:
+	case OP_STREAM: {
+		/* lpc_page_get_batch, or a stream over an array consumed up to a
+		 * point (the consumer may stop early): random, clustered and
+		 * repeated indices, some past the end; every entry its page or
+		 * -ENXIO, byte for byte, put at once. */
+		uint64_t idx[16];
+		struct lpc_page *pg[16];
+		int errs[16];
+		unsigned nb = 1 + (unsigned)(o->c % 16), stop_at, i;
+		uint64_t sd = o->b;
+
+		if (r->held_pages + nb > r->budget)
+			return true;
+		for (i = 0; i < nb; i++) {
+			uint64_t x = tst_rnd(&sd);
+
+			idx[i] = x % 3 == 0 && i ? idx[i - 1] + (x >> 8) % 2 : (x >> 8) % (maxpages + 1);
+		}
+		if (o->k == OP_BATCH) {
+			int got = lpc_page_get_batch(f, idx, nb, 0, pg, errs);
+			int want = 0;
+			bool ok = true;
+
+			say(r, "lpc_page_get_batch(f%u, %u entries from %llu) = %d\n", fi, nb,
+			    (unsigned long long)idx[0], got);
+			for (i = 0; i < nb && ok; i++) {
+				bool past = idx[i] * ps >= m->size;
+
+				want += !past;
+				if (errs[i] != (past ? -ENXIO : 0) || (pg[i] == NULL) != past)
+					ok = fail(r, "lpc_page_get_batch entry %u (page %llu, size %llu): %d",
+						  i, (unsigned long long)idx[i],
+						  (unsigned long long)m->size, errs[i]);
+				else if (!past)
+					ok = check_page(r, m, idx[i], lpc_page_data(pg[i]),
+							"lpc_page_get_batch");
+			}
+			for (i = 0; i < nb; i++)
+				lpc_page_put(pg[i]);
+			if (ok && got != want)
+				ok = fail(r, "lpc_page_get_batch = %d, want %d", got, want);
+			return ok;
+		}
+		{
+			struct lpc_stream_opts so = { .max_distance = (uint32_t)(o->c >> 8) % 20,
+						      .max_pages = (uint32_t)(o->c >> 16) % 6,
+						      .indices = idx, .n = nb };
+			void *users[16];
+			struct lpc_stream *st = NULL;
+			bool ok = true;
+
+			for (i = 0; i < nb; i++)
+				users[i] = &idx[i];
+			so.users = users;
+			stop_at = (unsigned)(o->a % (nb + 2)); /* > nb: to the end and past */
+			rc = lpc_stream_open(f, NULL, NULL, &so, &st);
+			say(r, "lpc_stream_open(f%u, %u entries, distance %u, pages %u) = %d\n", fi, nb,
+			    so.max_distance, so.max_pages, rc);
+			if (rc)
+				return fail(r, "lpc_stream_open = %d", rc);
+			for (i = 0; i < stop_at && ok; i++) {
+				struct lpc_page *p = NULL;
+				void *u = NULL;
+				bool past = i < nb && idx[i] * ps >= m->size;
+
+				rc = lpc_stream_next(st, &p, &u);
+				if (i >= nb) {
+					if (rc != 0)
+						ok = fail(r, "lpc_stream_next past the list = %d", rc);
+					break;
+				}
+				if (rc != (past ? -ENXIO : 1) || u != users[i])
+					ok = fail(r, "lpc_stream_next entry %u (page %llu, size %llu) = %d",
+						  i, (unsigned long long)idx[i],
+						  (unsigned long long)m->size, rc);
+				else if (!past)
+					ok = check_page(r, m, idx[i], lpc_page_data(p), "lpc_stream_next");
+				lpc_page_put(p);
+			}
+			lpc_stream_close(st);
+			say(r, "lpc_stream_close after %u entries\n", i);
+			return ok;
+		}
 	}
 	case OP_PUT: {
 		unsigned i;

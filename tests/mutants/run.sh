@@ -94,6 +94,12 @@
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
 #                  the drain in every variant.
+#   stream-twice   filemap/stream.c: ST3 hands out the ring's head without
+#                  moving past it (an entry, its page, handed out twice;
+#                  rule STREAM-TWICE, in test_stream)
+#   stream-bound   filemap/stream.c: ST1's fill ignores the frame bound
+#                  (claims past max_pages; rule STREAM-BOUND, in
+#                  test_stream's bounded streams)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -142,6 +148,8 @@ mutants=(
 	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
 	'wpin-no-stable|src/writeback/wpin.c|s@if (likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
 	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
+	'stream-twice|src/filemap/stream.c|s@^\ts->head = (s->head + 1) % s->max_distance;@\t(void)0; /* MUTANT: ST3 keeps the head */@'
+	'stream-bound|src/filemap/stream.c|s@^\t\tif (s->claimed >= s->max_pages)$@\t\tif (0) /* MUTANT: ST1 ignores the bound */@'
 )
 # Run by a plain run and when named, skipped by --quick.
 # The mutants of the file's size, of readahead and of the last close are
@@ -150,11 +158,13 @@ mutants=(
 # so --quick leaves them out and CI's time stays put.  So are the write
 # pins' (test_wpin, regress_wpin); wpin-no-gate still SURVIVES (its story
 # "truncate-holder" deadlocks under it until the watchdog: a timeout, not a
-# named rule), an open item.
+# named rule), an open item.  And the read stream's (test_stream, every
+# debug variant).
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
 	free-in-flight pending-tail-stale
-	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate)
+	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
+	stream-twice stream-bound)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -14,6 +14,7 @@ extern const struct bench bench_read;
 extern const struct bench bench_scan;
 extern const struct bench bench_pin;
 extern const struct bench bench_fault;
+extern const struct bench bench_stream;
 extern const struct bench bench_walk;
 extern const struct bench bench_write;
 extern const struct bench bench_sqlite;

@@ -58,6 +58,7 @@ static const struct bench *const benches[] = {
 	&bench_scan,
 	&bench_pin,
 	&bench_fault,
+	&bench_stream,
 	&bench_walk,
 	&bench_write,
 	&bench_sqlite,
