@@ -473,6 +473,53 @@ static void identity(void)
 	tub_free(t3);
 }
 
+/* BK5: the storage resized behind lpc's back. */
+static void resized_behind(void)
+{
+	char path[600];
+	struct lpc_cache *c = tst_wcache_create(64, PS, LPC_IO_SYNC, 60000, 80, 90);
+	struct tub *t;
+	struct lpc_file *f;
+	unsigned char want[8 * 4096], got[8 * 4096];
+	int fd;
+
+	tst_wfile("b", path, sizeof(path), 4 * PS, 41);
+	tst_file_bytes(41, 0, want, 4 * PS);
+	t = tub_new(path, PS, false);
+	REQUIRE(t);
+	f = open_tub(c, path, &tub_ops, t, O_RDWR);
+	CHECK_EQ(lpc_pread(f, got, PS, 0), (ssize_t)PS);
+	/* Grown by another client before lpc wrote: a read past lpc's end
+	 * asks the size again and sees it. */
+	fd = open(path, O_RDWR);
+	REQUIRE(fd >= 0);
+	memset(want + 4 * PS, 0x42, 2 * PS);
+	CHECK_EQ(pwrite(fd, want + 4 * PS, 2 * PS, 4 * PS), (ssize_t)(2 * PS));
+	CHECK_EQ(lpc_pread(f, got, 2 * PS, 4 * PS), (ssize_t)(2 * PS), "growth seen (BK5)");
+	CHECK(!memcmp(got, want + 4 * PS, 2 * PS), "the new bytes");
+	/* Shrunk behind lpc: lpc's size follows the storage (a short read
+	 * asks it, BK5), or a page still cached keeps its bytes; never an
+	 * error, never bytes that were not the file's. */
+	CHECK_EQ(ftruncate(fd, 2 * PS), 0);
+	{
+		ssize_t r;
+
+		memset(got, 0xff, PS);
+		r = lpc_pread(f, got, PS, 3 * PS);
+		CHECK(r == 0 || r == (ssize_t)PS, "a page past the storage's new end: %zd", r);
+		for (ssize_t i = 0; i < r; i++)
+			if (got[i] != 0 && got[i] != want[3 * PS + i]) {
+				CHECK(0, "byte %zd of page 3 is neither zero nor the old byte", i);
+				break;
+			}
+		printf("    shrink behind: lpc_pread at the old page 3 = %zd\n", r);
+	}
+	close(fd);
+	CHECK_EQ(lpc_file_close(f), 0);
+	tub_free(t);
+	tst_cache_destroy(c);
+}
+
 static void copy_fn(const void *data, size_t len, void *arg)
 {
 	memcpy(arg, data, len);
@@ -549,6 +596,7 @@ int main(int argc, char **argv)
 	TST_RUN(write_errors(&tub_ops_plain, ENOSPC));
 	TST_RUN(overrun());
 	TST_RUN(identity());
+	TST_RUN(resized_behind());
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKLESS));
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKED));
 	return tst_finish();
