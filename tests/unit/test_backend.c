@@ -286,7 +286,7 @@ static void write_errors(const struct lpc_backend_ops *ops, int err)
 	CHECK_EQ(lpc_fsync(f), -err, "the write error (BK4, J.3)");
 	CHECK_EQ(lpc_fsync(f), -err, "still failing: a new error");
 	lpc_stats(c, &s);
-	CHECK_EQ(s.dirty_pages, 6, "the failed pages stay dirty");
+	CHECK_EQ(s.dirty_pages, 6, "rule WRITE-ERROR-KEEPS-DIRTY violated: failed pages stay dirty");
 	CHECK_EQ(lpc_invalidate(f, 0, 0), 0, "and are never dropped");
 	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)(5 * PS + 100));
 	CHECK(!memcmp(got, want, 5 * PS + 100), "readable with the written data");
@@ -442,7 +442,9 @@ static void identity(void)
 	CHECK(tst_kernel_equals(path, want, sizeof(want)));
 	CHECK_EQ(lpc_file_close(f), 0);
 	CHECK_EQ(lpc_file_close(g), 0);
-	CHECK_EQ(atomic_load(&t1->released), 0, "parked until the last close");
+	CHECK_EQ(atomic_load(&t1->released), 0,
+		 "rule HANDLE-PARKED violated: the read-only handle was released before the "
+		 "last close (filemap/file.c ZN3)");
 	CHECK_EQ(lpc_file_close(h), 0);
 	CHECK_EQ(atomic_load(&t1->released), 1, "released at the last close");
 	CHECK_EQ(atomic_load(&t3->released), 1);
