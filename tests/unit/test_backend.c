@@ -522,6 +522,95 @@ static void resized_behind(void)
 	tst_cache_destroy(c);
 }
 
+/* ZN3 under I/O: readers keep missing (invalidate, then read) on a copy
+ * open read-only while another thread opens it read-write and writes: the
+ * readers use either handle, no write ever goes through the read-only one,
+ * and both are released once, at the last close. */
+struct upg {
+	struct lpc_file *f;
+	const unsigned char *want;
+	size_t size;
+	_Atomic bool stop;
+	_Atomic unsigned long reads, bad;
+};
+
+static void *upg_reader(void *arg)
+{
+	struct upg *u = arg;
+	unsigned char buf[3 * 4096];
+	uint64_t seed = (uint64_t)(uintptr_t)&buf;
+
+	while (!atomic_load(&u->stop)) {
+		uint64_t off = tst_rnd(&seed) % (u->size - sizeof(buf));
+		ssize_t r = lpc_pread(u->f, buf, sizeof(buf), off);
+
+		/* The writer changes bytes [0, PS) only: the rest is the file's. */
+		if (r != (ssize_t)sizeof(buf) ||
+		    (off >= PS && memcmp(buf, u->want + off, sizeof(buf))))
+			atomic_fetch_add(&u->bad, 1);
+		lpc_invalidate(u->f, off, sizeof(buf));
+		atomic_fetch_add(&u->reads, 1);
+	}
+	return NULL;
+}
+
+static void upgrade_under_io(void)
+{
+	char path[600];
+	struct lpc_cache *c = tst_wcache_create(32, PS, LPC_IO_SYNC, 1, 5, 10);
+	struct tub *ro, *rw;
+	struct lpc_file *f, *g;
+	size_t size = 64 * PS;
+	unsigned char *want = malloc(size);
+	struct upg u = { .size = size };
+	pthread_t th[3];
+
+	REQUIRE(want);
+	tst_wfile("b", path, sizeof(path), size, 42);
+	tst_file_bytes(42, 0, want, size);
+	ro = tub_new(path, PS, true);
+	rw = tub_new(path, PS, false);
+	REQUIRE(ro && rw);
+	f = open_tub(c, "upgrade", &tub_ops, ro, O_RDONLY);
+	u.f = f;
+	u.want = want;
+	for (int i = 0; i < 3; i++)
+		REQUIRE(pthread_create(&th[i], NULL, upg_reader, &u) == 0);
+	tst_sleep_us(20000);
+	g = open_tub(c, "upgrade", &tub_ops, rw, O_RDWR);
+	CHECK(g == f, "one copy");
+	for (int k = 0; k < 200; k++) {
+		unsigned char b[64];
+
+		memset(b, k, sizeof(b));
+		CHECK_EQ(lpc_pwrite(g, b, sizeof(b), (uint64_t)(k % 60) * 64), (ssize_t)sizeof(b));
+		memcpy(want + (k % 60) * 64, b, sizeof(b));
+		if (k % 50 == 0)
+			CHECK_EQ(lpc_fsync(g), 0);
+	}
+	CHECK_EQ(lpc_fsync(g), 0);
+	tst_sleep_us(20000);
+	atomic_store(&u.stop, true);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(atomic_load(&u.bad), 0, "every read right (%lu reads)", atomic_load(&u.reads));
+	CHECK(tst_kernel_equals(path, want, size), "the storage");
+	CHECK_EQ(lpc_file_close(f), 0);
+	CHECK_EQ(atomic_load(&ro->released), 0,
+		 "rule HANDLE-PARKED violated: the read-only handle was released before the "
+		 "last close (filemap/file.c ZN3)");
+	CHECK_EQ(lpc_file_close(g), 0);
+	CHECK_EQ(atomic_load(&ro->released), 1);
+	CHECK_EQ(atomic_load(&rw->released), 1);
+	CHECK_EQ(atomic_load(&ro->breaches) + atomic_load(&rw->breaches), 0,
+		 "no write through the read-only handle, BK3 kept");
+	CHECK_EQ(atomic_load(&ro->after_release) + atomic_load(&rw->after_release), 0);
+	tub_free(ro);
+	tub_free(rw);
+	tst_cache_destroy(c);
+	free(want);
+}
+
 static void copy_fn(const void *data, size_t len, void *arg)
 {
 	memcpy(arg, data, len);
@@ -599,6 +688,7 @@ int main(int argc, char **argv)
 	TST_RUN(overrun());
 	TST_RUN(identity());
 	TST_RUN(resized_behind());
+	TST_RUN(upgrade_under_io());
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKLESS));
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKED));
 	return tst_finish();
