@@ -38,8 +38,10 @@
  *    for ever.
  *  - Signal handlers: only lpc_config_init, lpc_page_data and lpc_version are
  *    async-signal-safe.  Every other function takes locks or allocates.
- *  - Re-entry: lpc calls no user code (no callbacks), so no lpc function runs
- *    inside another; a signal handler must not call into lpc either.
+ *  - Re-entry: lpc calls no user code (no callbacks) but the operations of a
+ *    user backend (lpc_file_open_backend), which must not call lpc; so no
+ *    lpc function runs inside another; a signal handler must not call into
+ *    lpc either.
  *  - Lifetimes: no function may be called on a cache while another thread is
  *    inside lpc_cache_destroy() for it, nor on a file after its last close
  *    has returned.  Pages keep their own lifetime: see B.2.
@@ -993,6 +995,170 @@ int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags, lpc_page_r
  * flight); no I/O, no grace period; does not register the thread.
  */
 void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
+
+/*
+ * User backends: storage of the user's under a cached file
+ * (lpc_file_open_backend; its man page says the same at length).
+ *
+ * A backend is a table of operations (struct lpc_backend_ops) and an opaque
+ * handle: lpc calls the operations with the handle to read runs of pages
+ * into its frames, write dirty runs back, make them durable, resize the
+ * storage object and ask its size.  Anything can sit under lpc this way: a
+ * network block protocol, an SPDK device, an object store, a Ceph RBD image
+ * through librbd.  examples/ has one over a second file that counts its
+ * I/Os (counting_backend).
+ * Everything else works over it as over a path: misses and runs,
+ * readahead, eviction, writeback batches and the flusher, lpc_fsync's
+ * error reporting (J.3), lpc_truncate, pins, optimistic reads.
+ *
+ * Form.  Version 1 (this table) is synchronous: each operation does its
+ * whole transfer and returns its result; lpc gets concurrency by calling
+ * operations from several threads at once (the callers' and its own).  An
+ * asynchronous form (a submit operation and a completion the backend posts,
+ * many runs in flight per thread) is planned as version 2 of the table; a
+ * version-1 table will stay valid: lpc reads only the fields of the version
+ * a table declares.
+ *
+ * Rules for every operation (BK1-BK6):
+ *  BK1 Threads: it is called from the thread of the lpc call that needs it
+ *      (a miss of lpc_page_get, lpc_pread, lpc_pin or lpc_page_read; a
+ *      throttled lpc_pwrite; lpc_fsync; lpc_truncate; the last
+ *      lpc_file_close; lpc_cache_destroy) or from one of lpc's own threads
+ *      (the readahead worker, the flusher), several at once on one handle,
+ *      reads and writes of one range included: operations must be
+ *      thread-safe and give pread(2)/pwrite(2) semantics (a read that
+ *      overlaps a write of the same bytes returns either version of each
+ *      byte).  Never from a signal handler, nor inside an RCU read section.
+ *  BK2 Blocking: it may block (sleep, wait for the network) as long as it
+ *      needs.  Across it lpc holds the page locks of the pages in the
+ *      transfer, and may hold locks of the file (its size and truncate
+ *      locks; its index rwlock across a read in LPC_LOOKUP_LOCKED), never a
+ *      lock of the whole cache: a slow operation delays calls on those pages
+ *      and that file only.  It must not call lpc (any function, any cache):
+ *      those locks may be held.  It retries EINTR itself.
+ *  BK3 Frames: off is a multiple of the cache's page size; iov[k] is the
+ *      frame of page off / page size + k, iov_len the page size, iov_base
+ *      aligned to the page size (a frame, or a bounce buffer aligned so);
+ *      1 <= iovcnt <= 1024.  One exception: when lpc completes a short
+ *      write (below), the rest starts where the backend stopped.  The
+ *      operation must not keep a pointer to the frames after it returns.
+ *  BK4 Results: bytes transferred (never more than asked: lpc takes more as
+ *      -EIO, and LPC_DEBUG builds stop on rule BACKEND-OVERRUN), or a
+ *      negative errno.  The errno reaches callers as the calls' contracts
+ *      say of the kernel's errors: a read error fails the pages of that
+ *      read and nothing is cached (C.1, C.2); a write error keeps the pages
+ *      dirty with their data, they are written again by the next writeback,
+ *      and the error goes to lpc_fsync or the last close (J.3); a sync
+ *      error to lpc_fsync; a truncate error to lpc_truncate (or, from the
+ *      size publication, J.7, to lpc_fsync).  The fault-injection hook of
+ *      lpc's tests applies to these operations as to the built-in backends.
+ *  BK5 Size: the size operation's answer at open is the file's size (the
+ *      truth).  Until lpc writes or truncates the file, lpc's size follows
+ *      the storage as it does a kernel's file: a look past the end asks
+ *      size again, so growth by another client is seen; a read that comes
+ *      back short (the storage shrank) reads once more and then, where size
+ *      says the storage still goes on, fails with -EIO (C.3).  Once lpc has
+ *      written or truncated the file, lpc's size is its own (J.7): another
+ *      client's growth is not seen until the name's last close and a new
+ *      open, and cached pages are never checked against the storage again:
+ *      lpc caches one client's view; a second writer is the storage's or
+ *      the user's affair (exclusive locks, or opening read-only).
+ *  BK6 Writes of whole pages may end past the storage's size (the last
+ *      page): like a file, the storage grows; lpc then calls truncate to
+ *      cut the tail back to lpc's size, or to extend the storage to it
+ *      (J.7's publication, at lpc_fsync, at the last close and after a
+ *      write that ended past lpc's size).
+ */
+#define LPC_BACKEND_V1 1
+
+/* One run of a batched write (write_batch): iovcnt frames written at off. */
+struct lpc_backend_run {
+	const struct iovec *iov;
+	int iovcnt;
+	uint64_t off;
+	ssize_t res; /* set by write_batch: bytes written (all, or fewer: lpc
+		      * writes the rest with write), or a negative errno */
+};
+
+struct lpc_backend_ops {
+	/* LPC_BACKEND_V1.  Any other value: lpc_file_open_backend returns
+	 * -EINVAL (a later lpc reads a later version's fields). */
+	uint32_t version;
+	uint32_t reserved; /* must be zero */
+	/* Required.  Reads the run of iovcnt whole pages at off (BK3) into
+	 * iov, completing a partial transfer itself.  Return: the bytes read;
+	 * fewer than asked only where the storage object ends (lpc zeroes the
+	 * rest of the page and asks size whether it really ends there, C.3);
+	 * a negative errno when the read failed (nothing of it is cached). */
+	ssize_t (*read)(void *handle, const struct iovec *iov, int iovcnt, uint64_t off);
+	/* Required (lpc calls it only on a file opened read-write).  Writes
+	 * iov at off.  Return: the bytes written from the start, all of them
+	 * or fewer (lpc writes the rest again at once; 0 bytes is taken as
+	 * -EIO); a negative errno: the write failed with an unknown part of
+	 * it on the storage; the pages stay dirty (BK4). */
+	ssize_t (*write)(void *handle, const struct iovec *iov, int iovcnt, uint64_t off);
+	/* Optional (NULL: lpc calls write for each run).  Writes the nruns
+	 * runs of one writeback pass (up to 128 runs, 1024 pages; disjoint,
+	 * in ascending order), together where the storage can (one network
+	 * round trip, one queue submission), and sets each run's res. */
+	void (*write_batch)(void *handle, struct lpc_backend_run *runs, int nruns);
+	/* Optional (NULL: writes are durable when write returns).  Makes every
+	 * write that returned before the call durable (fdatasync(2)'s
+	 * promise).  lpc_fsync calls it after its writes.  Return: 0 or a
+	 * negative errno, which lpc_fsync returns (J.3). */
+	int (*sync)(void *handle);
+	/* Optional (NULL: the storage's size is fixed, and lpc_truncate, or a
+	 * publication that needs to change it, returns -EOPNOTSUPP).  Sets the
+	 * storage object's size: shrinks it, or extends it with zeros.
+	 * Return: 0 or a negative errno. */
+	int (*truncate)(void *handle, uint64_t size);
+	/* Required.  The storage object's size in bytes now, in *size (BK5).
+	 * Return: 0 or a negative errno. */
+	int (*size)(void *handle, uint64_t *size);
+	/* Optional.  Called once for every handle lpc took (see
+	 * lpc_file_open_backend), after lpc's last operation on it: the handle
+	 * is the user's again (to close the connection, free it).  Called on
+	 * the thread of the last lpc_file_close (after its writeback) or of
+	 * lpc_cache_destroy, or of the open that did not need the handle. */
+	void (*release)(void *handle);
+};
+
+/*
+ * Opens the storage object `name` over a user backend: ops and handle (see
+ * above).  name is the object's identity in this cache (any string, e.g.
+ * "rbd:pool/image"; copied): opening a name that is open in this cache, or
+ * in its last close, returns that lpc_file (one cached copy per name, A.5
+ * as for paths: the close of each open is counted, the last writes back);
+ * names and paths are apart: lpc_file_open never finds a name, nor this
+ * call a path.  Two names for one storage object are two copies: lpc cannot
+ * tell, and the user must not.  The table `ops` must stay valid and
+ * unchanged while the file is open; a name already open must be opened
+ * with the same table.
+ * oflags: O_RDONLY or O_RDWR (O_WRONLY opens read-write: lpc reads what it
+ * caches); nothing else (O_CREAT, O_TRUNC, ...: -EINVAL; lpc_truncate(f, 0)
+ * after the open truncates).  On a file opened read-only lpc never calls
+ * write, write_batch or truncate.
+ * The handle: on success it is lpc's until lpc calls ops->release(handle)
+ * (once).  When the name was open already: read-only, and this open is
+ * read-write, the copy switches to this handle for every later operation
+ * and the old one is released at the last close (an operation begun on it
+ * may still run until then); otherwise this handle is not needed and
+ * released before the call returns.  On failure it stays the caller's:
+ * release is not called.
+ * The size: ops->size is called before files_lock is taken, on every open;
+ * for a new copy its answer is the file's size (BK5).
+ * Return: 0 with *out; -EINVAL for a NULL c, name, ops or out, an empty
+ * name or one of 4096 bytes or more, a version other than LPC_BACKEND_V1,
+ * non-zero reserved, a NULL read, write or size, other oflags, or a name
+ * open with another table; -ENOMEM when the thread's block or the file
+ * cannot be allocated; the size operation's negative errno.
+ * Context: may sleep (the size operation, malloc); no page I/O, no grace
+ * period; never waits for a close; takes files_lock (no operation runs
+ * under it), and lpc_threads_lock on the thread's first call.
+ */
+int lpc_file_open_backend(struct lpc_cache *c, const char *name,
+			  const struct lpc_backend_ops *ops, void *handle, int oflags,
+			  struct lpc_file **out);
 
 /*
  * Names: a path cache with rcu-walk (lpc_ns_*).  A namespace caches the
