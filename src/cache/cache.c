@@ -338,6 +338,15 @@ LPC_EXPORT int lpc_file_open(struct lpc_cache *c, const char *path, int oflags, 
 	return lpc_files_open(&c->files, path, oflags, mode, out);
 }
 
+LPC_EXPORT int lpc_file_open_backend(struct lpc_cache *c, const char *name,
+				     const struct lpc_backend_ops *ops, void *handle, int oflags,
+				     struct lpc_file **out)
+{
+	if (!c)
+		return -EINVAL;
+	return lpc_files_open_backend(&c->files, name, ops, handle, oflags, out);
+}
+
 LPC_EXPORT int lpc_page_alloc(struct lpc_cache *c, struct lpc_page **out)
 {
 	if (unlikely(!c || !out))

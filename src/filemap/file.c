@@ -76,6 +76,29 @@
  * tests/regress/regress_close_join.c: an open that revives, writes and
  * closes while the closer is in its flush, with and without a write error.)
  *
+ * Copies over a user backend (lpc_file_open_backend, lpc.h BK1-BK6) live
+ * in the same table under the same lock, and every step above holds for
+ * them (ZA, Z1-Z5, ZJ: one copy per name); only the identity and the
+ * handle differ:
+ *   ZN1 the identity is the name (strcmp), not (dev, ino): file_find never
+ *      finds a named copy, file_find_name only named ones, so paths and
+ *      names never meet.  An open of a name in the table with another
+ *      table of operations is refused (-EINVAL): one copy has one backend.
+ *   ZN2 the size operation runs before files_lock is taken (on every open:
+ *      whether a copy exists is known only under the lock): no operation
+ *      of a user's runs under a lock of the whole cache (BK2).  A new copy
+ *      starts from that answer (BK5).
+ *   ZN3 the upgrade (ZL4's, for handles): a read-write open of a copy open
+ *      read-only stores its handle in io.handle (relaxed), then accmode
+ *      (release); the old handle is parked, released only when the copy
+ *      is freed, so an operation that loaded it still has a valid handle.
+ *   ZN4 every handle lpc took is released once: at file_free (the current
+ *      one and the parked ones, after the last close's writeback and
+ *      readahead's quiesce: no operation on them can run or start), or,
+ *      for an open that found the copy and did not need its handle, after
+ *      files_lock is dropped, before the open returns.
+ * (tests/unit/test_backend.c)
+ *
  * Descriptors and the process's POSIX record locks.  Closing ANY descriptor
  * of a file (close(2), or dup2/dup3 onto it) releases every POSIX lock
  * (fcntl F_SETLK) the process holds on that file, whichever descriptor took
@@ -180,7 +203,16 @@ static int open_direct(const char *path, int oflags, mode_t mode, int *direct)
 static struct lpc_file *file_find(struct lpc_files *c, dev_t dev, ino_t ino)
 {
 	for (struct lpc_file *f = c->head; f; f = f->next)
-		if (f->dev == dev && f->ino == ino)
+		if (!f->name && f->dev == dev && f->ino == ino)
+			return f;
+	return NULL;
+}
+
+/* A copy over a user backend, found by its name (ZN1). */
+static struct lpc_file *file_find_name(struct lpc_files *c, const char *name)
+{
+	for (struct lpc_file *f = c->head; f; f = f->next)
+		if (f->name && strcmp(f->name, name) == 0)
 			return f;
 	return NULL;
 }
@@ -212,7 +244,25 @@ static void file_free(struct lpc_file *f)
 #endif
 	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
 	lpc_filemap_remove_all(f);
-	close(atomic_load_explicit(&f->io.fd, memory_order_relaxed));
+	if (f->io.user) {
+		/* ZN4: after the last operation on the handles (the close's
+		 * writeback is done, readahead quiesced). */
+		void (*release)(void *) = f->io.user->release;
+
+		if (release)
+			release(atomic_load_explicit(&f->io.handle, memory_order_relaxed));
+		while (f->parked) {
+			struct lpc_fd_park *p = f->parked;
+
+			f->parked = p->next;
+			if (release)
+				release(p->handle);
+			free(p);
+		}
+		free(f->name);
+	} else {
+		close(atomic_load_explicit(&f->io.fd, memory_order_relaxed));
+	}
 	while (f->parked) {							/* ZL5 */
 		struct lpc_fd_park *p = f->parked;
 
@@ -279,6 +329,71 @@ static void file_upgrade(struct lpc_file *f, int fd, int direct, struct lpc_fd_p
 	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
 	atomic_store_explicit(&f->io.fd, fd, memory_order_relaxed);
 	__atomic_store_n(&f->accmode, O_RDWR, __ATOMIC_RELEASE);
+}
+
+/* ZC: a new copy f (memory of its own, not yet zeroed), made and put in
+ * the table; the caller sets its identity (dev and ino, or name) before it
+ * drops files->lock.  Context: files->lock. */
+static void file_make(struct lpc_files *c, struct lpc_file *f, int fd, uint64_t id,
+		      uint64_t size, int direct, int accmode)
+{
+	memset(f, 0, sizeof(*f));
+	f->pool = c->pool;
+	f->owner_id = c->pool->owner.id;
+	lpc_radix_init(&f->tree);
+	f->locked_lookup = c->locked_lookup;
+	f->hit_id = c->locked_lookup ? LPC_FILE_NO_FAST_PATH : f->owner_id;
+	f->page_shift = c->pool->page_shift;
+	f->files = c;
+	f->iodev = c->io;
+	f->io.dev = c->io;
+	atomic_init(&f->io.fd, fd);
+	f->io.id = id;
+	atomic_store_explicit(&f->io.size, size, memory_order_relaxed);
+	atomic_store_explicit(&f->size, size, memory_order_relaxed);
+	pthread_mutex_init(&f->size_lock, NULL);
+	lpc_ra_init(f);
+	pthread_rwlock_init(&f->trunc_lock, NULL);
+	atomic_init(&f->wpins, 0);
+	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
+	{
+		/* Adaptive: a miss holds it for one radix insert (M3), an
+		 * invalidate for a gang; two threads missing on one file meet
+		 * here, and a short spin before the futex keeps them off the
+		 * scheduler (lpcbench fault, 2 threads). */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&f->tree_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
+	{
+		/* Writers first, as the kernel's mmap_sem: with glibc's default
+		 * (readers first) a LOCKED miss, which holds the lock for reading
+		 * across its read (miss.c), starves lpc_invalidate.  No thread
+		 * takes the read lock twice, so non-recursive is safe. */
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&f->tree_rwlock, &ra);
+		/* dio_lock too: a writeback stream must not starve a growing
+		 * ftruncate (writeback.c, rule S5); read once per batch. */
+		pthread_rwlock_init(&f->dio_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
+	f->accmode = accmode;
+	f->opens = 1;
+#if LPC_DEBUG
+	f->dbg_magic = LPC_FILE_MAGIC;
+#endif
+	f->next = c->head;
+	c->head = f;
+#if LPC_DEBUG
+	f->dbg_live_next = c->dbg_live;
+	c->dbg_live = f;
+#endif
 }
 
 /* ZL2: may this caller open path with accmode (O_RDONLY or O_RDWR)? */
@@ -412,72 +527,17 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	 * live: none in the table, and none out of it whose last close has
 	 * not reached Z5 (its writes may still be in flight). */
 	for (struct lpc_file *o = c->dbg_live; o; o = o->dbg_live_next)
-		lpc_debug_check(o->dev != st.st_dev || o->ino != st.st_ino, "ONE-COPY", NULL,
+		lpc_debug_check(o->name || o->dev != st.st_dev || o->ino != st.st_ino,
+				"ONE-COPY", NULL,
 				"a second copy of file (dev %llu, ino %llu) while copy %p %s",
 				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 				(void *)o, o->closing ? "is in its last close" : "is open");
 #endif
 	f = nf;										/* ZC */
 	nf = NULL;
-	memset(f, 0, sizeof(*f));
-	f->pool = c->pool;
-	f->owner_id = c->pool->owner.id;
-	lpc_radix_init(&f->tree);
-	f->locked_lookup = c->locked_lookup;
-	f->hit_id = c->locked_lookup ? LPC_FILE_NO_FAST_PATH : f->owner_id;
-	f->page_shift = c->pool->page_shift;
-	f->files = c;
-	f->iodev = c->io;
-	f->io.dev = c->io;
-	atomic_init(&f->io.fd, fd);
-	f->io.id = (uint64_t)st.st_ino;
-	atomic_store_explicit(&f->io.size, (uint64_t)st.st_size, memory_order_relaxed);
-	atomic_store_explicit(&f->size, (uint64_t)st.st_size, memory_order_relaxed);
-	pthread_mutex_init(&f->size_lock, NULL);
-	lpc_ra_init(f);
-	pthread_rwlock_init(&f->trunc_lock, NULL);
-	atomic_init(&f->wpins, 0);
-	atomic_store_explicit(&f->io.direct, direct, memory_order_relaxed);
-	{
-		/* Adaptive: a miss holds it for one radix insert (M3), an
-		 * invalidate for a gang; two threads missing on one file meet
-		 * here, and a short spin before the futex keeps them off the
-		 * scheduler (lpcbench fault, 2 threads). */
-		pthread_mutexattr_t ma;
-
-		pthread_mutexattr_init(&ma);
-		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-		pthread_mutex_init(&f->tree_lock, &ma);
-		pthread_mutexattr_destroy(&ma);
-	}
-	{
-		/* Writers first, as the kernel's mmap_sem: with glibc's default
-		 * (readers first) a LOCKED miss, which holds the lock for reading
-		 * across its read (miss.c), starves lpc_invalidate.  No thread
-		 * takes the read lock twice, so non-recursive is safe. */
-		pthread_rwlockattr_t ra;
-
-		pthread_rwlockattr_init(&ra);
-		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-		pthread_rwlock_init(&f->tree_rwlock, &ra);
-		/* dio_lock too: a writeback stream must not starve a growing
-		 * ftruncate (writeback.c, rule S5); read once per batch. */
-		pthread_rwlock_init(&f->dio_lock, &ra);
-		pthread_rwlockattr_destroy(&ra);
-	}
+	file_make(c, f, fd, (uint64_t)st.st_ino, (uint64_t)st.st_size, direct, accmode);
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
-	f->accmode = accmode;
-	f->opens = 1;
-#if LPC_DEBUG
-	f->dbg_magic = LPC_FILE_MAGIC;
-#endif
-	f->next = c->head;
-	c->head = f;
-#if LPC_DEBUG
-	f->dbg_live_next = c->dbg_live;
-	c->dbg_live = f;
-#endif
 out_found:
 	pthread_mutex_unlock(&c->lock);
 	free(park);
@@ -489,6 +549,102 @@ out_unlock:
 	free(park);
 	free(nf);
 	return rc;
+}
+
+/* Ids of copies over user backends (io.id: the fault hook's file_id), apart
+ * from inode numbers by the top bit. */
+static _Atomic uint64_t backend_ids;
+
+int lpc_files_open_backend(struct lpc_files *c, const char *name,
+			   const struct lpc_backend_ops *ops, void *handle, int oflags,
+			   struct lpc_file **out)
+{
+	struct lpc_file *f, *nf = NULL;
+	struct lpc_fd_park *park = NULL;
+	char *copy = NULL;
+	uint64_t size = 0;
+	size_t len;
+	int accmode, rc;
+	bool unneeded = false;
+
+	if (!c || !name || !ops || !out || ops->version != LPC_BACKEND_V1 || ops->reserved ||
+	    !ops->read || !ops->write || !ops->size || (oflags & ~O_ACCMODE))
+		return -EINVAL;
+	accmode = oflags & O_ACCMODE;
+	if (accmode == O_WRONLY)
+		accmode = O_RDWR; /* lpc reads what it caches */
+	else if (accmode != O_RDONLY && accmode != O_RDWR)
+		return -EINVAL;
+	len = strnlen(name, 4096);
+	if (len == 0 || len >= 4096)
+		return -EINVAL;
+	/* ZN2: the size, before files_lock (no operation runs under it). */
+	rc = ops->size(handle, &size);
+	if (rc)
+		return rc < 0 ? rc : -EIO;
+	copy = malloc(len + 1);
+	park = malloc(sizeof(*park));
+	nf = aligned_alloc(LPC_CACHELINE, sizeof(*nf));
+	if (!copy || !park || !nf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memcpy(copy, name, len + 1);
+
+	pthread_mutex_lock(&c->lock);
+	f = file_find_name(c, name);						/* ZN1 */
+	if (f) {
+		if (f->io.user != ops) {
+			rc = -EINVAL;
+			pthread_mutex_unlock(&c->lock);
+			goto out;
+		}
+		if (accmode == O_RDWR && f->accmode == O_RDONLY) {		/* ZN3 */
+			struct lpc_fd_park *p = park;
+
+			park = NULL;
+			p->fd = -1;
+			p->handle = atomic_load_explicit(&f->io.handle, memory_order_relaxed);
+			p->next = f->parked;
+			f->parked = p;
+			atomic_store_explicit(&f->io.handle, handle, memory_order_relaxed);
+			__atomic_store_n(&f->accmode, O_RDWR, __ATOMIC_RELEASE);
+		} else {
+			unneeded = true;
+		}
+		f->opens++;							/* ZA */
+		pthread_mutex_unlock(&c->lock);
+		rc = 0;
+		goto out;
+	}
+#if LPC_DEBUG
+	/* Rule ONE-COPY (A.5), for names: none live with this name. */
+	for (struct lpc_file *o = c->dbg_live; o; o = o->dbg_live_next)
+		lpc_debug_check(!o->name || strcmp(o->name, name) != 0, "ONE-COPY", NULL,
+				"a second copy of backend object '%s' while copy %p %s", name,
+				(void *)o, o->closing ? "is in its last close" : "is open");
+#endif
+	f = nf;									/* ZC */
+	nf = NULL;
+	file_make(c, f, -1, (UINT64_C(1) << 63) |
+		  atomic_fetch_add_explicit(&backend_ids, 1, memory_order_relaxed),
+		  size, 0, accmode);
+	f->name = copy;
+	copy = NULL;
+	f->io.user = ops;
+	atomic_store_explicit(&f->io.handle, handle, memory_order_relaxed);
+	pthread_mutex_unlock(&c->lock);
+	rc = 0;
+out:
+	free(copy);
+	free(park);
+	free(nf);
+	if (rc)
+		return rc; /* the handle stays the caller's */
+	if (unneeded && ops->release)
+		ops->release(handle);						/* ZN4 */
+	*out = f;
+	return 0;
 }
 
 /* A descriptor that a caller of lpc (names/) opened and no longer needs:

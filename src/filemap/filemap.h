@@ -47,6 +47,7 @@ struct lpc_files;
 struct lpc_fd_park {
 	struct lpc_fd_park *next;
 	int fd;
+	void *handle; /* a copy over a user backend parks handles (file.c ZN3) */
 };
 
 /* lpc_file.hit_id of a LOCKED-mode file: owner ids count up from 1. */
@@ -79,6 +80,8 @@ struct lpc_file {
 	/* Constant after open. */
 	struct lpc_files *files; /* the cache's file table */
 	struct lpc_io *iodev;    /* the cache's backend and fault hook */
+	char *name;              /* a copy over a user backend: its name (file.c
+				  * ZN1), and io.user is set; NULL for a path's */
 
 	/* Under files->lock. */
 	dev_t dev;
@@ -334,6 +337,10 @@ int lpc_files_open(struct lpc_files *fs, const char *path, int oflags, mode_t mo
 /* fd, which the caller opened and no longer needs: parked on the copy of
  * its file if fs holds one (closed with it), else closed (file.c ZL5). */
 void lpc_files_give_fd(struct lpc_files *fs, int fd);
+/* lpc_file_open_backend (lpc.h), for the cache's table (file.c ZN1-ZN4). */
+int lpc_files_open_backend(struct lpc_files *fs, const char *name,
+			   const struct lpc_backend_ops *ops, void *handle, int oflags,
+			   struct lpc_file **out);
 /* An open file of fs by (dev, ino), counted as one more open; NULL if none
  * (or open read-only when accmode asks for writing). */
 struct lpc_file *lpc_files_find_get(struct lpc_files *fs, dev_t dev, ino_t ino, int accmode);

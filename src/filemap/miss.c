@@ -60,8 +60,19 @@
 uint64_t lpc_filemap_refresh_size(struct lpc_file *f)
 {
 	struct stat st;
+	int rc;
 
-	if (fstat(f->io.fd, &st) == 0 && st.st_size >= 0) {
+	/* A user backend's storage answers through its size operation (lpc.h
+	 * BK5), a path's kernel file through fstat. */
+	if (f->io.user) {
+		uint64_t n = 0;
+
+		rc = lpc_io_size(f->iodev, &f->io, &n);
+		st.st_size = (off_t)n;
+	} else {
+		rc = fstat(f->io.fd, &st);
+	}
+	if (rc == 0 && st.st_size >= 0) {
 		uint64_t size = atomic_load_explicit(&f->size, memory_order_relaxed);
 
 		/* Until lpc writes the file, its size is the kernel's (it may

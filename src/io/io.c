@@ -43,7 +43,7 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 
 	if (fault < 0)
 		return fault;
-	r = io->ops->read(f, buf, len, off, index);
+	r = lpc_io_ops(io, f)->read(f, buf, len, off, index);
 	if (r == -EINVAL && atomic_load_explicit(&f->direct, memory_order_relaxed)) {
 		/* The device refuses this direct transfer: go buffered for good.
 		 * Another thread may race here; clearing O_DIRECT twice is fine. */
@@ -52,7 +52,7 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 		if (fl >= 0 && fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) == 0) {
 			atomic_store_explicit(&f->direct, 0, memory_order_relaxed);
 			*fellback = 1;
-			r = io->ops->read(f, buf, len, off, index);
+			r = lpc_io_ops(io, f)->read(f, buf, len, off, index);
 		}
 	}
 	/* A short transfer shortens the result, not the request: a shortened
@@ -69,7 +69,7 @@ static ssize_t readv_each(struct lpc_io *io, struct lpc_io_file *f, const struct
 	size_t done = 0;
 
 	for (int k = 0; k < iovcnt; k++) {
-		ssize_t r = io->ops->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+		ssize_t r = lpc_io_ops(io, f)->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
 					  index + (uint64_t)k);
 
 		if (r < 0)
@@ -85,9 +85,9 @@ static ssize_t readv_once(struct lpc_io *io, struct lpc_io_file *f, const struct
 			  int iovcnt, uint64_t off, uint64_t index)
 {
 	if (iovcnt == 1)
-		return io->ops->read(f, iov[0].iov_base, iov[0].iov_len, off, index);
-	if (io->ops->readv)
-		return io->ops->readv(f, iov, iovcnt, off, index);
+		return lpc_io_ops(io, f)->read(f, iov[0].iov_base, iov[0].iov_len, off, index);
+	if (lpc_io_ops(io, f)->readv)
+		return lpc_io_ops(io, f)->readv(f, iov, iovcnt, off, index);
 	return readv_each(io, f, iov, iovcnt, off, index);
 }
 
@@ -213,11 +213,11 @@ static int write_loop(struct lpc_io *io, struct lpc_io_file *f, const struct iov
 					part[n].iov_len = left;
 				left -= part[n].iov_len;
 			}
-			r = want ? io->ops->writev(f, part, n, off) : 0;
+			r = want ? lpc_io_ops(io, f)->writev(f, part, n, off) : 0;
 		} else {
-			r = how == FIRST_DONE ? first : io->ops->writev(f, v, cnt, off);
+			r = how == FIRST_DONE ? first : lpc_io_ops(io, f)->writev(f, v, cnt, off);
 			if (r == -EINVAL && direct_off(f))
-				r = io->ops->writev(f, v, cnt, off);
+				r = lpc_io_ops(io, f)->writev(f, v, cnt, off);
 		}
 		how = FIRST_PLAIN;
 		if (calls)
@@ -280,12 +280,12 @@ int lpc_io_write_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_w
 		}
 	}
 	if (ntodo) {
-		if (io->ops->writev_batch) {
-			io->ops->writev_batch(f, runs, nruns);
+		if (lpc_io_ops(io, f)->writev_batch) {
+			lpc_io_ops(io, f)->writev_batch(f, runs, nruns);
 		} else {
 			for (int i = 0; i < nruns; i++)
 				if (runs[i].todo)
-					runs[i].res = io->ops->writev(f, runs[i].iov,
+					runs[i].res = lpc_io_ops(io, f)->writev(f, runs[i].iov,
 								      runs[i].iovcnt, runs[i].off);
 		}
 		/* Complete what came back short, redo EINVAL buffered. */
@@ -308,20 +308,20 @@ int lpc_io_sync(struct lpc_io *io, struct lpc_io_file *f)
 
 	if (fault < 0)
 		return (int)fault;
-	return io->ops->sync(f);
+	return lpc_io_ops(io, f)->sync(f);
 }
 
 int lpc_io_truncate(struct lpc_io *io, struct lpc_io_file *f, uint64_t size)
 {
-	return io->ops->truncate(f, size);
+	return lpc_io_ops(io, f)->truncate(f, size);
 }
 
 int lpc_io_size(struct lpc_io *io, struct lpc_io_file *f, uint64_t *out)
 {
 	struct stat st;
 
-	if (io->ops->size)
-		return io->ops->size(f, out);
+	if (lpc_io_ops(io, f)->size)
+		return lpc_io_ops(io, f)->size(f, out);
 	if (fstat(f->fd, &st) != 0)
 		return -errno;
 	*out = st.st_size > 0 ? (uint64_t)st.st_size : 0;

@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 
 #include "core/thread.h"
+#include <lpc/lpc.h>
 
 enum lpc_io_op { LPC_IO_READ = 1, LPC_IO_WRITE = 2, LPC_IO_SYNCOP = 4 };
 
@@ -72,6 +73,13 @@ struct lpc_io_file {
 	uint64_t id;
 	_Atomic uint64_t size;
 	_Atomic int direct;
+	/* A file over a user backend (lpc_file_open_backend; user.c): its
+	 * table, constant after open, NULL for a path's file, whose I/O goes
+	 * to the cache's backend (dev->ops).  handle: as fd, an upgrade to
+	 * read-write stores a new one (file.c ZL4 for names) while I/O may
+	 * load the old, which stays valid until the last close releases it. */
+	const struct lpc_backend_ops *user;
+	_Atomic(void *) handle;
 };
 
 /* iovecs per vectored write at most (the kernel's UIO_MAXIOV). */
@@ -128,6 +136,9 @@ struct lpc_io_backend_ops {
 extern const struct lpc_io_backend_ops lpc_io_sync_ops;
 extern const struct lpc_io_backend_ops lpc_io_null_ops;
 extern const struct lpc_io_backend_ops lpc_io_uring_ops;
+/* The adapter of user backends (user.c): every file with io.user set does
+ * its I/O through it, whatever the cache's backend. */
+extern const struct lpc_io_backend_ops lpc_io_user_ops;
 
 /* A cache's I/O: its backend and its fault hook.  The cache embeds one; each
  * file points at it (filemap.h), so the I/O layer never needs the cache. */
@@ -158,6 +169,14 @@ struct lpc_io {
 				     * registered, 1 registered on reg, 2 refused */
 	_Atomic size_t pinned_end; /* end of the highest chunk registered */
 };
+
+/* The backend of f: the adapter for a file over a user backend, else the
+ * cache's. */
+static inline const struct lpc_io_backend_ops *lpc_io_ops(const struct lpc_io *io,
+							   const struct lpc_io_file *f)
+{
+	return f->user ? &lpc_io_user_ops : io->ops;
+}
 
 /*
  * Reads one page through io's backend, passing the fault hook first.  Moves the file off O_DIRECT (counted by the caller through *fellback)

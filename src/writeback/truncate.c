@@ -147,6 +147,11 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	 * what this call writes goes through the read-write descriptor. */
 	if (__atomic_load_n(&f->accmode, __ATOMIC_ACQUIRE) == O_RDONLY)
 		return -EBADF;
+	/* A user backend without a truncate operation: a storage of fixed
+	 * size (lpc.h, struct lpc_backend_ops), refused before anything is
+	 * cut from the cache. */
+	if (f->io.user && !f->io.user->truncate)
+		return -EOPNOTSUPP;
 	t = lpc_file_tcache(f);
 	if (unlikely(!t))
 		return -ENOMEM;

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * user.c - user backends (lpc_file_open_backend): the one internal backend
+ * that adapts a user's table of operations (struct lpc_backend_ops, lpc.h
+ * BK1-BK6) to the I/O layer's.
+ *
+ * Why an adapter, and not the built-in backends rewritten as instances of
+ * the public table: the internal interface carries what no user backend
+ * should see or be bound to: the descriptor and its O_DIRECT fallback
+ * (io.c moves a file off O_DIRECT on EINVAL), io_uring's per-thread rings
+ * and registered frame arena (uring.c), the null backend's pattern keyed by
+ * (file id, index), and the `todo` bookkeeping of a batch.  Kept internal,
+ * it can change with every release; the public table is frozen per version
+ * (LPC_BACKEND_V1) and stays small.  The price is one indirect call more
+ * per I/O (the adapter's, next to a system call or a network round trip)
+ * and one branch in the front (lpc_io_ops).  Everything the front does for
+ * every backend (the fault hook, the completion of short writes, the
+ * one-more-read of a short page, C.3) applies to user backends unchanged,
+ * since they are behind the same front.
+ *
+ * The adapter's own rule (BK4): a result larger than asked is a broken
+ * backend.  Taken as bytes it would make lpc cache or count what was never
+ * transferred; so it becomes -EIO (the page is not cached, a written page
+ * stays dirty), and LPC_DEBUG builds stop on rule BACKEND-OVERRUN.
+ */
+#include <errno.h>
+
+#include "core/debug.h"
+#include "io/io.h"
+
+static void *user_handle(struct lpc_io_file *f)
+{
+	/* Relaxed: an upgrade (file.c ZL4) publishes a new handle before the
+	 * release store of accmode that writers load with acquire; a reader
+	 * may use either handle, both valid until the last close. */
+	return atomic_load_explicit(&f->handle, memory_order_relaxed);
+}
+
+static size_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* BK4: r from an operation asked for `asked` bytes. */
+static ssize_t user_checked(struct lpc_io_file *f, ssize_t r, size_t asked, const char *op)
+{
+	lpc_debug_check(r < 0 || (size_t)r <= asked, "BACKEND-OVERRUN", NULL,
+			"the user backend's %s of %zu bytes (file id %llu) returned %zd",
+			op, asked, (unsigned long long)f->id, r);
+	if (r > 0 && (size_t)r > asked)
+		return -EIO;
+	return r;
+}
+
+static ssize_t user_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			  uint64_t off, uint64_t index)
+{
+	(void)index;
+	return user_checked(f, f->user->read(user_handle(f), iov, iovcnt, off),
+			    iov_total(iov, iovcnt), "read");
+}
+
+static ssize_t user_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			 uint64_t index)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return user_readv(f, &iov, 1, off, index);
+}
+
+static ssize_t user_writev(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			   uint64_t off)
+{
+	return user_checked(f, f->user->write(user_handle(f), iov, iovcnt, off),
+			    iov_total(iov, iovcnt), "write");
+}
+
+static ssize_t user_write(struct lpc_io_file *f, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return user_writev(f, &iov, 1, off);
+}
+
+/* The runs the front left to the backend (todo), handed to the user's
+ * write_batch in chunks of the public runs on the stack. */
+#define USER_BATCH 64
+
+static void user_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns)
+{
+	struct lpc_backend_run ur[USER_BATCH];
+	int at[USER_BATCH];
+	int i = 0;
+
+	if (!f->user->write_batch) {
+		for (i = 0; i < nruns; i++)
+			if (runs[i].todo)
+				runs[i].res = user_writev(f, runs[i].iov, runs[i].iovcnt,
+							  runs[i].off);
+		return;
+	}
+	while (i < nruns) {
+		int n = 0;
+
+		for (; i < nruns && n < USER_BATCH; i++) {
+			if (!runs[i].todo)
+				continue;
+			ur[n] = (struct lpc_backend_run){ .iov = runs[i].iov,
+							  .iovcnt = runs[i].iovcnt,
+							  .off = runs[i].off,
+							  .res = -EIO };
+			at[n++] = i;
+		}
+		if (!n)
+			break;
+		f->user->write_batch(user_handle(f), ur, n);
+		for (int k = 0; k < n; k++)
+			runs[at[k]].res = user_checked(f, ur[k].res,
+						       iov_total(ur[k].iov, ur[k].iovcnt),
+						       "write_batch");
+	}
+}
+
+static int user_sync(struct lpc_io_file *f)
+{
+	return f->user->sync ? f->user->sync(user_handle(f)) : 0;
+}
+
+static int user_truncate(struct lpc_io_file *f, uint64_t size)
+{
+	return f->user->truncate ? f->user->truncate(user_handle(f), size) : -EOPNOTSUPP;
+}
+
+static int user_size(struct lpc_io_file *f, uint64_t *out)
+{
+	uint64_t size = 0;
+	int rc = f->user->size(user_handle(f), &size);
+
+	if (rc > 0)
+		rc = -EIO; /* the contract: 0 or a negative errno */
+	if (!rc)
+		*out = size;
+	return rc;
+}
+
+const struct lpc_io_backend_ops lpc_io_user_ops = {
+	.name = "user",
+	.read = user_read,
+	.readv = user_readv,
+	.write = user_write,
+	.sync = user_sync,
+	.writev = user_writev,
+	.truncate = user_truncate,
+	.size = user_size,
+	.writev_batch = user_writev_batch,
+};
