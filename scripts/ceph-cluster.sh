@@ -176,6 +176,12 @@ osd_crush_chooseleaf_type = 0
 paxos_propose_interval = 0.01
 mon_osd_min_down_reporters = 1
 
+[client]
+# Clients (the tests, lpcbench, the rados tool): many at once, so no admin
+# socket, and their log in the OSD's way only on errors (stderr).
+admin_socket =
+log_file =
+
 [mon]
 mon_data = $dir/mon.a
 mon_initial_members = a
