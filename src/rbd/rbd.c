@@ -12,16 +12,16 @@
  * Concurrency.  lpc calls the operations from several threads at once
  * (BK1); librbd's image handle takes concurrent aio itself.  What this file
  * adds is the image's size when lpc writes past it or resizes it:
- *  R1 A write whose run ends past the image's size grows the image first
+ *  RB1 A write whose run ends past the image's size grows the image first
  *     (BK6: a file grows under a write; an image does not, librbd clips the
  *     write).  Under conn->resize_lock it reads the size again and calls
  *     rbd_resize only to grow, so two growing writers never shrink the
  *     image below the other's run, whatever order they take the lock in.
- *  R2 truncate takes the same lock: a shrink never interleaves with R1's
+ *  RB2 truncate takes the same lock: a shrink never interleaves with RB1's
  *     check and resize.  lpc does not write a run past the size it asks
  *     truncate for while that truncate runs (its truncate lock), so no run
- *     of ours is cut by R2.
- *  R3 The registry of connections (registry, under registry_lock) maps
+ *     of ours is cut by RB2.
+ *  RB3 The registry of connections (registry, under registry_lock) maps
  *     (cache, name) to the connection an open may share; refs and the
  *     list change only under that lock, and a connection leaves the list
  *     when its last reference goes, before it is closed.
@@ -49,16 +49,16 @@
 enum rbd_lock_kind { LOCK_NONE, LOCK_EXCLUSIVE, LOCK_ADVISORY };
 
 struct rbd_conn {
-	struct rbd_conn *next; /* registry (R3) */
+	struct rbd_conn *next; /* registry (RB3) */
 	struct lpc_cache *cache;
 	char *name;
 	bool rw;
-	unsigned refs; /* R3 */
+	unsigned refs; /* RB3 */
 	rados_t cluster;
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
 	enum rbd_lock_kind lock;
-	pthread_mutex_t resize_lock; /* R1, R2 */
+	pthread_mutex_t resize_lock; /* RB1, RB2 */
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -79,7 +79,7 @@ static int conn_size(struct rbd_conn *cn, uint64_t *size)
 	return rbd_get_size(cn->image, size);
 }
 
-/* R1: the image covers [0, end) when it returns 0. */
+/* RB1: the image covers [0, end) when it returns 0. */
 static int conn_grow(struct rbd_conn *cn, uint64_t end)
 {
 	uint64_t size;
@@ -200,7 +200,7 @@ static int op_truncate(void *handle, uint64_t size)
 {
 	struct rbd_conn *cn = handle;
 
-	pthread_mutex_lock(&cn->resize_lock); /* R2 */
+	pthread_mutex_lock(&cn->resize_lock); /* RB2 */
 	int r = rbd_resize(cn->image, size);
 	pthread_mutex_unlock(&cn->resize_lock);
 	return r;
@@ -234,7 +234,7 @@ static void op_release(void *handle)
 	struct rbd_conn *cn = handle;
 	bool last;
 
-	pthread_mutex_lock(&registry_lock); /* R3 */
+	pthread_mutex_lock(&registry_lock); /* RB3 */
 	last = --cn->refs == 0;
 	if (last)
 		for (struct rbd_conn **pp = &registry; *pp; pp = &(*pp)->next)
@@ -437,7 +437,7 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
 	if (!c || !name || !out || strlen(name) >= 4096 || (oflags & ~O_ACCMODE) ||
 	    acc == (O_WRONLY | O_RDWR))
 		return -EINVAL;
-	/* A name this cache has open shares its connection (R3); a read-only
+	/* A name this cache has open shares its connection (RB3); a read-only
 	 * connection cannot serve a read-write open (it holds no lock). */
 	pthread_mutex_lock(&registry_lock);
 	for (struct rbd_conn *p = registry; p; p = p->next)
