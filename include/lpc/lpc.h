@@ -1034,8 +1034,12 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *      transfer, and may hold locks of the file (its size and truncate
  *      locks; its index rwlock across a read in LPC_LOOKUP_LOCKED), never a
  *      lock of the whole cache: a slow operation delays calls on those pages
- *      and that file only.  It must not call lpc (any function, any cache):
- *      those locks may be held.  It retries EINTR itself.
+ *      and that file; and, since the cache has one flusher thread and one
+ *      readahead thread, which serve its files in turn, the background
+ *      writeback and asynchronous readahead of its other files (a cache
+ *      per slow storage keeps them apart).  It must not call lpc (any
+ *      function, any cache): those locks may be held.  It retries EINTR
+ *      itself.
  *  BK3 Frames: off is a multiple of the cache's page size; iov[k] is the
  *      frame of page off / page size + k, iov_len the page size, iov_base
  *      aligned to the page size (a frame, or a bounce buffer aligned so);

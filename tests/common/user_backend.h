@@ -52,6 +52,9 @@ struct tub {
 /* Handles made and released by every tub_open/tub_release, for tests that
  * check release is called exactly once per handle lpc took. */
 static _Atomic uint64_t tub_made, tub_releases;
+/* The breaches (BK3, a write through a read-only handle) of every handle,
+ * added at its release: what a freed handle saw is still counted. */
+static _Atomic uint64_t tub_breaches;
 
 static inline void tub_note(struct tub *t, enum tub_kind k)
 {
@@ -254,6 +257,7 @@ static inline void tub_release(void *h)
 
 	atomic_fetch_add(&t->released, 1);
 	atomic_fetch_add(&tub_releases, 1);
+	atomic_fetch_add(&tub_breaches, atomic_load(&t->breaches));
 	if (t->free_on_release)
 		tub_free(t);
 }

@@ -30,6 +30,7 @@
 #include "filemap/optimistic.h"
 #include "names/names.h"
 #include "../common/lpc_test.h"
+#include "../common/user_backend.h"
 
 static struct lpc_cache *cache;
 static struct lpc_file *file;
@@ -342,6 +343,22 @@ static void break_one_copy(void)
 	fs->head = g->next;
 	pthread_mutex_unlock(&fs->lock);
 	lpc_file_open(cache, path, O_RDONLY, 0, &g);
+}
+
+/* BACKEND-OVERRUN: a user backend whose read returns more bytes than lpc
+ * asked for (io/user.c; lpc.h BK4). */
+static void break_backend_overrun(void)
+{
+	struct lpc_file *g;
+	struct tub *t;
+	char path[512], buf[4096];
+
+	REQUIRE(tst_make_file("death_overrun", 4 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	t = tub_new(path, 4096, true);
+	REQUIRE(t, "tub");
+	atomic_store(&t->overrun, 1);
+	REQUIRE(lpc_file_open_backend(cache, "overrun", &tub_ops, t, O_RDONLY, &g) == 0, "open");
+	lpc_pread(g, buf, sizeof(buf), 0);
 }
 
 /* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */
@@ -701,6 +718,7 @@ static const struct {
 	{ "WPIN-WRITEBACK", break_wpin_writeback },
 	{ "WPIN-CLEAN", break_wpin_clean },
 	{ "WPIN-OWNER", break_wpin_owner },
+	{ "BACKEND-OVERRUN", break_backend_overrun },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

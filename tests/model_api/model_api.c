@@ -76,7 +76,7 @@
  *
  * Usage:
  *   model_api [--seed N] [--ops N] [--seq-len N] [--seconds S]
- *             [--backend sync|uring|all] [--page-size N|all]
+ *             [--backend sync|uring|user|all] [--page-size N|all]
  *             [--lookup lockless|locked|all] [--frames N] [--files N]
  *             [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]
  *             [--shrink-max N] [--no-closed-dirty]
@@ -94,11 +94,55 @@
 #include <stdarg.h>
 
 #include "../common/write_test.h"
+#include "../common/user_backend.h"
+
+/* --backend user: each file opened with lpc_file_open_backend over the test
+ * backend of user_backend.h (a second descriptor of the same file, so the
+ * kernel's file is still the storage the checks read); the cache itself on
+ * LPC_IO_SYNC, which such files never use.  The table has every operation
+ * at page sizes 2^odd, and neither write_batch nor sync at 2^even (the
+ * front's per-run loop and a storage durable at write).  O_TRUNC is not
+ * the backend open's (-EINVAL): a truncating reopen is an open and then
+ * lpc_truncate(f, 0).  Each sequence checks that every handle lpc took was
+ * released once and that lpc kept BK3 on every call (tub_breaches). */
+#define MODEL_USER 100
+
+static const char *bname(int b)
+{
+	return b == MODEL_USER ? "user" : tst_backend_name(b);
+}
+
+static const struct lpc_backend_ops *model_uops(size_t ps)
+{
+	return (__builtin_ctzll(ps) & 1) ? &tub_ops : &tub_ops_plain;
+}
+
+/* Opens path in c: lpc_file_open, or over the test backend (MODEL_USER). */
+static int model_open(struct lpc_cache *c, int backend, size_t ps, const char *path, int flags,
+		      struct lpc_file **out)
+{
+	struct tub *t;
+	int rc;
+
+	if (backend != MODEL_USER)
+		return lpc_file_open(c, path, flags, 0644, out);
+	t = tub_new(path, ps, (flags & O_ACCMODE) == O_RDONLY);
+	if (!t)
+		return -errno;
+	t->free_on_release = true;
+	rc = lpc_file_open_backend(c, path, model_uops(ps), t, flags, out);
+	if (rc) {
+		/* Refused: the handle is still ours, and lpc never took it. */
+		tub_free(t);
+		atomic_fetch_sub(&tub_made, 1);
+	}
+	return rc;
+}
 
 /* ---- configuration ---- */
 
 struct mcfg {
-	int backend;	/* LPC_IO_SYNC or LPC_IO_URING */
+	int backend;	/* LPC_IO_SYNC, LPC_IO_URING or MODEL_USER */
 	int lookup;	/* enum lpc_lookup_mode */
 	size_t ps;	/* page size */
 	unsigned frames;
@@ -147,7 +191,7 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 {
 	fprintf(out, "backend %s, page size %zu, lookup %s, %u frames, %u files of at most %llu bytes, "
 		"expire %llu ms, background %llu %%, limit %llu %%",
-		tst_backend_name(c->backend), c->ps, lookup_name(c->lookup), c->frames, c->nfiles,
+		bname(c->backend), c->ps, lookup_name(c->lookup), c->frames, c->nfiles,
 		(unsigned long long)c->maxb, (unsigned long long)c->expire_ms,
 		(unsigned long long)c->bg_pct, (unsigned long long)c->limit_pct);
 }
@@ -451,8 +495,7 @@ static void page_copy_fn(const void *data, size_t len, void *arg)
 
 static int file_open(struct run *r, struct mfile *m, int flags, struct lpc_file **out)
 {
-	(void)r;
-	return lpc_file_open(r->c, m->path, flags, 0644, out);
+	return model_open(r->c, r->cfg->backend, r->cfg->ps, m->path, flags, out);
 }
 
 /* Closes every open of m; the last close leaves the kernel's file equal to
@@ -801,6 +844,22 @@ static bool apply(struct run *r, const struct op *o)
 
 		if (!close_all(r, m))
 			return false;
+		if (cfg->backend == MODEL_USER) {
+			/* O_TRUNC is not the backend open's: open, then cut. */
+			rc = file_open(r, m, O_RDWR, &m->f);
+			say(r, "lpc_file_open_backend(f%u, O_RDWR) = %d\n", fi, rc);
+			if (rc != 0 || !m->f)
+				return fail(r, "lpc_file_open_backend after the last close = %d", rc);
+			m->opens = 1;
+			if (trunc) {
+				rc = lpc_truncate(m->f, 0);
+				say(r, "lpc_truncate(f%u, 0) = %d\n", fi, rc);
+				if (rc != 0)
+					return fail(r, "lpc_truncate(0) after the reopen = %d", rc);
+				ref_resize(r, m, 0);
+			}
+			return true;
+		}
 		rc = file_open(r, m, O_RDWR | (trunc ? O_TRUNC : 0), &m->f);
 		say(r, "lpc_file_open(f%u, O_RDWR%s) = %d\n", fi, trunc ? "|O_TRUNC" : "", rc);
 		if (rc != 0 || !m->f)
@@ -835,6 +894,15 @@ static bool apply(struct run *r, const struct op *o)
 
 		rc = file_open(r, m, O_RDWR | O_TRUNC, &f2);
 		say(r, "lpc_file_open(f%u, O_RDWR|O_TRUNC) while open = %d\n", fi, rc);
+		if (cfg->backend == MODEL_USER) {
+			if (rc == 0) {
+				m->opens++;
+				return fail(r, "lpc_file_open_backend(O_TRUNC) = 0, want -EINVAL");
+			}
+			if (rc != -EINVAL)
+				return fail(r, "lpc_file_open_backend(O_TRUNC) = %d, want -EINVAL", rc);
+			return true;
+		}
 		if (rc == 0) {
 			m->opens++;
 			return fail(r, "lpc_file_open(O_TRUNC) of an open file = 0, want -EBUSY");
@@ -993,6 +1061,7 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 	struct run *r = calloc(1, sizeof(*r));
 	struct lpc_config lc;
 	long bad = -1;
+	uint64_t made0, released0, breaches0;
 	size_t i = 0;
 	int rc;
 
@@ -1008,9 +1077,12 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 	lpc_config_init(&lc);
 	lc.cache_bytes = (size_t)cfg->frames * cfg->ps;
 	lc.page_size = cfg->ps;
-	lc.io_backend = cfg->backend;
+	lc.io_backend = cfg->backend == MODEL_USER ? LPC_IO_SYNC : cfg->backend;
 	lc.lookup_mode = cfg->lookup;
 	lc.alloc_wait_ms = 5000; /* a loaded machine must not make E.1's -ENOMEM */
+	made0 = atomic_load(&tub_made);
+	released0 = atomic_load(&tub_releases);
+	breaches0 = atomic_load(&tub_breaches);
 	lc.dirty_expire_ms = cfg->expire_ms;
 	lc.dirty_background_pct = cfg->bg_pct;
 	lc.dirty_limit_pct = cfg->limit_pct;
@@ -1028,7 +1100,7 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 		drop_page_cache(m->path);
 		tst_file_bytes(k + 1, 0, m->ref, cfg->init_size[k]);
 		m->size = cfg->init_size[k];
-		rc = lpc_file_open(r->c, m->path, O_RDWR, 0644, &m->f);
+		rc = file_open(r, m, O_RDWR, &m->f);
 		REQUIRE(rc == 0, "lpc_file_open = %d", rc);
 		m->opens = 1;
 	}
@@ -1066,6 +1138,20 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 	rc = lpc_cache_destroy(r->c);
 	if (rc != 0 && bad < 0) {
 		fail(r, "lpc_cache_destroy = %d", rc);
+		bad = (long)n;
+	}
+	/* User backends: every handle lpc took released once (the refused
+	 * ones were freed by model_open), BK3 kept on every call. */
+	if (bad < 0 && atomic_load(&tub_made) - made0 != atomic_load(&tub_releases) - released0) {
+		fail(r, "user backend: %llu handles made, %llu released",
+		     (unsigned long long)(atomic_load(&tub_made) - made0),
+		     (unsigned long long)(atomic_load(&tub_releases) - released0));
+		bad = (long)n;
+	}
+	if (bad < 0 && atomic_load(&tub_breaches) != breaches0) {
+		fail(r, "user backend: %llu calls broke BK3 (frames, offsets, iovecs) or wrote "
+		     "through a read-only handle",
+		     (unsigned long long)(atomic_load(&tub_breaches) - breaches0));
 		bad = (long)n;
 	}
 	if (msg)
@@ -1155,7 +1241,7 @@ static void replay_line(const struct mcfg *cfg, uint64_t seed, size_t nops, cons
 {
 	printf("  replay: %s --seed %llu --ops %zu --seq-len %zu --backend %s --page-size %zu "
 	       "--lookup %s --frames %u --files %u\n",
-	       argv0, (unsigned long long)seed, nops, nops, tst_backend_name(cfg->backend), cfg->ps,
+	       argv0, (unsigned long long)seed, nops, nops, bname(cfg->backend), cfg->ps,
 	       lookup_name(cfg->lookup), cfg->frames, cfg->nfiles);
 }
 
@@ -1502,7 +1588,7 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 	lpc_config_init(&lc);
 	lc.cache_bytes = (size_t)frames * ps;
 	lc.page_size = ps;
-	lc.io_backend = backend;
+	lc.io_backend = backend == MODEL_USER ? LPC_IO_SYNC : backend;
 	lc.lookup_mode = lookup;
 	lc.alloc_wait_ms = 5000;
 	lc.dirty_expire_ms = 2;
@@ -1511,11 +1597,11 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 	REQUIRE(lpc_cache_create(&lc, &mt.c) == 0);
 	REQUIRE(tst_make_file("mt", 0, 0, path, sizeof(path)) == 0);
 	mt.path = path;
-	rc = lpc_file_open(mt.c, path, O_RDWR, 0644, &mt.f);
+	rc = model_open(mt.c, backend, ps, path, O_RDWR, &mt.f);
 	REQUIRE(rc == 0, "lpc_file_open = %d", rc);
 	printf("threads: %u writers (%llu bytes each) + 2 readers, backend %s, page size %zu, "
 	       "lookup %s, %u frames, %.1f s, seed %llu\n",
-	       writers, (unsigned long long)mt.range, tst_backend_name(backend), ps,
+	       writers, (unsigned long long)mt.range, bname(backend), ps,
 	       lookup_name(lookup), frames, seconds, (unsigned long long)seed);
 	for (unsigned i = 0; i < writers + 2; i++) {
 		w[i] = (struct mtw){ .mt = &mt, .id = i < writers ? i : i - writers, .ok = true };
@@ -1548,7 +1634,7 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 	printf("  %lu calls\n", atomic_load(&mt.calls));
 	if (!ok) {
 		printf("  replay: --threads %u --backend %s --page-size %zu --lookup %s --frames %u --seed %llu\n",
-		       writers, tst_backend_name(backend), ps, lookup_name(lookup), frames,
+		       writers, bname(backend), ps, lookup_name(lookup), frames,
 		       (unsigned long long)seed);
 		atomic_fetch_add(&tst_failed, 1);
 	} else {
@@ -1565,7 +1651,7 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S] [--backend sync|uring|all]\n"
+		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S] [--backend sync|uring|user|all]\n"
 		"       [--page-size N|all] [--lookup lockless|locked|all] [--frames N] [--files N]\n"
 		"       [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]\n"
 		"       [--shrink-max N] [--no-closed-dirty]\n",
@@ -1630,6 +1716,8 @@ int main(int argc, char **argv)
 				backends[0] = LPC_IO_SYNC, nb = 1;
 			else if (!strcmp(v, "uring"))
 				backends[0] = LPC_IO_URING, nb = 1;
+			else if (!strcmp(v, "user"))
+				backends[0] = MODEL_USER, nb = 1;
 			else if (strcmp(v, "all"))
 				usage(argv[0]);
 		} else if (!strcmp(a, "--lookup")) {
@@ -1695,7 +1783,7 @@ int main(int argc, char **argv)
 					seqs++;
 				}
 				printf("%s %s page %zu: %llu calls in %lu sequences%s\n",
-				       tst_backend_name(cfg.backend), lookup_name(cfg.lookup), cfg.ps,
+				       bname(cfg.backend), lookup_name(cfg.lookup), cfg.ps,
 				       (unsigned long long)done, seqs, failed ? ": FAILED" : "");
 				if (!failed)
 					atomic_fetch_add(&tst_passed, 1);

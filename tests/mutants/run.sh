@@ -74,6 +74,10 @@
 #                  (U4): the frame is freed while the device writes into it
 #                  (rule FRAME-FREED-IN-FLIGHT, in any test that reads a
 #                  run: test_read_run first)
+#   handle-no-park  file.c: a read-write open of a copy over a user backend
+#                  open read-only releases the old handle at once (ZN3), while
+#                  an operation may still use it (rule HANDLE-PARKED, named by
+#                  tests/unit/test_backend.c).  Not in --quick.
 #   pending-tail-stale  alloc.c: an invalidate's gang joins an empty
 #                  pending list without setting its tail (a drain would splice
 #                  the list by a stale tail: rule PENDING-CHAIN, in
@@ -141,6 +145,7 @@ mutants=(
 	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
 	'wpin-no-stable|src/writeback/wpin.c|s@if (likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
 	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
+	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
 # The mutants of the file's size, of readahead and of the last close are
@@ -153,7 +158,7 @@ mutants=(
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
 	free-in-flight pending-tail-stale
-	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate)
+	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate handle-no-park)
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
 trap 'rm -rf "$work"' EXIT

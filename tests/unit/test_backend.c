@@ -286,7 +286,7 @@ static void write_errors(const struct lpc_backend_ops *ops, int err)
 	CHECK_EQ(lpc_fsync(f), -err, "the write error (BK4, J.3)");
 	CHECK_EQ(lpc_fsync(f), -err, "still failing: a new error");
 	lpc_stats(c, &s);
-	CHECK_EQ(s.dirty_pages, 6, "the failed pages stay dirty");
+	CHECK_EQ(s.dirty_pages, 6, "rule WRITE-ERROR-KEEPS-DIRTY violated: failed pages stay dirty");
 	CHECK_EQ(lpc_invalidate(f, 0, 0), 0, "and are never dropped");
 	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)(5 * PS + 100));
 	CHECK(!memcmp(got, want, 5 * PS + 100), "readable with the written data");
@@ -442,7 +442,9 @@ static void identity(void)
 	CHECK(tst_kernel_equals(path, want, sizeof(want)));
 	CHECK_EQ(lpc_file_close(f), 0);
 	CHECK_EQ(lpc_file_close(g), 0);
-	CHECK_EQ(atomic_load(&t1->released), 0, "parked until the last close");
+	CHECK_EQ(atomic_load(&t1->released), 0,
+		 "rule HANDLE-PARKED violated: the read-only handle was released before the "
+		 "last close (filemap/file.c ZN3)");
 	CHECK_EQ(lpc_file_close(h), 0);
 	CHECK_EQ(atomic_load(&t1->released), 1, "released at the last close");
 	CHECK_EQ(atomic_load(&t3->released), 1);
@@ -471,6 +473,142 @@ static void identity(void)
 	tub_free(t1);
 	tub_free(t2);
 	tub_free(t3);
+}
+
+/* BK5: the storage resized behind lpc's back. */
+static void resized_behind(void)
+{
+	char path[600];
+	struct lpc_cache *c = tst_wcache_create(64, PS, LPC_IO_SYNC, 60000, 80, 90);
+	struct tub *t;
+	struct lpc_file *f;
+	unsigned char want[8 * 4096], got[8 * 4096];
+	int fd;
+
+	tst_wfile("b", path, sizeof(path), 4 * PS, 41);
+	tst_file_bytes(41, 0, want, 4 * PS);
+	t = tub_new(path, PS, false);
+	REQUIRE(t);
+	f = open_tub(c, path, &tub_ops, t, O_RDWR);
+	CHECK_EQ(lpc_pread(f, got, PS, 0), (ssize_t)PS);
+	/* Grown by another client before lpc wrote: a read past lpc's end
+	 * asks the size again and sees it. */
+	fd = open(path, O_RDWR);
+	REQUIRE(fd >= 0);
+	memset(want + 4 * PS, 0x42, 2 * PS);
+	CHECK_EQ(pwrite(fd, want + 4 * PS, 2 * PS, 4 * PS), (ssize_t)(2 * PS));
+	CHECK_EQ(lpc_pread(f, got, 2 * PS, 4 * PS), (ssize_t)(2 * PS), "growth seen (BK5)");
+	CHECK(!memcmp(got, want + 4 * PS, 2 * PS), "the new bytes");
+	/* Shrunk behind lpc: lpc's size follows the storage (a short read
+	 * asks it, BK5), or a page still cached keeps its bytes; never an
+	 * error, never bytes that were not the file's. */
+	CHECK_EQ(ftruncate(fd, 2 * PS), 0);
+	{
+		ssize_t r;
+
+		memset(got, 0xff, PS);
+		r = lpc_pread(f, got, PS, 3 * PS);
+		CHECK(r == 0 || r == (ssize_t)PS, "a page past the storage's new end: %zd", r);
+		for (ssize_t i = 0; i < r; i++)
+			if (got[i] != 0 && got[i] != want[3 * PS + i]) {
+				CHECK(0, "byte %zd of page 3 is neither zero nor the old byte", i);
+				break;
+			}
+		printf("    shrink behind: lpc_pread at the old page 3 = %zd\n", r);
+	}
+	close(fd);
+	CHECK_EQ(lpc_file_close(f), 0);
+	tub_free(t);
+	tst_cache_destroy(c);
+}
+
+/* ZN3 under I/O: readers keep missing (invalidate, then read) on a copy
+ * open read-only while another thread opens it read-write and writes: the
+ * readers use either handle, no write ever goes through the read-only one,
+ * and both are released once, at the last close. */
+struct upg {
+	struct lpc_file *f;
+	const unsigned char *want;
+	size_t size;
+	_Atomic bool stop;
+	_Atomic unsigned long reads, bad;
+};
+
+static void *upg_reader(void *arg)
+{
+	struct upg *u = arg;
+	unsigned char buf[3 * 4096];
+	uint64_t seed = (uint64_t)(uintptr_t)&buf;
+
+	while (!atomic_load(&u->stop)) {
+		uint64_t off = tst_rnd(&seed) % (u->size - sizeof(buf));
+		ssize_t r = lpc_pread(u->f, buf, sizeof(buf), off);
+
+		/* The writer changes bytes [0, PS) only: the rest is the file's. */
+		if (r != (ssize_t)sizeof(buf) ||
+		    (off >= PS && memcmp(buf, u->want + off, sizeof(buf))))
+			atomic_fetch_add(&u->bad, 1);
+		lpc_invalidate(u->f, off, sizeof(buf));
+		atomic_fetch_add(&u->reads, 1);
+	}
+	return NULL;
+}
+
+static void upgrade_under_io(void)
+{
+	char path[600];
+	struct lpc_cache *c = tst_wcache_create(32, PS, LPC_IO_SYNC, 1, 5, 10);
+	struct tub *ro, *rw;
+	struct lpc_file *f, *g;
+	size_t size = 64 * PS;
+	unsigned char *want = malloc(size);
+	struct upg u = { .size = size };
+	pthread_t th[3];
+
+	REQUIRE(want);
+	tst_wfile("b", path, sizeof(path), size, 42);
+	tst_file_bytes(42, 0, want, size);
+	ro = tub_new(path, PS, true);
+	rw = tub_new(path, PS, false);
+	REQUIRE(ro && rw);
+	f = open_tub(c, "upgrade", &tub_ops, ro, O_RDONLY);
+	u.f = f;
+	u.want = want;
+	for (int i = 0; i < 3; i++)
+		REQUIRE(pthread_create(&th[i], NULL, upg_reader, &u) == 0);
+	tst_sleep_us(20000);
+	g = open_tub(c, "upgrade", &tub_ops, rw, O_RDWR);
+	CHECK(g == f, "one copy");
+	for (int k = 0; k < 200; k++) {
+		unsigned char b[64];
+
+		memset(b, k, sizeof(b));
+		CHECK_EQ(lpc_pwrite(g, b, sizeof(b), (uint64_t)(k % 60) * 64), (ssize_t)sizeof(b));
+		memcpy(want + (k % 60) * 64, b, sizeof(b));
+		if (k % 50 == 0)
+			CHECK_EQ(lpc_fsync(g), 0);
+	}
+	CHECK_EQ(lpc_fsync(g), 0);
+	tst_sleep_us(20000);
+	atomic_store(&u.stop, true);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(atomic_load(&u.bad), 0, "every read right (%lu reads)", atomic_load(&u.reads));
+	CHECK(tst_kernel_equals(path, want, size), "the storage");
+	CHECK_EQ(lpc_file_close(f), 0);
+	CHECK_EQ(atomic_load(&ro->released), 0,
+		 "rule HANDLE-PARKED violated: the read-only handle was released before the "
+		 "last close (filemap/file.c ZN3)");
+	CHECK_EQ(lpc_file_close(g), 0);
+	CHECK_EQ(atomic_load(&ro->released), 1);
+	CHECK_EQ(atomic_load(&rw->released), 1);
+	CHECK_EQ(atomic_load(&ro->breaches) + atomic_load(&rw->breaches), 0,
+		 "no write through the read-only handle, BK3 kept");
+	CHECK_EQ(atomic_load(&ro->after_release) + atomic_load(&rw->after_release), 0);
+	tub_free(ro);
+	tub_free(rw);
+	tst_cache_destroy(c);
+	free(want);
 }
 
 static void copy_fn(const void *data, size_t len, void *arg)
@@ -549,6 +687,8 @@ int main(int argc, char **argv)
 	TST_RUN(write_errors(&tub_ops_plain, ENOSPC));
 	TST_RUN(overrun());
 	TST_RUN(identity());
+	TST_RUN(resized_behind());
+	TST_RUN(upgrade_under_io());
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKLESS));
 	TST_RUN(pins_and_reads(LPC_LOOKUP_LOCKED));
 	return tst_finish();
