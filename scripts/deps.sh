@@ -18,7 +18,11 @@
 #   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
 #   libsqlite3-dev, sqlite3, python3  the SQLite VFS (src/sqlite) and its tests
 #                    (tests/sqlite: the stock shell and python3 load it)
-#
+#   librbd-dev       the RBD backend library (src/rbd, liblpc_rbd; librados too)
+#   ceph-mon, ceph-osd, ceph-common  the single-node Ceph 16.2 cluster that
+#                    scripts/ceph-cluster.sh starts for tests/rbd and lpcbench
+#                    rbd (ceph-common: the rados and rbd tools, ceph.conf's
+#                    defaults)
 #
 # deps.sh --deb adds what scripts/check-deb.sh needs to build and check the
 # Debian packages:
@@ -31,7 +35,8 @@
 set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config liburcu-dev liburing-dev spin man-db groff-base
-	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev sqlite3 python3)
+	  gnuplot-nox clang libclang-rt-14-dev libsqlite3-dev sqlite3 python3
+	  librbd-dev ceph-mon ceph-osd ceph-common)
 case ${1:-} in
 --deb) PACKAGES+=(debhelper dpkg-dev lintian) ;;
 '') ;;

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lpc_rbd.h - a Ceph RBD image under an lpc cache (liblpc_rbd): lpc's pages
+ * in front of librbd, as QEMU's user-space RBD client puts its own cache
+ * there.  A backend of lpc's public interface (struct lpc_backend_ops,
+ * lpc_file_open_backend, in lpc.h); lpc_rbd_open(3) says the same at length.
+ *
+ * Link with -llpc_rbd -llpc (liblpc_rbd links librbd and librados).
+ */
+#ifndef LPC_LPC_RBD_H
+#define LPC_LPC_RBD_H
+
+#include <lpc/lpc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The prefix of the names lpc_rbd_open takes: "rbd:POOL/IMAGE". */
+#define LPC_RBD_PREFIX "rbd:"
+
+/*
+ * Opens the RBD image `name` ("rbd:POOL/IMAGE"; the image must exist:
+ * `rbd create POOL/IMAGE --size ...`) as an lpc file of cache c, through a
+ * connection of its own to the cluster that conf describes:
+ *  - NULL or "": librados's defaults ($CEPH_CONF, /etc/ceph/ceph.conf, the
+ *    CEPH_ARGS environment variable);
+ *  - a path (a string without '='): that conf file;
+ *  - options "key=value;key=value" (';' or newlines between them): each is
+ *    rados_conf_set()'s, in order; "conf=PATH" reads a conf file at that
+ *    point, "id=NAME" connects as client.NAME (default client.admin).
+ * Whatever conf says, librbd's own cache is off (rbd_cache=false): lpc is
+ * the cache.  Unless conf sets them, rados_osd_op_timeout and
+ * rados_mon_op_timeout are 30 s: an operation that the cluster does not
+ * serve in that time (an OSD down with no replica, the monitors gone) fails
+ * with -ETIMEDOUT, as lpc's calls then report (a read: the call fails and
+ * nothing is cached; a write-back: the pages stay dirty and lpc_fsync
+ * returns the error; a later lpc_fsync writes them again).  Set them to 0
+ * to wait for ever, as librbd does by default.
+ *
+ * The operations (lpc.h, BK1-BK6): a run is one rbd_aio_readv or
+ * rbd_aio_writev waited for; a writeback batch submits all its runs before
+ * it waits; sync is rbd_flush; truncate is rbd_resize; size is the image's
+ * size.  A write past the image's end first grows the image (rbd_resize,
+ * only ever up; lpc cuts it back to its size, BK6).
+ *
+ * One writer.  A read-write open takes the image's exclusive lock with
+ * rbd_lock_acquire() when the image has the exclusive-lock feature (the
+ * default for new images): lpc keeps it until the file's last close and
+ * does not hand it over when another client asks, so another client's
+ * write, resize or lock request fails (librbd: -EROFS, or -EBUSY at its
+ * open) while this file is open.  Without the feature it takes librbd's
+ * advisory exclusive lock (rbd_lock_exclusive, cookie "lpc"), which other
+ * lpc_rbd clients and `rbd lock ls` honour but plain librbd writers do not.
+ * A second lpc_rbd_open for writing, in another process or another cache,
+ * returns -EBUSY.  Read-only opens (O_RDONLY) take no lock.
+ * What another client sees: the image as lpc last wrote it back (after
+ * lpc_fsync, the flusher, eviction or the last close), never pages dirty in
+ * lpc's cache; a read-only reader's own cache, if any, is its affair.  A
+ * read-only lpc file of an image that someone else writes caches what it
+ * read (BK5): it does not see later changes to cached pages.
+ * A client that dies keeps its exclusive lock until the cluster notices
+ * (its watch times out, 30 s by default); an advisory lock stays until
+ * `rbd lock rm`.
+ *
+ * In one cache the name is the identity (lpc_file_open_backend): opening
+ * an open name again returns the same lpc_file over the same connection.
+ *
+ * oflags: O_RDONLY or O_RDWR only (lpc_file_open_backend's rule).
+ * Return: 0 with *out; -EINVAL for a NULL argument, a name that is not
+ * "rbd:POOL/IMAGE" (or one longer than 4095 bytes), an option without '='
+ * after the first, or what lpc_file_open_backend refuses; -ENOENT when the
+ * pool or the image does not exist; -EBUSY when another client holds the
+ * image's lock (read-write opens); -ENOMEM; -ETIMEDOUT when the cluster
+ * does not answer; another negative errno from librados or librbd (a bad
+ * conf option: its rados_conf_set() error).
+ * Context: blocks for the connection (network round trips to the monitors
+ * and the OSDs, up to the timeouts above); creates librados's threads; may
+ * not be called from a backend operation or a signal handler.
+ */
+int lpc_rbd_open(struct lpc_cache *c, const char *name, const char *conf, int oflags,
+		 struct lpc_file **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LPC_LPC_RBD_H */

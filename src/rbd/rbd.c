@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rbd.c - liblpc_rbd: an lpc backend (lpc.h, struct lpc_backend_ops) over a
+ * Ceph RBD image through librbd; the contract is lpc_rbd.h's.
+ *
+ * A connection (struct rbd_conn) is one rados cluster handle, one io
+ * context and one open image.  It is the handle lpc holds; several opens
+ * of one name in one cache share it (lpc keeps one lpc_file per name and
+ * releases the handles it does not need, lpc_file_open_backend), counted in
+ * `refs`.
+ *
+ * Concurrency.  lpc calls the operations from several threads at once
+ * (BK1); librbd's image handle takes concurrent aio itself.  What this file
+ * adds is the image's size when lpc writes past it or resizes it:
+ *  RB1 A write whose run ends past the image's size grows the image first
+ *     (BK6: a file grows under a write; an image does not, librbd clips the
+ *     write).  Under conn->resize_lock it reads the size again and calls
+ *     rbd_resize only to grow, so two growing writers never shrink the
+ *     image below the other's run, whatever order they take the lock in.
+ *  RB2 truncate takes the same lock: a shrink never interleaves with RB1's
+ *     check and resize.  lpc does not write a run past the size it asks
+ *     truncate for while that truncate runs (its truncate lock), so no run
+ *     of ours is cut by RB2.
+ *  RB3 The registry of connections (registry, under registry_lock) maps
+ *     (cache, name) to the connection an open may share; refs and the
+ *     list change only under that lock, and a connection leaves the list
+ *     when its last reference goes, before it is closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include <lpc/lpc.h>
+#include <lpc/lpc_rbd.h>
+
+#define LPC_RBD_EXPORT __attribute__((visibility("default")))
+
+/* The cookie of the advisory lock, for images without exclusive-lock. */
+#define RBD_LOCK_COOKIE "lpc"
+
+enum rbd_lock_kind { LOCK_NONE, LOCK_EXCLUSIVE, LOCK_ADVISORY };
+
+struct rbd_conn {
+	struct rbd_conn *next; /* registry (RB3) */
+	struct lpc_cache *cache;
+	char *name;
+	bool rw;
+	unsigned refs; /* RB3 */
+	rados_t cluster;
+	rados_ioctx_t ioctx;
+	rbd_image_t image;
+	enum rbd_lock_kind lock;
+	pthread_mutex_t resize_lock; /* RB1, RB2 */
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rbd_conn *registry;
+
+/* Waits for one completion and returns its result: a read's bytes, a
+ * write's 0 (librbd reports no count for writes), or -errno. */
+static ssize_t rbd_wait(rbd_completion_t comp)
+{
+	rbd_aio_wait_for_complete(comp);
+	ssize_t r = rbd_aio_get_return_value(comp);
+	rbd_aio_release(comp);
+	return r;
+}
+
+static int conn_size(struct rbd_conn *cn, uint64_t *size)
+{
+	return rbd_get_size(cn->image, size);
+}
+
+/* RB1: the image covers [0, end) when it returns 0. */
+static int conn_grow(struct rbd_conn *cn, uint64_t end)
+{
+	uint64_t size;
+	int r = conn_size(cn, &size);
+
+	if (r < 0 || size >= end)
+		return r;
+	pthread_mutex_lock(&cn->resize_lock);
+	r = conn_size(cn, &size);
+	if (r == 0 && size < end)
+		r = rbd_resize(cn->image, end);
+	pthread_mutex_unlock(&cn->resize_lock);
+	return r;
+}
+
+static size_t iov_bytes(const struct iovec *iov, int iovcnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+static ssize_t op_read(void *handle, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	struct rbd_conn *cn = handle;
+	rbd_completion_t comp;
+	uint64_t size;
+	int r;
+
+	/* librbd clips a read that runs past the end and refuses one that
+	 * starts past it (-EINVAL): the latter is an empty read here, as
+	 * pread(2) at or past the end of a file. */
+	r = conn_size(cn, &size);
+	if (r < 0)
+		return r;
+	if (off >= size)
+		return 0;
+	r = rbd_aio_create_completion(NULL, NULL, &comp);
+	if (r < 0)
+		return r;
+	r = rbd_aio_readv(cn->image, iov, iovcnt, off, comp);
+	if (r < 0) {
+		rbd_aio_release(comp);
+		return r;
+	}
+	ssize_t n = rbd_wait(comp);
+	if (n == -EINVAL && conn_size(cn, &size) == 0 && off >= size)
+		return 0; /* it shrank meanwhile */
+	return n;
+}
+
+/* Submits one run (after growing the image over it); *comp to wait on. */
+static int submit_write(struct rbd_conn *cn, const struct iovec *iov, int iovcnt, uint64_t off,
+			rbd_completion_t *comp)
+{
+	int r = conn_grow(cn, off + iov_bytes(iov, iovcnt));
+
+	if (r < 0)
+		return r;
+	r = rbd_aio_create_completion(NULL, NULL, comp);
+	if (r < 0)
+		return r;
+	r = rbd_aio_writev(cn->image, iov, iovcnt, off, *comp);
+	if (r < 0)
+		rbd_aio_release(*comp);
+	return r;
+}
+
+/* A write's result for lpc: all the bytes, or librbd's error (a write
+ * that completes was applied whole). */
+static ssize_t write_result(ssize_t r, const struct iovec *iov, int iovcnt)
+{
+	return r < 0 ? r : (ssize_t)iov_bytes(iov, iovcnt);
+}
+
+static ssize_t op_write(void *handle, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	rbd_completion_t comp;
+	int r = submit_write(handle, iov, iovcnt, off, &comp);
+
+	return r < 0 ? r : write_result(rbd_wait(comp), iov, iovcnt);
+}
+
+/* Every run in flight at once: one round trip for the batch, not nruns. */
+static void op_write_batch(void *handle, struct lpc_backend_run *runs, int nruns)
+{
+	struct rbd_conn *cn = handle;
+	rbd_completion_t comps[128];
+
+	for (int i = 0; i < nruns; i += 128) {
+		int n = nruns - i < 128 ? nruns - i : 128;
+
+		for (int k = 0; k < n; k++) {
+			struct lpc_backend_run *run = &runs[i + k];
+			int r = submit_write(cn, run->iov, run->iovcnt, run->off, &comps[k]);
+
+			run->res = r;
+			if (r < 0)
+				comps[k] = NULL;
+		}
+		for (int k = 0; k < n; k++)
+			if (comps[k])
+				runs[i + k].res = write_result(rbd_wait(comps[k]),
+							       runs[i + k].iov, runs[i + k].iovcnt);
+	}
+}
+
+static int op_sync(void *handle)
+{
+	struct rbd_conn *cn = handle;
+
+	return rbd_flush(cn->image);
+}
+
+static int op_truncate(void *handle, uint64_t size)
+{
+	struct rbd_conn *cn = handle;
+
+	pthread_mutex_lock(&cn->resize_lock); /* RB2 */
+	int r = rbd_resize(cn->image, size);
+	pthread_mutex_unlock(&cn->resize_lock);
+	return r;
+}
+
+static int op_size(void *handle, uint64_t *size)
+{
+	return conn_size(handle, size);
+}
+
+static void conn_close(struct rbd_conn *cn)
+{
+	if (cn->image) {
+		if (cn->lock == LOCK_EXCLUSIVE)
+			rbd_lock_release(cn->image);
+		else if (cn->lock == LOCK_ADVISORY)
+			rbd_unlock(cn->image, RBD_LOCK_COOKIE);
+		rbd_close(cn->image);
+	}
+	if (cn->ioctx)
+		rados_ioctx_destroy(cn->ioctx);
+	if (cn->cluster)
+		rados_shutdown(cn->cluster);
+	pthread_mutex_destroy(&cn->resize_lock);
+	free(cn->name);
+	free(cn);
+}
+
+static void op_release(void *handle)
+{
+	struct rbd_conn *cn = handle;
+	bool last;
+
+	pthread_mutex_lock(&registry_lock); /* RB3 */
+	last = --cn->refs == 0;
+	if (last)
+		for (struct rbd_conn **pp = &registry; *pp; pp = &(*pp)->next)
+			if (*pp == cn) {
+				*pp = cn->next;
+				break;
+			}
+	pthread_mutex_unlock(&registry_lock);
+	if (last)
+		conn_close(cn);
+}
+
+static const struct lpc_backend_ops rbd_ops = {
+	.version = LPC_BACKEND_V1,
+	.read = op_read,
+	.write = op_write,
+	.write_batch = op_write_batch,
+	.sync = op_sync,
+	.truncate = op_truncate,
+	.size = op_size,
+	.release = op_release,
+};
+
+/* "rbd:POOL/IMAGE" into pool and image (copies; 0 or -EINVAL/-ENOMEM). */
+static int parse_name(const char *name, char **pool, char **image)
+{
+	size_t plen = strlen(LPC_RBD_PREFIX);
+
+	if (strncmp(name, LPC_RBD_PREFIX, plen) != 0)
+		return -EINVAL;
+	const char *p = name + plen, *slash = strchr(p, '/');
+	if (!slash || slash == p || !slash[1] || strchr(slash + 1, '/'))
+		return -EINVAL;
+	*pool = strndup(p, (size_t)(slash - p));
+	*image = strdup(slash + 1);
+	if (!*pool || !*image) {
+		free(*pool);
+		free(*image);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The "id=NAME" option of conf, if any, into id (size idlen). */
+static void conf_id(const char *conf, char *id, size_t idlen)
+{
+	id[0] = '\0';
+	for (const char *p = conf; p && *p;) {
+		size_t n = strcspn(p, ";\n");
+
+		if (n > 3 && strncmp(p, "id=", 3) == 0 && n - 3 < idlen) {
+			memcpy(id, p + 3, n - 3);
+			id[n - 3] = '\0';
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+}
+
+/* Applies conf (lpc_rbd.h) to an unconnected cluster handle. */
+static int conf_apply(rados_t cluster, const char *conf)
+{
+	int r;
+
+	/* Ours first, so that conf can change them (not rbd_cache: last). */
+	if ((r = rados_conf_set(cluster, "rados_osd_op_timeout", "30")) < 0 ||
+	    (r = rados_conf_set(cluster, "rados_mon_op_timeout", "30")) < 0 ||
+	    (r = rados_conf_set(cluster, "client_mount_timeout", "30")) < 0)
+		return r;
+	if (!conf || !*conf) {
+		r = rados_conf_read_file(cluster, NULL);
+		/* No conf file anywhere: CEPH_ARGS may still say everything. */
+		if (r < 0 && r != -ENOENT)
+			return r;
+		r = rados_conf_parse_env(cluster, NULL);
+	} else if (!strchr(conf, '=')) {
+		r = rados_conf_read_file(cluster, conf);
+	} else {
+		char *copy = strdup(conf), *save = NULL;
+
+		if (!copy)
+			return -ENOMEM;
+		r = 0;
+		for (char *opt = strtok_r(copy, ";\n", &save); opt && r == 0;
+		     opt = strtok_r(NULL, ";\n", &save)) {
+			char *eq = strchr(opt, '=');
+
+			if (!eq) {
+				r = -EINVAL;
+				break;
+			}
+			*eq = '\0';
+			if (strcmp(opt, "conf") == 0)
+				r = rados_conf_read_file(cluster, eq + 1);
+			else if (strcmp(opt, "id") != 0)
+				r = rados_conf_set(cluster, opt, eq + 1);
+		}
+		free(copy);
+	}
+	if (r < 0)
+		return r;
+	return rados_conf_set(cluster, "rbd_cache", "false");
+}
+
+/* Takes the one-writer lock (lpc_rbd.h): 0, -EBUSY, or librbd's error. */
+static int conn_lock(struct rbd_conn *cn)
+{
+	uint64_t features = 0;
+	int r = rbd_get_features(cn->image, &features);
+
+	if (r < 0)
+		return r;
+	if (features & RBD_FEATURE_EXCLUSIVE_LOCK) {
+		r = rbd_lock_acquire(cn->image, RBD_LOCK_MODE_EXCLUSIVE);
+		if (r == 0) {
+			cn->lock = LOCK_EXCLUSIVE;
+			return 0;
+		}
+		/* The owner refuses to hand it over (-EROFS) or is busy. */
+		return r == -EROFS || r == -EBUSY || r == -EAGAIN ? -EBUSY : r;
+	}
+	r = rbd_lock_exclusive(cn->image, RBD_LOCK_COOKIE);
+	if (r == 0) {
+		cn->lock = LOCK_ADVISORY;
+		return 0;
+	}
+	return r == -EEXIST ? -EBUSY : r;
+}
+
+static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bool rw,
+		     struct rbd_conn **out)
+{
+	char *pool = NULL, *image = NULL, id[256];
+	struct rbd_conn *cn = calloc(1, sizeof(*cn));
+	int r;
+
+	if (!cn)
+		return -ENOMEM;
+	pthread_mutex_init(&cn->resize_lock, NULL);
+	cn->cache = c;
+	cn->rw = rw;
+	cn->refs = 1;
+	cn->name = strdup(name);
+	if (!cn->name) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = parse_name(name, &pool, &image);
+	if (r < 0)
+		goto fail;
+	conf_id(conf, id, sizeof(id));
+	r = rados_create(&cn->cluster, id[0] ? id : NULL);
+	if (r < 0) {
+		cn->cluster = NULL;
+		goto fail;
+	}
+	r = conf_apply(cn->cluster, conf);
+	if (r < 0)
+		goto fail;
+	r = rados_connect(cn->cluster);
+	if (r < 0)
+		goto fail;
+	r = rados_ioctx_create(cn->cluster, pool, &cn->ioctx);
+	if (r < 0) {
+		cn->ioctx = NULL;
+		goto fail;
+	}
+	if (rw)
+		r = rbd_open(cn->ioctx, image, &cn->image, NULL);
+	else
+		r = rbd_open_read_only(cn->ioctx, image, &cn->image, NULL);
+	if (r < 0) {
+		cn->image = NULL;
+		goto fail;
+	}
+	if (rw) {
+		r = conn_lock(cn);
+		if (r < 0)
+			goto fail;
+	}
+	free(pool);
+	free(image);
+	*out = cn;
+	return 0;
+fail:
+	free(pool);
+	free(image);
+	conn_close(cn);
+	return r;
+}
+
+LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const char *conf,
+				int oflags, struct lpc_file **out)
+{
+	struct rbd_conn *cn = NULL;
+	int acc = oflags & O_ACCMODE, r;
+	bool rw = acc != O_RDONLY;
+
+	if (!c || !name || !out || strlen(name) >= 4096 || (oflags & ~O_ACCMODE) ||
+	    acc == (O_WRONLY | O_RDWR))
+		return -EINVAL;
+	/* A name this cache has open shares its connection (RB3); a read-only
+	 * connection cannot serve a read-write open (it holds no lock). */
+	pthread_mutex_lock(&registry_lock);
+	for (struct rbd_conn *p = registry; p; p = p->next)
+		if (p->cache == c && strcmp(p->name, name) == 0 && (p->rw || !rw)) {
+			p->refs++;
+			cn = p;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	if (!cn) {
+		r = conn_open(c, name, conf, rw, &cn);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&registry_lock);
+		cn->next = registry;
+		registry = cn;
+		pthread_mutex_unlock(&registry_lock);
+	}
+	r = lpc_file_open_backend(c, name, &rbd_ops, cn, oflags, out);
+	if (r < 0)
+		op_release(cn); /* still ours on failure */
+	return r;
+}
