@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# soak.sh [-n ROUNDS] [-s SECONDS] [-o stress|model|sqldiff] [-m] [release|asan|tsan ...] -
+# soak.sh [-n ROUNDS] [-s SECONDS] [-o stress|model|sqldiff|mutants] [-m] [release|asan|tsan ...] -
 # the long stress runs that do not fit in CI: every stress test, ROUNDS times
 # per variant, each time with a new seed and with yield injection at every
 # protocol step (LPC_YIELD=all) at a probability that cycles through 0.005,
@@ -23,7 +23,9 @@
 # times per variant for SECONDS each, with the workers in a unix/lpc mix and
 # unix alone (the control), without yield injection (its races are between
 # processes); its transactions and kills are summed in a "sqldiff:" line.
-# -o runs only one of the three parts (stress, model, sqldiff).
+# Last, every protocol mutant (tests/mutants/run.sh, all of them: CI runs
+# only the --quick few), once.
+# -o runs only one of the four parts (stress, model, sqldiff, mutants).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,7 +41,7 @@ while (($#)); do
 	-o) only=$2; shift 2 ;;
 	-m) only=model; shift ;;
 	release | asan | tsan) variants+=("$1"); shift ;;
-	-h | --help) sed -n '3,26p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
 	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -127,5 +129,16 @@ for v in "${variants[@]}"; do
 	done
 done
 [[ $only == "" || $only == sqldiff ]] && echo "sqldiff: $txns transactions, $kills kills"
+# Every protocol mutant (CI's mutants.quick runs only a few, for its time):
+# each must be killed by the rule it breaks.
+if [[ $only == "" || $only == mutants ]]; then
+	if bash "$LPC_ROOT/tests/mutants/run.sh"; then
+		pass=$((pass + 1))
+		echo "ok   mutants (every one killed by its rule)"
+	else
+		fail=$((fail + 1))
+		echo "FAIL mutants: see the list above"
+	fi
+fi
 echo "soak: $pass passed, $fail failed"
 ((fail == 0))
