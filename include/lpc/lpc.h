@@ -1060,7 +1060,8 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *      operation must not keep a pointer to the frames after it returns.
  *  BK4 Results: bytes transferred (never more than asked: lpc takes more as
  *      -EIO, and LPC_DEBUG builds stop on rule BACKEND-OVERRUN), or a
- *      negative errno.  The errno reaches callers as the calls' contracts
+ *      negative errno (a value below -4095 is no errno: lpc takes it as
+ *      -EIO).  The errno reaches callers as the calls' contracts
  *      say of the kernel's errors: a read error fails the pages of that
  *      read and nothing is cached (C.1, C.2); a write error keeps the pages
  *      dirty with their data, they are written again by the next writeback,
@@ -1083,7 +1084,8 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *      page): like a file, the storage grows; lpc then calls truncate to
  *      cut the tail back to lpc's size, or to extend the storage to it
  *      (J.7's publication, at lpc_fsync, at the last close and after a
- *      write that ended past lpc's size).
+ *      write that ended past lpc's size).  A storage of fixed size (no
+ *      truncate) must end on a page to be opened read-write.
  */
 #define LPC_BACKEND_V1 1
 
@@ -1159,14 +1161,16 @@ struct lpc_backend_ops {
  * read-write, the copy switches to this handle for every later operation
  * and the old one is released at the last close (an operation begun on it
  * may still run until then); otherwise this handle is not needed and
- * released before the call returns.  On failure it stays the caller's:
- * release is not called.
+ * released before the call returns.  A handle the copy holds already (the
+ * same handle passed again) is kept: it is released once, at the copy's end.
+ * On failure it stays the caller's: release is not called.
  * The size: ops->size is called before files_lock is taken, on every open;
  * for a new copy its answer is the file's size (BK5).
  * Return: 0 with *out; -EINVAL for a NULL c, name, ops or out, an empty
  * name or one of 4096 bytes or more, a version other than LPC_BACKEND_V1,
- * non-zero reserved, a NULL read, write or size, other oflags, or a name
- * open with another table; -ENOMEM when the thread's block or the file
+ * non-zero reserved, a NULL read, write or size, other oflags, a name
+ * open with another table, or a read-write open of a fixed-size storage (no
+ * truncate) whose size is not a multiple of the page size (BK6); -ENOMEM when the thread's block or the file
  * cannot be allocated; the size operation's negative errno.
  * Context: may sleep (the size operation, malloc); no page I/O, no grace
  * period; never waits for a close; takes files_lock (no operation runs

@@ -53,6 +53,10 @@ static ssize_t user_checked(struct lpc_io_file *f, ssize_t r, size_t asked, cons
 			op, asked, (unsigned long long)f->id, r);
 	if (r > 0 && (size_t)r > asked)
 		return -EIO;
+	/* Not an errno (a negative count, e.g. -2^32): an error all the same,
+	 * never a success nor a value that wraps where lpc narrows it. */
+	if (r < -4095)
+		return -EIO;
 	return r;
 }
 
