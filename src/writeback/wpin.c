@@ -98,7 +98,9 @@
  *       write pin of f, not only those it cuts: it cannot know its cut
  *       before it holds size_lock; a stream of overlapping write pins that
  *       never leaves the count at 0 delays it (as readers a rwlock).
- * (tests/regress/regress_wpin.c, stories "close" and "truncate-holder".)
+ * (tests/regress/regress_wpin.c, stories "close" and "truncate-holder";
+ * tests/model/wpin_gate.pml models WC1-WC6 against a truncate and the last
+ * close, with broken variants.)
  */
 #include <errno.h>
 #include <fcntl.h>

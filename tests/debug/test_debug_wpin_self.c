@@ -62,7 +62,7 @@ static int child(const char *what, int backend)
 	struct lpc_cache *c = tst_cache_create(64 * PS, PS, backend, LPC_LOOKUP_LOCKLESS);
 	struct lpc_file *f, *g;
 	struct lpc_page *p, *q = NULL;
-	char path[512], path2[512], buf[64];
+	char path[512], path2[512], buf[4096];
 	pthread_t tw, tu;
 
 	REQUIRE(tst_make_file("self", 4 * PS, 1, path, sizeof(path)) == 0, "make file");

@@ -163,12 +163,13 @@ mutants=(
 # killed by rules their stories and tests check in every debug variant of CI
 # (regress_size_publish, test_readahead, test_read_run, regress_open_closing),
 # so --quick leaves them out and CI's time stays put.  So are the write
-# pins' (test_wpin, regress_wpin), the read stream's (test_stream, every
-# debug variant) and the user backends' (test_backend).  --quick (CI) keeps
-# only mutants whose killing test is known (killer[]): each is judged by one
-# test, in seconds; the others of the first twelve (pins, eviction, dirty
-# bits, the optimistic slot check) ran the whole suite each, 2-5 minutes a
-# mutant on a loaded machine, and are judged by scripts/soak.sh (-o
+# pins' four (test_wpin: WPIN-CLEAN, WPIN-WRITEBACK; any truncate:
+# WPIN-GATE), the read stream's (test_stream, every debug variant) and the
+# user backends' (test_backend): all killed by their rules.  --quick (CI)
+# keeps only mutants whose killing test is known (killer[]): each is judged
+# by one test, in seconds; the others ran the whole suite up to the test
+# that kills them, 2-5 minutes a mutant on the 2-CPU machine at load 15-20
+# (the write pins' 196-293 s each), and are judged by scripts/soak.sh (-o
 # mutants), which runs every mutant.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
