@@ -1161,9 +1161,12 @@ struct lpc_backend_ops {
  * read-write, the copy switches to this handle for every later operation
  * and the old one is released at the last close (an operation begun on it
  * may still run until then); otherwise this handle is not needed and
- * released before the call returns.  A handle the copy holds already (the
- * same handle passed again) is kept: it is released once, at the copy's end.
- * On failure it stays the caller's: release is not called.
+ * released before the call returns.  So each successful open hands lpc one
+ * reference to its handle, and release is called once per open: a handle
+ * passed to two opens (the same pointer) is released twice, the first time
+ * possibly while the copy still uses it.  Pass a handle per open, or count
+ * references in it (as liblpc_rbd does).  On failure it stays the caller's:
+ * release is not called.
  * The size: ops->size is called before files_lock is taken, on every open;
  * for a new copy its answer is the file's size (BK5).
  * Return: 0 with *out; -EINVAL for a NULL c, name, ops or out, an empty

@@ -208,19 +208,6 @@ static struct lpc_file *file_find(struct lpc_files *c, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-/* True if handle is one the copy f holds (its current one or a parked
- * one): lpc must not release it before the copy's end (ZN4).  Context:
- * files_lock. */
-static bool handle_held(struct lpc_file *f, void *handle)
-{
-	if (atomic_load_explicit(&f->io.handle, memory_order_relaxed) == handle)
-		return true;
-	for (struct lpc_fd_park *p = f->parked; p; p = p->next)
-		if (p->fd < 0 && p->handle == handle)
-			return true;
-	return false;
-}
-
 /* A copy over a user backend, found by its name (ZN1). */
 static struct lpc_file *file_find_name(struct lpc_files *c, const char *name)
 {
@@ -619,14 +606,7 @@ int lpc_files_open_backend(struct lpc_files *c, const char *name,
 			pthread_mutex_unlock(&c->lock);
 			goto out;
 		}
-		if (handle_held(f, handle)) {
-			/* The handle the copy holds already (the same object
-			 * opened again with it): lpc keeps it and releases it
-			 * once, at the copy's end; an upgrade to read-write
-			 * keeps using it. */
-			if (accmode == O_RDWR)
-				__atomic_store_n(&f->accmode, O_RDWR, __ATOMIC_RELEASE);
-		} else if (accmode == O_RDWR && f->accmode == O_RDONLY) {	/* ZN3 */
+		if (accmode == O_RDWR && f->accmode == O_RDONLY) {		/* ZN3 */
 			struct lpc_fd_park *p = park;
 
 			park = NULL;

@@ -62,6 +62,7 @@ struct rbd_conn {
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER; /* lpc_rbd_open */
 static struct rbd_conn *registry;
 
 /* Waits for one completion and returns its result: a read's bytes, a
@@ -278,21 +279,26 @@ static int parse_name(const char *name, char **pool, char **image)
 	return 0;
 }
 
-/* The "id=NAME" option of conf, if any, into id (size idlen). */
-static void conf_id(const char *conf, char *id, size_t idlen)
+/* The last "id=NAME" option of conf, if any, into *id (malloc'd, any
+ * length: librados takes long ids, and one cut or dropped would connect as
+ * another client, client.admin).  Return: 0 (*id NULL: none) or -ENOMEM. */
+static int conf_id(const char *conf, char **id)
 {
-	id[0] = '\0';
+	*id = NULL;
 	for (const char *p = conf; p && *p;) {
 		size_t n = strcspn(p, ";\n");
 
-		if (n > 3 && strncmp(p, "id=", 3) == 0 && n - 3 < idlen) {
-			memcpy(id, p + 3, n - 3);
-			id[n - 3] = '\0';
+		if (n > 3 && strncmp(p, "id=", 3) == 0) {
+			free(*id);
+			*id = strndup(p + 3, n - 3);
+			if (!*id)
+				return -ENOMEM;
 		}
 		p += n;
 		if (*p)
 			p++;
 	}
+	return 0;
 }
 
 /* Applies conf (lpc_rbd.h) to an unconnected cluster handle. */
@@ -368,7 +374,7 @@ static int conn_lock(struct rbd_conn *cn)
 static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bool rw,
 		     struct rbd_conn **out)
 {
-	char *pool = NULL, *image = NULL, id[256];
+	char *pool = NULL, *image = NULL, *id = NULL;
 	struct rbd_conn *cn = calloc(1, sizeof(*cn));
 	int r;
 
@@ -386,8 +392,12 @@ static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bo
 	r = parse_name(name, &pool, &image);
 	if (r < 0)
 		goto fail;
-	conf_id(conf, id, sizeof(id));
-	r = rados_create(&cn->cluster, id[0] ? id : NULL);
+	r = conf_id(conf, &id);
+	if (r < 0)
+		goto fail;
+	r = rados_create(&cn->cluster, id);
+	free(id);
+	id = NULL;
 	if (r < 0) {
 		cn->cluster = NULL;
 		goto fail;
@@ -439,6 +449,12 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
 		return -EINVAL;
 	/* A name this cache has open shares its connection (RB3); a read-only
 	 * connection cannot serve a read-write open (it holds no lock). */
+	/* open_lock makes the look-up and the connection one step: two opens
+	 * of one name at once found no connection, both connected, and the
+	 * second's lock request got -EBUSY from the first (RB3).  It is held
+	 * across the connection (seconds against a slow cluster): opens are
+	 * serialized, reads and writes are not. */
+	pthread_mutex_lock(&open_lock);
 	pthread_mutex_lock(&registry_lock);
 	for (struct rbd_conn *p = registry; p; p = p->next)
 		if (p->cache == c && strcmp(p->name, name) == 0 && (p->rw || !rw)) {
@@ -449,13 +465,16 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
 	pthread_mutex_unlock(&registry_lock);
 	if (!cn) {
 		r = conn_open(c, name, conf, rw, &cn);
-		if (r < 0)
+		if (r < 0) {
+			pthread_mutex_unlock(&open_lock);
 			return r;
+		}
 		pthread_mutex_lock(&registry_lock);
 		cn->next = registry;
 		registry = cn;
 		pthread_mutex_unlock(&registry_lock);
 	}
+	pthread_mutex_unlock(&open_lock);
 	r = lpc_file_open_backend(c, name, &rbd_ops, cn, oflags, out);
 	if (r < 0)
 		op_release(cn); /* still ours on failure */

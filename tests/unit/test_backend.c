@@ -12,8 +12,7 @@
  *    sync called; write_batch used where the table has it;
  *  - lpc_truncate shrinks and grows the storage; a fixed-size table
  *    (no truncate) answers -EOPNOTSUPP, and one whose size does not end on
- *    a page is refused read-write; the same handle passed to a second open
- *    is kept and released once;
+ *    a page is refused read-write;
  *  - a tiny cache: eviction and the flusher over the backend, every byte
  *    right;
  *  - errors: a read error reaches lpc_pread and lpc_page_get as the
@@ -182,42 +181,6 @@ static void fixed_size(void)
 	f = open_tub(c, path, &tub_ops_fixed, t, O_RDONLY);
 	CHECK_EQ(lpc_file_close(f), 0);
 	CHECK_EQ(atomic_load(&t->released), 1);
-	tub_free(t);
-	tst_cache_destroy(c);
-}
-
-/* The same handle passed to a second open of an open name (read-only, then
- * read-only or read-write again): lpc keeps it, uses it, and releases it
- * once, at the last close, never while the copy still uses it. */
-static void same_handle(void)
-{
-	char path[600];
-	struct lpc_cache *c = tst_wcache_create(64, PS, LPC_IO_SYNC, 60000, 80, 90);
-	struct tub *t;
-	struct lpc_file *f, *g, *h;
-	unsigned char want[4 * 4096], got[4 * 4096];
-
-	tst_wfile("b", path, sizeof(path), 4 * PS, 35);
-	tst_file_bytes(35, 0, want, sizeof(want));
-	t = tub_new(path, PS, false);
-	REQUIRE(t);
-	f = open_tub(c, "same", &tub_ops, t, O_RDONLY);
-	g = open_tub(c, "same", &tub_ops, t, O_RDONLY);
-	h = open_tub(c, "same", &tub_ops, t, O_RDWR);
-	CHECK(f == g && g == h, "one copy");
-	CHECK_EQ(atomic_load(&t->released), 0, "the handle in use is not released");
-	memset(want, 0x5a, PS);
-	CHECK_EQ(lpc_pwrite(h, want, PS, 0), (ssize_t)PS, "written through the upgraded copy");
-	CHECK_EQ(lpc_fsync(h), 0);
-	CHECK_EQ(lpc_pread(f, got, sizeof(got), 0), (ssize_t)sizeof(got));
-	CHECK(!memcmp(got, want, sizeof(got)), "the bytes");
-	CHECK_EQ(lpc_file_close(f), 0);
-	CHECK_EQ(lpc_file_close(g), 0);
-	CHECK_EQ(atomic_load(&t->released), 0, "not before the last close");
-	CHECK_EQ(lpc_file_close(h), 0);
-	CHECK_EQ(atomic_load(&t->released), 1, "released once, at the last close");
-	CHECK_EQ(atomic_load(&t->after_release), 0, "no operation after it");
-	CHECK(tst_kernel_equals(path, want, sizeof(want)));
 	tub_free(t);
 	tst_cache_destroy(c);
 }
@@ -733,7 +696,6 @@ int main(int argc, char **argv)
 	TST_RUN(writes(&tub_ops));
 	TST_RUN(writes(&tub_ops_plain));
 	TST_RUN(fixed_size());
-	TST_RUN(same_handle());
 	TST_RUN(tiny_cache());
 	TST_RUN(read_errors());
 	TST_RUN(write_errors(&tub_ops, EIO));
