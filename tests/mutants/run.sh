@@ -181,7 +181,7 @@ full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-fir
 # The tests that kill each mutant first (ctest -R; seen in full runs): run
 # alone before the whole suite, which runs only if they name no rule.
 declare -A killer=(
-	[no-r4]='^stress\.stress_pin_evict$'
+	[no-r4]='^stress\.stress_(pin_evict|lookup_race)$'
 	[no-grace]='^stress\.stress_pin_evict$'
 	[plain-inc]='^unit\.test_guarantees$'
 	[no-wake]='^stress\.stress_pin_evict$'
@@ -218,10 +218,12 @@ suite() {
 # alone, with the suite's settings; a mutant they kill is judged without the
 # rest of the suite (a run of the whole suite took 2-5 minutes a mutant on a
 # loaded 2-CPU machine, mostly in tests that cannot kill it).
+# A stress test kills by chance: each runs up to three times (until it
+# fails), 4 s each.
 killers() {
-	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
-		timeout -k 5 "$limit" ctest -j "$jobs" -R "$2" --stop-on-failure \
-		--output-on-failure) >>"$1" 2>&1
+	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=4 \
+		timeout -k 5 "$limit" ctest -j "$jobs" -R "$2" --repeat until-fail:3 \
+		--stop-on-failure --output-on-failure) >>"$1" 2>&1
 }
 
 # The baseline: the unmutated tree must pass the same suite.  A mutant's
@@ -280,7 +282,7 @@ for m in "${mutants[@]}"; do
 	fi
 	rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
 	if [[ -z $rule && $rc != 124 && $rc != 137 ]]; then
-		suite "$log"
+		suite "$log" $((4 * limit))
 		rc=$?
 		rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
 	fi
