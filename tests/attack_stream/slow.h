@@ -22,10 +22,18 @@ static struct {
 	uint64_t bad_index;
 	/* "ahead" accounting: pages read minus pages the consumer took */
 	_Atomic int64_t taken, max_ahead;
+	/* pages being read at once (the frames locked by reads), and the most */
+	_Atomic int64_t pages_now, pages_peak;
+	uint64_t only_id; /* != 0: only reads of the file with this id are slowed and counted */
 } slow;
 
 static void slow_enter(uint64_t index, uint64_t npages)
 {
+	int64_t pn = atomic_fetch_add(&slow.pages_now, (int64_t)npages) + (int64_t)npages;
+	int64_t pp = atomic_load(&slow.pages_peak);
+
+	while (pn > pp && !atomic_compare_exchange_weak(&slow.pages_peak, &pp, pn))
+		;
 	int n = atomic_fetch_add(&slow.now, 1) + 1;
 	int p = atomic_load(&slow.peak);
 	uint64_t pg;
@@ -55,13 +63,33 @@ static ssize_t slow_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 {
 	ssize_t r;
 
+	if (slow.only_id && f->id != slow.only_id)
+		return slow.inner->read(f, buf, len, off, index);
 	slow_enter(index, 1);
 	if (slow_covers_bad(index, 1))
 		r = -EIO;
 	else
 		r = slow.inner->read(f, buf, len, off, index);
 	atomic_fetch_sub(&slow.now, 1);
+	atomic_fetch_sub(&slow.pages_now, 1);
 	return r;
+}
+
+static ssize_t slow_readv_plain(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+				uint64_t off, uint64_t index)
+{
+	size_t done = 0;
+
+	for (int k = 0; k < iovcnt; k++) {
+		ssize_t x = slow.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+					     index + (uint64_t)k);
+		if (x < 0)
+			return done ? (ssize_t)done : x;
+		done += (size_t)x;
+		if ((size_t)x < iov[k].iov_len)
+			break;
+	}
+	return (ssize_t)done;
 }
 
 static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
@@ -69,29 +97,19 @@ static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int io
 {
 	ssize_t r;
 
+	if (slow.only_id && f->id != slow.only_id)
+		return slow.inner->readv ? slow.inner->readv(f, iov, iovcnt, off, index)
+					 : slow_readv_plain(f, iov, iovcnt, off, index);
 	slow_enter(index, (uint64_t)iovcnt);
 	if (slow_covers_bad(index, (uint64_t)iovcnt)) {
 		r = -EIO;
 	} else if (slow.inner->readv) {
 		r = slow.inner->readv(f, iov, iovcnt, off, index);
 	} else {
-		size_t done = 0;
-
-		r = 0;
-		for (int k = 0; k < iovcnt; k++) {
-			ssize_t x = slow.inner->read(f, iov[k].iov_base, iov[k].iov_len,
-						     off + done, index + (uint64_t)k);
-			if (x < 0) {
-				r = done ? (ssize_t)done : x;
-				break;
-			}
-			done += (size_t)x;
-			r = (ssize_t)done;
-			if ((size_t)x < iov[k].iov_len)
-				break;
-		}
+		r = slow_readv_plain(f, iov, iovcnt, off, index);
 	}
 	atomic_fetch_sub(&slow.now, 1);
+	atomic_fetch_sub(&slow.pages_now, iovcnt);
 	return r;
 }
 
@@ -112,6 +130,8 @@ static inline void slow_reset(void)
 	atomic_store(&slow.pages, 0);
 	atomic_store(&slow.taken, 0);
 	atomic_store(&slow.max_ahead, 0);
+	atomic_store(&slow.pages_now, 0);
+	atomic_store(&slow.pages_peak, 0);
 }
 
 static inline double slow_secs(void)
