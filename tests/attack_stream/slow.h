@@ -25,6 +25,8 @@ static struct {
 	/* pages being read at once (the frames locked by reads), and the most */
 	_Atomic int64_t pages_now, pages_peak;
 	uint64_t only_id; /* != 0: only reads of the file with this id are slowed and counted */
+	uint64_t hold_id; /* != 0: reads of this file (not counted) sleep hold_us */
+	unsigned hold_us;
 } slow;
 
 static void slow_enter(uint64_t index, uint64_t npages)
@@ -63,6 +65,8 @@ static ssize_t slow_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 {
 	ssize_t r;
 
+	if (slow.hold_id && f->id == slow.hold_id)
+		usleep(slow.hold_us);
 	if (slow.only_id && f->id != slow.only_id)
 		return slow.inner->read(f, buf, len, off, index);
 	slow_enter(index, 1);
@@ -97,6 +101,8 @@ static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int io
 {
 	ssize_t r;
 
+	if (slow.hold_id && f->id == slow.hold_id)
+		usleep(slow.hold_us);
 	if (slow.only_id && f->id != slow.only_id)
 		return slow.inner->readv ? slow.inner->readv(f, iov, iovcnt, off, index)
 					 : slow_readv_plain(f, iov, iovcnt, off, index);
