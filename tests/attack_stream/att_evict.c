@@ -84,7 +84,7 @@ int main(void)
 		passes++;
 	}
 	pthread_join(th, NULL);
-	printf("stream of %u pages of A beside %" PRIu64 " 64 KiB preads of B: %" PRIu64
+	printf("stream of %u pages of A beside %" PRIu64 " 64 KiB pread calls on B: %" PRIu64
 	       " pages of A read (%" PRIu64 " twice)\n",
 	       NA, passes, (uint64_t)atomic_load(&slow.pages),
 	       (uint64_t)atomic_load(&slow.pages) - NA);
