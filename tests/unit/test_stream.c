@@ -206,7 +206,11 @@ static void t_merge(int mode)
 	lpc_stream_close(st);
 	lpc_stats(c, &s1);
 	CHECK_EQ(s1.read_pages - s0.read_pages, 200, "each page read once");
-	CHECK(s1.reads - s0.reads <= 40, "%" PRIu64 " reads for 200 adjacent pages",
+	/* Page by page would be 200 reads; merged runs are a few dozen (the
+	 * look-ahead ramps from 1, and a slow build's readahead threads lag
+	 * so the consumer reads some runs while they are short: 47 under
+	 * TSan).  Half is the bound. */
+	CHECK(s1.reads - s0.reads <= 100, "%" PRIu64 " reads for 200 adjacent pages",
 	      (uint64_t)(s1.reads - s0.reads));
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	tst_cache_destroy(c);
