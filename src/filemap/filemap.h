@@ -294,6 +294,7 @@ struct lpc_ra_worker {
 	unsigned nidle;         /* waiting for a job */
 	unsigned nres;          /* slots reserved by windows being built (Q0) */
 	uint64_t npages;        /* pages of the queued and running jobs (Q5) */
+	uint64_t respages;      /* pages reserved by windows being built or read by their caller (Q5) */
 	bool failed, stop;
 	pthread_t threads[LPC_RA_THREADS];
 };
@@ -451,18 +452,23 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t);
 void lpc_ra_init(struct lpc_file *f);
 /* ra_worker.c: the readahead threads (Q1-Q4 there).  lpc_ra_submit: queues
- * a run of f; false when it cannot (the caller reads it).  lpc_ra_quiesce:
+ * a run of f; false when it cannot (the caller reads it, its reservation
+ * still held, then gives that back).  lpc_ra_quiesce:
  * waits until no run of f is queued or in flight (the last close).
  * lpc_ra_worker_stop: finishes the queue, joins the threads (destroy). */
 void lpc_ra_worker_init(struct lpc_files *fs);
 void lpc_ra_worker_destroy(struct lpc_files *fs);
-bool lpc_ra_submit(struct lpc_ra_job *j);
-/* Q0's reservation: a queue slot for one more run of f, when the queue has
- * room and the pool's runs hold less than a quarter of the frames (Q5);
- * false: the window ends here (readahead reads less, never waits).  Each
- * true is given back by lpc_ra_submit or lpc_ra_unreserve. */
-bool lpc_ra_reserve(struct lpc_files *fs);
-void lpc_ra_unreserve(struct lpc_files *fs);
+bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted);
+/* Q5's reservation for one run: at most `want` pages of readahead's share
+ * (a quarter of the frames, less the pages of the queued and running jobs
+ * and those reserved by others), and with `slot` a queue slot too.  Return:
+ * the pages granted (the run is capped at them), 0 when refused (the window
+ * ends here: readahead reads less, never waits).  A grant is given back by
+ * lpc_ra_submit (when it queues the run: the run's pages then count as the
+ * job's) or by lpc_ra_unreserve with the same pages and slot (the run read
+ * by its caller, after its U5, or not built). */
+uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot);
+void lpc_ra_unreserve(struct lpc_files *fs, uint64_t pages, bool slot);
 /* Q6: a thread about to wait on page p of f (M6) reads p's run itself if
  * the run is still queued.  Return: whether it did. */
 bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);

@@ -51,12 +51,24 @@
  *      (a queue in arrival order would keep them behind it: head-of-line)
 The pool must never let one slow file hold another file's reader, nor let
  * readahead starve demand reads of frames:
- *   Q5 a window reserves its queue slot before U1-U3 insert a run
- *      (lpc_ra_reserve), so a run whose pages are inserted is always queued
- *      (the window's caller never reads it at the device: WILLNEED and a
- *      marker hit return at once); a reservation is refused while the
- *      queue is full or the queued and running runs hold a quarter of the
- *      frames (w->npages), and the window then ends: frames locked by reads
+ *   Q5 readahead's share, counted in pages, strictly: the pages locked by
+ *      reads lpc starts ahead of demand (the queued and running jobs,
+ *      w->npages, and the runs reserved but not queued: being built, or
+ *      read by their caller, w->respages) never exceed a quarter of the
+ *      frames together.  Before U1-U3 insert a run, its window reserves
+ *      (lpc_ra_reserve, under w->lock) at most what is left of the share,
+ *      nframes / 4 - npages - respages, and caps the run at what it was
+ *      granted (run.c W1); a grant of 0 ends the window.  The grant moves
+ *      to the job when lpc_ra_submit queues it (respages - granted, npages
+ *      + the run's pages: what the run did not use is given back there),
+ *      or stays the caller's until its own read's U5 (LOCKED mode, a batch's
+ *      GB3, a job Q1 refused) and is then given back (lpc_ra_unreserve).
+ *      Every increment checks the sum under the same lock, so windows of
+ *      any number of threads cannot pass the share together.  An
+ *      asynchronous window also reserves its queue slot (w->nres), so a run
+ *      whose pages are inserted is always queued (the window's caller never
+ *      reads it at the device: WILLNEED and a marker hit return at once);
+ *      a slot is refused while the queue is full.  So frames locked by reads
  *      at a slow device stay a bounded share, the rest serve demand misses
  *   Q6 a reader that would wait on a page of a run still queued (M6), and
  *      the last close waiting for its file's runs (Q3), take that run out
@@ -196,7 +208,7 @@ void lpc_ra_worker_init(struct lpc_files *fs)
 	pthread_cond_init(&w->cond, NULL);
 	pthread_cond_init(&w->idle, NULL);
 	w->n = w->nthreads = w->nready = w->nidle = w->nres = 0;
-	w->npages = 0;
+	w->npages = w->respages = 0;
 	w->failed = w->stop = false;
 }
 
@@ -229,19 +241,22 @@ static void ra_start_thread(struct lpc_files *fs)
 		pthread_cond_wait(&w->idle, &w->lock);
 }
 
-bool lpc_ra_submit(struct lpc_ra_job *j)
+bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted)
 {
 	struct lpc_file *f = j->f;
 	struct lpc_ra_worker *w = &f->files->ra;
 	bool ok = false, wake = false;
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
-	w->nres--; /* Q5: the slot reserved for this run */
 	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS &&
 	    (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE || ra_pick(w) >= 0))
 		ra_start_thread(f->files);				/* Q7 */
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;
+		/* Q5: the slot and the grant become the job's (j->n <= granted:
+		 * the rest is given back); refused, both stay the caller's. */
+		w->nres--;
+		w->respages -= granted;
 		w->npages += j->n;
 		f->ra_inflight++;
 #if LPC_DEBUG
@@ -267,24 +282,29 @@ bool lpc_ra_submit(struct lpc_ra_job *j)
 	return ok;
 }
 
-bool lpc_ra_reserve(struct lpc_files *fs)
+uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
 {
 	struct lpc_ra_worker *w = &fs->ra;
-	bool ok;
+	uint64_t share = fs->pool->nframes / 4, used, got = 0;
 
 	pthread_mutex_lock(&w->lock);					/* Q5 */
-	ok = !w->stop && !w->failed && w->n + w->nres < LPC_RA_QUEUE &&
-	     w->npages < fs->pool->nframes / 4;
-	if (ok)
-		w->nres++;
+	used = w->npages + w->respages;
+	if (used < share && (!slot || (!w->stop && !w->failed && w->n + w->nres < LPC_RA_QUEUE))) {
+		got = share - used < want ? share - used : want;
+		w->respages += got;
+		if (slot && got)
+			w->nres++;
+	}
 	pthread_mutex_unlock(&w->lock);
-	return ok;
+	return got;
 }
 
-void lpc_ra_unreserve(struct lpc_files *fs)
+void lpc_ra_unreserve(struct lpc_files *fs, uint64_t pages, bool slot)
 {
 	pthread_mutex_lock(&fs->ra.lock);
-	fs->ra.nres--;
+	fs->ra.respages -= pages;
+	if (slot)
+		fs->ra.nres--;
 	pthread_mutex_unlock(&fs->ra.lock);
 }
 

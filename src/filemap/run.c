@@ -438,30 +438,47 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 
 	*queued = 0;
 	*stop = end;
-	/* W1 run by run: U1 (nr 0) skips the cached pages from `start` and
-	 * ends a run at the next cached page or at run_max; the window goes on
-	 * after it, so a cached page never ends a window (the kernel's
-	 * page_cache_ra_unbounded); a run that gets no frame ends the window
-	 * (readahead reads less, never waits: U2).  W2 each run is a job for
-	 * the readahead threads (ra_worker.c Q0-Q2), or read here when they
-	 * cannot take it, and in LOCKED mode (U3's rwlock is the reader's).
-	 * *stop: where the window ended early (no frame, end of file), or
-	 * end. */
+	/* W1 run by run: the cached pages from `start` are skipped (so a
+	 * cached page never ends a window: the kernel's
+	 * page_cache_ra_unbounded), then the run's pages are reserved from
+	 * readahead's share (ra_worker.c Q5: at most what is left of a quarter
+	 * of the frames, counted in pages, with a queue slot when the threads
+	 * will read it), and U1 (nr 0) caps the run at what was granted, at
+	 * the next cached page and at run_max; a run granted nothing or that
+	 * gets no frame ends the window (readahead reads less, never waits:
+	 * U2).  W2 each run is a job for the readahead threads (ra_worker.c
+	 * Q0-Q2: its grant becomes the job's, what it did not use given back),
+	 * or read here when they cannot take it, and in LOCKED mode (U3's
+	 * rwlock is the reader's) and when !async (stream.c GB3): then the
+	 * grant is held until the read's U5 and given back after it, so the
+	 * frames locked by read-ahead stay within the share whoever reads
+	 * them.  *stop: where the window ended early (no share, no frame, end
+	 * of file), or end. */
 	while (start < end) {
-		uint64_t i = start, n, mark;
+		uint64_t i = start, n, mark, want, got;
 		struct lpc_ra_job *j;
 		bool pool = async && !f->locked_lookup;
 
-		/* Q5: a queue slot first, so a run inserted is a run queued. */
-		if (pool && !lpc_ra_reserve(f->files)) {
-			*stop = start;
+		while (i < end && lpc_filemap_present(f, i))
+			i++;
+		if (i == end)
+			break; /* nothing absent left */
+		want = end - i;
+		if (want > f->files->run_max)
+			want = f->files->run_max;
+		if (want > LPC_IO_MAX_IOV)
+			want = LPC_IO_MAX_IOV;
+		got = lpc_ra_reserve(f->files, want, pool);		/* Q5 */
+		if (!got) {
+			*stop = i;
 			break;
 		}
-		if (run_start(f, &i, 0, end - start, t, 0, pages, &n) || n == 0) {
-			/* Nothing absent left (i == end), or no frame or the
-			 * end of the file at i: the window ends there. */
-			if (pool)
-				lpc_ra_unreserve(f->files);
+		start = i;
+		if (run_start(f, &i, 0, got, t, 0, pages, &n) || n == 0) {
+			lpc_ra_unreserve(f->files, got, pool);
+			if (n == 0 && i > start)
+				continue; /* pages inserted since the skip: past them */
+			/* No frame or the end of the file at i: the window ends. */
 			*stop = i < end ? i : end;
 			break;
 		}
@@ -470,18 +487,16 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 		start = i + n;
 		if (pool) {
 			j = ra_job(f, i, mark, pages, n);
-			if (j && lpc_ra_submit(j)) {
+			if (j && lpc_ra_submit(j, got)) {
 				(*queued)++;
 				continue;
 			}
-			if (j)
-				free(j);
-			else
-				lpc_ra_unreserve(f->files);
+			free(j);
 		}
-		/* LOCKED mode; or no memory for the job, or no thread could
-		 * ever start (Q1): read here. */
+		/* LOCKED mode, !async; or no memory for the job, or no thread
+		 * could ever start (Q1): read here, within the grant. */
 		(void)run_finish(f, i, 0, mark, t, pages, n, NULL);
+		lpc_ra_unreserve(f->files, got, pool);
 	}
 	return total;
 }

@@ -26,9 +26,16 @@
  *   GB2 adjacent absent indices make one run; each run is a window handed to
  *      lpc_filemap_ra_window, asynchronous (the readahead threads; LOCKED
  *      mode reads it here, U3's rwlock being the reader's)
- *   GB3 the runs whose window ended early (no queue slot or share, Q5) are
- *      read here, still one I/O per run, after every run was handed out, so
- *      this thread's reads overlap the threads'
+ *   GB3 the runs whose window ended early (no queue slot or no share, Q5)
+ *      are offered to lpc_filemap_ra_window again, read here (!async):
+ *      still through Q5's page reservation, so this thread reads only the
+ *      pages it is granted (a full queue leaves the share to it; a share
+ *      taken grants nothing, and the rest is left to GB4's per-page
+ *      misses, each a demand read of one frame, as lpc_page_get's), still
+ *      one I/O per run, after every run was handed out, so this thread's
+ *      reads overlap the threads'.  Reading a refused run unreserved would
+ *      lock up to a chunk's frames beyond the share (a batch is not
+ *      demand for its later entries until GB4 reaches them)
  *   GB4 each entry in array order: lpc_filemap_get_page (hit, or M6's wait,
  *      or a miss of its own for a page that was dropped, evicted, or never
  *      inserted: no free frame); its page or its own error
@@ -90,7 +97,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* GB2 for one run [s, e): handed to the readahead threads (or read here in
- * LOCKED mode).  Return: where the window ended early (e: it did not). */
+ * LOCKED mode, and with !async, GB3), within the share (Q5).  Return: where the window ended early (e: it did not). */
 static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, uint64_t e,
 			  bool async)
 {

@@ -21,7 +21,11 @@
  *    written after free);
  *  - an invalidate, a truncate and eviction (a cache smaller than the list)
  *    of the pages a stream reads ahead: every page handed out is the file's,
- *    entries past a truncate's cut are -ENXIO.
+ *    entries past a truncate's cut are -ENXIO;
+ *  - readahead's share (Q5): with every read held at the gate, a batch of
+ *    64 adjacent cold pages in a 128-frame cache locks at most 32 frames
+ *    for reads, and with the share taken by another file's WILLNEED, only
+ *    its first page's demand miss (GB3 reads nothing unreserved).
  * Both lookup modes; both backends (the .sync twin).
  *
  * Usage: test_stream [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
@@ -430,6 +434,99 @@ static void t_close_in_flight(void)
 	tst_cache_destroy(c);
 }
 
+/* Readahead's share (ra_worker.c Q5, counted in pages): the frames locked by
+ * reads started ahead of demand never exceed a quarter of the cache.  Every
+ * read is held at the gate, so what is inserted for reads stays locked, and
+ * the samples see the whole of it.  (a) a batch of 64 adjacent cold pages in
+ * a 128-frame cache (share 32): one window of the 64, capped at its grant
+ * (before: one run of 64); (b) the share taken by another file's WILLNEED,
+ * then the same batch: GB3 is granted nothing and reads nothing ahead, GB4's
+ * first miss reads one page (before: GB3 read the 64 in the caller,
+ * unreserved).  Lockless mode: in LOCKED mode the held read keeps the
+ * file's rwlock, which the sample (nrpages) would wait for. */
+struct share_arg {
+	struct lpc_file *f;
+	uint64_t v[64];
+	struct lpc_page *pages[64];
+	int errs[64];
+	int got;
+};
+
+static void *share_batch(void *arg)
+{
+	struct share_arg *a = arg;
+
+	a->got = lpc_page_get_batch(a->f, a->v, 64, 0, a->pages, a->errs);
+	return NULL;
+}
+
+static uint64_t ra_in_flight(struct lpc_file *f)
+{
+	struct lpc_ra_worker *w = &f->files->ra;
+	uint64_t n;
+
+	pthread_mutex_lock(&w->lock);
+	n = w->npages + w->respages;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+static void t_share(int mode, bool taken)
+{
+	struct lpc_cache *c = mk_cache(128, mode);
+	struct share_arg a = { .got = -1 };
+	struct tfile t, o;
+	uint64_t share = 128 / 4, peak = 0, peak_ra = 0;
+	unsigned want = 1;
+	pthread_t th;
+
+	mk_file(c, &t, 200);
+	mk_file(c, &o, 200);
+	for (unsigned i = 0; i < 64; i++)
+		a.v[i] = 10 + i;
+	a.f = t.f;
+	tst_gate_install(c);
+	tst_gate_close();
+	if (taken) {
+		/* Another file's prefetch holds the whole share at the gate. */
+		CHECK_EQ(lpc_fadvise(o.f, 0, 200 * PS, LPC_FADV_WILLNEED), 0);
+		CHECK(tst_gate_wait_entered(1, 10000), "WILLNEED's read held");
+		CHECK_EQ(nrpages(o.f), share, "WILLNEED locks the share, not more");
+		want = tst_gate_entered() + 1;
+	}
+	REQUIRE(pthread_create(&th, NULL, share_batch, &a) == 0);
+	CHECK(tst_gate_wait_entered(want, 10000), "the batch's first read held");
+	/* The batch thread is now waiting (GB4 on its first page, or at the
+	 * gate itself, Q6): nothing more is inserted until the gate opens;
+	 * sample a while anyway. */
+	for (int k = 0; k < 50; k++) {
+		uint64_t n = nrpages(t.f), r = ra_in_flight(t.f);
+
+		peak = n > peak ? n : peak;
+		peak_ra = r > peak_ra ? r : peak_ra;
+		usleep(2000);
+	}
+	if (taken)
+		CHECK_EQ(peak, 1, "with the share taken, only the demand miss of the batch's first page");
+	else
+		CHECK(peak >= 1 && peak <= share, "%" PRIu64 " pages of the batch locked by reads, share %" PRIu64,
+		      peak, share);
+	CHECK(peak_ra <= share, "readahead's pages in flight %" PRIu64 ", share %" PRIu64, peak_ra,
+	      share);
+	tst_gate_open(0);
+	pthread_join(th, NULL);
+	CHECK_EQ(a.got, 64);
+	for (unsigned i = 0; i < 64; i++)
+		if (CHECK_EQ(a.errs[i], 0, "entry %u", i)) {
+			CHECK(page_right(&t, a.v[i], a.pages[i]));
+			lpc_page_put(a.pages[i]);
+		}
+	CHECK_EQ(ra_in_flight(t.f), 0, "every grant given back");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	CHECK_EQ(lpc_file_close(o.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* Invalidate, truncate and eviction of the pages a stream reads ahead. */
 static void t_stream_removal(int mode)
 {
@@ -486,5 +583,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_stream_removal(mode));
 	}
 	TST_RUN(t_close_in_flight());
+	TST_RUN(t_share(LPC_LOOKUP_LOCKLESS, false));
+	TST_RUN(t_share(LPC_LOOKUP_LOCKLESS, true));
 	return tst_finish();
 }
