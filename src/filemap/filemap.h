@@ -477,7 +477,7 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
  * run handed to the readahead threads (async, lockless mode) or read here;
  * RA_MARK on the first page read when mark_first.  Return: pages inserted;
  * *queued: runs handed to the threads; *stop: where the window ended early
- * (no free frame, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
+ * (no free frame, no share left: ra_worker.c Q5, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
  * job, by any thread; frees the job. */
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
