@@ -24,7 +24,9 @@
  *  RB3 The registry of connections (registry, under registry_lock) maps
  *     (cache, name) to the connection an open may share; refs and the
  *     list change only under that lock, and a connection leaves the list
- *     when its last reference goes, before it is closed.
+ *     when its last reference goes, before it is closed.  An open holds
+ *     open_lock from its look-up to its insert, so two opens of one name
+ *     never both connect (the second's lock request would get -EBUSY).
  */
 #include <errno.h>
 #include <fcntl.h>
