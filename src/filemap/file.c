@@ -825,7 +825,7 @@ static void debug_wpins_self_wait(struct lpc_file *f)
 	uint64_t first = 0, idx[32];
 	unsigned n;
 
-	if (!lpc_debug_wpins_taken)
+	if (!lpc_page_debug_wpins_taken)
 		return;
 	lpc_file_index_lock(f);
 	while ((n = lpc_radix_gang(&f->tree, first, (void **)pages, idx, 32)) > 0) {

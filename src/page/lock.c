@@ -100,7 +100,7 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val)
 }
 
 #if LPC_DEBUG
-__thread int lpc_debug_wpins_taken;
+__thread int lpc_page_debug_wpins_taken;
 
 /* Rules UNLOCK-NOT-LOCKED and UNLOCK-NOT-OWNER, then forgets the owner. */
 static void debug_unlock_owner_check(struct lpc_page *p)
@@ -144,7 +144,7 @@ void lpc_page_lock_to_pin(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN | lpc_debug_tid(),
 			      memory_order_relaxed);
 	lpc_debug_page_locks--;
-	lpc_debug_wpins_taken++;
+	lpc_page_debug_wpins_taken++;
 }
 
 void lpc_page_lock_from_pin(struct lpc_page *p)
@@ -155,7 +155,7 @@ void lpc_page_lock_from_pin(struct lpc_page *p)
 			"write unpin of a page whose lock no write pin holds (unpinned twice, "
 			"or with LPC_PIN_WRITE after a read pin)");
 	if (lpc_page_wpinned_by_me(p))
-		lpc_debug_wpins_taken--;
+		lpc_page_debug_wpins_taken--;
 	debug_locked(p);
 }
 

@@ -484,7 +484,7 @@ bool lpc_page_trylock(struct lpc_page *p);
 /* Write pins this thread took and has not unpinned itself (one per page; an
  * unpin from another thread leaves it high): a filter only, that spares the
  * threads that never took one the walk of WPIN-SELF-WAIT's file check. */
-extern __thread int lpc_debug_wpins_taken;
+extern __thread int lpc_page_debug_wpins_taken;
 void lpc_page_lock_to_pin(struct lpc_page *p);
 void lpc_page_lock_from_pin(struct lpc_page *p);
 static inline bool lpc_page_wpinned(struct lpc_page *p)

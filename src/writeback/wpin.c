@@ -259,7 +259,7 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 #if LPC_DEBUG
 	atomic_store_explicit(&p->dbg_owner, LPC_DBG_OWNER_PIN | lpc_debug_tid(),
 			      memory_order_relaxed);
-	lpc_debug_wpins_taken++;
+	lpc_page_debug_wpins_taken++;
 #endif
 	lpc_file_index_lock(f);
 	rc = lpc_radix_insert(&f->tree, index, p);
@@ -269,7 +269,7 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 	if (rc) {
 #if LPC_DEBUG
 		atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
-		lpc_debug_wpins_taken--;
+		lpc_page_debug_wpins_taken--;
 #endif
 		atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
 		atomic_store_explicit(&p->flags, LPC_PG_PUBLISHED | LPC_PG_UPTODATE,
