@@ -1359,8 +1359,9 @@ int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, size_t n, un
  * order it produces them, read ahead of the consumer (PostgreSQL's
  * read_stream).  The stream looks up to `distance` entries ahead: the
  * distance doubles (up to max_distance) each time the consumer would wait
- * for a page, and shrinks by one each time it takes a page that was cached
- * when the stream first saw it, so a list that hits costs no look-ahead.
+ * for a page, and halves when a whole distance of entries in a row were
+ * cached when the stream first saw them, so a list that hits costs no
+ * look-ahead, and a list that hits in part keeps its look-ahead.
  * Adjacent absent pages of the look-ahead are read with one I/O.  The
  * stream never has more than max_pages pages read or being read ahead of
  * its consumer (the frame bound; capped at a quarter of the cache's

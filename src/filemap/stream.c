@@ -60,9 +60,12 @@
  *   ST3 next: the head entry leaves the ring (rule STREAM-TWICE: an entry is
  *      handed out once) and its claim with it; its page is got as GB4 gets
  *      one.  Before that, its page's state decides the distance: not yet
- *      UPTODATE (the consumer will wait) doubles it up to max_distance; an
- *      entry that was cached when it was taken (no claim: no I/O) makes it
- *      one smaller, down to 1; a page read ahead and ready leaves it
+ *      UPTODATE (the consumer will wait) doubles it up to max_distance; a
+ *      page read ahead and ready leaves it; an entry that was cached when
+ *      the fill saw it (no claim: no I/O) counts a hit, and `distance`
+ *      hits in a row (the look-ahead read nothing for a whole distance)
+ *      halve it, down to 1.  Any other entry ends the row of hits, so a
+ *      list that hits in part keeps the distance its misses earned
  *   ST4 close: frees the ring.  The stream holds no page reference and no
  *      page lock: the runs in flight are the readahead threads' jobs (their
  *      pages are unlocked by the thread that reads them, Q2, and the last
@@ -344,8 +347,18 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	if (!ready) {
 		s->distance = s->distance * 2 > s->max_distance ? s->max_distance
 								  : s->distance * 2;
-	} else if (!(e->flags & LPC_STREAM_CLAIMED) && s->distance > 1) {
-		s->distance--;
+		s->hits = 0;
+	} else if (e->flags & LPC_STREAM_CLAIMED) {
+		s->hits = 0; /* read ahead and ready: the look-ahead pays */
+	} else if (++s->hits >= s->distance) {
+		/* A whole distance of entries hit in a row: the look-ahead
+		 * read nothing for them, halve it.  Shrinking on every hit
+		 * (one smaller per cached entry) undid each doubling at the
+		 * next cached entry of a list that half hits: 1, 2, 1, 2, so
+		 * each cold page was issued one entry before it was taken
+		 * and the consumer waited for every read. */
+		s->distance = s->distance > 1 ? s->distance / 2 : 1;
+		s->hits = 0;
 	}
 	if (user)
 		*user = e->user;

@@ -28,6 +28,8 @@ struct lpc_stream {
 	uint64_t run_s, run_e;	/* the pending run (ST2), run_s == run_e: none */
 	uint64_t taken;		/* entries handed out: the head's number */
 	uint64_t run_first;	/* the number of the pending run's first entry */
+	uint32_t hits;		/* ST3: entries taken in a row that were cached
+				 * when the fill saw them (no I/O, no claim) */
 	bool ended;
 	int cb_err;
 	struct lpc_stream_ent {
