@@ -129,6 +129,8 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	}
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
+	/* Readahead's refills make room for its largest window (reclaimer.c). */
+	lpc_reclaim_set_ra_window(&c->reclaim, c->files.ra_max);
 	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
 			 cfg->dirty_limit_pct, c->pool.nframes);
 	if (rc) {
