@@ -411,7 +411,8 @@ struct lpc_config {
 	uint32_t readahead_kb;     /* a sequential stream's first window; 128;
 				    * LPC_READAHEAD_OFF: no readahead at all */
 	uint32_t readahead_max_kb; /* its largest window; 1/8 of cache_bytes,
-				    * within 512 KiB .. 8 MiB; at least one page;
+				    * within 512 KiB .. 8 MiB (measured with
+				    * lpcbench scan); at least one page;
 				    * one read I/O covers at most 1 MiB, or this
 				    * when set below it (a miss's run of absent
 				    * pages, a window's run) */

@@ -21,8 +21,18 @@
 #define LPC_READ_MAX_KB_DEFAULT 1024u
 #endif
 /* The largest window (readahead_max_kb's default): 1/8 of the cache, but
- * no less than LPC_READAHEAD_MAX_KB_MIN nor more than this (measured with
- * lpcbench scan; a window never takes more than the free frames: run.c U2). */
+ * no less than LPC_READAHEAD_MAX_KB_MIN nor more than this (a window never
+ * takes more than the free frames: run.c U2; the reclaimer's refill for
+ * readahead makes room for one, reclaimer.c ra_high).  8 MiB: the kernel's
+ * read_ahead_kb on the virtio disk lpc is measured on, and the best of
+ * 512 KiB, 1, 2, 4 and 8 MiB in `lpcbench scan --ra-max-kb N` (64 MiB
+ * cache, 256 MiB file; interleaved runs, ratios within a run) on a machine
+ * at load 11-15 (2 CPUs: the figures are noisy), lpc/O_DIRECT 1 MiB at
+ * 128 KiB calls, lpc_uring and lpc_sync, two runs each, 1 scanner:
+ * 512 KiB 0.51-0.86, 1 MiB 0.53-0.85, 2 MiB 0.66-2.68, 4 MiB 0.87-1.84,
+ * 8 MiB 0.83-3.36; 2 scanners: 0.82-1.15, 0.32-1.10, 0.79-1.05, 1.14-2.00,
+ * 1.55-5.63.  A larger window needs more free frames kept (reclaimer.c caps
+ * the room at an eighth of the cache; a quarter is readahead's share, Q5). */
 #define LPC_READAHEAD_MAX_KB_MIN 512u
 #ifndef LPC_READAHEAD_MAX_KB_DEFAULT
 #define LPC_READAHEAD_MAX_KB_DEFAULT 8192u
@@ -129,6 +139,8 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	}
 	lpc_reclaim_init(&c->reclaim, &c->pool, cfg->reclaim_policy,
 			 cfg->alloc_wait_ms ? cfg->alloc_wait_ms : LPC_ALLOC_WAIT_MS_DEFAULT);
+	/* Readahead's refills make room for its largest window (reclaimer.c). */
+	lpc_reclaim_set_ra_window(&c->reclaim, c->files.ra_max);
 	rc = lpc_wb_init(&c->wb, &c->files, cfg->dirty_expire_ms, cfg->dirty_background_pct,
 			 cfg->dirty_limit_pct, c->pool.nframes);
 	if (rc) {

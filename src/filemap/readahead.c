@@ -53,6 +53,12 @@
  *      continues the stream (S1) instead of starting one from ra_init
  *   A3 no stream holds the marker (the table moved on): nothing; the
  *      stream's next miss (S1 at slot.next, or S3) picks it up again
+ *   A4 after A2's window, with fewer frames free than the largest window
+ *      above twice readahead's reserve: the background reclaimer woken for
+ *      readahead (ra_refill: reclaimer.c refills to room for a whole
+ *      window), so that the next marker's window finds its frames free
+ *      and is read whole: two windows at the device or unread ahead of the
+ *      reader, not one cut to what the last refill happened to leave
  * A2's window is read by the cache's readahead threads (ra_worker.c), one
  * I/O per run of at most run_max pages, several at once, so the reader that
  * hit the marker returns at once and an established scanner finds the next
@@ -99,6 +105,25 @@ void lpc_ra_init(struct lpc_file *f)
 	f->ra_clock = 0;
 	atomic_store_explicit(&f->ra_advice, LPC_FADV_NORMAL, memory_order_relaxed);
 	atomic_store_explicit(&f->ra_thrash, false, memory_order_relaxed);
+}
+
+/* A4: room for the stream's next window.  A window takes free frames
+ * only (run.c U2), and the allocations wake the reclaimer only once they
+ * leave fewer than twice readahead's reserve free: a window that left more
+ * (the last refill's room less one window, but not yet that low) woke
+ * nobody, and the next marker's window was cut to what was left.  So after
+ * every marker's window, with less than a window free above twice the
+ * reserve, a refill for readahead (reclaimer.c: to `ra_high`, room for the
+ * largest window, sparing the pages read ahead and not used yet), while
+ * the reader reads this window.  One relaxed load when the reclaimer is
+ * already awake. */
+static void ra_refill(struct lpc_file *f)
+{
+	struct lpc_pool *c = f->pool;
+
+	if (c->wake && atomic_load_explicit(&c->nfree, memory_order_relaxed) <
+			       2 * (uint64_t)lpc_pool_ra_reserve(c) + f->files->ra_max)
+		c->wake(c->reclaim_arg, true);
 }
 
 /* S1's ramp; a thrashed file halves instead. */
@@ -250,6 +275,7 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		if (queued)
 			lpc_count(t, LPC_C_RA_ASYNC);
 	}
+	ra_refill(f);
 }
 
 void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next)

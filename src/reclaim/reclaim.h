@@ -51,6 +51,9 @@ struct lpc_reclaim {
 	uint32_t batch;          /* descriptors per batch of the hand */
 	uint32_t active_target;  /* CLOCK2: frames kept active */
 	uint32_t low, high;      /* watermarks of the shared free list */
+	uint32_t ra_high;        /* a refill for readahead alone stops here:
+				  * high plus the largest window
+				  * (lpc_reclaim_set_ra_window) */
 
 	/* The clock hand: a descriptor number, taken a batch at a time. */
 	_Atomic uint64_t hand lpc_cacheline_aligned;
@@ -80,6 +83,13 @@ struct lpc_reclaim {
  * alloc_wait_ms).  Context: cache creation, before any allocation. */
 void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 		      uint32_t alloc_wait_ms);
+
+/* Sizes the refill readahead asks for (spare_ra): up to `high` plus
+ * `window` frames (readahead's largest window), at most high plus an eighth
+ * of the frames, so that the window a stream's next marker reads finds its
+ * frames free (reclaimer.c, "Readahead's wake").  Context: cache creation,
+ * after lpc_reclaim_init, before any allocation. */
+void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window);
 
 /* Stops and joins the background reclaimer if it runs; a later wake starts
  * it again.  Context: no lock held; not the reclaimer itself. */

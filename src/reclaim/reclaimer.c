@@ -49,7 +49,19 @@
  * read ahead a moment before and has not reached yet (which a small cache
  * beside its windows would otherwise evict first: inactive, unreferenced,
  * the oldest); finding nothing else, it evicts nothing, and readahead reads
- * less.  A demand allocation's wake ends the sparing.
+ * less.  A demand allocation's wake ends the sparing.  Such a refill goes
+ * on to `ra_high`, `high` plus readahead's largest window (at most an eighth
+ * of the frames more), not to `high`: a window takes free frames only, so
+ * with `high` (2/64 of the frames, 1 MiB above the reserve in a 64 MiB
+ * cache) every window of a scan in a full cache was cut to what the last
+ * refill left, about 1 MiB, and a stream had one such run at the device
+ * at a time, however large its window (lpcbench scan: ~100 windows of
+ * ~600 pages per 256 MiB pass, no faster than one O_DIRECT 1 MiB stream).
+ * Refilled to ra_high, the window a marker starts finds all its frames
+ * free (the refill ran while the reader read the window before), and two
+ * whole windows are in flight or unread ahead of the reader, as in the
+ * kernel; the frames kept free for it are the consumed pages of the scan
+ * (the refill spares the unread ones).
  *
  * Waking: allocators that see nfree below `low`, and lpc_invalidate once a
  * batch waits on pending (lpc_page_pending_kick), read `awake` (relaxed) and
@@ -101,6 +113,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	if (r->low > n / 8)
 		r->low = n / 8 ? n / 8 : 1;
 	r->high = 2 * r->low <= n / 4 ? 2 * r->low : r->low + 1;
+	r->ra_high = r->high;
 	atomic_init(&r->hand, 0);
 	atomic_init(&r->demote_all, false);
 	atomic_init(&r->empty_batches, 0);
@@ -115,6 +128,13 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	pool->reclaim_arg = r;
 	pool->wake = wake_cb;
 	pool->evict = evict_cb;
+}
+
+void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window)
+{
+	uint32_t cap = r->pool->nframes / 8;
+
+	r->ra_high = r->high + (window < cap ? window : cap);
 }
 
 static uint32_t free_frames(struct lpc_pool *c)
@@ -140,20 +160,29 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 
 	for (;;) {
 		uint32_t free = free_frames(c), pend = pending_frames(c), got = 0;
+		bool spare = atomic_load_explicit(&r->spare_ra, memory_order_relaxed);
+		/* Readahead alone asked: room for its next window too. */
+		uint32_t high = spare ? r->ra_high : r->high;
 		unsigned b = 0;
 
 		if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
 			return true; /* destroy is stopping us */
 		/* Enough free, and less than a batch waiting for a grace
 		 * period (lpc_page_pending_kick wakes us for one). */
-		if (free >= r->high && pend < r->batch)
+		if (free >= high && pend < r->batch)
 			return true;
 		/* What pending brings counts: evict only the rest, never the
 		 * cached pages that frees (lpc_invalidate, puts) made room
 		 * for already. */
-		while (free + pend + got < r->high && b < max_batches) {
-			got += lpc_reclaim_evict_sparing(
-				r, 1, atomic_load_explicit(&r->spare_ra, memory_order_relaxed), t);
+		while (free + pend + got < high && b < max_batches) {
+			/* A demand wake meanwhile ends the sparing, and the
+			 * window's extra room with it. */
+			if (spare && !atomic_load_explicit(&r->spare_ra, memory_order_relaxed)) {
+				spare = false;
+				high = r->high;
+				continue;
+			}
+			got += lpc_reclaim_evict_sparing(r, 1, spare, t);
 			b++;
 			if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)
 				break; /* destroy is stopping us */

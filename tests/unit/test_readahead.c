@@ -14,6 +14,8 @@
  *  - lpc_fadvise: RANDOM (nothing ahead), SEQUENTIAL (the largest window at
  *    once), WILLNEED (the range in windows, then hits; in a full cache no
  *    eviction), DONTNEED (dropped), and its -EINVAL cases;
+ *  - a scan of a file 4x a full cache reads whole windows (the reclaimer's
+ *    refill for readahead makes room for the next window);
  *  - every byte read is the file's (the null backend's pattern).
  * CLOCK2's scan resistance with readahead on is test_evict_scan's (it runs
  * with the default configuration).
@@ -519,6 +521,89 @@ static void t_willneed_full(void)
 	tst_cache_destroy(c);
 }
 
+/* Until the background reclaimer sleeps and no run of f is queued or being
+ * read (the null backend's reads take no time: both are a matter of
+ * scheduling), at most 10 s. */
+static void settle(struct lpc_cache *c, struct lpc_file *f)
+{
+	struct lpc_ra_worker *w = &c->files.ra;
+
+	for (int ms = 0; ms < 10000; ms++) {
+		bool busy;
+
+		lpc_ra_quiesce(f);
+		pthread_mutex_lock(&w->lock);
+		busy = f->ra_inflight != 0;
+		pthread_mutex_unlock(&w->lock);
+		if (!busy && !atomic_load_explicit(&c->reclaim.awake, memory_order_relaxed))
+			return;
+		usleep(1000);
+	}
+	CHECK(false, "the reclaimer did not settle in 10 s");
+}
+
+/* A scan of a file 4x a full cache keeps whole windows: the refill that
+ * readahead's wake asks for makes room for the next window too
+ * (reclaimer.c, ra_high), so the window each marker reads, once the reader
+ * has settled (the refill done), is the largest, 512 pages (1/8 of the
+ * cache, as the default), every time.  With the refill to `high` alone
+ * (twice the reserve, 256 frames of 4096) 128 frames were free above
+ * readahead's reserve, plus the reader's own few: every window was cut to
+ * about that, a quarter of it, and a stream kept that much at the device. */
+static void t_full_cache_windows(void)
+{
+	enum { FR = 4096, PAGES = 4 * FR, MAXW = 512 };
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	struct lpc_stats s0, d;
+	unsigned whole = 0, cut = 0;
+	struct tf t;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = FR * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_max_kb = MAXW * PS / 1024;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c);
+	mk_file(c, &t, PAGES);
+	for (uint64_t i = 0; i < PAGES; i++) {
+		bool mark = flags_of(t.f, i) & LPC_PG_RA_MARK;
+
+		if (!mark) {
+			read_page(&t, i);
+			continue;
+		}
+		settle(c, t.f);
+		lpc_stats(c, &s0);
+		read_page(&t, i);
+		lpc_ra_quiesce(t.f);
+		delta(c, &s0, &d);
+		/* Past the ramp (32, 64, 128 pages) and the first fill of
+		 * the cache, before the end of the file. */
+		if (i < 2 * FR || i + 2 * MAXW >= PAGES)
+			continue;
+		CHECK_EQ(d.ra_windows, 1, "the marker at %" PRIu64 " read a window", i);
+		/* The refill's room: a window above readahead's reserve (1/64
+		 * of the frames, at least two batches of 64: 128). */
+		CHECK(s0.frames_free >= MAXW + 128, "%" PRIu64 " frames free before the marker at %" PRIu64,
+		      s0.frames_free, i);
+		if (d.ra_pages == MAXW) {
+			whole++;
+		} else {
+			cut++;
+			fprintf(stderr, "  marker %" PRIu64 ": a window of %" PRIu64 " pages\n", i, d.ra_pages);
+		}
+	}
+	delta(c, &s0, &d);
+	CHECK(whole >= 4, "%u whole windows", whole);
+	CHECK_EQ(cut, 0, "windows cut short in a full cache (%u whole)", whole);
+	lpc_stats(c, &d);
+	CHECK(d.evictions >= PAGES - FR, "the cache was full: %" PRIu64 " evictions", d.evictions);
+	CHECK_EQ(d.ra_wasted, 0, "the refill spared what was read ahead");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -534,5 +619,6 @@ int main(int argc, char **argv)
 	TST_RUN(t_counters_exact());
 	TST_RUN(t_many_streams());
 	TST_RUN(t_willneed_full());
+	TST_RUN(t_full_cache_windows());
 	return tst_finish();
 }

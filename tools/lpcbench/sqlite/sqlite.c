@@ -20,7 +20,12 @@
  * Rows: small-uniform, small-zipf, large-uniform, large-zipf (point selects
  * `SELECT v FROM t WHERE k = ?`, keys uniform or Zipf --zipf-theta over
  * ranks permuted over the keys; every row returned is checked: v starts with
- * its key), tpcb and tpcb-wal (BEGIN IMMEDIATE; UPDATE accounts; SELECT
+ * its key), large-scan (one cold full scan of large's t on one connection,
+ * at the first --threads count: `SELECT count(*), sum(k) FROM t`, both
+ * checked; before it the side closes its connections, lpc's last close
+ * dropping the file from lpc's cache, unix dropping it from the page cache
+ * with posix_fadvise DONTNEED in its cgroup of the same budget, and opens
+ * them again: both sides cold, SQLite's own caches empty), tpcb and tpcb-wal (BEGIN IMMEDIATE; UPDATE accounts; SELECT
  * abalance; UPDATE tellers; UPDATE branches; INSERT INTO history; COMMIT;
  * the sums of the four tables are checked at the end of the phase, and
  * PRAGMA quick_check), each at every --threads count with one connection
@@ -171,7 +176,7 @@ static void build_rows(struct sq_results *res, const struct bench_opts *o, bool 
 	unsigned n = 0;
 
 	for (enum sq_work w = 0; w < SQ_NR; w++)
-		for (unsigned t = 0; t < o->nr_tconf; t++)
+		for (unsigned t = 0; t < (sq_work_scan(w) ? 1 : o->nr_tconf); t++)
 			for (enum sq_vfs v = 0; v < SV_NR; v++)
 				r[n++] = (struct sq_row){ w, v, o->threads[t],
 							  v == SV_UNIX ? !cg : v == SV_LPC ? !lpc : !excl };

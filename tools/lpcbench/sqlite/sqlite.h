@@ -23,9 +23,14 @@ enum sq_db {
 	SD_NR,
 };
 
+/* SQ_LARGE_SCAN: one cold full scan of large's table (SELECT count(*),
+ * sum(k) FROM t) on one connection, at the first --threads count only: the
+ * side's connections closed first (lpc's last close drops the file from its
+ * cache; unix drops it from the page cache, posix_fadvise DONTNEED) and
+ * opened again, so both start cold: readahead's row. */
 enum sq_work {
-	SQ_SMALL_UNI, SQ_SMALL_ZIPF, SQ_LARGE_UNI, SQ_LARGE_ZIPF, SQ_TPCB, SQ_TPCB_WAL,
-	SQ_NR,
+	SQ_SMALL_UNI, SQ_SMALL_ZIPF, SQ_LARGE_UNI, SQ_LARGE_ZIPF, SQ_LARGE_SCAN, SQ_TPCB,
+	SQ_TPCB_WAL, SQ_NR,
 };
 
 /* unix: the unix VFS in a memory cgroup (a child process); lpc: the VFS
@@ -43,13 +48,18 @@ extern const char *const sq_vfs_name[SV_NR];
 static inline enum sq_db sq_work_db(enum sq_work w)
 {
 	static const enum sq_db db[SQ_NR] = { SD_SMALL, SD_SMALL, SD_LARGE, SD_LARGE,
-					      SD_TPCB, SD_TPCB_WAL };
+					      SD_LARGE, SD_TPCB, SD_TPCB_WAL };
 	return db[w];
 }
 
 static inline bool sq_work_writes(enum sq_work w)
 {
 	return w == SQ_TPCB || w == SQ_TPCB_WAL;
+}
+
+static inline bool sq_work_scan(enum sq_work w)
+{
+	return w == SQ_LARGE_SCAN;
 }
 
 /*
@@ -105,7 +115,7 @@ struct sq_row {
 /* What one slice of a row measured. */
 struct sq_sample {
 	struct pool_slice ps;
-	uint64_t queries;  /* point selects, or TPC-B transactions */
+	uint64_t queries;  /* point selects, TPC-B transactions, or rows scanned */
 	uint64_t busy;     /* SQLITE_BUSY retries (TPC-B) */
 	uint64_t io_bytes; /* bytes the workers fetched from storage
 			    * (/proc/thread-self/io read_bytes) */

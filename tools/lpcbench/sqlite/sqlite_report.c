@@ -32,10 +32,12 @@
 
 #define GOAL_SELECT 2.0 /* the goal: point selects >= 2x unix's at equal memory */
 #define GOAL_WRITE 1.0  /* ... and write throughput not below it */
+#define GOAL_SCAN 1.0   /* ... and a cold full scan not slower (readahead) */
 
 const char *const sq_work_name[SQ_NR] = {
 	[SQ_SMALL_UNI] = "small-uniform", [SQ_SMALL_ZIPF] = "small-zipf",
 	[SQ_LARGE_UNI] = "large-uniform", [SQ_LARGE_ZIPF] = "large-zipf",
+	[SQ_LARGE_SCAN] = "large-scan",
 	[SQ_TPCB] = "tpcb", [SQ_TPCB_WAL] = "tpcb-wal",
 };
 const char *const sq_db_name[SD_NR] = { "small", "large", "tpcb", "tpcb-wal" };
@@ -167,7 +169,7 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 		       struct summary goal[][SQ_NR][BENCH_MAX_TCONF])
 {
 	const struct bench_opts *o = rp->env->opts;
-	const char *unit = sq_work_writes(w) ? "ktx/s" : "kq/s";
+	const char *unit = sq_work_writes(w) ? "ktx/s" : sq_work_scan(w) ? "krow/s" : "kq/s";
 	char c[96];
 
 	printf("sqlite %s (%s; median [min - max] over %u rounds)\n", sq_work_name[w], unit,
@@ -175,7 +177,7 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 	printf("  %7s %-8s %9s %21s %6s %7s %6s  %-28s%s\n", "threads", "vfs", unit, "range",
 	       "hit", "xRead/q", "sys/q", "(read write lock sync other)",
 	       sq_work_writes(w) ? " busy/tx" : "");
-	for (unsigned t = 0; t < o->nr_tconf; t++) {
+	for (unsigned t = 0; t < (sq_work_scan(w) ? 1 : o->nr_tconf); t++) {
 		unsigned th = o->threads[t];
 		int row[SV_NR];
 
@@ -198,7 +200,8 @@ static void print_work(const struct rep *rp, enum sq_work w, struct plot *pl,
 			if (sq_work_writes(w))
 				printf(" %7.3f", over(rp, f_busy, row[v]).med);
 			printf("\n");
-			csv_sum(rp, w, sq_vfs_name[v], th, unit[1] == 't' ? "ktx_s" : "kq_s", &k);
+			csv_sum(rp, w, sq_vfs_name[v], th,
+				unit[1] == 't' ? "ktx_s" : unit[1] == 'r' ? "krow_s" : "kq_s", &k);
 			csv_sum(rp, w, sq_vfs_name[v], th, "hit", &h);
 			{
 				struct summary sy = over(rp, f_sys, row[v]);
@@ -232,10 +235,10 @@ static void print_goals_of(const struct rep *rp, enum sq_vfs v,
 
 	printf("goals (%s/unix, within rounds, median [min - max]):\n", sq_vfs_name[v]);
 	for (enum sq_work w = 0; w < SQ_NR; w++) {
-		double g = sq_work_writes(w) ? GOAL_WRITE : GOAL_SELECT;
+		double g = sq_work_writes(w) ? GOAL_WRITE : sq_work_scan(w) ? GOAL_SCAN : GOAL_SELECT;
 
 		printf("  %-14s >= %.1f:", sq_work_name[w], g);
-		for (unsigned t = 0; t < o->nr_tconf; t++) {
+		for (unsigned t = 0; t < (sq_work_scan(w) ? 1 : o->nr_tconf); t++) {
 			const struct summary *s = &goal[w][t];
 
 			if (isnan(s->med))
