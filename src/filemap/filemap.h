@@ -278,6 +278,11 @@ struct lpc_wb;
 #define LPC_RA_QUEUE 64
 #define LPC_RA_THREADS 8
 #define LPC_RA_PER_FILE 4
+/* A batch (ra_worker.c Q2, stream.c GB3): the runs of one file read with
+ * one lpc_io_readv_batch, at most LPC_RUN_BATCH runs and, past its first
+ * run, LPC_RUN_BATCH_PAGES pages (never more than LPC_IO_MAX_IOV). */
+#define LPC_RUN_BATCH 32
+#define LPC_RUN_BATCH_PAGES 256
 struct lpc_ra_job {
 	struct lpc_file *f;
 	uint64_t index, mark, n;
@@ -487,6 +492,28 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
  * continues it.  Tried only (ra_lock busy: nothing). */
 void lpc_ra_cut(struct lpc_file *f, uint64_t old_next, uint64_t new_next);
 void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t);
+/* U4-U5 of nj jobs of one file (ra_worker.c Q2's batch: their pages at most
+ * LPC_IO_MAX_IOV) with one lpc_io_readv_batch; frees them. */
+void lpc_filemap_ra_finish_batch(struct lpc_ra_job **jobs, unsigned nj, struct lpc_tcache *t);
+/* stream.c GB3's windows read by their caller (lpc_filemap_ra_window's
+ * !async), gathered: each window's runs are inserted and reserved as there
+ * (U1-U3, Q5), then read together, LPC_RUN_BATCH runs or LPC_RUN_BATCH_PAGES
+ * pages at a time, with one lpc_io_readv_batch, and their grants given
+ * back after their U5.  Lockless mode over a backend that batches only
+ * (LOCKED mode holds U3's rwlock per run; sync reads a batch run after
+ * run, lpc_io_batches): else lpc_filemap_ra_window's !async, each run read
+ * alone.  *stop as lpc_filemap_ra_window's. */
+struct lpc_filemap_batch {
+	struct lpc_file *f;
+	unsigned nruns;
+	uint64_t npages, granted;
+	struct { uint64_t index, n; } runs[LPC_RUN_BATCH];
+	struct lpc_page *pages[LPC_IO_MAX_IOV];
+};
+void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f);
+uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start,
+				     uint64_t end, struct lpc_tcache *t, uint64_t *stop);
+void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t);
 /* run.c U1's probe: true if page `index` of f is in its index now (no
  * reference taken, nothing relied on).  Context: outside a read section. */
 bool lpc_filemap_present(struct lpc_file *f, uint64_t index);

@@ -8,11 +8,16 @@
  * completes them, whoever submitted it.
  *
  * Why threads and not a shared ring reaped by one: each readahead thread
- * reads one run with the cache's backend (sync: one preadv; io_uring: one
- * READV/READ_FIXED on the thread's own ring, reaped by that thread), so up
- * to LPC_RA_THREADS runs are in flight at once on either backend, and the
- * completion of each is reaped by the thread that issued it, which never
- * blocks on anything but that read: no completion waits on a submitter.
+ * reads a batch of runs of one file with the cache's backend (sync: one
+ * preadv per run, in turn; io_uring: one READV/READ_FIXED per run, all of
+ * them in one submission on the thread's own ring, every completion reaped
+ * by that thread: lpc_io_readv_batch), so one thread keeps up to a batch
+ * of reads at the device, and the completion of each is reaped by the
+ * thread that issued it, which never blocks on anything but its own reads:
+ * no completion waits on a submitter.  One thread per run (as before)
+ * held one stream to LPC_RA_PER_FILE reads in flight, whatever its
+ * look-ahead; more threads per file were measured no fix (lpcbench stream:
+ * 0.31x of the device's queue-depth-32 IOPS at 4, 0.61x at 8).
  *
  * Protocol (under w->lock, a mutex no hit or miss takes; signals after it):
  *   Q0 the starting thread inserts the run's absent pages LOCKED (run.c
@@ -33,14 +38,30 @@
  *      taken now (a job f's cap holds back is taken by one of f's readers
  *      at its Q2, which looks again before it sleeps)
  *   Q2 a thread takes the oldest job whose file has fewer than
- *      LPC_RA_PER_FILE jobs being read (f->ra_reading + 1), signals one
- *      idle thread after the unlock if another job can be taken (a chain:
- *      each taker wakes at most one more), reads the run (U4-U5: the read,
- *      reaped before going on, then each page UPTODATE or removed, and
- *      unlocked), takes the lock, f->ra_reading - 1 and f->ra_inflight - 1
- *      (`idle` broadcast at 0), and looks for its next job under the same
- *      hold (the job f's cap held back is now its to take; it wakes no
- *      other thread there, which would find nothing).  No job waits while
+ *      LPC_RA_PER_FILE threads reading it (f->ra_reading + 1: the cap
+ *      counts threads, and a reader of Q6, not jobs), and with it, under
+ *      the same hold, where f's backend submits batches together
+ *      (lpc_io_batches: io_uring; sync would read them in turn, and takes
+ *      one job as before), the queued jobs of the same file after it, oldest
+ *      first, up to LPC_RUN_BATCH runs and LPC_RUN_BATCH_PAGES pages (a
+ *      batch: one file only, so a slow file's batch holds no other file's
+ *      pages, the head-of-line rule below; jobs of other files stay
+ *      queued, in order, for other threads).  A job in a batch is out of
+ *      the queue: Q6 no longer finds it, and a reader of its pages waits on
+ *      their locks (M6) for the batch's read, which is at the device
+ *      already.  The thread signals one idle thread after the unlock if
+ *      another job can be taken (a chain: each taker wakes at most one
+ *      more), reads the batch (U4-U5: one lpc_io_readv_batch, every run in
+ *      one submission and reaped before going on, then each run's pages
+ *      UPTODATE or removed, and unlocked, run by run as each run's own
+ *      read would end: run.c runs_finish; a run's pages so wait for the
+ *      batch's slowest run, of the same file only), takes the lock, f->ra_reading
+ *      - 1 and f->ra_inflight - the batch's jobs (`idle` broadcast at 0),
+ *      and looks for its next job under the same hold (the job f's cap
+ *      held back is now its to take; it wakes no other thread there,
+ *      which would find nothing).  Reads in flight on one file are thus at
+ *      most LPC_RA_PER_FILE batches (plus Q6's readers), and what bounds
+ *      the pages in flight is still Q5's share.  No job waits while
  *      a thread that could take it sleeps: a job that can be taken when
  *      it is queued or when a job is taken was signalled for, and one that
  *      becomes takable when a reader of its file is done is that reader's
@@ -49,7 +70,7 @@
  *      stalls (a hung NFS server, a held fault gate) holds at most
  *      LPC_RA_PER_FILE threads: the other files' runs are read by the rest
  *      (a queue in arrival order would keep them behind it: head-of-line)
-The pool must never let one slow file hold another file's reader, nor let
+ * The pool must never let one slow file hold another file's reader, nor let
  * readahead starve demand reads of frames:
  *   Q5 readahead's share, counted in pages, strictly: the pages locked by
  *      reads lpc starts ahead of demand (the queued and running jobs,
@@ -64,7 +85,8 @@ The pool must never let one slow file hold another file's reader, nor let
  *      or stays the caller's until its own read's U5 (LOCKED mode, a batch's
  *      GB3, a job Q1 refused) and is then given back (lpc_ra_unreserve).
  *      Every increment checks the sum under the same lock, so windows of
- *      any number of threads cannot pass the share together.  An
+ *      any number of threads cannot pass the share together (rule
+ *      RA-SHARE: LPC_DEBUG builds check the sum after each).  An
  *      asynchronous window also reserves its queue slot (w->nres), so a run
  *      whose pages are inserted is always queued (the window's caller never
  *      reads it at the device: WILLNEED and a marker hit return at once);
@@ -103,6 +125,19 @@ The pool must never let one slow file hold another file's reader, nor let
 
 #include "filemap/filemap.h"
 
+/* Rule RA-SHARE (Q5): the pages of the queued and running jobs and the
+ * pages reserved by windows being built or read by their callers never
+ * pass a quarter of the frames together.  Checked under w->lock wherever
+ * either count grows (lpc_ra_reserve, lpc_ra_submit). */
+#define ra_check_share(fs)                                                              \
+	lpc_debug_check((fs)->ra.npages + (fs)->ra.respages <= (fs)->pool->nframes / 4,     \
+			"RA-SHARE", NULL,                                                   \
+			"readahead holds %llu pages queued or being read and %llu reserved, " \
+			"over its share of %llu (a quarter of the frames)",                 \
+			(unsigned long long)(fs)->ra.npages,                                \
+			(unsigned long long)(fs)->ra.respages,                              \
+			(unsigned long long)((fs)->pool->nframes / 4))
+
 /* Q2's pick: the oldest job whose file is below its cap, or -1. */
 static int ra_pick(struct lpc_ra_worker *w)
 {
@@ -112,47 +147,97 @@ static int ra_pick(struct lpc_ra_worker *w)
 	return -1;
 }
 
-/* Q2/Q6: takes job i out of the queue for this thread.  Context: w->lock. */
-static struct lpc_ra_job *ra_take(struct lpc_ra_worker *w, unsigned i)
+/* Job i out of the queue.  Context: w->lock. */
+static struct lpc_ra_job *ra_remove(struct lpc_ra_worker *w, unsigned i)
 {
 	struct lpc_ra_job *j = w->q[i];
 
 	w->n--;
 	for (unsigned k = i; k < w->n; k++)
 		w->q[k] = w->q[k + 1];
+	return j;
+}
+
+/* Q2/Q6: takes job i out of the queue for this thread, one more reader of
+ * its file.  Context: w->lock. */
+static struct lpc_ra_job *ra_take(struct lpc_ra_worker *w, unsigned i)
+{
+	struct lpc_ra_job *j = ra_remove(w, i);
+
 	j->f->ra_reading++;
 	return j;
 }
 
-/* Reads a taken job (U4-U5) and accounts for it.  wake_first: signal one
- * idle thread once the lock is dropped (Q2's chain); wake_end: at the end,
- * signal one for a job now takeable (a reader that took the job, Q6, is not
- * a readahead thread: nobody else would pick the next).  Context: called
- * and returns with w->lock held; drops it for the read. */
-static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job *j, struct lpc_tcache *t,
-		    bool wake_first, bool wake_end)
+/* Q2's batch: after taking jobs[0] from slot i, the queued jobs of the same
+ * file after it, oldest first, while the batch has fewer than LPC_RUN_BATCH
+ * runs and they add up to at most LPC_RUN_BATCH_PAGES pages (a first job
+ * larger than that goes alone).  Return: the jobs in the batch.  Context:
+ * w->lock. */
+static unsigned ra_take_more(struct lpc_ra_worker *w, unsigned i, struct lpc_ra_job **jobs)
 {
-	struct lpc_file *f = j->f;
-	uint64_t n = j->n;
+	struct lpc_file *f = jobs[0]->f;
+	uint64_t np = jobs[0]->n;
+	unsigned nj = 1;
 
+	/* A backend that reads a batch run after run (sync): one run per
+	 * thread, the threads overlap the reads (lpc_io_batches). */
+	if (!lpc_io_batches(f->iodev, &f->io))
+		return 1;
+	while (i < w->n && nj < LPC_RUN_BATCH) {
+		struct lpc_ra_job *x = w->q[i];
+
+		if (x->f == f && np + x->n <= LPC_RUN_BATCH_PAGES) {
+			jobs[nj++] = ra_remove(w, i);
+			np += x->n;
+		} else {
+			i++;
+		}
+	}
+	return nj;
+}
+
+/* Reads nj taken jobs of one file (U4-U5: one batched read) and accounts
+ * for them.  wake_first: signal one idle thread once the lock is dropped
+ * (Q2's chain); wake_end: at the end, signal one for a job now takeable (a
+ * reader that took the job, Q6, is not a readahead thread: nobody else
+ * would pick the next).  Context: called and returns with w->lock held;
+ * drops it for the read. */
+static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job **jobs, unsigned nj,
+		    struct lpc_tcache *t, bool wake_first, bool wake_end)
+{
+	struct lpc_file *f = jobs[0]->f;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < nj; i++)
+		n += jobs[i]->n;
 	pthread_mutex_unlock(&w->lock);
 	if (wake_first)
 		pthread_cond_signal(&w->cond);
 #if LPC_DEBUG
-	/* The page locks pass to this thread with the job (Q1). */
-	for (uint64_t k = 0; k < j->n; k++)
-		atomic_store_explicit(&j->pages[k]->dbg_owner, lpc_debug_tid(),
-				      memory_order_relaxed);
-	lpc_debug_page_locks += (int)j->n;
+	/* The page locks pass to this thread with the jobs (Q1). */
+	for (unsigned i = 0; i < nj; i++)
+		for (uint64_t k = 0; k < jobs[i]->n; k++)
+			atomic_store_explicit(&jobs[i]->pages[k]->dbg_owner, lpc_debug_tid(),
+					      memory_order_relaxed);
+	lpc_debug_page_locks += (int)n;
 #endif
-	lpc_filemap_ra_finish(j, t); /* frees j */
+	lpc_filemap_ra_finish_batch(jobs, nj, t); /* frees them */
 	pthread_mutex_lock(&w->lock);
 	w->npages -= n;
 	f->ra_reading--;
-	if (--f->ra_inflight == 0)
+	f->ra_inflight -= nj;
+	if (f->ra_inflight == 0)
 		pthread_cond_broadcast(&w->idle);
 	if (wake_end && w->nidle && ra_pick(w) >= 0)
 		pthread_cond_signal(&w->cond); /* a job f's cap held back */
+}
+
+/* Q6: one job, taken from slot i by a reader of its file.  Context: w->lock. */
+static void ra_read_one(struct lpc_ra_worker *w, unsigned i, struct lpc_tcache *t)
+{
+	struct lpc_ra_job *j = ra_take(w, i);
+
+	ra_read(w, &j, 1, t, false, true);
 }
 
 static void *ra_worker_main(void *arg)
@@ -170,7 +255,8 @@ static void *ra_worker_main(void *arg)
 		w->failed = true;
 	pthread_cond_broadcast(&w->idle);
 	while (t) {
-		struct lpc_ra_job *j;
+		struct lpc_ra_job *jobs[LPC_RUN_BATCH];
+		unsigned nj;
 		bool wake;
 		int i = ra_pick(w);
 
@@ -188,11 +274,12 @@ static void *ra_worker_main(void *arg)
 			w->nidle--;
 			continue;
 		}
-		j = ra_take(w, (unsigned)i);				/* Q2 */
+		jobs[0] = ra_take(w, (unsigned)i);			/* Q2 */
+		nj = ra_take_more(w, (unsigned)i, jobs);
 		wake = w->nidle && ra_pick(w) >= 0; /* Q2's chain wake */
-		/* No wake at the job's end: this thread picks next, with the
+		/* No wake at the batch's end: this thread picks next, with the
 		 * lock held (a job f's cap held back is its own to take). */
-		ra_read(w, j, t, wake, false);
+		ra_read(w, jobs, nj, t, wake, false);
 	}
 	if (t)
 		w->nready--;
@@ -271,6 +358,7 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted)
 		ok = true;
 		wake = w->nidle && ra_pick(w) >= 0;
 	}
+	ra_check_share(f->files);
 	pthread_mutex_unlock(&w->lock);
 	/* After the unlock: a thread woken here does not block at once on
 	 * the lock this thread still holds.  No wake is lost: a thread that
@@ -295,6 +383,7 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
 		if (slot && got)
 			w->nres++;
 	}
+	ra_check_share(fs);
 	pthread_mutex_unlock(&w->lock);
 	return got;
 }
@@ -337,7 +426,7 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t)
 	pthread_mutex_lock(&w->lock);					/* Q6 */
 	i = ra_find(w, f, p);
 	if (i >= 0)
-		ra_read(w, ra_take(w, (unsigned)i), t, false, true);
+		ra_read_one(w, (unsigned)i, t);
 	pthread_mutex_unlock(&w->lock);
 	return i >= 0;
 }
@@ -351,7 +440,7 @@ void lpc_ra_quiesce(struct lpc_file *f)
 	pthread_mutex_lock(&w->lock);					/* Q3 */
 	/* Q6: the file's queued runs are read here, not behind others'. */
 	while (t && (i = ra_find(w, f, NULL)) >= 0)
-		ra_read(w, ra_take(w, (unsigned)i), t, false, true);
+		ra_read_one(w, (unsigned)i, t);
 	while (f->ra_inflight)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);

@@ -21,7 +21,11 @@
  *      done, the caller looks up again; on page k > 0: the run ends before
  *      k (a page cached splits a run), pages k.. are freed privately (never
  *      visible)
- *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k
+ *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k;
+ *      or the run is one of a batch of runs of the same file (a readahead
+ *      thread's, ra_worker.c Q2, or stream.c GB3's), read together with
+ *      one lpc_io_readv_batch (runs_finish): each run still one request,
+ *      its result its own, trunc_seq loaded once before them all
  *   U5 M5 for each page: (a) its share of the bytes: all of them, or a
  *      count short where the storage's file ends (lpc_filemap_short_at_eof:
  *      its size now, C.3), which zero-fills the page it ends in and leaves
@@ -219,33 +223,55 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
  * it themselves. */
 #define RUN_DROPPED (-EEXIST)
 
+/* U4's frames of a run: iov[k] = page k's frame, each page's read begun
+ * (rule FRAME-FREED-IN-FLIGHT). */
+static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		iov[k].iov_base = lpc_page_frame(pages[k]);
+		iov[k].iov_len = f->pool->page_size;
+		lpc_page_debug_read_begin(pages[k]);
+	}
+}
+
+static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
+		    struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
+		    struct lpc_page **out, uint64_t s0, ssize_t r, int fellback);
+
 /* U4-U5 for the n pages of run_start.  Return: as lpc_filemap_read_run. */
 static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
 		      struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
 		      struct lpc_page **out)
 {
-	size_t ps = f->pool->page_size;
 	struct iovec iov[LPC_IO_MAX_IOV];
-	ssize_t res[LPC_IO_MAX_IOV];
 	int fellback = 0;
-	uint64_t k, t0, whole, from, size;
-	bool failed = false;
+	uint64_t t0;
 	ssize_t r;
 
 	/* U4.  The pages are in the index (U3): a shrinking truncate from
 	 * here on finds them and waits for their locks, or is seen at U5. */
 	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
 
-	for (k = 0; k < n; k++) {
-		iov[k].iov_base = lpc_page_frame(pages[k]);
-		iov[k].iov_len = ps;
-		lpc_page_debug_read_begin(pages[k]);
-	}
+	run_iov(f, pages, n, iov);
 	lpc_yield_point(LPC_YP_M4);
 	t0 = lpc_now_ns();
 	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
 			 &fellback);
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	return run_done(f, index, nr, mark, t, pages, n, out, s0, r, fellback);
+}
+
+/* U4's end and U5 for a run whose request returned r (s0: trunc_seq loaded
+ * before the request). */
+static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t mark,
+		    struct lpc_tcache *t, struct lpc_page **pages, uint64_t n,
+		    struct lpc_page **out, uint64_t s0, ssize_t r, int fellback)
+{
+	size_t ps = f->pool->page_size;
+	ssize_t res[LPC_IO_MAX_IOV];
+	uint64_t k, whole, from, size;
+	bool failed = false;
+
 	for (k = 0; k < n; k++)
 		lpc_page_debug_read_end(pages[k]);
 	lpc_yield_point(LPC_YP_M4D);
@@ -343,7 +369,7 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 		if (res[k] < 0)
 			continue;
 		if ((size_t)res[k] < ps)
-			memset((char *)iov[k].iov_base + res[k], 0, ps - (size_t)res[k]);
+			memset((char *)lpc_page_frame(pages[k]) + res[k], 0, ps - (size_t)res[k]);
 		lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
 		lpc_page_seq_write_end(pages[k]);
 		/* A read-ahead page: RA until its first use, and the window's
@@ -429,11 +455,98 @@ static struct lpc_ra_job *ra_job(struct lpc_file *f, uint64_t start, uint64_t ma
 	return j;
 }
 
+/* One run of a batch: its first page, the marker (UINT64_MAX: none), its
+ * pages (inserted LOCKED, U1-U3). */
+struct run_ref {
+	uint64_t index, mark, n;
+	struct lpc_page **pages;
+};
+
+/* U4 for nr runs of f together (at most LPC_RUN_BATCH runs, LPC_IO_MAX_IOV
+ * pages): one lpc_io_readv_batch, so every run is at the device at once
+ * (io_uring: one submission on this thread's ring, reaped by this thread);
+ * then U5 run by run, as each run's own read would have ended (the batch's
+ * result for a run is that run's alone: io.c passes the fault hook per
+ * run, one run's error or short read is no other's). */
+static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned nr,
+			struct lpc_tcache *t)
+{
+	struct iovec iov[LPC_IO_MAX_IOV];
+	struct lpc_io_rrun io[LPC_RUN_BATCH];
+	uint64_t used = 0, t0;
+	int fellback = 0;
+	/* U4, as run_finish's: loaded once the pages of every run are in the
+	 * index, before any request. */
+	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
+
+	for (unsigned i = 0; i < nr; i++) {
+		run_iov(f, rr[i].pages, rr[i].n, iov + used);
+		io[i] = (struct lpc_io_rrun){ .iov = iov + used,
+					      .iovcnt = (int)rr[i].n,
+					      .off = rr[i].index << f->page_shift,
+					      .index = rr[i].index };
+		used += rr[i].n;
+	}
+	lpc_yield_point(LPC_YP_M4);
+	t0 = lpc_now_ns();
+	lpc_io_readv_batch(f->iodev, &f->io, io, (int)nr, &fellback);
+	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	for (unsigned i = 0; i < nr; i++)
+		(void)run_done(f, rr[i].index, 0, rr[i].mark, t, rr[i].pages, rr[i].n, NULL, s0,
+			       io[i].res, i == 0 ? fellback : 0);
+}
+
+static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
+			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
+			  struct lpc_filemap_batch *b);
+
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
 			       unsigned *queued, uint64_t *stop)
 {
-	struct lpc_page *pages[LPC_IO_MAX_IOV];
+	return ra_window(f, start, end, mark_first, async, t, queued, stop, NULL);
+}
+
+void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f)
+{
+	b->f = f;
+	b->nruns = 0;
+	b->npages = b->granted = 0;
+}
+
+void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t)
+{
+	struct run_ref rr[LPC_RUN_BATCH];
+	uint64_t used = 0;
+
+	if (!b->nruns)
+		return;
+	for (unsigned i = 0; i < b->nruns; i++) {
+		rr[i] = (struct run_ref){ .index = b->runs[i].index, .mark = UINT64_MAX,
+					  .n = b->runs[i].n, .pages = b->pages + used };
+		used += b->runs[i].n;
+	}
+	runs_finish(b->f, rr, b->nruns, t);
+	/* Q5: the grants were held to the runs' U5. */
+	lpc_ra_unreserve(b->f->files, b->granted, false);
+	lpc_filemap_batch_init(b, b->f);
+}
+
+uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start,
+				     uint64_t end, struct lpc_tcache *t, uint64_t *stop)
+{
+	unsigned queued;
+
+	if (b->f->locked_lookup || !lpc_io_batches(b->f->iodev, &b->f->io))
+		return lpc_filemap_ra_window(b->f, start, end, false, false, t, &queued, stop);
+	return ra_window(b->f, start, end, false, false, t, &queued, stop, b);
+}
+
+static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
+			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
+			  struct lpc_filemap_batch *b)
+{
+	struct lpc_page *buf[LPC_IO_MAX_IOV];
 	uint64_t total = 0;
 
 	*queued = 0;
@@ -456,6 +569,7 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 	 * of file), or end. */
 	while (start < end) {
 		uint64_t i = start, n, mark, want, got;
+		struct lpc_page **pages;
 		struct lpc_ra_job *j;
 		bool pool = async && !f->locked_lookup;
 
@@ -468,6 +582,10 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			want = f->files->run_max;
 		if (want > LPC_IO_MAX_IOV)
 			want = LPC_IO_MAX_IOV;
+		if (b && b->nruns &&
+		    (b->nruns == LPC_RUN_BATCH || b->npages + want > LPC_RUN_BATCH_PAGES))
+			lpc_filemap_batch_flush(b, t); /* full: read, then on */
+		pages = b ? b->pages + b->npages : buf;
 		got = lpc_ra_reserve(f->files, want, pool);		/* Q5 */
 		if (!got) {
 			*stop = i;
@@ -493,6 +611,15 @@ uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			}
 			free(j);
 		}
+		if (b) {
+			/* GB3's batch: read with the batch's other runs
+			 * (lpc_filemap_batch_flush), the grant held to then. */
+			b->runs[b->nruns].index = i;
+			b->runs[b->nruns++].n = n;
+			b->npages += n;
+			b->granted += got;
+			continue;
+		}
 		/* LOCKED mode, !async; or no memory for the job, or no thread
 		 * could ever start (Q1): read here, within the grant. */
 		(void)run_finish(f, i, 0, mark, t, pages, n, NULL);
@@ -505,4 +632,21 @@ void lpc_filemap_ra_finish(struct lpc_ra_job *j, struct lpc_tcache *t)
 {
 	(void)run_finish(j->f, j->index, 0, j->mark, t, j->pages, j->n, NULL);
 	free(j);
+}
+
+void lpc_filemap_ra_finish_batch(struct lpc_ra_job **jobs, unsigned nj, struct lpc_tcache *t)
+{
+	struct run_ref rr[LPC_RUN_BATCH];
+
+	if (nj <= 1 || nj > LPC_RUN_BATCH) {
+		for (unsigned i = 0; i < nj; i++)
+			lpc_filemap_ra_finish(jobs[i], t);
+		return;
+	}
+	for (unsigned i = 0; i < nj; i++)
+		rr[i] = (struct run_ref){ .index = jobs[i]->index, .mark = jobs[i]->mark,
+					  .n = jobs[i]->n, .pages = jobs[i]->pages };
+	runs_finish(jobs[0]->f, rr, nj, t);
+	for (unsigned i = 0; i < nj; i++)
+		free(jobs[i]);
 }

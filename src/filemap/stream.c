@@ -27,13 +27,18 @@
  *      lpc_filemap_ra_window, asynchronous (the readahead threads; LOCKED
  *      mode reads it here, U3's rwlock being the reader's)
  *   GB3 the runs whose window ended early (no queue slot or no share, Q5)
- *      are offered to lpc_filemap_ra_window again, read here (!async):
- *      still through Q5's page reservation, so this thread reads only the
- *      pages it is granted (a full queue leaves the share to it; a share
- *      taken grants nothing, and the rest is left to GB4's per-page
- *      misses, each a demand read of one frame, as lpc_page_get's), still
- *      one I/O per run, after every run was handed out, so this thread's
- *      reads overlap the threads'.  Reading a refused run unreserved would
+ *      are offered to the window reader again, read here
+ *      (lpc_filemap_ra_window_batch): still through Q5's page reservation,
+ *      so this thread reads only the pages it is granted (a full queue
+ *      leaves the share to it; a share taken grants nothing, and the rest
+ *      is left to GB4's per-page misses, each a demand read of one frame,
+ *      as lpc_page_get's), after every run was handed out, so this
+ *      thread's reads overlap the threads'; and all of them with one
+ *      batched read (run.c runs_finish: lpc_io_readv_batch, every run in
+ *      one io_uring submission on this thread's ring, LPC_RUN_BATCH runs
+ *      at a time), not one after another.  LOCKED mode reads them one by
+ *      one (U3's rwlock is held per run), as does a backend that would
+ *      read a batch run after run (sync: lpc_io_batches).  Reading a refused run unreserved would
  *      lock up to a chunk's frames beyond the share (a batch is not
  *      demand for its later entries until GB4 reaches them)
  *   GB4 each entry in array order: lpc_filemap_get_page (hit, or M6's wait,
@@ -115,13 +120,13 @@ static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, 
  * sorted in place). */
 static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigned n)
 {
-	uint64_t left_s[LPC_BATCH_CHUNK], left_e[LPC_BATCH_CHUNK];
+	uint64_t left_s[LPC_BATCH_CHUNK], left_e[LPC_BATCH_CHUNK], stop;
 	unsigned nleft = 0, i = 0;
 
 	if (n > 1)
 		qsort(v, n, sizeof(v[0]), cmp_u64);
 	while (i < n) {					/* GB2 */
-		uint64_t s = v[i], e = s + 1, stop;
+		uint64_t s = v[i], e = s + 1;
 
 		while (++i < n && v[i] <= e)
 			if (v[i] == e)
@@ -132,8 +137,14 @@ static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigne
 			left_e[nleft++] = e;
 		}
 	}
-	for (unsigned k = 0; k < nleft; k++)			/* GB3 */
-		(void)issue_run(f, t, left_s[k], left_e[k], false);
+	if (nleft) {						/* GB3 */
+		struct lpc_filemap_batch b;
+
+		lpc_filemap_batch_init(&b, f);
+		for (unsigned k = 0; k < nleft; k++)
+			(void)lpc_filemap_ra_window_batch(&b, left_s[k], left_e[k], t, &stop);
+		lpc_filemap_batch_flush(&b, t);
+	}
 }
 
 LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, size_t n,

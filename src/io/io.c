@@ -62,6 +62,8 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
 	return r;
 }
 
+static bool direct_off(struct lpc_io_file *f);
+
 /* Backends without readv: iovec by iovec, stopping at the first short one. */
 static ssize_t readv_each(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
 			  int iovcnt, uint64_t off, uint64_t index)
@@ -114,6 +116,59 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
 	if (fault > 0 && r > fault)
 		r = fault;
 	return r;
+}
+
+void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_rrun *runs,
+			int nruns, int *fellback)
+{
+	const struct lpc_io_backend_ops *ops = lpc_io_ops(io, f);
+	int ntodo = 0;
+
+	/* The hook first, once per run, in run order, before any read: as
+	 * lpc_io_readv would see them one after another. */
+	for (int i = 0; i < nruns; i++) {
+		struct lpc_io_rrun *w = &runs[i];
+
+		w->todo = 0;
+		w->cut = 0;
+		if (w->iovcnt <= 0 || w->iovcnt > LPC_IO_MAX_IOV) {
+			w->res = -EINVAL;
+			continue;
+		}
+		w->cut = fault_check(&io->faults, LPC_IO_READ, f->id);
+		if (w->cut < 0) {
+			w->res = w->cut;
+			continue;
+		}
+		w->todo = 1;
+		w->res = 0;
+		ntodo++;
+	}
+	if (!ntodo)
+		return;
+	if (ops->readv_batch) {
+		ops->readv_batch(f, runs, nruns);
+	} else {
+		for (int i = 0; i < nruns; i++)
+			if (runs[i].todo)
+				runs[i].res = readv_once(io, f, runs[i].iov, runs[i].iovcnt,
+							 runs[i].off, runs[i].index);
+	}
+	for (int i = 0; i < nruns; i++) {
+		struct lpc_io_rrun *w = &runs[i];
+
+		if (!w->todo)
+			continue;
+		/* The device refused a direct transfer: buffered for good, and
+		 * this run again (lpc_io_readv's rule). */
+		if (w->res == -EINVAL && direct_off(f)) {
+			*fellback = 1;
+			w->res = readv_once(io, f, w->iov, w->iovcnt, w->off, w->index);
+		}
+		if (w->cut > 0 && w->res > w->cut)
+			w->res = w->cut;
+		w->todo = 0;
+	}
 }
 
 int lpc_io_fault_set(struct lpc_io *io, const struct lpc_io_fault *f)

@@ -116,6 +116,23 @@ struct lpc_io_wrun {
 	int err;
 };
 
+/*
+ * One run of a batched read (lpc_io_readv_batch): the whole pages iov[k] =
+ * page index + k, read at off.  `todo` belongs to the front and the backend
+ * (readv_batch), `cut` to the front (the hook's short size); `res` is the
+ * run's result, as lpc_io_readv returns it: bytes read (short at end of
+ * file) or negative errno.
+ */
+struct lpc_io_rrun {
+	const struct iovec *iov;
+	int iovcnt;
+	uint64_t off;
+	uint64_t index;
+	int todo;
+	ssize_t cut;
+	ssize_t res;
+};
+
 struct lpc_io_backend_ops {
 	const char *name;
 	/* Reads up to len bytes at off into buf (aligned for O_DIRECT).
@@ -148,6 +165,13 @@ struct lpc_io_backend_ops {
 	 * the backend can; sets each such run's `res` (bytes written, possibly
 	 * short, or negative errno).  The front completes short runs. */
 	void (*writev_batch)(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns);
+	/* Optional (NULL: the front reads run by run, as lpc_io_readv).
+	 * Reads every run with `todo` set, as readv would (each completed
+	 * to its end or end of file), submitting them together where the
+	 * backend can (io_uring: one submission on the calling thread's ring,
+	 * every completion reaped by that thread before it returns); sets each
+	 * such run's `res`. */
+	void (*readv_batch)(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns);
 };
 
 extern const struct lpc_io_backend_ops lpc_io_sync_ops;
@@ -195,6 +219,17 @@ static inline const struct lpc_io_backend_ops *lpc_io_ops(const struct lpc_io *i
 	return f->user ? &lpc_io_user_ops : io->ops;
 }
 
+/* True when f's backend submits a batch's runs together (readv_batch):
+ * then gathering runs into one lpc_io_readv_batch puts them at the device
+ * at once.  False: a batch would be read run after run (sync: one preadv
+ * each), so callers read and complete each run alone, and readahead keeps
+ * one run per thread (ra_worker.c Q2), whose threads are then what overlaps
+ * the reads. */
+static inline bool lpc_io_batches(const struct lpc_io *io, const struct lpc_io_file *f)
+{
+	return lpc_io_ops(io, f)->readv_batch != NULL;
+}
+
 /*
  * Reads one page through io's backend, passing the fault hook first.  Moves the file off O_DIRECT (counted by the caller through *fellback)
  * when the kernel answers EINVAL to a direct read, and retries buffered.
@@ -214,6 +249,21 @@ ssize_t lpc_io_read(struct lpc_io *io, struct lpc_io_file *f, void *buf,
  */
 ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iovec *iov,
 		     int iovcnt, uint64_t off, uint64_t index, int *fellback);
+
+/*
+ * Reads nruns runs as lpc_io_readv reads each (the fault hook is passed
+ * once per run, in run order, before any read: an error fails that run
+ * alone, a short transfer shortens that run's result; EINVAL on an O_DIRECT
+ * file moves it off O_DIRECT and the run is read again buffered), but hands
+ * the runs the hook let through to the backend together (readv_batch: one
+ * io_uring submission on this thread's ring, so every run is at the device
+ * at once; sync and null read them in turn).  Each run's result is in its
+ * `res`: bytes read (short only at end of file, or where a later part
+ * failed after some bytes came), or negative errno; one run's error is no
+ * other run's.  *fellback as lpc_io_readv's.
+ */
+void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_rrun *runs,
+			int nruns, int *fellback);
 
 /*
  * Writes the iovecs at off through io's backend, passing the fault hook

@@ -597,6 +597,118 @@ static ssize_t uring_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t
 	return len ? uring_readv(f, &v, 1, off, index) : 0;
 }
 
+/* The rest of run w after a first request that read `got` bytes of it
+ * short where the file goes on: completed by uring_readv (which completes
+ * in turn).  Return: the run's bytes in all. */
+static ssize_t uring_readv_rest(struct lpc_io_file *f, const struct lpc_io_rrun *w, size_t got)
+{
+	struct iovec iov[LPC_IO_MAX_IOV];
+	struct iovec *v = iov;
+	int cnt = w->iovcnt;
+	size_t n = got;
+	ssize_t r;
+
+	memcpy(iov, w->iov, sizeof(*iov) * (size_t)cnt);
+	for (; cnt > 0 && n >= v->iov_len; cnt--, v++)
+		n -= v->iov_len;
+	if (!cnt)
+		return (ssize_t)got;
+	v->iov_base = (char *)v->iov_base + n;
+	v->iov_len -= n;
+	r = uring_readv(f, v, cnt, w->off + got, w->index);
+	return r > 0 ? (ssize_t)(got + (size_t)r) : (ssize_t)got;
+}
+
+/*
+ * A batch of runs (lpc_io_readv_batch): each run with `todo` one READ_FIXED
+ * (its frames back to back in one registered buffer) or READV, all of them
+ * queued on this thread's ring and submitted together (URING_ENTRIES at a
+ * time), every completion reaped here before returning, as every request
+ * of this backend: one thread has every run of the batch at the device at
+ * once and waits on nobody else.  Then, run by run: a request interrupted
+ * before any byte (EINTR, EAGAIN) or a fixed one that failed (H5) is done
+ * again alone (uring_readv, unregistered after H5); a short transfer where
+ * the file goes on (!lpc_io_read_ends) is completed alone, as uring_readv
+ * completes its own.  A ring that fails to submit is killed and the runs
+ * not yet read are read the sync way.
+ */
+static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
+{
+	struct lpc_io *io = f->dev;
+	struct lpc_tcache *t;
+	struct uring *r = ring_get(io, &t);
+	ssize_t res[URING_ENTRIES];
+	int which[URING_ENTRIES], bis[URING_ENTRIES];
+	size_t lens[URING_ENTRIES];
+	int i = 0;
+
+	while (r && i < nruns) {
+		unsigned k = 0;
+		int first = i;
+
+		for (; i < nruns && k < URING_ENTRIES; i++) {
+			struct lpc_io_rrun *w = &runs[i];
+			struct io_uring_sqe *sqe;
+			const char *base = w->iov[0].iov_base;
+			size_t total = 0;
+			bool flat = true;
+			int bi;
+
+			if (!w->todo)
+				continue;
+			for (int j = 0; j < w->iovcnt; j++) {
+				flat = flat && (const char *)w->iov[j].iov_base == base + total;
+				total += w->iov[j].iov_len;
+			}
+			sqe = io_uring_get_sqe(&r->ring);
+			bi = flat ? buf_index(io, r, t, base, total) : -1;
+			if (bi >= 0)
+				io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)total,
+							 w->off, bi);
+			else
+				io_uring_prep_readv(sqe, f->fd, w->iov, (unsigned)w->iovcnt, w->off);
+			sqe->user_data = k;
+			bis[k] = bi;
+			lens[k] = total;
+			which[k++] = i;
+		}
+		if (!k)
+			break;
+		if (ring_run(r, k, res) < 0) {
+			ring_kill(t);
+			r = NULL;
+			i = first; /* these runs again, the sync way */
+			break;
+		}
+		for (unsigned j = 0; j < k; j++) {
+			struct lpc_io_rrun *w = &runs[which[j]];
+
+			bool again = res[j] == -EINTR || res[j] == -EAGAIN;
+
+			w->res = res[j];
+			if (w->res < 0 && !again && bis[j] >= 0) {
+				/* H5 (on this ring, if a redo below has not
+				 * killed it: then the redo goes sync anyway). */
+				if (r)
+					ring_bad(io, r, t, bis[j], (int)w->res);
+				again = true;
+			} else if (w->res > 0 && (size_t)w->res < lens[j] &&
+				   !lpc_io_read_ends(f, (size_t)w->res, lens[j])) {
+				w->res = uring_readv_rest(f, w, (size_t)w->res);
+			}
+			/* Alone, once more (uring_readv: unregistered after H5,
+			 * sync if the ring is dead). */
+			if (again)
+				w->res = uring_readv(f, w->iov, w->iovcnt, w->off, w->index);
+			r = ring_get(io, &t); /* a redo may have killed it */
+		}
+	}
+	for (; i < nruns; i++)
+		if (runs[i].todo)
+			runs[i].res = lpc_io_sync_ops.readv(f, runs[i].iov, runs[i].iovcnt,
+							    runs[i].off, runs[i].index);
+}
+
 /* The runs with `todo`, each one WRITE_FIXED or WRITEV, submitted together
  * (URING_ENTRIES at a time); each run's res is what its request returned. */
 static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, int nruns)
@@ -729,6 +841,7 @@ const struct lpc_io_backend_ops lpc_io_uring_ops = {
 	.writev = uring_writev,
 	.truncate = uring_truncate,
 	.writev_batch = uring_writev_batch,
+	.readv_batch = uring_readv_batch,
 };
 
 int lpc_io_uring_registered(struct lpc_io *io)

@@ -256,6 +256,19 @@ static void run_broken(void (*what)(struct lpc_page *p))
 	lpc_pread(file, buf, sizeof(buf), 4 * 4096);
 }
 
+/* RA-SHARE: readahead's pages pass its share (a quarter of the frames):
+ * the count of queued pages grown from inside, as a submit that skipped
+ * Q5's reservation would, then a window's reservation checks it. */
+static void break_ra_share(void)
+{
+	struct lpc_files *fs = file->files;
+
+	pthread_mutex_lock(&fs->ra.lock);
+	fs->ra.npages += fs->pool->nframes / 4 + 1;
+	pthread_mutex_unlock(&fs->ra.lock);
+	(void)lpc_ra_reserve(fs, 1, false);
+}
+
 /* STREAM-BOUND: the stream's claims pass its frame bound (a fill that
  * ignored it). */
 static void break_stream_bound(void)
@@ -780,6 +793,7 @@ static const struct {
 	{ "WPIN-OWNER", break_wpin_owner },
 	{ "WPIN-GATE", break_wpin_gate },
 	{ "WPIN-SELF-WAIT", break_wpin_self_wait },
+	{ "RA-SHARE", break_ra_share },
 	{ "STREAM-BOUND", break_stream_bound },
 	{ "STREAM-TWICE", break_stream_twice },
 	{ "BACKEND-OVERRUN", break_backend_overrun },

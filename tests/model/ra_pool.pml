@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ra_pool.pml - the readahead threads (filemap/ra_worker.c Q0-Q4): runs of
+ * ra_pool.pml - the readahead threads (filemap/ra_worker.c Q0-Q5): runs of
  * read-ahead pages queued by one thread and read by a pool of others, with
  * a per-file cap on the threads reading one file's runs, against a file
  * whose device stalls, a reader waiting on a queued run's page, the last
@@ -11,18 +11,26 @@
  * after B's reader got its page (A is the slower device, without bound:
  * if anything made B's read wait for A's, the system would stop, and spin
  * reports the invalid end state).  The submitter queues A's two runs, then
- * B's one (Q0-Q1: each run's page inserted LOCKED first).
+ * B's one, then a third of A's (Q0-Q1: each run of one page, reserved from
+ * readahead's share first, Q5, then inserted LOCKED; a run the share
+ * refuses is not read ahead: its reader would read it on demand).
  *   q[], n         the queue, oldest first (Q1 appends, Q2 takes any slot)
- *   inflight[f]    runs of f queued or being read (Q1 +1, Q2 -1)
- *   reading[f]     runs of f being read (Q2's cap: < CAP to take one)
- *   locked[f]      a run's page of f is LOCKED (one flag per file: enough,
- *                  the reader waits on B's only)
+ *   inflight[f]    runs of f queued or being read (Q1 +1, Q2's end - the
+ *                  batch's runs)
+ *   reading[f]     threads reading runs of f (Q2's cap: < CAP to take one)
+ *   locked[f]      pages of f LOCKED by runs (Q0 +1, U5 - the batch's)
  *   freed[f]       f's frames are freed (the last close, or destroy)
+ *   respages, npages  Q5: pages reserved by a window being built, pages of
+ *                  the queued and running runs (SHARE at most together)
  *   stop, exited   Q4
+ * Q2 takes a batch: the job it picks and the queued jobs of the same file
+ * after it, BATCH at most, read together (one batched read: the device
+ * completes them together, here at once) and completed at one U5.
  * Properties: no frame is freed while a thread reads into it (assert at
  * the read); B's reader gets its page whatever A's device does (no invalid
  * end state: every process ends); after destroy's join no run is queued
- * and no page is locked (assert).
+ * and no page is locked (assert); readahead's reservations and runs never
+ * pass SHARE, nor do the pages runs hold LOCKED (assert, rule RA-SHARE).
  * The condition variable is modelled (Q1's and Q2's targeted signals, a
  * signal lost when no thread is asleep, stop's broadcast): no job waits
  * while every thread sleeps.  The thread start of Q1 is not (NT threads
@@ -39,6 +47,12 @@
  *   BUG_ONE_THREAD   the single readahead thread of before
  *   BUG_CLOSE_NO_WAIT  the last close frees without Q3's wait
  *   BUG_STOP_EARLY   a thread exits on stop with jobs still queued
+ *   BUG_BATCH_ANY_FILE  a batch takes the queued jobs after the first of
+ *                    any file: B's run is read with A's and waits for A's
+ *                    device (the head-of-line the one-file batch prevents)
+ *   BUG_SHARE_AT_TAKE  a batch's pages leave Q5's count when the batch is
+ *                    taken, not at its U5: the submitter reserves more
+ *                    while they are still locked (past SHARE)
  */
 #define A 1
 #define B 2
@@ -54,11 +68,20 @@
 #define CAP 1 /* LPC_RA_PER_FILE: half the threads */
 #endif
 
-byte q[3];
+#define BATCH 3 /* LPC_RUN_BATCH: room for every queued job */
+#ifdef BUG_BATCH_ANY_FILE
+#define ANYFILE 1
+#else
+#define ANYFILE 0
+#endif
+#define SHARE 3 /* a quarter of the frames */
+
+byte q[4];
 byte n;
-byte inflight[3], reading[3];
-bool locked[3], freed[3];
-bool stop, b_sub, b_got, b_closed;
+byte inflight[3], reading[3], locked[3];
+bool freed[3];
+byte respages, npages;
+bool stop, b_sub, b_got, b_closed, sub_done;
 byte exited;
 /* The condition variable `cond`: waiting[t] from a thread's wait until it
  * holds the lock again (w->nidle counts them), asleep[t] until it is
@@ -68,7 +91,9 @@ bool waiting[NT], asleep[NT];
 byte nidle;
 
 #define EL(i) (n > i && reading[q[i]] < CAP)
-#define ANY_EL (EL(0) || EL(1) || EL(2))
+#define ANY_EL (EL(0) || EL(1) || EL(2) || EL(3))
+/* Q5's bound and what it is for: the pages locked by runs. */
+#define SHARE_OK (npages + respages <= SHARE && locked[A] + locked[B] <= SHARE)
 
 inline signal_one()
 {
@@ -83,43 +108,69 @@ inline signal_one()
 
 inline submit(f)
 {
-	atomic {
-		locked[f] = true; /* Q0: inserted LOCKED */
-		q[n] = f;         /* Q1 */
-		n++;
-		inflight[f]++;
-		wake = nidle > 0 && ANY_EL
+	atomic {					/* Q5: lpc_ra_reserve */
+		if
+		:: npages + respages < SHARE ->
+			respages++;
+			granted = true
+		:: else -> granted = false
+		fi;
+		assert(SHARE_OK)
 	}
-#ifndef BUG_NO_SUBMIT_WAKE
 	if
-	:: wake -> signal_one() /* after the unlock */
-	:: else -> skip
-	fi
+	:: granted ->
+		locked[f]++; /* Q0: inserted LOCKED */
+		assert(SHARE_OK);
+		atomic {
+			q[n] = f; /* Q1: the grant becomes the job's */
+			n++;
+			inflight[f]++;
+			respages--;
+			npages++;
+			assert(SHARE_OK);
+			wake = nidle > 0 && ANY_EL
+		}
+#ifndef BUG_NO_SUBMIT_WAKE
+		if
+		:: wake -> signal_one() /* after the unlock */
+		:: else -> skip
+		fi
 #endif
+	:: else -> skip /* the window ends: read on demand */
+	fi
 }
 
 active proctype submitter()
 {
-	bool wake;
+	bool wake, granted;
 
 	submit(A);
 	submit(A);
 	submit(B);
-	b_sub = true
+	b_sub = true;
+	submit(A);
+	sub_done = true
 }
 
 active [NT] proctype worker()
 {
-	byte f, i;
+	byte f, i, j, nb;
+	byte bf[BATCH];
 	bool have, wake;
 
 	do
 	:: atomic {
 		if
 		:: have -> /* the end of Q2, and the next look in the same hold */
-			locked[f] = false; /* U5 */
+			j = 0; /* U5, every run of the batch */
+			do
+			:: j < nb -> locked[bf[j]]--; inflight[bf[j]]--; j++
+			:: else -> break
+			od;
 			reading[f]--;
-			inflight[f]--;
+#ifndef BUG_SHARE_AT_TAKE
+			npages = npages - nb;
+#endif
 			have = false
 #ifdef BUG_SLEEP_AFTER_JOB
 			/* the thread neither looks again nor is woken: it waits */
@@ -143,12 +194,25 @@ active [NT] proctype worker()
 				   fi
 			fi;
 			f = q[i];					/* Q2 */
+			nb = 0;
+			/* the batch: slot i, then the later jobs of f */
 			do
-			:: i + 1 < n -> q[i] = q[i + 1]; i++
+			:: i < n && nb < BATCH && (nb == 0 || q[i] == f || ANYFILE) ->
+				bf[nb] = q[i];
+				nb++;
+				j = i;
+				do
+				:: j + 1 < n -> q[j] = q[j + 1]; j++
+				:: else -> break
+				od;
+				n--;
+				q[n] = 0
+			:: i < n && nb < BATCH && nb > 0 && q[i] != f && !ANYFILE -> i++
 			:: else -> break
 			od;
-			n--;
-			q[n] = 0;
+#ifdef BUG_SHARE_AT_TAKE
+			npages = npages - nb;
+#endif
 			reading[f]++;
 			have = true;
 			wake = nidle > 0 && ANY_EL
@@ -166,10 +230,11 @@ active [NT] proctype worker()
 			fi;
 			/* the device: A's completes only after B's reader got its page */
 			if
-			:: f == A -> b_got
+			:: bf[0] == A || (nb > 1 && bf[1] == A) || (nb > 2 && bf[2] == A) -> b_got
 			:: else -> skip
 			fi;
-			assert(!freed[f]) /* no frame reused while the device writes */
+			/* no frame reused while the device writes */
+			assert(!freed[bf[0]] && (nb < 2 || !freed[bf[1]]) && (nb < 3 || !freed[bf[2]]))
 		:: else ->
 slept:
 			(!asleep[_pid - 1]);
@@ -192,7 +257,7 @@ done:
 active proctype reader_b()
 {
 	b_sub;
-	(!locked[B]);
+	(locked[B] == 0);
 	b_got = true
 }
 
@@ -212,9 +277,9 @@ active proctype close_b()
  * the arena (A's frames too) is freed. */
 active proctype destroy()
 {
-	b_closed && b_got;
+	b_closed && b_got && sub_done; /* no call in flight: the caller's rule */
 	atomic { stop = true; asleep[0] = false; asleep[NT - 1] = false } /* broadcast */
 	(exited == NT);
-	assert(n == 0 && !locked[A]);
+	assert(n == 0 && locked[A] == 0 && locked[B] == 0 && npages == 0);
 	freed[A] = true
 }
