@@ -161,9 +161,15 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 			continue;
 		/* The device refused a direct transfer: buffered for good, and
 		 * this run again (lpc_io_readv's rule). */
-		if (w->res == -EINVAL && direct_off(f)) {
-			*fellback = 1;
-			w->res = readv_once(io, f, w->iov, w->iovcnt, w->off, w->index);
+		if (w->res == -EINVAL) {
+			/* Every run of the batch that went direct met the same
+			 * refusal, but only the first to ask turns direct off:
+			 * the others (and a run another thread's refusal cut)
+			 * are read again buffered too, not failed. */
+			if (direct_off(f))
+				*fellback = 1;
+			if (!atomic_load_explicit(&f->direct, memory_order_relaxed))
+				w->res = readv_once(io, f, w->iov, w->iovcnt, w->off, w->index);
 		}
 		if (w->cut > 0 && w->res > w->cut)
 			w->res = w->cut;
