@@ -24,6 +24,12 @@
  *           lpc_rbd_open (another cache) gets -EBUSY, a plain librbd
  *           client's write is refused, a read-only open sees what lpc
  *           wrote back, the same name in the same cache is the same file
+ *   resizeby another client shrinks the image lpc holds read-write (librbd
+ *           has lpc's own handle carry the resize out, rbd.c RB4): the
+ *           next lpc_fsync and every later one return -EIO, the image is
+ *           grown back to lpc's size, lpc_pwrite still works and its bytes
+ *           reach the image; a read-only lpc file sees another client's
+ *           growth (its size follows the image)
  * Exit: 0 pass, 1 fail, 77 skip (no cluster: the fixture found no Ceph).
  */
 #include <errno.h>
@@ -459,12 +465,81 @@ static void case_second(void)
 	free(buf);
 }
 
+/* ---- resizeby ---- */
+
+static uint64_t image_size(const char *img)
+{
+	unsigned char *data;
+	uint64_t size = image_read(img, &data);
+
+	free(data);
+	return size;
+}
+
+static void case_resizeby(void)
+{
+	const char *img = "resizeby";
+	uint64_t size = 4u << 20;
+	unsigned char *buf = malloc(PAGE), *data;
+	struct lpc_cache *c = make_cache(64 * PAGE);
+	struct lpc_file *f, *ro;
+	struct direct d;
+
+	make_image(img, size);
+	int r = lpc_rbd_open(c, "rbd:lpc/resizeby", conf_path, O_RDWR, &f);
+	CHECK(r == 0, "lpc_rbd_open: %d", r);
+	memset(buf, 'L', PAGE);
+	CHECK(lpc_pwrite(f, buf, PAGE, 3u << 20) == PAGE && lpc_fsync(f) == 0, "write, fsync");
+
+	/* Another client's shrink: librbd hands it to lpc's handle, the lock
+	 * owner, which carries it out (lpc cannot refuse it: RB4). */
+	direct_connect(&d);
+	CHECK(rbd_open(d.io, img, &d.image, NULL) == 0, "plain rbd_open");
+	int shrunk = rbd_resize(d.image, 1u << 20);
+	printf("resizeby: another client's shrink to 1 MiB: %d\n", shrunk);
+	rbd_close(d.image);
+	d.image = NULL;
+	if (shrunk == 0) {
+		/* It went through: lpc says so at the next fsync, and for good. */
+		r = lpc_fsync(f);
+		CHECK(r == -EIO, "lpc_fsync after a shrink behind lpc: %d, expected -EIO", r);
+		CHECK(lpc_fsync(f) == -EIO, "the loss is reported again");
+		CHECK(image_size(img) == size, "the image grown back to lpc's size: %" PRIu64,
+		      image_size(img));
+	}
+	/* Writes still reach the image. */
+	memset(buf, 'W', PAGE);
+	CHECK(lpc_pwrite(f, buf, PAGE, 2u << 20) == PAGE, "pwrite after");
+	CHECK(lpc_fsync(f) == (shrunk == 0 ? -EIO : 0), "fsync after");
+	CHECK(image_read(img, &data) == size && data[2u << 20] == 'W', "the write after reached the image");
+	free(data);
+	/* The last close writes back but does not sync: it has nothing to say. */
+	CHECK(lpc_file_close(f) == 0, "last close");
+
+	/* A read-only lpc file follows another client's growth (BK5). */
+	r = lpc_rbd_open(c, "rbd:lpc/resizeby", conf_path, O_RDONLY, &ro);
+	CHECK(r == 0, "read-only open: %d", r);
+	CHECK(lpc_pread(ro, buf, PAGE, size) == 0, "past the end: 0");
+	CHECK(rbd_open(d.io, img, &d.image, NULL) == 0, "plain rbd_open");
+	memset(buf, 'G', PAGE);
+	CHECK(rbd_resize(d.image, size + (1u << 20)) == 0, "grow");
+	CHECK(rbd_write(d.image, size, PAGE, (const char *)buf) == PAGE && rbd_flush(d.image) == 0,
+	      "write past the old end");
+	memset(buf, 0, PAGE);
+	ssize_t n = lpc_pread(ro, buf, PAGE, size);
+	CHECK(n == PAGE && buf[0] == 'G', "read-only file after growth: %zd, byte 0x%02x", n, buf[0]);
+	CHECK(lpc_file_close(ro) == 0, "close ro");
+	direct_close(&d);
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second [--seed N]\n",
+		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby [--seed N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -489,6 +564,8 @@ int main(int argc, char **argv)
 		case_osd();
 	else if (strcmp(argv[3], "second") == 0)
 		case_second();
+	else if (strcmp(argv[3], "resizeby") == 0)
+		case_resizeby();
 	else {
 		fprintf(stderr, "unknown case %s\n", argv[3]);
 		return 2;
