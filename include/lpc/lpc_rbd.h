@@ -76,9 +76,14 @@ extern "C" {
  * librbd handle it never writes through, or, when the client's cephx
  * capabilities refuse that (EPERM), a read-only one, whose size stays the
  * one at the open.
- * A client that dies keeps its exclusive lock until the cluster notices
- * (its watch times out, 30 s by default); an advisory lock stays until
- * `rbd lock rm`.
+ * A read-write open asks no owner for the lock: while the exclusive lock's
+ * owner still watches the image it returns -EBUSY at once, also when that
+ * owner is a client that would hand the lock over (QEMU's default).  A
+ * client that dies keeps its exclusive lock until the cluster notices (its
+ * watch times out, 30 s by default): until then a read-write open returns
+ * -EBUSY at once; the first one after it breaks the dead client's lock
+ * (librbd blocklists the dead client) and succeeds.  An advisory lock
+ * stays until `rbd lock rm`.
  *
  * In one cache the name is the identity (lpc_file_open_backend): opening
  * an open name again returns the same lpc_file over the same connection.
@@ -88,7 +93,8 @@ extern "C" {
  * "rbd:POOL/IMAGE" (or one longer than 4095 bytes), an option without '='
  * after the first, or what lpc_file_open_backend refuses; -ENOENT when the
  * pool or the image does not exist; -EBUSY when another client holds the
- * image's lock (read-write opens); -ENOMEM; -ETIMEDOUT when the cluster
+ * image's lock, or held it and died less than its watch's timeout ago
+ * (read-write opens); -ENOMEM; -ETIMEDOUT when the cluster
  * does not answer; another negative errno from librados or librbd (a bad
  * conf option: its rados_conf_set() error).
  * Context: blocks for the connection (network round trips to the monitors

@@ -416,6 +416,35 @@ static int conf_apply(rados_t cluster, const char *conf)
 	return rados_conf_set(cluster, "rbd_cache", "false");
 }
 
+/* 1 when the exclusive lock's owner still watches the image (alive, or
+ * dead and its watch not yet timed out: the cluster cannot tell them
+ * apart), 0 when there is no owner or one without a watch (dead: librbd's
+ * acquire breaks its lock), or librbd's error. */
+static int owner_watching(struct rbd_conn *cn)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t nowners = 4, nw = 64;
+	rbd_image_watcher_t w[64];
+	int r = rbd_lock_get_owners(cn->image, &mode, owners, &nowners);
+
+	if (r == -ENOENT)
+		return 0; /* no owner */
+	if (r < 0)
+		return r == -ERANGE ? 1 : r;
+	r = rbd_watchers_list(cn->image, w, &nw);
+	if (r == -ERANGE)
+		r = 1; /* too many to list: call it watched */
+	else if (r == 0) {
+		for (size_t i = 0; i < nowners && r == 0; i++)
+			for (size_t k = 0; k < nw && r == 0; k++)
+				r = strcmp(owners[i], w[k].addr) == 0;
+		rbd_watchers_list_cleanup(w, nw);
+	}
+	rbd_lock_get_owners_cleanup(owners, nowners);
+	return r;
+}
+
 /* Takes the one-writer lock (lpc_rbd.h): 0, -EBUSY, or librbd's error. */
 static int conn_lock(struct rbd_conn *cn)
 {
@@ -425,6 +454,13 @@ static int conn_lock(struct rbd_conn *cn)
 	if (r < 0)
 		return r;
 	if (features & RBD_FEATURE_EXCLUSIVE_LOCK) {
+		/* An owner that still watches: -EBUSY at once.  Asking it
+		 * (rbd_lock_acquire) would take the lock from a client that
+		 * hands it over, and wait for a dead one's watch to time out
+		 * (30 s) before failing with -ESHUTDOWN. */
+		r = owner_watching(cn);
+		if (r != 0)
+			return r > 0 ? -EBUSY : r;
 		r = rbd_lock_acquire(cn->image, RBD_LOCK_MODE_EXCLUSIVE);
 		if (r == 0) {
 			cn->lock = LOCK_EXCLUSIVE;

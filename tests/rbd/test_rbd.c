@@ -30,6 +30,9 @@
  *           grown back to lpc's size, lpc_pwrite still works and its bytes
  *           reach the image; a read-only lpc file sees another client's
  *           growth (its size follows the image)
+ *   deadowner a child holding the image read-write is killed (SIGKILL): the
+ *           next read-write open returns -EBUSY at once (its watch has not
+ *           timed out yet), not after librbd's 30 s wait with -ESHUTDOWN
  * Exit: 0 pass, 1 fail, 77 skip (no cluster: the fixture found no Ceph).
  */
 #include <errno.h>
@@ -534,12 +537,49 @@ static void case_resizeby(void)
 	free(buf);
 }
 
+/* ---- deadowner ---- */
+
+static void case_deadowner(void)
+{
+	const char *img = "deadowner";
+	int p[2], rc = -1, st;
+	struct lpc_cache *c;
+	struct lpc_file *f;
+
+	make_image(img, 16 * PAGE);
+	CHECK(pipe(p) == 0, "pipe");
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		c = make_cache(64 * PAGE);
+		rc = lpc_rbd_open(c, "rbd:lpc/deadowner", conf_path, O_RDWR, &f);
+		if (write(p[1], &rc, sizeof(rc)) != sizeof(rc))
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(p[0], &rc, sizeof(rc)) == sizeof(rc) && rc == 0, "the child's open: %d", rc);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	c = make_cache(64 * PAGE);
+	time_t t0 = time(NULL);
+	int r = lpc_rbd_open(c, "rbd:lpc/deadowner", conf_path, O_RDWR, &f);
+	long took = (long)(time(NULL) - t0);
+	printf("deadowner: read-write open after the owner's SIGKILL: %d after %ld s\n", r, took);
+	/* 10 s: far below the watch's 30 s, far above a loaded CI's round trips. */
+	CHECK(r == -EBUSY && took < 10, "open after the owner's death: %d after %ld s, expected -EBUSY at once",
+	      r, took);
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby [--seed N]\n",
+		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner [--seed N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -566,6 +606,8 @@ int main(int argc, char **argv)
 		case_second();
 	else if (strcmp(argv[3], "resizeby") == 0)
 		case_resizeby();
+	else if (strcmp(argv[3], "deadowner") == 0)
+		case_deadowner();
 	else {
 		fprintf(stderr, "unknown case %s\n", argv[3]);
 		return 2;
