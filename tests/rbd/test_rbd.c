@@ -119,19 +119,31 @@ static void make_image(const char *img, uint64_t size)
 }
 
 /* The image read through librbd (read-only open: no lock needed), on one
- * connection of the test's, made at the first call (after any fork). */
+ * connection of the test's, made at the first call (after any fork) and
+ * shut down before the exit (image_read_end): a connection left running
+ * meets libceph-common's static destructors at exit (a SIGSEGV under TSan
+ * in MonClient::tick). */
+static struct direct image_read_d;
+static bool image_read_connected;
+
+static void image_read_end(void)
+{
+	if (image_read_connected)
+		direct_close(&image_read_d);
+	image_read_connected = false;
+}
+
 static uint64_t image_read(const char *img, unsigned char **data)
 {
-	static struct direct d;
-	static bool connected;
+	struct direct *dp = &image_read_d;
 	rbd_image_t image;
 	uint64_t size;
 
-	if (!connected) {
-		direct_connect(&d);
-		connected = true;
+	if (!image_read_connected) {
+		direct_connect(dp);
+		image_read_connected = true;
 	}
-	int r = rbd_open_read_only(d.io, img, &image, NULL);
+	int r = rbd_open_read_only(dp->io, img, &image, NULL);
 	CHECK(r == 0, "rbd_open_read_only %s: %d", img, r);
 	CHECK(rbd_get_size(image, &size) == 0, "size");
 	*data = malloc(size ? size : 1);
@@ -612,6 +624,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown case %s\n", argv[3]);
 		return 2;
 	}
+	image_read_end();
 	printf("test_rbd %s: ok\n", argv[3]);
 	return 0;
 }
