@@ -30,8 +30,9 @@
  *     image (at open, RB1, RB2; written under resize_lock only).  Under
  *     resize_lock, conn_check compares the image's size with it: a smaller
  *     image was cut behind lpc, bytes lpc wrote back past the cut are gone.
- *     It sets `lost` (sticky: every later sync returns it, so lpc_fsync and
- *     the last close report the loss) and grows the image back to own_size
+ *     It sets `lost` (sticky: every later sync returns it, so every later
+ *     lpc_fsync reports the loss; the last close does not sync, and
+ *     conn_close only checks once more) and grows the image back to own_size
  *     (lpc's size holds again; the cut range reads zeros).  A larger image
  *     (another client's growth) is adopted.  conn_check runs in RB1's locked
  *     step, in truncate, sync and size: a writeback past the cut, the next
