@@ -12,7 +12,7 @@
 #   3. lintian finds no error in them (its warnings are printed);
 #   4. dpkg-gensymbols found liblpc.so.0's symbols as debian/liblpc0.symbols
 #      says (the build fails otherwise: dpkg-gensymbols -c4 in debian/rules);
-#   5. `dpkg -i` installs liblpc0, liblpc-dev, liblpc-sqlite0 and lpc-tools
+#   5. `dpkg -i` installs liblpc0, liblpc-dev, liblpc-sqlite0, liblpc-rbd0 and lpc-tools
 #      INTO THIS MACHINE (meant for CI's throwaway machine; on a machine of
 #      your own they are purged again at the end unless --keep is given, or
 #      were installed before);
@@ -36,7 +36,7 @@ tmp=$(mktemp -d)
 pass=0 fail=0 installed=() t0=$SECONDS
 as_root=()
 [[ $(id -u) -eq 0 ]] || as_root=(sudo)
-PKGS=(liblpc0 liblpc-dev liblpc-sqlite0 lpc-tools)
+PKGS=(liblpc0 liblpc-dev liblpc-sqlite0 liblpc-rbd0 lpc-tools)
 
 cleanup() {
 	if ((${#installed[@]} && !keep)); then

@@ -1081,6 +1081,15 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *      open, and cached pages are never checked against the storage again:
  *      lpc caches one client's view; a second writer is the storage's or
  *      the user's affair (exclusive locks, or opening read-only).
+ *      Before lpc writes, a change behind it is seen late, as with a file
+ *      changed by another process under lpc's path: only a read that
+ *      starts at or past lpc's end asks size again (one that starts before
+ *      it and runs past it ends at the old end); the page the old end fell
+ *      in keeps, once cached, the zeros it had past that end after growth
+ *      is seen; and after a shrink the first read may still return the
+ *      page the storage now ends in whole (zeros past the storage's end),
+ *      the next one ends where size says.  A reader that must see another
+ *      client's changes closes the name and opens it again.
  *  BK6 Writes of whole pages may end past the storage's size (the last
  *      page): like a file, the storage grows; lpc then calls truncate to
  *      cut the tail back to lpc's size, or to extend the storage to it

@@ -48,20 +48,42 @@ extern "C" {
  * rbd_lock_acquire() when the image has the exclusive-lock feature (the
  * default for new images): lpc keeps it until the file's last close and
  * does not hand it over when another client asks, so another client's
- * write, resize or lock request fails (librbd: -EROFS, or -EBUSY at its
- * open) while this file is open.  Without the feature it takes librbd's
+ * write or lock request fails (librbd: -EROFS, or -EBUSY at its open)
+ * while this file is open.  Without the feature it takes librbd's
  * advisory exclusive lock (rbd_lock_exclusive, cookie "lpc"), which other
  * lpc_rbd clients and `rbd lock ls` honour but plain librbd writers do not.
  * A second lpc_rbd_open for writing, in another process or another cache,
  * returns -EBUSY.  Read-only opens (O_RDONLY) take no lock.
+ * Maintenance by another client is NOT refused: librbd hands another
+ * client's resize, snapshot create or rename to the lock's owner, and the
+ * owner's handle - lpc's - carries it out (librbd 16.2's API offers no way
+ * to refuse; without the feature the other client does it itself).  A
+ * resize that cuts the image below lpc's size loses the bytes lpc wrote
+ * back past the cut.  lpc notices at its next lpc_fsync, its next
+ * writeback past the cut or its next look at the size: it grows the image
+ * back to lpc's size (the cut range then reads zeros) and that lpc_fsync
+ * and every later one on the file return -EIO, until the last close (which
+ * does not sync: it reports nothing of it).  A cut undone by a growth
+ * before lpc looks is not seen.  Do not resize an image lpc has open for
+ * writing; lpc_truncate it instead.
  * What another client sees: the image as lpc last wrote it back (after
  * lpc_fsync, the flusher, eviction or the last close), never pages dirty in
  * lpc's cache; a read-only reader's own cache, if any, is its affair.  A
  * read-only lpc file of an image that someone else writes caches what it
- * read (BK5): it does not see later changes to cached pages.
- * A client that dies keeps its exclusive lock until the cluster notices
- * (its watch times out, 30 s by default); an advisory lock stays until
- * `rbd lock rm`.
+ * read (BK5): it does not see later changes to cached pages, and it sees
+ * the image's size change (a read past its old end finds growth).  For
+ * this a read-only open watches the image's header: it opens a writable
+ * librbd handle it never writes through, or, when the client's cephx
+ * capabilities refuse that (EPERM), a read-only one, whose size stays the
+ * one at the open.
+ * A read-write open asks no owner for the lock: while the exclusive lock's
+ * owner still watches the image it returns -EBUSY at once, also when that
+ * owner is a client that would hand the lock over (QEMU's default).  A
+ * client that dies keeps its exclusive lock until the cluster notices (its
+ * watch times out, 30 s by default): until then a read-write open returns
+ * -EBUSY at once; the first one after it breaks the dead client's lock
+ * (librbd blocklists the dead client) and succeeds.  An advisory lock
+ * stays until `rbd lock rm`.
  *
  * In one cache the name is the identity (lpc_file_open_backend): opening
  * an open name again returns the same lpc_file over the same connection.
@@ -71,7 +93,8 @@ extern "C" {
  * "rbd:POOL/IMAGE" (or one longer than 4095 bytes), an option without '='
  * after the first, or what lpc_file_open_backend refuses; -ENOENT when the
  * pool or the image does not exist; -EBUSY when another client holds the
- * image's lock (read-write opens); -ENOMEM; -ETIMEDOUT when the cluster
+ * image's lock, or held it and died less than its watch's timeout ago
+ * (read-write opens); -ENOMEM; -ETIMEDOUT when the cluster
  * does not answer; another negative errno from librados or librbd (a bad
  * conf option: its rados_conf_set() error).
  * Context: blocks for the connection (network round trips to the monitors

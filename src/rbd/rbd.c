@@ -21,6 +21,23 @@
  *     check and resize.  lpc does not write a run past the size it asks
  *     truncate for while that truncate runs (its truncate lock), so no run
  *     of ours is cut by RB2.
+ *  RB4 A resize by another client.  librbd hands a maintenance operation
+ *     of a client without the lock (resize, snapshot create) to the lock's
+ *     owner, and the owner's handle - ours - carries it out: librbd 16.2's
+ *     API has no way to refuse it (its ImageWatcher accepts every request
+ *     while the lock is held; blocking them is internal to librbd).  What
+ *     this file does instead: own_size is the size our handle last gave the
+ *     image (at open, RB1, RB2; written under resize_lock only).  Under
+ *     resize_lock, conn_check compares the image's size with it: a smaller
+ *     image was cut behind lpc, bytes lpc wrote back past the cut are gone.
+ *     It sets `lost` (sticky: every later sync returns it, so every later
+ *     lpc_fsync reports the loss; the last close does not sync, and
+ *     conn_close only checks once more) and grows the image back to own_size
+ *     (lpc's size holds again; the cut range reads zeros).  A larger image
+ *     (another client's growth) is adopted.  conn_check runs in RB1's locked
+ *     step, in truncate, sync and size: a writeback past the cut, the next
+ *     lpc_fsync, a look past the end.  A shrink undone by a growth before
+ *     any of these runs is not seen (lpc_rbd.h says so).
  *  RB3 The registry of connections (registry, under registry_lock) maps
  *     (cache, name) to the connection an open may share; refs and the
  *     list change only under that lock, and a connection leaves the list
@@ -60,7 +77,9 @@ struct rbd_conn {
 	rados_ioctx_t ioctx;
 	rbd_image_t image;
 	enum rbd_lock_kind lock;
-	pthread_mutex_t resize_lock; /* RB1, RB2 */
+	pthread_mutex_t resize_lock; /* RB1, RB2, RB4 */
+	uint64_t own_size;	     /* RB4, under resize_lock */
+	int lost;		     /* RB4: 0 or -EIO, under resize_lock */
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,6 +101,25 @@ static int conn_size(struct rbd_conn *cn, uint64_t *size)
 	return rbd_get_size(cn->image, size);
 }
 
+/* RB4, under resize_lock: the image's size in *size once a cut behind
+ * lpc has been noticed and undone; 0 or librbd's error. */
+static int conn_check(struct rbd_conn *cn, uint64_t *size)
+{
+	int r = conn_size(cn, size);
+
+	if (r < 0 || !cn->rw)
+		return r;
+	if (*size > cn->own_size)
+		cn->own_size = *size; /* another client's growth: nothing lost */
+	if (*size < cn->own_size) {
+		cn->lost = -EIO;
+		r = rbd_resize(cn->image, cn->own_size);
+		if (r == 0)
+			*size = cn->own_size;
+	}
+	return r;
+}
+
 /* RB1: the image covers [0, end) when it returns 0. */
 static int conn_grow(struct rbd_conn *cn, uint64_t end)
 {
@@ -91,9 +129,12 @@ static int conn_grow(struct rbd_conn *cn, uint64_t end)
 	if (r < 0 || size >= end)
 		return r;
 	pthread_mutex_lock(&cn->resize_lock);
-	r = conn_size(cn, &size);
-	if (r == 0 && size < end)
+	r = conn_check(cn, &size);
+	if (r == 0 && size < end) {
 		r = rbd_resize(cn->image, end);
+		if (r == 0)
+			cn->own_size = end;
+	}
 	pthread_mutex_unlock(&cn->resize_lock);
 	return r;
 }
@@ -195,27 +236,55 @@ static void op_write_batch(void *handle, struct lpc_backend_run *runs, int nruns
 static int op_sync(void *handle)
 {
 	struct rbd_conn *cn = handle;
+	uint64_t size;
+	int r = rbd_flush(cn->image);
 
-	return rbd_flush(cn->image);
+	pthread_mutex_lock(&cn->resize_lock); /* RB4 */
+	int rc = conn_check(cn, &size);
+	if (r == 0)
+		r = cn->lost ? cn->lost : rc;
+	pthread_mutex_unlock(&cn->resize_lock);
+	return r;
 }
 
 static int op_truncate(void *handle, uint64_t size)
 {
 	struct rbd_conn *cn = handle;
+	uint64_t now;
 
 	pthread_mutex_lock(&cn->resize_lock); /* RB2 */
-	int r = rbd_resize(cn->image, size);
+	int r = conn_check(cn, &now);
+	if (r == 0)
+		r = rbd_resize(cn->image, size);
+	if (r == 0)
+		cn->own_size = size;
 	pthread_mutex_unlock(&cn->resize_lock);
 	return r;
 }
 
 static int op_size(void *handle, uint64_t *size)
 {
-	return conn_size(handle, size);
+	struct rbd_conn *cn = handle;
+
+	if (!cn->rw)
+		return conn_size(cn, size);
+	pthread_mutex_lock(&cn->resize_lock); /* RB4 */
+	int r = conn_check(cn, size);
+	pthread_mutex_unlock(&cn->resize_lock);
+	return r;
 }
 
 static void conn_close(struct rbd_conn *cn)
 {
+	if (cn->image && cn->lock != LOCK_NONE) {
+		uint64_t size;
+
+		/* RB4: a cut behind lpc since its last look leaves the image
+		 * with lpc's size at least (no call is left to report it). */
+		pthread_mutex_lock(&cn->resize_lock);
+		conn_check(cn, &size);
+		pthread_mutex_unlock(&cn->resize_lock);
+	}
 	if (cn->image) {
 		if (cn->lock == LOCK_EXCLUSIVE)
 			rbd_lock_release(cn->image);
@@ -348,6 +417,35 @@ static int conf_apply(rados_t cluster, const char *conf)
 	return rados_conf_set(cluster, "rbd_cache", "false");
 }
 
+/* 1 when the exclusive lock's owner still watches the image (alive, or
+ * dead and its watch not yet timed out: the cluster cannot tell them
+ * apart), 0 when there is no owner or one without a watch (dead: librbd's
+ * acquire breaks its lock), or librbd's error. */
+static int owner_watching(struct rbd_conn *cn)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4];
+	size_t nowners = 4, nw = 64;
+	rbd_image_watcher_t w[64];
+	int r = rbd_lock_get_owners(cn->image, &mode, owners, &nowners);
+
+	if (r == -ENOENT)
+		return 0; /* no owner */
+	if (r < 0)
+		return r == -ERANGE ? 1 : r;
+	r = rbd_watchers_list(cn->image, w, &nw);
+	if (r == -ERANGE)
+		r = 1; /* too many to list: call it watched */
+	else if (r == 0) {
+		for (size_t i = 0; i < nowners && r == 0; i++)
+			for (size_t k = 0; k < nw && r == 0; k++)
+				r = strcmp(owners[i], w[k].addr) == 0;
+		rbd_watchers_list_cleanup(w, nw);
+	}
+	rbd_lock_get_owners_cleanup(owners, nowners);
+	return r;
+}
+
 /* Takes the one-writer lock (lpc_rbd.h): 0, -EBUSY, or librbd's error. */
 static int conn_lock(struct rbd_conn *cn)
 {
@@ -357,6 +455,13 @@ static int conn_lock(struct rbd_conn *cn)
 	if (r < 0)
 		return r;
 	if (features & RBD_FEATURE_EXCLUSIVE_LOCK) {
+		/* An owner that still watches: -EBUSY at once.  Asking it
+		 * (rbd_lock_acquire) would take the lock from a client that
+		 * hands it over, and wait for a dead one's watch to time out
+		 * (30 s) before failing with -ESHUTDOWN. */
+		r = owner_watching(cn);
+		if (r != 0)
+			return r > 0 ? -EBUSY : r;
 		r = rbd_lock_acquire(cn->image, RBD_LOCK_MODE_EXCLUSIVE);
 		if (r == 0) {
 			cn->lock = LOCK_EXCLUSIVE;
@@ -415,9 +520,13 @@ static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bo
 		cn->ioctx = NULL;
 		goto fail;
 	}
-	if (rw)
-		r = rbd_open(cn->ioctx, image, &cn->image, NULL);
-	else
+	/* A read-only connection opens a writable handle too (it never writes
+	 * through it): only such a handle watches the image's header, so that
+	 * its size follows another client's resize (BK5: growth is seen);
+	 * rbd_open_read_only's handle keeps the size at its open.  A client
+	 * whose cephx capabilities refuse the watch (-EPERM) gets that one. */
+	r = rbd_open(cn->ioctx, image, &cn->image, NULL);
+	if (!rw && r == -EPERM)
 		r = rbd_open_read_only(cn->ioctx, image, &cn->image, NULL);
 	if (r < 0) {
 		cn->image = NULL;
@@ -425,6 +534,8 @@ static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bo
 	}
 	if (rw) {
 		r = conn_lock(cn);
+		if (r == 0)
+			r = conn_size(cn, &cn->own_size); /* RB4 */
 		if (r < 0)
 			goto fail;
 	}

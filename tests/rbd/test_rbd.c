@@ -24,6 +24,15 @@
  *           lpc_rbd_open (another cache) gets -EBUSY, a plain librbd
  *           client's write is refused, a read-only open sees what lpc
  *           wrote back, the same name in the same cache is the same file
+ *   resizeby another client shrinks the image lpc holds read-write (librbd
+ *           has lpc's own handle carry the resize out, rbd.c RB4): the
+ *           next lpc_fsync and every later one return -EIO, the image is
+ *           grown back to lpc's size, lpc_pwrite still works and its bytes
+ *           reach the image; a read-only lpc file sees another client's
+ *           growth (its size follows the image)
+ *   deadowner a child holding the image read-write is killed (SIGKILL): the
+ *           next read-write open returns -EBUSY at once (its watch has not
+ *           timed out yet), not after librbd's 30 s wait with -ESHUTDOWN
  * Exit: 0 pass, 1 fail, 77 skip (no cluster: the fixture found no Ceph).
  */
 #include <errno.h>
@@ -110,19 +119,31 @@ static void make_image(const char *img, uint64_t size)
 }
 
 /* The image read through librbd (read-only open: no lock needed), on one
- * connection of the test's, made at the first call (after any fork). */
+ * connection of the test's, made at the first call (after any fork) and
+ * shut down before the exit (image_read_end): a connection left running
+ * meets libceph-common's static destructors at exit (a SIGSEGV under TSan
+ * in MonClient::tick). */
+static struct direct image_read_d;
+static bool image_read_connected;
+
+static void image_read_end(void)
+{
+	if (image_read_connected)
+		direct_close(&image_read_d);
+	image_read_connected = false;
+}
+
 static uint64_t image_read(const char *img, unsigned char **data)
 {
-	static struct direct d;
-	static bool connected;
+	struct direct *dp = &image_read_d;
 	rbd_image_t image;
 	uint64_t size;
 
-	if (!connected) {
-		direct_connect(&d);
-		connected = true;
+	if (!image_read_connected) {
+		direct_connect(dp);
+		image_read_connected = true;
 	}
-	int r = rbd_open_read_only(d.io, img, &image, NULL);
+	int r = rbd_open_read_only(dp->io, img, &image, NULL);
 	CHECK(r == 0, "rbd_open_read_only %s: %d", img, r);
 	CHECK(rbd_get_size(image, &size) == 0, "size");
 	*data = malloc(size ? size : 1);
@@ -459,12 +480,118 @@ static void case_second(void)
 	free(buf);
 }
 
+/* ---- resizeby ---- */
+
+static uint64_t image_size(const char *img)
+{
+	unsigned char *data;
+	uint64_t size = image_read(img, &data);
+
+	free(data);
+	return size;
+}
+
+static void case_resizeby(void)
+{
+	const char *img = "resizeby";
+	uint64_t size = 4u << 20;
+	unsigned char *buf = malloc(PAGE), *data;
+	struct lpc_cache *c = make_cache(64 * PAGE);
+	struct lpc_file *f, *ro;
+	struct direct d;
+
+	make_image(img, size);
+	int r = lpc_rbd_open(c, "rbd:lpc/resizeby", conf_path, O_RDWR, &f);
+	CHECK(r == 0, "lpc_rbd_open: %d", r);
+	memset(buf, 'L', PAGE);
+	CHECK(lpc_pwrite(f, buf, PAGE, 3u << 20) == PAGE && lpc_fsync(f) == 0, "write, fsync");
+
+	/* Another client's shrink: librbd hands it to lpc's handle, the lock
+	 * owner, which carries it out (lpc cannot refuse it: RB4). */
+	direct_connect(&d);
+	CHECK(rbd_open(d.io, img, &d.image, NULL) == 0, "plain rbd_open");
+	int shrunk = rbd_resize(d.image, 1u << 20);
+	printf("resizeby: another client's shrink to 1 MiB: %d\n", shrunk);
+	rbd_close(d.image);
+	d.image = NULL;
+	if (shrunk == 0) {
+		/* It went through: lpc says so at the next fsync, and for good. */
+		r = lpc_fsync(f);
+		CHECK(r == -EIO, "lpc_fsync after a shrink behind lpc: %d, expected -EIO", r);
+		CHECK(lpc_fsync(f) == -EIO, "the loss is reported again");
+		CHECK(image_size(img) == size, "the image grown back to lpc's size: %" PRIu64,
+		      image_size(img));
+	}
+	/* Writes still reach the image. */
+	memset(buf, 'W', PAGE);
+	CHECK(lpc_pwrite(f, buf, PAGE, 2u << 20) == PAGE, "pwrite after");
+	CHECK(lpc_fsync(f) == (shrunk == 0 ? -EIO : 0), "fsync after");
+	CHECK(image_read(img, &data) == size && data[2u << 20] == 'W', "the write after reached the image");
+	free(data);
+	/* The last close writes back but does not sync: it has nothing to say. */
+	CHECK(lpc_file_close(f) == 0, "last close");
+
+	/* A read-only lpc file follows another client's growth (BK5). */
+	r = lpc_rbd_open(c, "rbd:lpc/resizeby", conf_path, O_RDONLY, &ro);
+	CHECK(r == 0, "read-only open: %d", r);
+	CHECK(lpc_pread(ro, buf, PAGE, size) == 0, "past the end: 0");
+	CHECK(rbd_open(d.io, img, &d.image, NULL) == 0, "plain rbd_open");
+	memset(buf, 'G', PAGE);
+	CHECK(rbd_resize(d.image, size + (1u << 20)) == 0, "grow");
+	CHECK(rbd_write(d.image, size, PAGE, (const char *)buf) == PAGE && rbd_flush(d.image) == 0,
+	      "write past the old end");
+	memset(buf, 0, PAGE);
+	ssize_t n = lpc_pread(ro, buf, PAGE, size);
+	CHECK(n == PAGE && buf[0] == 'G', "read-only file after growth: %zd, byte 0x%02x", n, buf[0]);
+	CHECK(lpc_file_close(ro) == 0, "close ro");
+	direct_close(&d);
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	free(buf);
+}
+
+/* ---- deadowner ---- */
+
+static void case_deadowner(void)
+{
+	const char *img = "deadowner";
+	int p[2], rc = -1, st;
+	struct lpc_cache *c;
+	struct lpc_file *f;
+
+	make_image(img, 16 * PAGE);
+	CHECK(pipe(p) == 0, "pipe");
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		c = make_cache(64 * PAGE);
+		rc = lpc_rbd_open(c, "rbd:lpc/deadowner", conf_path, O_RDWR, &f);
+		if (write(p[1], &rc, sizeof(rc)) != sizeof(rc))
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(p[0], &rc, sizeof(rc)) == sizeof(rc) && rc == 0, "the child's open: %d", rc);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	c = make_cache(64 * PAGE);
+	time_t t0 = time(NULL);
+	int r = lpc_rbd_open(c, "rbd:lpc/deadowner", conf_path, O_RDWR, &f);
+	long took = (long)(time(NULL) - t0);
+	printf("deadowner: read-write open after the owner's SIGKILL: %d after %ld s\n", r, took);
+	/* 10 s: far below the watch's 30 s, far above a loaded CI's round trips. */
+	CHECK(r == -EBUSY && took < 10, "open after the owner's death: %d after %ld s, expected -EBUSY at once",
+	      r, took);
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second [--seed N]\n",
+		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner [--seed N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -489,10 +616,15 @@ int main(int argc, char **argv)
 		case_osd();
 	else if (strcmp(argv[3], "second") == 0)
 		case_second();
+	else if (strcmp(argv[3], "resizeby") == 0)
+		case_resizeby();
+	else if (strcmp(argv[3], "deadowner") == 0)
+		case_deadowner();
 	else {
 		fprintf(stderr, "unknown case %s\n", argv[3]);
 		return 2;
 	}
+	image_read_end();
 	printf("test_rbd %s: ok\n", argv[3]);
 	return 0;
 }
