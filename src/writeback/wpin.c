@@ -165,24 +165,13 @@ void lpc_wb_wpins_cut_end(struct lpc_file *f)
 		lpc_file_wpins_wake(f);
 }
 
-/* WP1-WP3 on p (pinned) at `index`.  Return: true, p locked and stable;
- * false, p no longer f's (unlocked; the caller drops its pin). */
+/* WP1-WP3 on p (pinned) at `index` (write.c's lock step, shared with
+ * lpc_pwrite's D1).  Return: true, p locked and stable; false, p no longer
+ * f's (unlocked; the caller drops its pin). */
 static bool wpin_lock(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
-	lpc_yield_point(LPC_YP_WP1);
-	lpc_page_lock_noseq(p);						/* WP1 */
-	for (;;) {
-		if (unlikely(!lpc_wb_holds(f, p, index))) {			/* WP2 */
-			lpc_page_unlock_noseq(p);
-			return false;
-		}
-		if (likely(!(lpc_page_flags(p) & LPC_PG_WRITEBACK)))
-			break;
-		lpc_yield_point(LPC_YP_WP3);
-		lpc_page_unlock_noseq(p);					/* WP3 */
-		lpc_page_wait_writeback(p);
-		lpc_page_lock_noseq(p);
-	}
+	if (!lpc_wb_lock_for_write(f, p, index, LPC_WB_GET_STABLE, LPC_YP_WP1))	/* WP1-WP3 */
+		return false;
 	/* Rule WPIN-WRITEBACK, the pin's half: stable pages. */
 	lpc_debug_check(!(lpc_page_flags(p) & LPC_PG_WRITEBACK), "WPIN-WRITEBACK", p,
 			"write pin granted on a page whose write is in flight");
@@ -282,50 +271,39 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 	return 0;
 }
 
-/* One page of the slow path: pinned, locked, stable, its section open. */
+/* make() of the loop: a new page, and *(bool *)made set. */
+static int wpin_make(struct lpc_file *f, uint64_t index, void *made, struct lpc_page **out)
+{
+	int rc = wpin_new_page(f, index, out);
+
+	*(bool *)made = rc == 0;
+	return rc;
+}
+
+/* One page of the slow path: pinned, locked, stable, its section open
+ * (write.c's find/make/wait loop, shared with lpc_pwrite). */
 static int wpin_slow_page(struct lpc_file *f, uint64_t index, bool whole, uint64_t size0,
 			  struct lpc_tcache *t, struct lpc_page **out)
 {
 	bool fresh = whole || (index << f->page_shift) >= size0;
+	bool made = false;
 	struct lpc_page *p;
 	int rc;
 
-	for (;;) {
-		if (fresh) {
-			p = lpc_filemap_lookup(f, index, t);
-			if (!p) {
-				rc = wpin_new_page(f, index, out);
-				if (rc == -EEXIST)
-					continue;
-				return rc;
-			}
-			if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
-				/* Its read is in flight: let it end. */
-				lpc_page_wait_unlocked(p);
-				if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
-					lpc_page_release(p);
-					continue;
-				}
-			}
-		} else {
-			rc = lpc_filemap_get_page(f, index, t, 0, &p);
-			if (rc == -ENXIO) {
-				fresh = true; /* past the end after all: a new page */
-				continue;
-			}
-			if (rc)
-				return rc;
-		}
-		/* Our reference (acquired) becomes a pin. */
-		atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS - 1, memory_order_relaxed);
-		if (!wpin_lock(f, p, index)) {
-			lpc_page_unpin(p);
-			continue;
-		}
-		wpin_open(p);
-		*out = p;
+	rc = lpc_wb_get_locked(f, index, fresh, LPC_WB_GET_PIN | LPC_WB_GET_STABLE, LPC_YP_WP1,
+			       wpin_make, &made, t, &p);
+	if (rc)
+		return rc;
+	if (made) {
+		*out = p; /* locked by the pin, its section open */
 		return 0;
 	}
+	/* Rule WPIN-WRITEBACK, the pin's half: stable pages. */
+	lpc_debug_check(!(lpc_page_flags(p) & LPC_PG_WRITEBACK), "WPIN-WRITEBACK", p,
+			"write pin granted on a page whose write is in flight");
+	wpin_open(p);								/* WP5 */
+	*out = p;
+	return 0;
 }
 
 /* lpc_pin(LPC_PIN_WRITE). */
