@@ -151,7 +151,8 @@ bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 	lpc_yield_point(yp);
 	lpc_page_lock_noseq(p);						/* D1, WP1 */
 	for (;;) {
-		if (unlikely(!lpc_wb_holds(f, p, index))) {			/* WP2 */
+		if (!(how & LPC_WB_LOCK_HELD_LATER) &&
+		    unlikely(!lpc_wb_holds(f, p, index))) {			/* WP2 */
 			lpc_page_unlock_noseq(p);
 			return false;
 		}

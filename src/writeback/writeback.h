@@ -145,6 +145,8 @@ enum {
 	LPC_WB_GET_PIN = 1,
 	LPC_WB_GET_STABLE = 2,
 	LPC_WB_GET_RA_USED = 4,
+	LPC_WB_LOCK_HELD_LATER = 8, /* lock step only: no re-check that p is
+				     * still f's; the caller makes it (WP2) */
 };
 typedef int (*lpc_wb_make_fn)(struct lpc_file *f, uint64_t index, void *arg,
 			      struct lpc_page **out);
@@ -153,7 +155,8 @@ int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned h
 		      struct lpc_tcache *t, struct lpc_page **out);
 /* Its lock step, also a write pin's fast path's (WP1-WP3) on p, held by
  * the caller: yield point yp, lock, still f's at `index` (else unlocked:
- * false), with LPC_WB_GET_STABLE no write in flight.  Return: true, p
+ * false; not checked with LPC_WB_LOCK_HELD_LATER), with LPC_WB_GET_STABLE
+ * no write in flight.  Return: true, p
  * locked. */
 bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 			   unsigned how, enum lpc_yield_point yp);
@@ -175,6 +178,13 @@ int lpc_wb_publish_size(struct lpc_file *f);
 /* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
  * Return: 0; -ENOENT if p is no longer in f's index at `index`. */
 int lpc_wb_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* D3 for a write unpin's pages[0..n) (WU1, wpin.c): pages of f, each
+ * locked by the caller, NULL entries skipped; those not DIRTY yet become
+ * DIRTY with their tags under one index lock, and the counts move once.
+ * rcs[i]: 0; -ENOENT if pages[i] is no longer in f's index.  Return: the
+ * pages this call made DIRTY.  Context: f valid (its write pins count). */
+unsigned lpc_wb_dirty_pinned(struct lpc_file *f, struct lpc_page *const *pages, unsigned n,
+			     int *rcs);
 /* M3 for a page filled by a write: inserts p (PUBLISHED|UPTODATE|DIRTY) and
  * tags it DIRTY.  Return: 0, -EEXIST, -ENOMEM. */
 int lpc_wb_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p);

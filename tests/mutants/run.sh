@@ -151,7 +151,7 @@ mutants=(
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-unlocked|src/writeback/writeback.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: publish without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-trust|src/writeback/writeback.c|s@^\town = wend > seen ? wend : seen;@\town = seen; wend = 0; /* MUTANT: trust io.size */@'
-	'wpin-no-dirty|src/writeback/wpin.c|s@rc = lpc_page_mark_dirty(p);@rc = 0; /* MUTANT: unpin forgets to dirty */@'
+	'wpin-no-dirty|src/writeback/wpin.c|s@(void)lpc_wb_dirty_pinned(f, pages + c, m, rcs);@memset(rcs, 0, sizeof(rcs)); /* MUTANT: unpin forgets to dirty */@'
 	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
 	'wpin-no-stable|src/writeback/write.c|s@if (!(how \& LPC_WB_GET_STABLE) || likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
 	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
