@@ -92,9 +92,15 @@ static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
  * make() left it (NULL: make() wrote and inserted the page, nothing held);
  * negative errno.
  */
-int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
-		      enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg,
-		      struct lpc_tcache *t, struct lpc_page **out)
+static inline bool lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+				  unsigned how, enum lpc_yield_point yp);
+
+/* Inline in lpc_pwrite's write_page, whose `how` is a constant (its
+ * checks then fold away); wpin.c calls the exported lpc_wb_get_locked. */
+static inline __attribute__((always_inline)) int
+get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
+	   enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg, struct lpc_tcache *t,
+	   struct lpc_page **out)
 {
 	struct lpc_page *p;
 	int rc;
@@ -131,11 +137,11 @@ int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned h
 		if (how & LPC_WB_GET_PIN) {
 			/* Our reference (acquired) becomes a pin. */
 			atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS - 1, memory_order_relaxed);
-			if (!lpc_wb_lock_for_write(f, p, index, how, yp)) {
+			if (!lock_for_write(f, p, index, how, yp)) {
 				lpc_page_unpin(p);
 				continue;
 			}
-		} else if (!lpc_wb_lock_for_write(f, p, index, how, yp)) {
+		} else if (!lock_for_write(f, p, index, how, yp)) {
 			lpc_page_release(p);
 			continue;
 		}
@@ -144,8 +150,8 @@ int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned h
 	}
 }
 
-bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
-			   unsigned how, enum lpc_yield_point yp)
+static inline bool lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+				  unsigned how, enum lpc_yield_point yp)
 {
 	(void)yp; /* a release build has no yield points */
 	lpc_yield_point(yp);
@@ -163,6 +169,19 @@ bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 		lpc_page_wait_writeback(p);
 		lpc_page_lock_noseq(p);
 	}
+}
+
+int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
+		      enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg,
+		      struct lpc_tcache *t, struct lpc_page **out)
+{
+	return get_locked(f, index, fresh, how, yp, make, arg, t, out);
+}
+
+bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			   unsigned how, enum lpc_yield_point yp)
+{
+	return lock_for_write(f, p, index, how, yp);
 }
 
 /* What write_page's make() writes into a new page. */
@@ -193,8 +212,8 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 	int rc;
 
 	for (;;) {
-		rc = lpc_wb_get_locked(f, index, fresh, LPC_WB_GET_RA_USED, LPC_YP_D1,	/* D1 */
-				       write_make, &w, t, &p);
+		rc = get_locked(f, index, fresh, LPC_WB_GET_RA_USED, LPC_YP_D1,	/* D1 */
+				write_make, &w, t, &p);
 		if (rc || !p)
 			return rc;
 		lpc_yield_point(LPC_YP_D2);
