@@ -14,6 +14,7 @@
  * already dirty touches neither.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <time.h>
 
 #include "writeback/writeback.h"
@@ -109,9 +110,14 @@ unsigned lpc_wb_dirty_pinned(struct lpc_file *f, struct lpc_page *const *pages, 
 			     int *rcs)
 {
 	unsigned added = 0, clean = 0;
+	/* As lpc_page_mark_dirty: nothing through a read-only descriptor
+	 * (acquire: pairs with the upgrade's release, filemap/file.c ZL4).
+	 * A write pin is granted only on a writable f, and the mode only
+	 * upgrades; the check keeps rule WPIN-CLEAN's death test breakable. */
+	int rc0 = __atomic_load_n(&f->accmode, __ATOMIC_ACQUIRE) == O_RDONLY ? -EBADF : 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		rcs[i] = 0;
+		rcs[i] = rc0;
 		if (!pages[i])
 			continue;
 		lpc_debug_check(lpc_page_flags(pages[i]) & LPC_PG_LOCKED, "DIRTY-UNLOCKED",
@@ -120,7 +126,7 @@ unsigned lpc_wb_dirty_pinned(struct lpc_file *f, struct lpc_page *const *pages, 
 		 * hold it (as lpc_wb_dirty_locked). */
 		clean += !(lpc_page_flags(pages[i]) & LPC_PG_DIRTY);
 	}
-	if (!clean && !LPC_DEBUG)
+	if (rc0 || (!clean && !LPC_DEBUG))
 		return 0;
 	lpc_yield_point(LPC_YP_D3);
 	lpc_file_index_lock(f);

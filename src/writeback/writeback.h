@@ -181,7 +181,8 @@ int lpc_wb_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
 /* D3 for a write unpin's pages[0..n) (WU1, wpin.c): pages of f, each
  * locked by the caller, NULL entries skipped; those not DIRTY yet become
  * DIRTY with their tags under one index lock, and the counts move once.
- * rcs[i]: 0; -ENOENT if pages[i] is no longer in f's index.  Return: the
+ * rcs[i]: 0; -ENOENT if pages[i] is no longer in f's index; -EBADF (all,
+ * nothing dirtied) if f is open read-only.  Return: the
  * pages this call made DIRTY.  Context: f valid (its write pins count). */
 unsigned lpc_wb_dirty_pinned(struct lpc_file *f, struct lpc_page *const *pages, unsigned n,
 			     int *rcs);
