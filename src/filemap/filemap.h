@@ -430,6 +430,12 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 unsigned lpc_filemap_pin_fast(struct lpc_file *f, uint64_t first, unsigned n,
 			      struct lpc_page **pages);
 void lpc_filemap_unpin_all(struct lpc_page **pages, unsigned n);
+/* How many of pages[0..n) are, from the first on, f's pages at first,
+ * first + 1, ... now: lpc_radix_lookup's answer for each, with one walk
+ * from the root per leaf (a write pin's WP2 for its whole range).
+ * Context: any, outside a read section (opens its own). */
+unsigned lpc_filemap_pages_held(struct lpc_file *f, uint64_t first, unsigned n,
+				struct lpc_page *const *pages);
 int lpc_filemap_pin_read(struct lpc_file *f, uint64_t off, size_t len, struct lpc_page **pages,
 			 unsigned max, struct lpc_tcache *t);
 

@@ -169,6 +169,31 @@ void lpc_filemap_unpin_all(struct lpc_page **pages, unsigned n)
 	unpin_all(pages, n);
 }
 
+unsigned lpc_filemap_pages_held(struct lpc_file *f, uint64_t first, unsigned n,
+				struct lpc_page *const *pages)
+{
+	void *_Atomic const *slots = NULL;
+	unsigned i;
+
+	lpc_rcu_read_lock();
+	for (i = 0; i < n; i++) {
+		uint64_t index = first + i;
+		unsigned off = (unsigned)(index & LPC_RADIX_MASK);
+
+		if (!slots || !off) {
+			slots = lpc_radix_lookup_leaf(&f->tree, index);
+			if (!slots)
+				break;
+		}
+		/* A leaf detached meanwhile keeps NULL slots: not held. */
+		if (atomic_load_explicit((void *_Atomic *)&slots[off], memory_order_acquire) !=
+		    pages[i])
+			break;
+	}
+	lpc_rcu_read_unlock();
+	return i;
+}
+
 int lpc_filemap_pin_read(struct lpc_file *f, uint64_t off, size_t len, struct lpc_page **pages,
 			 unsigned max, struct lpc_tcache *t)
 {

@@ -27,9 +27,12 @@
  * Write pin, per page, the page pinned (P3, or the slow path's reference
  * turned into a pin):
  *   WP1 lock the page (sleeps; outside any read section)
- *   WP2 re-check the page is still f's at `index` (lpc_wb_holds): a
- *       truncate-like removal between P4 and WP1 left us a page that is
- *       no longer cached: unlock, drop it, and take the slow path
+ *   WP2 re-check the page is still f's at `index`: a truncate-like
+ *       removal between P4 and WP1 left us a page that is no longer
+ *       cached: unlock, drop it, and take the slow path.  The fast path
+ *       re-checks every page of the range in one walk once all are locked
+ *       (lpc_filemap_pages_held; a removed page's WP3 wait ends as any),
+ *       the slow path page by page (lpc_wb_holds, write.c's lock step)
  *   WP3 WRITEBACK set: unlock, wait for the write's end (K5), back to WP1
  *   WP4 fast path only, once every page is locked: lpc's size still covers
  *       the range (acquire).  A shrinking truncate stores the size (its step
@@ -53,12 +56,13 @@
  * past the size before SZ1, is made here without a read (zeros, inserted
  * UPTODATE, clean, locked, pinned, its section open); any other is got
  * through the miss path (read if absent) and goes through WP1-WP3, WP5.
- * Unpin (LPC_PIN_WRITE), per page:
- *   WU1 mark it dirty (D3, lpc_page_mark_dirty: flag, tag, counts) while
- *       the lock is held (rule WPIN-CLEAN: a write unpin leaves its page
- *       DIRTY, unless the page left the index meanwhile)
- *   WU2 close the seq section, unlock (the lock was taken back from the pin
- *       before WU1)
+ * Unpin (LPC_PIN_WRITE), every page's lock first taken back from the pin:
+ *   WU1 mark the pages dirty while their locks are held (D3 for up to 64
+ *       pages at once, lpc_wb_dirty_pinned: one index lock, the flags and
+ *       tags of those not dirty yet, the counts moved once; rule
+ *       WPIN-CLEAN: a write unpin leaves its page DIRTY, unless the page
+ *       left the index meanwhile)
+ *   WU2 per page: close the seq section, unlock
  *   WU3 once for the call: throttle or kick the flusher (lpc_wb_balance);
  *       then drop the pins.
  * Size: the range's end is lpc's size from the pin on (SZ1 at the pin, not
@@ -165,30 +169,6 @@ void lpc_wb_wpins_cut_end(struct lpc_file *f)
 		lpc_file_wpins_wake(f);
 }
 
-/* WP1-WP3 on p (pinned) at `index`.  Return: true, p locked and stable;
- * false, p no longer f's (unlocked; the caller drops its pin). */
-static bool wpin_lock(struct lpc_file *f, struct lpc_page *p, uint64_t index)
-{
-	lpc_yield_point(LPC_YP_WP1);
-	lpc_page_lock_noseq(p);						/* WP1 */
-	for (;;) {
-		if (unlikely(!lpc_wb_holds(f, p, index))) {			/* WP2 */
-			lpc_page_unlock_noseq(p);
-			return false;
-		}
-		if (likely(!(lpc_page_flags(p) & LPC_PG_WRITEBACK)))
-			break;
-		lpc_yield_point(LPC_YP_WP3);
-		lpc_page_unlock_noseq(p);					/* WP3 */
-		lpc_page_wait_writeback(p);
-		lpc_page_lock_noseq(p);
-	}
-	/* Rule WPIN-WRITEBACK, the pin's half: stable pages. */
-	lpc_debug_check(!(lpc_page_flags(p) & LPC_PG_WRITEBACK), "WPIN-WRITEBACK", p,
-			"write pin granted on a page whose write is in flight");
-	return true;
-}
-
 /* WP5 on a locked page. */
 static void wpin_open(struct lpc_page *p)
 {
@@ -212,25 +192,34 @@ static void wpin_drop_all(struct lpc_page **pages, unsigned n)
 	}
 }
 
-/* The fast path's pages[0..n): WP1-WP5.  Return: true, every page locked and
- * its section open; false, nothing held any more (pins dropped). */
+/* The fast path's pages[0..n): WP1 and WP3 per page, then WP2 for the
+ * whole range in one walk (lpc_filemap_pages_held: a page removed between
+ * its P4 and its WP1 sends the call to the slow path, as the per-page
+ * re-check did), WP4, WP5.  Return: true, every page locked and its
+ * section open; false, nothing held any more (pins dropped). */
 static bool wpin_fast_lock(struct lpc_file *f, uint64_t first, uint64_t end, unsigned n,
 			   struct lpc_page **pages)
 {
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		if (unlikely(!wpin_lock(f, pages[i], first + i)))
-			break;
+		(void)lpc_wb_lock_for_write(f, pages[i], first + i,		/* WP1, WP3 */
+					    LPC_WB_GET_STABLE | LPC_WB_LOCK_HELD_LATER,
+					    LPC_YP_WP1);
 	lpc_yield_point(LPC_YP_WP4);
-	if (likely(i == n) &&
+	if (likely(lpc_filemap_pages_held(f, first, n, pages) == n) &&		/* WP2 */
 	    likely(atomic_load_explicit(&f->size, memory_order_acquire) >= end)) {	/* WP4 */
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			/* Rule WPIN-WRITEBACK, the pin's half: stable pages. */
+			lpc_debug_check(!(lpc_page_flags(pages[i]) & LPC_PG_WRITEBACK),
+					"WPIN-WRITEBACK", pages[i],
+					"write pin granted on a page whose write is in flight");
 			wpin_open(pages[i]);
+		}
 		return true;
 	}
-	for (unsigned j = 0; j < i; j++)
-		lpc_page_unlock_noseq(pages[j]);
+	for (i = 0; i < n; i++)
+		lpc_page_unlock_noseq(pages[i]);
 	lpc_filemap_unpin_all(pages, n);
 	return false;
 }
@@ -282,50 +271,39 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 	return 0;
 }
 
-/* One page of the slow path: pinned, locked, stable, its section open. */
+/* make() of the loop: a new page, and *(bool *)made set. */
+static int wpin_make(struct lpc_file *f, uint64_t index, void *made, struct lpc_page **out)
+{
+	int rc = wpin_new_page(f, index, out);
+
+	*(bool *)made = rc == 0;
+	return rc;
+}
+
+/* One page of the slow path: pinned, locked, stable, its section open
+ * (write.c's find/make/wait loop, shared with lpc_pwrite). */
 static int wpin_slow_page(struct lpc_file *f, uint64_t index, bool whole, uint64_t size0,
 			  struct lpc_tcache *t, struct lpc_page **out)
 {
 	bool fresh = whole || (index << f->page_shift) >= size0;
+	bool made = false;
 	struct lpc_page *p;
 	int rc;
 
-	for (;;) {
-		if (fresh) {
-			p = lpc_filemap_lookup(f, index, t);
-			if (!p) {
-				rc = wpin_new_page(f, index, out);
-				if (rc == -EEXIST)
-					continue;
-				return rc;
-			}
-			if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
-				/* Its read is in flight: let it end. */
-				lpc_page_wait_unlocked(p);
-				if (!(lpc_page_flags(p) & LPC_PG_UPTODATE)) {
-					lpc_page_release(p);
-					continue;
-				}
-			}
-		} else {
-			rc = lpc_filemap_get_page(f, index, t, 0, &p);
-			if (rc == -ENXIO) {
-				fresh = true; /* past the end after all: a new page */
-				continue;
-			}
-			if (rc)
-				return rc;
-		}
-		/* Our reference (acquired) becomes a pin. */
-		atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS - 1, memory_order_relaxed);
-		if (!wpin_lock(f, p, index)) {
-			lpc_page_unpin(p);
-			continue;
-		}
-		wpin_open(p);
-		*out = p;
+	rc = lpc_wb_get_locked(f, index, fresh, LPC_WB_GET_PIN | LPC_WB_GET_STABLE, LPC_YP_WP1,
+			       wpin_make, &made, t, &p);
+	if (rc)
+		return rc;
+	if (made) {
+		*out = p; /* locked by the pin, its section open */
 		return 0;
 	}
+	/* Rule WPIN-WRITEBACK, the pin's half: stable pages. */
+	lpc_debug_check(!(lpc_page_flags(p) & LPC_PG_WRITEBACK), "WPIN-WRITEBACK", p,
+			"write pin granted on a page whose write is in flight");
+	wpin_open(p);								/* WP5 */
+	*out = p;
+	return 0;
 }
 
 /* lpc_pin(LPC_PIN_WRITE). */
@@ -456,6 +434,9 @@ static void debug_check_read_unpin(struct lpc_page *p)
 #define debug_check_read_unpin(p) ((void)(p))
 #endif
 
+/* Pages of a write unpin dirtied under one index lock (WU1). */
+#define WPIN_DIRTY_BATCH 64
+
 LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 {
 	struct lpc_file *f = NULL;
@@ -464,31 +445,42 @@ LPC_EXPORT void lpc_unpin(struct lpc_page **pages, unsigned n, unsigned flags)
 	if (!pages)
 		return;
 	if (flags & LPC_PIN_WRITE) {
+		/* The locks back from the pin first (rule WPIN-OWNER: a page
+		 * this call did not lock for writing is refused before
+		 * anything changes). */
 		for (unsigned i = 0; i < n; i++) {
-			struct lpc_page *p = pages[i];
-			int rc;
-
-			if (!p)
+			if (!pages[i])
 				continue;
 			if (!f)
-				f = atomic_load_explicit(&p->file, memory_order_relaxed);
+				f = atomic_load_explicit(&pages[i]->file, memory_order_relaxed);
 			held++;
-			/* The lock back from the pin first (rule WPIN-OWNER: a
-			 * page this call did not lock for writing is refused
-			 * before anything changes). */
-			lpc_page_lock_from_pin(p);
+			lpc_page_lock_from_pin(pages[i]);
+		}
+		/* f stays valid until WC3: its last close waits for the count. */
+		for (unsigned c = 0; f && c < n; c += WPIN_DIRTY_BATCH) {
+			unsigned m = n - c < WPIN_DIRTY_BATCH ? n - c : WPIN_DIRTY_BATCH;
+			int rcs[WPIN_DIRTY_BATCH];
+
 			lpc_yield_point(LPC_YP_WU1);
-			rc = lpc_page_mark_dirty(p);				/* WU1 */
-			debug_check_dirtied(p, rc);
-			dirtied += rc == 0;
-			lpc_page_seq_write_end(p);				/* WU2 */
-			lpc_page_unlock_noseq(p);
+			(void)lpc_wb_dirty_pinned(f, pages + c, m, rcs);		/* WU1 */
+			for (unsigned i = 0; i < m; i++) {
+				struct lpc_page *p = pages[c + i];
+
+				if (!p)
+					continue;
+				debug_check_dirtied(p, rcs[i]);
+				dirtied += rcs[i] == 0;
+				lpc_page_seq_write_end(p);				/* WU2 */
+				lpc_page_unlock_noseq(p);
+			}
 		}
 		if (f) {							/* WU3 */
 			struct lpc_tcache *t = lpc_file_tcache(f);
-
 			bool scoped;
 
+			/* From now on the size is lpc's (as lpc_page_mark_dirty). */
+			if (dirtied && !atomic_load_explicit(&f->size_kept, memory_order_relaxed))
+				atomic_store_explicit(&f->size_kept, true, memory_order_release);
 			if (t) {
 				lpc_count_add(t, LPC_C_WPIN_DIRTIED, dirtied);
 				lpc_wb_balance(f, t);

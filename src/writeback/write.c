@@ -73,14 +73,35 @@ static void debug_check_z1(struct lpc_file *f, struct lpc_page *p, uint64_t end)
 #define debug_check_z1(f, p, end) ((void)0)
 #endif
 
-/* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
- * before this write's SZ1 raise (lpc_wb_extend): a page wholly past it holds
- * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
-static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
-		      const void *src, uint64_t size0, struct lpc_tcache *t)
+/*
+ * The find/make/wait loop that lpc_pwrite (D1) and a write pin's slow path
+ * (WP1-WP3, wpin.c) share: page `index` of f, held and locked for writing.
+ *   - `fresh` (the caller's range covers the page whole, or it lies wholly
+ *     past lpc's size before SZ1: nothing to read): look the page up; an
+ *     absent one is made by make() (zeros and the caller's bytes, filled
+ *     while private, then inserted); one whose read is in flight is waited
+ *     for, and looked up again if that read failed;
+ *   - otherwise through the miss path (read if absent); -ENXIO (past the
+ *     kernel file's end after all) makes it fresh.
+ * The reference the lookup took becomes a pin with LPC_WB_GET_PIN, then
+ * lpc_wb_lock_for_write locks it (the caller's yield point, then the lock,
+ * the re-check that it is still f's at `index`, and with LPC_WB_GET_STABLE
+ * the wait for a write in flight); a page that left the index meanwhile is
+ * dropped and the loop starts again.  Return: 0 with *out the page (held:
+ * a reference, or a pin with LPC_WB_GET_PIN; locked), or with *out as
+ * make() left it (NULL: make() wrote and inserted the page, nothing held);
+ * negative errno.
+ */
+static inline bool lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+				  unsigned how, enum lpc_yield_point yp);
+
+/* Inline in lpc_pwrite's write_page, whose `how` is a constant (its
+ * checks then fold away); wpin.c calls the exported lpc_wb_get_locked. */
+static inline __attribute__((always_inline)) int
+get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
+	   enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg, struct lpc_tcache *t,
+	   struct lpc_page **out)
 {
-	size_t ps = f->pool->page_size;
-	bool fresh = n == ps || (index << f->page_shift) >= size0;
 	struct lpc_page *p;
 	int rc;
 
@@ -88,8 +109,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 		if (fresh) {
 			p = lpc_filemap_lookup(f, index, t);
 			if (!p) {
-				debug_check_z1(f, NULL, (index << f->page_shift) + pgoff + n);
-				rc = write_new_page(f, index, pgoff, n, src);
+				rc = make(f, index, arg, out);
 				if (rc == -EEXIST)
 					continue;
 				return rc;
@@ -103,7 +123,7 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 				}
 			}
 			/* A page read ahead and now written: used. */
-			if (unlikely(lpc_page_flags(p) & LPC_PG_RA))
+			if ((how & LPC_WB_GET_RA_USED) && unlikely(lpc_page_flags(p) & LPC_PG_RA))
 				lpc_page_ra_used(p);
 		} else {
 			rc = lpc_filemap_get_page(f, index, t, 0, &p);
@@ -114,13 +134,88 @@ static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n
 			if (rc)
 				return rc;
 		}
-		lpc_yield_point(LPC_YP_D1);
-		lpc_page_lock_noseq(p);						/* D1 */
-		if (!lpc_wb_holds(f, p, index)) {
-			lpc_page_unlock_noseq(p);
+		if (how & LPC_WB_GET_PIN) {
+			/* Our reference (acquired) becomes a pin. */
+			atomic_fetch_add_explicit(&p->ref, LPC_PIN_BIAS - 1, memory_order_relaxed);
+			if (!lock_for_write(f, p, index, how, yp)) {
+				lpc_page_unpin(p);
+				continue;
+			}
+		} else if (!lock_for_write(f, p, index, how, yp)) {
 			lpc_page_release(p);
 			continue;
 		}
+		*out = p;
+		return 0;
+	}
+}
+
+static inline bool lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+				  unsigned how, enum lpc_yield_point yp)
+{
+	(void)yp; /* a release build has no yield points */
+	lpc_yield_point(yp);
+	lpc_page_lock_noseq(p);						/* D1, WP1 */
+	for (;;) {
+		if (!(how & LPC_WB_LOCK_HELD_LATER) &&
+		    unlikely(!lpc_wb_holds(f, p, index))) {			/* WP2 */
+			lpc_page_unlock_noseq(p);
+			return false;
+		}
+		if (!(how & LPC_WB_GET_STABLE) || likely(!(lpc_page_flags(p) & LPC_PG_WRITEBACK)))
+			return true;
+		lpc_yield_point(LPC_YP_WP3);
+		lpc_page_unlock_noseq(p);					/* WP3 */
+		lpc_page_wait_writeback(p);
+		lpc_page_lock_noseq(p);
+	}
+}
+
+int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
+		      enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg,
+		      struct lpc_tcache *t, struct lpc_page **out)
+{
+	return get_locked(f, index, fresh, how, yp, make, arg, t, out);
+}
+
+bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			   unsigned how, enum lpc_yield_point yp)
+{
+	return lock_for_write(f, p, index, how, yp);
+}
+
+/* What write_page's make() writes into a new page. */
+struct write_src {
+	size_t pgoff, n;
+	const void *src;
+};
+
+static int write_make(struct lpc_file *f, uint64_t index, void *arg, struct lpc_page **out)
+{
+	const struct write_src *w = arg;
+
+	debug_check_z1(f, NULL, (index << f->page_shift) + w->pgoff + w->n);
+	*out = NULL; /* inserted dirty: nothing held */
+	return write_new_page(f, index, w->pgoff, w->n, w->src);
+}
+
+/* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
+ * before this write's SZ1 raise (lpc_wb_extend): a page wholly past it holds
+ * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
+static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
+		      const void *src, uint64_t size0, struct lpc_tcache *t)
+{
+	size_t ps = f->pool->page_size;
+	bool fresh = n == ps || (index << f->page_shift) >= size0;
+	struct write_src w = { pgoff, n, src };
+	struct lpc_page *p;
+	int rc;
+
+	for (;;) {
+		rc = get_locked(f, index, fresh, LPC_WB_GET_RA_USED, LPC_YP_D1,	/* D1 */
+				write_make, &w, t, &p);
+		if (rc || !p)
+			return rc;
 		lpc_yield_point(LPC_YP_D2);
 		lpc_page_seq_write_begin(p);					/* D2 */
 		memcpy((char *)lpc_page_frame(p) + pgoff, src, n);

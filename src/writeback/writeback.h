@@ -130,6 +130,36 @@ int lpc_wb_ftruncate(struct lpc_file *f, uint64_t size, bool grows);
  * bound below which the file may hold bytes).  Context: f->trunc_lock held
  * shared, no page lock. */
 uint64_t lpc_wb_extend(struct lpc_file *f, uint64_t end);
+/* The find/make/wait loop of lpc_pwrite (D1) and a write pin's slow path
+ * (WP1-WP3), write.c: page `index` of f held and locked for writing.  `how`:
+ * LPC_WB_GET_PIN hold a pin (the write pin's), not a reference;
+ * LPC_WB_GET_STABLE wait for a write of the page in flight (WP3: stable
+ * pages); LPC_WB_GET_RA_USED a page read ahead counts as used.  yp: the
+ * yield point before the lock (LPC_YP_D1, LPC_YP_WP1).  make() makes an
+ * absent page the caller's range needs no read for: 0 with *out set (the
+ * page held and locked as above, or NULL: inserted, nothing held), -EEXIST
+ * (another inserted first: looked up again), -ENOMEM.  Return: 0 with *out
+ * (NULL only as make() left it); negative errno.  Context: f->trunc_lock
+ * held shared, no page lock; may sleep. */
+enum {
+	LPC_WB_GET_PIN = 1,
+	LPC_WB_GET_STABLE = 2,
+	LPC_WB_GET_RA_USED = 4,
+	LPC_WB_LOCK_HELD_LATER = 8, /* lock step only: no re-check that p is
+				     * still f's; the caller makes it (WP2) */
+};
+typedef int (*lpc_wb_make_fn)(struct lpc_file *f, uint64_t index, void *arg,
+			      struct lpc_page **out);
+int lpc_wb_get_locked(struct lpc_file *f, uint64_t index, bool fresh, unsigned how,
+		      enum lpc_yield_point yp, lpc_wb_make_fn make, void *arg,
+		      struct lpc_tcache *t, struct lpc_page **out);
+/* Its lock step, also a write pin's fast path's (WP1-WP3) on p, held by
+ * the caller: yield point yp, lock, still f's at `index` (else unlocked:
+ * false; not checked with LPC_WB_LOCK_HELD_LATER), with LPC_WB_GET_STABLE
+ * no write in flight.  Return: true, p
+ * locked. */
+bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			   unsigned how, enum lpc_yield_point yp);
 /* After dirtying (lpc_pwrite, a write unpin): throttles the caller when the
  * cache's dirty pages pass the limit, or kicks the flusher past the
  * background threshold.  Context: no page lock of f held. */
@@ -148,6 +178,14 @@ int lpc_wb_publish_size(struct lpc_file *f);
 /* D3: marks p (locked by the caller) DIRTY at `index` with its tag.
  * Return: 0; -ENOENT if p is no longer in f's index at `index`. */
 int lpc_wb_dirty_locked(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+/* D3 for a write unpin's pages[0..n) (WU1, wpin.c): pages of f, each
+ * locked by the caller, NULL entries skipped; those not DIRTY yet become
+ * DIRTY with their tags under one index lock, and the counts move once.
+ * rcs[i]: 0; -ENOENT if pages[i] is no longer in f's index; -EBADF (all,
+ * nothing dirtied) if f is open read-only.  Return: the
+ * pages this call made DIRTY.  Context: f valid (its write pins count). */
+unsigned lpc_wb_dirty_pinned(struct lpc_file *f, struct lpc_page *const *pages, unsigned n,
+			     int *rcs);
 /* M3 for a page filled by a write: inserts p (PUBLISHED|UPTODATE|DIRTY) and
  * tags it DIRTY.  Return: 0, -EEXIST, -ENOMEM. */
 int lpc_wb_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p);

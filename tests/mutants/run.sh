@@ -89,8 +89,9 @@
 #   wb-on-wpin     writeback.c: K1 goes on with a page another holds locked
 #                  (writeback starts on a write-pinned page; rule
 #                  WPIN-WRITEBACK, test_wpin's fsync case)
-#   wpin-no-stable writeback/wpin.c: a write pin does not wait for the
-#                  page's write in flight (WP3; rule WPIN-WRITEBACK, in
+#   wpin-no-stable writeback/write.c: a write pin does not wait for the
+#                  page's write in flight (WP3, in the lock step lpc_pwrite
+#                  shares; rule WPIN-WRITEBACK, in
 #                  regress_wpin story "stable")
 #   wpin-no-gate   writeback/truncate.c: lpc_truncate does not wait for the
 #                  file's write pins before it takes its locks (wpin.c WC6;
@@ -150,9 +151,9 @@ mutants=(
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-unlocked|src/writeback/writeback.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: publish without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
 	'publish-trust|src/writeback/writeback.c|s@^\town = wend > seen ? wend : seen;@\town = seen; wend = 0; /* MUTANT: trust io.size */@'
-	'wpin-no-dirty|src/writeback/wpin.c|s@rc = lpc_page_mark_dirty(p);@rc = 0; /* MUTANT: unpin forgets to dirty */@'
+	'wpin-no-dirty|src/writeback/wpin.c|s@(void)lpc_wb_dirty_pinned(f, pages + c, m, rcs);@memset(rcs, 0, sizeof(rcs)); /* MUTANT: unpin forgets to dirty */@'
 	'wb-on-wpin|src/writeback/writeback.c|s@if (!lpc_page_trylock(p)) {\t\t\t\t/\* K1 \*/@if (!lpc_page_trylock(p) \&\& 0) { /* MUTANT: K1 goes on without the lock */@'
-	'wpin-no-stable|src/writeback/wpin.c|s@if (likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
+	'wpin-no-stable|src/writeback/write.c|s@if (!(how \& LPC_WB_GET_STABLE) || likely(!(lpc_page_flags(p) \& LPC_PG_WRITEBACK)))@if (1) /* MUTANT: no WP3 */@'
 	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
 	'stream-twice|src/filemap/stream.c|s@^\ts->head = (s->head + 1) % s->max_distance;@\t(void)0; /* MUTANT: ST3 keeps the head */@'
 	'stream-bound|src/filemap/stream.c|s@^\t\tif (s->claimed >= s->max_pages)$@\t\tif (0) /* MUTANT: ST1 ignores the bound */@'
