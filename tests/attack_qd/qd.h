@@ -30,6 +30,11 @@ static struct {
 	uint64_t page;
 	unsigned entered; /* held requests that reached the gate */
 	_Atomic unsigned batches, batch_runs_max;
+	/* A device that refuses direct transfers (a 512 B page on a 4Kn disk):
+	 * every request of file einval_id fails -EINVAL while the file is on
+	 * O_DIRECT (lpc_io_file.direct); requests of it counted in `reqs`. */
+	uint64_t einval_id;
+	_Atomic unsigned reqs, einvals;
 	const struct lpc_io_backend_ops *inner;
 	struct lpc_io_backend_ops ops;
 } qd = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
@@ -57,9 +62,23 @@ static void qd_pass(const struct lpc_io_file *f, uint64_t index, uint64_t n)
 	pthread_mutex_unlock(&qd.mu);
 }
 
+/* The einval device: true when this request of f is refused. */
+static bool qd_refuse(struct lpc_io_file *f)
+{
+	if (!qd.einval_id || f->id != qd.einval_id)
+		return false;
+	atomic_fetch_add(&qd.reqs, 1);
+	if (!atomic_load(&f->direct))
+		return false;
+	atomic_fetch_add(&qd.einvals, 1);
+	return true;
+}
+
 static ssize_t qd_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off, uint64_t index)
 {
 	qd_pass(f, index, 1);
+	if (qd_refuse(f))
+		return -EINVAL;
 	return qd.inner->read(f, buf, len, off, index);
 }
 
@@ -69,6 +88,8 @@ static ssize_t qd_readv(struct lpc_io_file *f, const struct iovec *iov, int iovc
 	size_t done = 0;
 
 	qd_pass(f, index, (uint64_t)iovcnt);
+	if (qd_refuse(f))
+		return -EINVAL;
 	if (qd.inner->readv)
 		return qd.inner->readv(f, iov, iovcnt, off, index);
 	for (int k = 0; k < iovcnt; k++) {
@@ -92,6 +113,18 @@ static void qd_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int 
 	while ((unsigned)nruns > m && !atomic_compare_exchange_weak(&qd.batch_runs_max, &m,
 								      (unsigned)nruns))
 		;
+	if (qd.einval_id == f->id && atomic_load(&f->direct)) {
+		for (int i = 0; i < nruns; i++)
+			if (runs[i].todo && qd_refuse(f)) {
+				runs[i].res = -EINVAL;
+				runs[i].todo = 0; /* answered here: not the inner's */
+			}
+		qd.inner->readv_batch(f, runs, nruns);
+		for (int i = 0; i < nruns; i++)
+			if (runs[i].res == -EINVAL)
+				runs[i].todo = 1; /* the front's again (its EINVAL rule) */
+		return;
+	}
 	qd.inner->readv_batch(f, runs, nruns);
 	/* The completions are reaped together: one late CQE holds them all. */
 	for (int i = 0; i < nruns; i++)
