@@ -78,7 +78,8 @@ int main(int argc, char **argv)
 	for (unsigned r = 0; r < 3; r++)
 		for (unsigned i = 0; i < RUN; i++)
 			idx[r * RUN + i] = r * 16u + i;
-	qd.einval_id = qd_ino(pa);
+	qd.count_id = qd_ino(pa);
+	qd.einval = true;
 	lpc_stats(c, &s0);
 	rc = lpc_page_get_batch(fa, idx, N, 0, pages, errs);
 	lpc_stats(c, &s1);

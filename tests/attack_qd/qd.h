@@ -30,10 +30,12 @@ static struct {
 	uint64_t page;
 	unsigned entered; /* held requests that reached the gate */
 	_Atomic unsigned batches, batch_runs_max;
-	/* A device that refuses direct transfers (a 512 B page on a 4Kn disk):
-	 * every request of file einval_id fails -EINVAL while the file is on
-	 * O_DIRECT (lpc_io_file.direct); requests of it counted in `reqs`. */
-	uint64_t einval_id;
+	/* The requests of file count_id are counted in `reqs`; with `einval`,
+	 * a device that refuses direct transfers (a 512 B page on a 4Kn disk):
+	 * each of them fails -EINVAL while the file is on O_DIRECT
+	 * (lpc_io_file.direct), counted in `einvals`. */
+	uint64_t count_id;
+	bool einval;
 	_Atomic unsigned reqs, einvals;
 	const struct lpc_io_backend_ops *inner;
 	struct lpc_io_backend_ops ops;
@@ -65,10 +67,10 @@ static void qd_pass(const struct lpc_io_file *f, uint64_t index, uint64_t n)
 /* The einval device: true when this request of f is refused. */
 static bool qd_refuse(struct lpc_io_file *f)
 {
-	if (!qd.einval_id || f->id != qd.einval_id)
+	if (!qd.count_id || f->id != qd.count_id)
 		return false;
 	atomic_fetch_add(&qd.reqs, 1);
-	if (!atomic_load(&f->direct))
+	if (!qd.einval || !atomic_load(&f->direct))
 		return false;
 	atomic_fetch_add(&qd.einvals, 1);
 	return true;
@@ -113,7 +115,7 @@ static void qd_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int 
 	while ((unsigned)nruns > m && !atomic_compare_exchange_weak(&qd.batch_runs_max, &m,
 								      (unsigned)nruns))
 		;
-	if (qd.einval_id == f->id && atomic_load(&f->direct)) {
+	if (qd.count_id == f->id) {
 		for (int i = 0; i < nruns; i++)
 			if (runs[i].todo && qd_refuse(f)) {
 				runs[i].res = -EINVAL;
