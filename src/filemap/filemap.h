@@ -499,8 +499,10 @@ void lpc_filemap_ra_finish_batch(struct lpc_ra_job **jobs, unsigned nj, struct l
  * !async), gathered: each window's runs are inserted and reserved as there
  * (U1-U3, Q5), then read together, LPC_RUN_BATCH runs or LPC_RUN_BATCH_PAGES
  * pages at a time, with one lpc_io_readv_batch, and their grants given
- * back after their U5.  Lockless mode only (LOCKED mode holds U3's rwlock
- * per run: lpc_filemap_ra_window).  *stop as lpc_filemap_ra_window's. */
+ * back after their U5.  Lockless mode over a backend that batches only
+ * (LOCKED mode holds U3's rwlock per run; sync reads a batch run after
+ * run, lpc_io_batches): else lpc_filemap_ra_window's !async, each run read
+ * alone.  *stop as lpc_filemap_ra_window's. */
 struct lpc_filemap_batch {
 	struct lpc_file *f;
 	unsigned nruns;

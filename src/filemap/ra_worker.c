@@ -40,7 +40,9 @@
  *   Q2 a thread takes the oldest job whose file has fewer than
  *      LPC_RA_PER_FILE threads reading it (f->ra_reading + 1: the cap
  *      counts threads, and a reader of Q6, not jobs), and with it, under
- *      the same hold, the queued jobs of the same file after it, oldest
+ *      the same hold, where f's backend submits batches together
+ *      (lpc_io_batches: io_uring; sync would read them in turn, and takes
+ *      one job as before), the queued jobs of the same file after it, oldest
  *      first, up to LPC_RUN_BATCH runs and LPC_RUN_BATCH_PAGES pages (a
  *      batch: one file only, so a slow file's batch holds no other file's
  *      pages, the head-of-line rule below; jobs of other files stay
@@ -52,7 +54,8 @@
  *      more), reads the batch (U4-U5: one lpc_io_readv_batch, every run in
  *      one submission and reaped before going on, then each run's pages
  *      UPTODATE or removed, and unlocked, run by run as each run's own
- *      read would end: run.c runs_finish), takes the lock, f->ra_reading
+ *      read would end: run.c runs_finish; a run's pages so wait for the
+ *      batch's slowest run, of the same file only), takes the lock, f->ra_reading
  *      - 1 and f->ra_inflight - the batch's jobs (`idle` broadcast at 0),
  *      and looks for its next job under the same hold (the job f's cap
  *      held back is now its to take; it wakes no other thread there,
@@ -176,6 +179,10 @@ static unsigned ra_take_more(struct lpc_ra_worker *w, unsigned i, struct lpc_ra_
 	uint64_t np = jobs[0]->n;
 	unsigned nj = 1;
 
+	/* A backend that reads a batch run after run (sync): one run per
+	 * thread, the threads overlap the reads (lpc_io_batches). */
+	if (!lpc_io_batches(f->iodev, &f->io))
+		return 1;
 	while (i < w->n && nj < LPC_RUN_BATCH) {
 		struct lpc_ra_job *x = w->q[i];
 

@@ -537,7 +537,7 @@ uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start
 {
 	unsigned queued;
 
-	if (b->f->locked_lookup)
+	if (b->f->locked_lookup || !lpc_io_batches(b->f->iodev, &b->f->io))
 		return lpc_filemap_ra_window(b->f, start, end, false, false, t, &queued, stop);
 	return ra_window(b->f, start, end, false, false, t, &queued, stop, b);
 }

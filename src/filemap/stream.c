@@ -37,7 +37,8 @@
  *      batched read (run.c runs_finish: lpc_io_readv_batch, every run in
  *      one io_uring submission on this thread's ring, LPC_RUN_BATCH runs
  *      at a time), not one after another.  LOCKED mode reads them one by
- *      one (U3's rwlock is held per run).  Reading a refused run unreserved would
+ *      one (U3's rwlock is held per run), as does a backend that would
+ *      read a batch run after run (sync: lpc_io_batches).  Reading a refused run unreserved would
  *      lock up to a chunk's frames beyond the share (a batch is not
  *      demand for its later entries until GB4 reaches them)
  *   GB4 each entry in array order: lpc_filemap_get_page (hit, or M6's wait,

@@ -219,6 +219,17 @@ static inline const struct lpc_io_backend_ops *lpc_io_ops(const struct lpc_io *i
 	return f->user ? &lpc_io_user_ops : io->ops;
 }
 
+/* True when f's backend submits a batch's runs together (readv_batch):
+ * then gathering runs into one lpc_io_readv_batch puts them at the device
+ * at once.  False: a batch would be read run after run (sync: one preadv
+ * each), so callers read and complete each run alone, and readahead keeps
+ * one run per thread (ra_worker.c Q2), whose threads are then what overlaps
+ * the reads. */
+static inline bool lpc_io_batches(const struct lpc_io *io, const struct lpc_io_file *f)
+{
+	return lpc_io_ops(io, f)->readv_batch != NULL;
+}
+
 /*
  * Reads one page through io's backend, passing the fault hook first.  Moves the file off O_DIRECT (counted by the caller through *fellback)
  * when the kernel answers EINVAL to a direct read, and retries buffered.

@@ -29,7 +29,7 @@ static struct {
 	unsigned hold_us;
 } slow;
 
-static void slow_enter(uint64_t index, uint64_t npages)
+static void slow_count(uint64_t index, uint64_t npages)
 {
 	int64_t pn = atomic_fetch_add(&slow.pages_now, (int64_t)npages) + (int64_t)npages;
 	int64_t pp = atomic_load(&slow.pages_peak);
@@ -50,6 +50,11 @@ static void slow_enter(uint64_t index, uint64_t npages)
 	while (ahead > m && !atomic_compare_exchange_weak(&slow.max_ahead, &m, ahead))
 		;
 	(void)index;
+}
+
+static void slow_enter(uint64_t index, uint64_t npages)
+{
+	slow_count(index, npages);
 	if (slow.delay_us)
 		usleep(slow.delay_us);
 }
@@ -119,12 +124,45 @@ static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int io
 	return r;
 }
 
+/* A batch (io.h lpc_io_readv_batch: the backend has its runs at once):
+ * every run counted as a read in flight, one delay for them all. */
+static void slow_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
+{
+	int n = 0;
+	int64_t pages = 0;
+
+	if (slow.hold_id && f->id == slow.hold_id)
+		usleep(slow.hold_us);
+	if (!slow.only_id || f->id == slow.only_id) {
+		for (int i = 0; i < nruns; i++) {
+			if (!runs[i].todo)
+				continue;
+			slow_count(runs[i].index, (uint64_t)runs[i].iovcnt);
+			n++;
+			pages += runs[i].iovcnt;
+			if (slow_covers_bad(runs[i].index, (uint64_t)runs[i].iovcnt)) {
+				runs[i].res = -EIO;
+				runs[i].todo = 2; /* not the inner's */
+			}
+		}
+		if (slow.delay_us)
+			usleep(slow.delay_us);
+	}
+	for (int i = 0; i < nruns; i++)
+		runs[i].todo = runs[i].todo == 1;
+	slow.inner->readv_batch(f, runs, nruns);
+	atomic_fetch_sub(&slow.now, n);
+	atomic_fetch_sub(&slow.pages_now, pages);
+}
+
 static inline void slow_install(struct lpc_cache *c)
 {
 	slow.inner = c->io.ops;
 	slow.ops = *c->io.ops;
 	slow.ops.read = slow_read;
 	slow.ops.readv = slow_readv;
+	if (slow.inner->readv_batch)
+		slow.ops.readv_batch = slow_readv_batch;
 	c->io.ops = &slow.ops;
 }
 

@@ -264,6 +264,5 @@ int main(int argc, char **argv)
 	batch_on(LPC_IO_NULL, false, path);
 	batch_on(LPC_IO_NULL, true, path);
 	depth(LPC_IO_URING, big, 2048);
-	depth(LPC_IO_SYNC, big, 2048);
 	return tst_finish();
 }
