@@ -15,11 +15,15 @@
  * everything invalidated) frames_free comes back to frames (F.1) and every
  * frame can be allocated again (E.2: none lost, none handed out twice).
  *
+ * White-box (cache/cache.h): a checker thread takes free_lock every 0.5 ms
+ * and checks the segment stack and pending (check_lists below).
+ *
  * Exit 1 on any failure.  Run:
  *   cmake --build ../../build-asan --target lpc_static && make && out-asan/att_churn
  *   (LPC_YIELD=all LPC_YIELD_PROB=0.02 adds yield injection in debug builds;
  *   att_churn PS NFRAMES MODE SECS runs one configuration)
  */
+#include "cache/cache.h"
 #include "mh.h"
 
 #define NTHREADS 8
@@ -122,6 +126,79 @@ static void one_op(uint64_t *rs, char *buf)
 	atomic_fetch_add(&ops, 1);
 }
 
+/*
+ * White-box: under free_lock, the shared list is a stack of segments (each
+ * head's seg_n frames chained by next, NULL after the last, 1..tbatch),
+ * every frame carved (id < fresh), ref 0, on no other list (pending), met
+ * once; and the frames it holds plus the fresh ones are nfree; pending's
+ * chain is npending long and ends at pending_tail.
+ */
+static unsigned char *seen;
+static _Atomic long checks;
+
+static void check_lists(void)
+{
+	struct lpc_pool *c = &cache->pool;
+	uint32_t fresh, nfree, nfr = c->nframes, total = 0, np = 0;
+	struct lpc_page *last = NULL;
+	const char *why = NULL;
+	uint32_t bad_id = 0;
+
+	memset(seen, 0, nfr);
+	pthread_mutex_lock(&c->free_lock);
+	fresh = atomic_load(&c->fresh);
+	nfree = atomic_load(&c->nfree);
+	for (struct lpc_page *s = c->free; s && !why; s = s->fl.seg_next) {
+		uint32_t n = s->fl.seg_n, k = 0;
+		struct lpc_page *q = s;
+
+		if (n == 0 || n > c->tbatch)
+			why = "segment count out of 1..tbatch";
+		for (; q && !why && k <= n; q = q->next, k++) {
+			if (q->id >= fresh || q != &c->pages[q->id]) {
+				why = "frame on the free list that was never carved";
+			} else if (seen[q->id]++) {
+				why = "frame twice on the free list";
+			} else if (atomic_load(&q->ref) != 0) {
+				why = "frame on the free list with ref != 0";
+#if LPC_DEBUG
+			} else if (atomic_load(&q->dbg_state) != LPC_DBG_FREE) {
+				why = "frame on the free list not in state FREE";
+#endif
+			}
+			bad_id = q->id;
+		}
+		if (!why && k != n)
+			why = "segment's chain is not seg_n long";
+		total += k;
+	}
+	for (struct lpc_page *q = c->pending; q && !why && np <= nfr; q = q->next, np++) {
+		if (seen[q->id]++)
+			why = "frame both pending and free, or pending twice";
+		bad_id = q->id;
+		last = q;
+	}
+	if (!why && total + (nfr - fresh) != nfree)
+		why = "nfree != frames on the list + fresh";
+	if (!why && (np != atomic_load(&c->npending) || last != c->pending_tail))
+		why = "pending chain != npending / pending_tail";
+	pthread_mutex_unlock(&c->free_lock);
+	atomic_fetch_add(&checks, 1);
+	if (why && atomic_fetch_add(&bad, 1) < 10)
+		printf("  FAIL lists: %s (frame %u; listed %u, fresh %u/%u, nfree %u, pending %u/%u)\n",
+		       why, bad_id, total, fresh, nfr, nfree, np, atomic_load(&c->npending));
+}
+
+static void *checker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		check_lists();
+		usleep(500);
+	}
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	uint64_t rs = (uintptr_t)arg * 0x9e3779b97f4a7c15ULL + 1;
@@ -157,7 +234,7 @@ static void *brief(void *arg)
 static int run(const struct cfg *k)
 {
 	struct lpc_config cfg;
-	pthread_t th[NTHREADS];
+	pthread_t th[NTHREADS], ck;
 	char path[512], name[32];
 	uint64_t nf, got, inval = 0;
 	struct lpc_stats s;
@@ -198,6 +275,8 @@ static int run(const struct cfg *k)
 	atomic_store(&stop, false);
 	for (uintptr_t i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(i + 1));
+	seen = malloc(k->nframes);
+	pthread_create(&ck, NULL, checker, NULL);
 	t0 = mh_now();
 	while (mh_now() - t0 < k->secs) {
 		pthread_t b;
@@ -209,6 +288,8 @@ static int run(const struct cfg *k)
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
+	pthread_join(ck, NULL);
+	check_lists();
 	for (int i = 0; i < NFILES; i++) {
 		rc = lpc_invalidate(files[i], 0, 0);
 		inval += rc > 0 ? (uint64_t)rc : 0;
@@ -220,11 +301,11 @@ static int run(const struct cfg *k)
 	got = mh_allocatable(cache, k->nframes);
 	nf = mh_wait_all_free(cache, 5.0);
 	lpc_stats(cache, &s);
-	printf("  ps %zu frames %u %s: %ld ops, %u brief threads, %ld ENOMEM; quiet: frames_free "
+	printf("  ps %zu frames %u %s: %ld ops, %ld list checks, %u brief threads, %ld ENOMEM; quiet: frames_free "
 	       "%" PRIu64 "/%" PRIu64 ", allocatable %" PRIu64 ", invalidated at the end %" PRIu64
 	       ", evictions %" PRIu64 "\n",
 	       ps, k->nframes, k->mode == LPC_LOOKUP_LOCKED ? "locked" : "lockless",
-	       atomic_load(&ops), briefs, atomic_load(&enomem), nf, s.frames, got, inval,
+	       atomic_load(&ops), atomic_load(&checks), briefs, atomic_load(&enomem), nf, s.frames, got, inval,
 	       s.evictions);
 	if (nf != s.frames) {
 		printf("  FAIL frames_free %" PRIu64 " != frames %" PRIu64 " when quiet\n", nf,
@@ -242,6 +323,8 @@ static int run(const struct cfg *k)
 		printf("  FAIL destroy: %d\n", rc);
 		atomic_fetch_add(&bad, 1);
 	}
+	free(seen);
+	atomic_store(&checks, 0);
 	atomic_store(&ops, 0);
 	atomic_store(&enomem, 0);
 	return atomic_load(&bad) != b0;
