@@ -22,7 +22,9 @@
  * The design's own bound is a chain: 256 freed pages + a gang.  Exit 1 when
  * the grace period waited for more than 256 + 16 visits (observed: all
  * 2047 of the rest, for the whole call).  Also run with every page free
- * (the chain case: bounded) and in LOCKED mode.
+ * (the chain case: bounded) and in LOCKED mode; and the user's view: an
+ * lpc_page_alloc that finds the free list empty and one frame on pending
+ * (reclaim(), T2) waits for the whole invalidate.
  *
  * Run: cmake --build ../../build-asan --target lpc_static && make && out-asan/att_long_section
  */
@@ -115,6 +117,75 @@ static unsigned story(int mode, bool hold, int *dropped)
 	return a1 - a0;
 }
 
+/*
+ * The user's view: an allocation that needs a grace period (the free list
+ * empty, one frame on pending) waits for the whole invalidate.  Return:
+ * visits lpc_page_alloc waited for.
+ */
+static unsigned story_alloc(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+	static struct lpc_page *held[NP], *priv[NP + 64];
+	struct lpc_file *f, *g;
+	struct lpc_page *p, *y;
+	struct job j;
+	pthread_t th;
+	char path[512], path2[512];
+	unsigned a0, a1, m = 0;
+	int rc;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (NP + 64) * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_kb = LPC_READAHEAD_OFF;
+	cfg.alloc_wait_ms = 50;
+	if (lpc_cache_create(&cfg, &c))
+		exit(1);
+	mh_hole_file("f", (uint64_t)NP * PS, path, sizeof(path));
+	mh_hole_file("g", (uint64_t)PS, path2, sizeof(path2));
+	if (lpc_file_open(c, path, O_RDONLY, 0, &f) || lpc_file_open(c, path2, O_RDONLY, 0, &g))
+		exit(1);
+	for (unsigned i = 0; i < NP; i++)
+		if (lpc_page_get(f, i, 0, &held[i]))
+			exit(1);
+	while (m < NP + 64 && lpc_page_alloc(c, &priv[m]) == 0)
+		m++;
+	/* One frame back, cached as g's page 0, then invalidated: on pending
+	 * (one frame: no wake). */
+	lpc_page_put(priv[--m]);
+	if (lpc_page_get(g, 0, 0, &y))
+		exit(1);
+	lpc_page_put(y);
+	(void)lpc_invalidate(g, 0, 0);
+	atomic_store(&visits, 0);
+	atomic_store(&in_inval, false);
+	atomic_store(&inval_done, false);
+	j.f = f;
+	pthread_create(&th, NULL, invalidator, &j);
+	while (!atomic_load(&in_inval))
+		usleep(50);
+	a0 = atomic_load(&visits);
+	rc = lpc_page_alloc(c, &p);
+	a1 = atomic_load(&visits);
+	pthread_join(th, NULL);
+	printf("  an allocation with the free list empty (%u frames held privately, 1 on pending): "
+	       "lpc_page_alloc = %d after waiting for %u of the invalidate's %u visits%s\n",
+	       m, rc, a1 - a0, atomic_load(&visits),
+	       a1 >= atomic_load(&visits) ? " (the whole call)" : "");
+	if (rc == 0)
+		lpc_page_put(p);
+	for (unsigned i = 0; i < m; i++)
+		lpc_page_put(priv[i]);
+	for (unsigned i = 0; i < NP; i++)
+		lpc_page_put(held[i]);
+	lpc_file_close(g);
+	lpc_file_close(f);
+	lpc_cache_destroy(c);
+	return a1 - a0;
+}
+
 int main(void)
 {
 	int fails = 0, d;
@@ -140,6 +211,12 @@ int main(void)
 			printf("  FAIL: %u visits in one read section with every page freed\n", w);
 			fails++;
 		}
+	}
+	w = story_alloc();
+	if (w > 256 + 16) {
+		printf("  FAIL: an allocation waited for %u visits of an invalidate that freed "
+		       "nothing\n", w);
+		fails++;
 	}
 	lpc_yield_set_hook(NULL);
 	att_cleanup();
