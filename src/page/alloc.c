@@ -48,6 +48,18 @@
  * refill takes at most an eighth of the shared free frames, and once fewer
  * than low_free remain, private frees go to the shared list.
  *
+ * Segments.  The shared list is a stack of segments of at most tbatch
+ * frames: a segment's head frame holds the next segment's head and its
+ * count (page.h fl, the descriptor's spare words, unused by a free frame),
+ * and its frames are chained by next, NULL after the last.  Whoever frees a
+ * chain cuts it into segments before it takes free_lock (the chain is its
+ * own: the reclaimer's drain, call_rcu's batch, reclaim()); under the lock
+ * a free pushes its segments and a refill pops one, O(1) either way.  Before,
+ * a refill walked tbatch cold descriptors under free_lock, and with two
+ * threads missing the lock was held long enough to be waited for (and, on a
+ * loaded machine, preempted in).  A take of fewer frames than the top
+ * segment holds (one frame, or a refill short of frames) walks that many.
+ *
  * Where a frame goes:
  *  - A private page (PUBLISHED clear: never in an index since it was
  *    allocated) has exactly one user, its owner.  lpc_page_free_private puts
