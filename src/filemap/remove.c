@@ -97,7 +97,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 	uint64_t idx[GANG];
 	struct lpc_page *head = NULL, *tail = NULL;
 	uint32_t k = 0;
-	unsigned n;
+	unsigned n, seen = 0;
 	int dropped = 0;
 
 	if (unlikely(!f))
@@ -116,12 +116,19 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 	 * pending in chains of up to INVAL_CHAIN pages, one take of the free
 	 * list's lock each.  From the first freeze (A) of a chain to its
 	 * pending list (C), one read section: a reclaimer's grace period
-	 * waits for the frames in transit (page/alloc.c). */
+	 * waits for the frames in transit (page/alloc.c).  A section also
+	 * ends after INVAL_CHAIN pages visited, freed or not: over a range
+	 * whose pages are held, locked or dirty, a section bounded by pages
+	 * freed alone spanned the whole call (every gang and index lock;
+	 * in LOCKED mode the rwlock waits for reads at the device), and
+	 * every grace period, so every allocation that needs one, waited
+	 * for all of it. */
 	lpc_rcu_read_lock();
 	for (;;) {
 		bool done;
 
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
+		seen += n;
 		if (n && idx[0] <= last) {
 			lpc_file_index_lock(f);
 			for (unsigned i = 0; i < n && idx[i] <= last; i++) {
@@ -140,7 +147,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 			lpc_file_index_unlock(f);
 		}
 		done = n < GANG || idx[n - 1] >= last;
-		if (done || k >= INVAL_CHAIN) {
+		if (done || seen >= INVAL_CHAIN) { /* k <= seen */
 			if (k)
 				lpc_page_free_removed_chain(f->pool, head, tail, k); /* C */
 			lpc_rcu_read_unlock();
@@ -149,6 +156,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 									 : dropped + (int)k;
 			head = tail = NULL;
 			k = 0;
+			seen = 0;
 			if (done)
 				break;
 			lpc_rcu_read_lock();
