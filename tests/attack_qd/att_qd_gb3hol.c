@@ -20,7 +20,7 @@
  * are refused (no slot, Q5) and GB3 reads them in the caller.  Thread X:
  * lpc_page_get_batch of file A's pages 0-7 and 16-23 (two runs); the
  * request covering A's page 0 is held (a slow region).  Then the main
- * thread lpc_preads A's page 16 (its own request is not held): it must
+ * thread calls lpc_pread on A's page 16 (its own request is not held): it must
  * return within 2 s.
  *
  * Usage: att_qd_gb3hol [sync|uring]    Exit: 0 held, 1 defect.
