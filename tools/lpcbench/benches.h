@@ -18,6 +18,7 @@ extern const struct bench bench_stream;
 extern const struct bench bench_walk;
 extern const struct bench bench_write;
 extern const struct bench bench_sqlite;
+extern const struct bench bench_sqlite_small;
 extern const struct bench bench_rbd;
 extern const struct bench bench_startup;
 

@@ -62,6 +62,7 @@ static const struct bench *const benches[] = {
 	&bench_walk,
 	&bench_write,
 	&bench_sqlite,
+	&bench_sqlite_small,
 	&bench_rbd,
 	&bench_startup,
 };

@@ -30,3 +30,10 @@ const struct bench bench_sqlite = {
 	.run = sq_none_run,
 	.estimate_s = sq_none_estimate_s,
 };
+
+const struct bench bench_sqlite_small = {
+	.name = "sqlite-small",
+	.help = "SQLite's small program, unix VFS against lpc's; " SQ_NONE_WHY,
+	.run = sq_none_run,
+	.estimate_s = sq_none_estimate_s,
+};

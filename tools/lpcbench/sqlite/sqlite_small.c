@@ -37,9 +37,11 @@
 #endif
 
 #include "harness/csv.h"
+#include "harness/datafile.h"
 #include "harness/plot.h"
 #include "harness/stats.h"
 #include "harness/util.h"
+#include "lpcbench/benches.h"
 #include "sqlite_run.h"
 
 #define SM_ROWS 75000u
@@ -282,3 +284,38 @@ void sq_small_run(const struct sqctx *x, unsigned rounds)
 	}
 	free(ratio);
 }
+
+/* `lpcbench sqlite-small`: the table on its own, in a private directory
+ * under --dir (the program's processes are the sqlite benchmark's
+ * children: `--kchild sqlite "small ..."`). */
+static void sm_run(const struct bench_env *env)
+{
+	const struct bench_opts *o = env->opts;
+	struct sqctx *x = xcalloc(1, sizeof(*x));
+	struct datafile df;
+
+	x->env = env;
+#ifdef LPCBENCH_HAVE_LPC_SQLITE
+	x->have_lpc = true;
+#endif
+	datafile_choose(o->dir, &df);
+	snprintf(x->dir, sizeof(x->dir), "%s", df.dir);
+	if (!mkdtemp(x->dir))
+		die_err(errno, "sqlite small: creating a directory %s", x->dir);
+	sq_small_run(x, o->rounds_set ? o->rounds : 0);
+	rmdir(x->dir);
+	free(x);
+}
+
+static double sm_estimate_s(const struct bench_opts *o)
+{
+	return 1.2 * (o->rounds_set ? o->rounds : SM_DEF_ROUNDS);
+}
+
+const struct bench bench_sqlite_small = {
+	.name = "sqlite-small",
+	.help = "the sqlite benchmark's small program alone: a fresh process inserts 75,000\n"
+		"           rows, unix VFS against lpc's (defaults), interleaved; --rounds [21]",
+	.run = sm_run,
+	.estimate_s = sm_estimate_s,
+};
