@@ -140,9 +140,9 @@ int lpc_pool_init(struct lpc_pool *pool, uint32_t nframes, size_t page_size);
 void lpc_pool_destroy(struct lpc_pool *pool);
 
 /* Frames [first, end) are being carved (alloc.c fresh_carve): advises the
- * chunks of the arena and of the descriptors they reach, and one more, to
- * use huge pages once the cache has handed out POOL_HUGE_AFTER bytes of
- * frames (pool.c).  Context: free_lock held. */
+ * chunks of the arena they reach, and one more, to use huge pages; the
+ * descriptors' likewise once the cache has handed out POOL_HUGE_AFTER
+ * bytes of frames (pool.c).  Context: free_lock held. */
 void lpc_pool_hint_huge(struct lpc_pool *pool, uint32_t first, uint32_t end);
 
 /*
