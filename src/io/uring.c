@@ -431,6 +431,22 @@ static void ring_kill(struct lpc_tcache *t)
 	lpc_count(t, LPC_C_URING_FALLBACKS);
 }
 
+/* True when the iovecs lie end to end from iov[0] (one fixed buffer can
+ * carry them); their total length in *total. */
+static bool iov_flat(const struct iovec *iov, int iovcnt, size_t *total)
+{
+	const char *base = iov[0].iov_base;
+	size_t n = 0;
+	bool flat = true;
+
+	for (int j = 0; j < iovcnt; j++) {
+		flat = flat && (const char *)iov[j].iov_base == base + n;
+		n += iov[j].iov_len;
+	}
+	*total = n;
+	return flat;
+}
+
 /* The registered buffer holding [p, p + len) (H2, H3), or -1. */
 static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, const void *p,
 		     size_t len)
@@ -534,17 +550,14 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 	while (done < total) {
 		struct io_uring_sqe *sqe;
 		const char *base = v[0].iov_base;
-		size_t len = 0, n;
-		bool flat = true;
+		size_t len, n;
+		bool flat;
 		ssize_t res = 0;
 		int bi;
 
 		if (!r)
 			break;
-		for (int j = 0; j < cnt; j++) {
-			flat = flat && (const char *)v[j].iov_base == base + len;
-			len += v[j].iov_len;
-		}
+		flat = iov_flat(v, cnt, &len);
 		sqe = io_uring_get_sqe(&r->ring);
 		bi = flat ? buf_index(io, r, t, base, len) : -1;
 		if (bi >= 0)
@@ -650,16 +663,13 @@ static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, i
 			struct lpc_io_rrun *w = &runs[i];
 			struct io_uring_sqe *sqe;
 			const char *base = w->iov[0].iov_base;
-			size_t total = 0;
-			bool flat = true;
+			size_t total;
+			bool flat;
 			int bi;
 
 			if (!w->todo)
 				continue;
-			for (int j = 0; j < w->iovcnt; j++) {
-				flat = flat && (const char *)w->iov[j].iov_base == base + total;
-				total += w->iov[j].iov_len;
-			}
+			flat = iov_flat(w->iov, w->iovcnt, &total);
 			sqe = io_uring_get_sqe(&r->ring);
 			bi = flat ? buf_index(io, r, t, base, total) : -1;
 			if (bi >= 0)
@@ -727,16 +737,13 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 			struct lpc_io_wrun *w = &runs[i];
 			struct io_uring_sqe *sqe;
 			const char *base = w->iov[0].iov_base;
-			size_t total = 0;
-			bool flat = true;
+			size_t total;
+			bool flat;
 			int bi;
 
 			if (!w->todo)
 				continue;
-			for (int j = 0; j < w->iovcnt; j++) {
-				flat = flat && (const char *)w->iov[j].iov_base == base + total;
-				total += w->iov[j].iov_len;
-			}
+			flat = iov_flat(w->iov, w->iovcnt, &total);
 			sqe = io_uring_get_sqe(&r->ring);
 			bi = flat ? buf_index(io, r, t, base, total) : -1;
 			if (bi >= 0)
