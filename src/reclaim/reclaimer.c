@@ -75,6 +75,22 @@
  * no fence: it is a hint, and an allocation that finds nothing free takes
  * pending itself (page/alloc.c reclaim()).
  *
+ * Trim (giving memory back, page/pool.c TR1-TR4): while the shared free
+ * list holds more than `high` frames that were not given back yet, and
+ * the pool allows it (trim_ok: no backend pins its frames), the idle
+ * thread does not sleep for good but wakes every LPC_TRIM_TICK_MS and
+ * notes nfree.  Once LPC_TRIM_TICKS ticks in a row saw at least m frames
+ * free, m frames were not needed for that long: it gives back what of
+ * them lies beyond `high` and is not given back yet (at most
+ * LPC_TRIM_MAX_BATCHES batches a tick; the next tick goes on), so the
+ * frames the cache keeps resident for the next allocations are the
+ * watermark's (what a refill would make free anyway).  Nothing to give
+ * back (the free list at or below `high` beside the trimmed frames): it
+ * sleeps until woken, and the watch starts again from zero.  A process
+ * whose cache never shrinks never ticks; one whose cache shrank ticks
+ * until the excess is given back, then stops.  Only this thread trims:
+ * it is the one trimmer that pool.c's steps ask for.
+ *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
  */
@@ -88,6 +104,15 @@
 
 #define RECLAIM_BACKOFF_MIN_US 100u
 #define RECLAIM_BACKOFF_MAX_US 10000u
+/* Trim: a tick every LPC_TRIM_TICK_MS; frames free at LPC_TRIM_TICKS ticks
+ * in a row (2 s) are given back, at most LPC_TRIM_MAX_BATCHES batches of
+ * pool.c's a tick. */
+#define LPC_TRIM_TICK_MS 250u
+#define LPC_TRIM_TICKS 8u
+#define LPC_TRIM_MAX_BATCHES 64u
+_Static_assert(LPC_TRIM_TICKS <= sizeof(((struct lpc_reclaim *)0)->trim_seen) /
+					 sizeof(uint32_t),
+	       "trim_seen holds a window");
 
 static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 {
@@ -122,6 +147,8 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	r->started = r->failed = r->stop = r->kick = false;
+	r->trim_ticks = 0;
+	r->trim_next = 0;
 
 	pool->wake_below = r->low;
 	pool->alloc_wait_ms = alloc_wait_ms;
@@ -196,6 +223,88 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Free frames not given back beyond `high`: something to watch. */
+static bool trim_armed(struct lpc_reclaim *r)
+{
+	struct lpc_pool *c = r->pool;
+
+	return c->trim_ok &&
+	       free_frames(c) >
+		       (uint64_t)atomic_load_explicit(&c->ntrimmed, memory_order_relaxed) + r->high;
+}
+
+/* One tick of the watch: notes nfree; a full window gives back what stayed
+ * free beyond `high` (the module comment).  Context: the reclaimer thread,
+ * no lock held. */
+static void trim_tick(struct lpc_reclaim *r)
+{
+	struct lpc_pool *c = r->pool;
+	uint32_t m = UINT32_MAX, nt, want;
+
+	r->trim_seen[r->trim_ticks++ % LPC_TRIM_TICKS] = free_frames(c);
+	if (r->trim_ticks < LPC_TRIM_TICKS)
+		return;
+	for (unsigned i = 0; i < LPC_TRIM_TICKS; i++)
+		if (r->trim_seen[i] < m)
+			m = r->trim_seen[i];
+	nt = atomic_load_explicit(&c->ntrimmed, memory_order_relaxed);
+	if (m <= (uint64_t)nt + r->high)
+		return;
+	want = m - nt - r->high;
+	for (unsigned b = 0; want && b < LPC_TRIM_MAX_BATCHES; b++) {
+		uint32_t got = lpc_pool_trim(c, want);
+
+		if (!got)
+			break;
+		want = got < want ? want - got : 0;
+	}
+}
+
+/*
+ * The idle thread's sleep: until woken, or, while trim_armed, until the
+ * next tick of the watch, which it runs (without `lock`) when due.
+ * Context: r->lock held (dropped and taken again).
+ */
+static void idle_wait(struct lpc_reclaim *r)
+{
+	struct timespec ts;
+	uint64_t now, d;
+
+	if (!trim_armed(r)) {
+		r->trim_next = 0;
+		r->trim_ticks = 0;
+		pthread_cond_wait(&r->cond, &r->lock);
+		return;
+	}
+	now = mono_ns();
+	if (!r->trim_next)
+		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
+	if (now >= r->trim_next) {
+		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
+		pthread_mutex_unlock(&r->lock);
+		trim_tick(r);
+		pthread_mutex_lock(&r->lock);
+		return;
+	}
+	d = r->trim_next - now;
+	clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
+	ts.tv_sec += (time_t)(d / 1000000000u);
+	ts.tv_nsec += (long)(d % 1000000000u);
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	(void)pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+}
+
 static void *reclaimer_main(void *arg)
 {
 	struct lpc_reclaim *r = arg;
@@ -214,7 +323,7 @@ static void *reclaimer_main(void *arg)
 			if ((free_frames(r->pool) >= r->low &&
 			     pending_frames(r->pool) < r->batch) ||
 			    !t) {
-				pthread_cond_wait(&r->cond, &r->lock);
+				idle_wait(r);
 				continue;
 			}
 			atomic_store_explicit(&r->awake, true, memory_order_relaxed);
