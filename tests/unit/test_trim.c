@@ -16,13 +16,18 @@
  *    resident_bytes grows with it again;
  *  - on a backend that pins its frames (io_uring's registered chunks) no
  *    frame is given back (a pinned page cannot be), and the reuse reads
- *    right all the same.
+ *    right all the same;
+ *  - frames are given back while two threads read, check and drop 64
+ *    pages at a time (allocations and frees racing the trimmer: TR1-TR4):
+ *    every read right, half the budget given back meanwhile, every frame
+ *    free at the end and the whole file read right again.
  * Backends: null (no disk: its pattern is checked) always; a real file on
  * the disk backend the suite runs (tst_disk_backend: io_uring by default,
  * sync in the `.sync` twin).  VmRSS checks are skipped in sanitizer builds.
  *
  * Usage: test_trim [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include "cache/cache.h"
@@ -211,11 +216,101 @@ static void shrink_and_reuse(int backend)
 	unlink(path);
 }
 
+struct churn {
+	struct side *s;
+	_Atomic bool stop;
+	_Atomic unsigned long rounds, bad;
+	uint64_t seed;
+};
+
+/* A thread that reads 64 pages at a random place, checks them and drops
+ * them, over and over: allocations and frees racing the trimmer. */
+static void *churn_main(void *arg)
+{
+	struct churn *ch = arg;
+	size_t len = 64 * PS;
+	unsigned char *buf = aligned_alloc(PS, len), *scratch = malloc(PS);
+	uint64_t rng = ch->seed;
+
+	REQUIRE(buf && scratch);
+	while (!atomic_load(&ch->stop)) {
+		uint64_t off = tst_rnd(&rng) % (BUDGET / len) * len;
+
+		if (lpc_pread(ch->s->f, buf, len, off) != (ssize_t)len ||
+		    !tst_null_check_range(ch->s->id, PS, ch->s->fsize, off, buf, len, scratch, NULL))
+			atomic_fetch_add(&ch->bad, 1);
+		lpc_invalidate(ch->s->f, off, len);
+		atomic_fetch_add(&ch->rounds, 1);
+	}
+	free(buf);
+	free(scratch);
+	return NULL;
+}
+
+/* The trimmer gives frames back while two threads allocate and free. */
+static void churn_while_trimming(void)
+{
+	struct side s = { .backend = LPC_IO_NULL };
+	struct churn ch[2];
+	pthread_t th[2];
+	char path[600];
+	size_t arena = 0, keep;
+	uint64_t resident = 0, given = 0;
+	struct lpc_stats st;
+
+	REQUIRE(tst_make_sparse("trim-churn", BUDGET, path, sizeof(path)) == 0);
+	s.id = tst_file_id(path);
+	s.fsize = BUDGET;
+	/* No readahead: the churn's working set is its own 2 x 64 pages. */
+	tst_readahead_kb = LPC_READAHEAD_OFF;
+	s.c = tst_cache_create(BUDGET, PS, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
+	tst_readahead_kb = 0;
+	s.f = tst_file_open(s.c, path, O_RDONLY);
+	keep = (size_t)s.c->reclaim.high * PS;
+	read_all(&s, "filled");
+	lpc_invalidate(s.f, 0, BUDGET);
+	for (int i = 0; i < 2; i++) {
+		ch[i] = (struct churn){ .s = &s, .seed = tst_seed + (uint64_t)i + 1 };
+		REQUIRE(pthread_create(&th[i], NULL, churn_main, &ch[i]) == 0);
+	}
+	/* Give-back under way while they run (up to 15 s). */
+	for (int i = 0; i < 150; i++) {
+		given = s.c->pool.ntrimmed;
+		if (given * PS >= BUDGET / 2)
+			break;
+		usleep(100 * 1000);
+	}
+	for (int i = 0; i < 2; i++) {
+		atomic_store(&ch[i].stop, true);
+		pthread_join(th[i], NULL);
+	}
+	report(&s, "churned, given back:", 0, &arena, &resident);
+	printf("  churn: %lu + %lu rounds, %" PRIu64 " frames given back meanwhile\n",
+	       atomic_load(&ch[0].rounds), atomic_load(&ch[1].rounds), given);
+	CHECK_EQ(atomic_load(&ch[0].bad) + atomic_load(&ch[1].bad), 0, "churn reads wrong");
+	CHECK(given * PS >= BUDGET / 2, "given back while churning: %" PRIu64 " frames", given);
+	CHECK(arena <= BUDGET - given * PS + keep + CHUNK,
+	      "arena %zu KiB with %" PRIu64 " frames given back", arena >> 10, given);
+	lpc_invalidate(s.f, 0, BUDGET);
+	for (int i = 0; i < 100; i++) {
+		lpc_stats(s.c, &st);
+		if (st.frames_free == st.frames)
+			break;
+		usleep(50 * 1000);
+	}
+	CHECK_EQ(st.frames_free, st.frames, "every frame free after the churn");
+	read_all(&s, "after the churn");
+	CHECK_EQ(lpc_file_close(s.f), 0, "close");
+	tst_cache_destroy(s.c);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
 	tst_require_tmpdir();
 	TST_RUN(shrink_and_reuse(LPC_IO_NULL));
 	TST_RUN(shrink_and_reuse(tst_disk_backend(LPC_IO_URING)));
+	TST_RUN(churn_while_trimming());
 	return tst_finish();
 }
