@@ -269,29 +269,45 @@ static void trim_tick(struct lpc_reclaim *r)
 }
 
 /*
- * The idle thread's sleep: until woken, or, while trim_armed, until the
- * next tick of the watch, which it runs (without `lock`) when due.
+ * The watch's clock: runs a tick of it (without `lock`) when one is due and
+ * says whether it did; with nothing to give back it stops the watch, which
+ * starts again from zero.  Called where the thread would sleep and after
+ * each refill, so a reclaimer that is kept busy (frees landing on pending
+ * faster than a tick) still ticks: the watch measures time, not idleness.
+ * Context: r->lock held (dropped and taken again when a tick runs).
+ */
+static bool trim_poll(struct lpc_reclaim *r, uint64_t now)
+{
+	if (!trim_armed(r)) {
+		r->trim_next = 0;
+		r->trim_ticks = 0;
+		return false;
+	}
+	if (!r->trim_next)
+		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
+	if (now < r->trim_next)
+		return false;
+	r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
+	pthread_mutex_unlock(&r->lock);
+	trim_tick(r);
+	pthread_mutex_lock(&r->lock);
+	return true;
+}
+
+/*
+ * The idle thread's sleep: until woken, or, while the watch runs
+ * (trim_poll), until its next tick.
  * Context: r->lock held (dropped and taken again).
  */
 static void idle_wait(struct lpc_reclaim *r)
 {
 	struct timespec ts;
-	uint64_t now, d;
+	uint64_t now = mono_ns(), d;
 
-	if (!trim_armed(r)) {
-		r->trim_next = 0;
-		r->trim_ticks = 0;
-		pthread_cond_wait(&r->cond, &r->lock);
+	if (trim_poll(r, now))
 		return;
-	}
-	now = mono_ns();
-	if (!r->trim_next)
-		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
-	if (now >= r->trim_next) {
-		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
-		pthread_mutex_unlock(&r->lock);
-		trim_tick(r);
-		pthread_mutex_lock(&r->lock);
+	if (!r->trim_next) {
+		pthread_cond_wait(&r->cond, &r->lock);
 		return;
 	}
 	d = r->trim_next - now;
@@ -334,6 +350,7 @@ static void *reclaimer_main(void *arg)
 		if (refill(r, t)) {
 			backoff_us = 0;
 			pthread_mutex_lock(&r->lock);
+			(void)trim_poll(r, mono_ns());
 			continue;
 		}
 		/* Nothing evictable: back off before the next sweep. */
