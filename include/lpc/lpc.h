@@ -500,9 +500,7 @@ struct lpc_stats {
 	/* memory in proportion to use (lpc(7) "Memory") */
 	uint64_t resident_bytes;   /* bytes of the frame arena made resident
 				    * (gauge): the frames handed out at least
-				    * once, less those given back to the
-				    * kernel since (lpc(7) "Memory"), and the
-				    * io_uring chunks pinned
+				    * once, and the io_uring chunks pinned
 				    * whole; at most frames x page size, the
 				    * budget.  Descriptors: 64 B per frame
 				    * handed out (descriptor_bytes is the

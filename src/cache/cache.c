@@ -108,10 +108,6 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	    lpc_io_uring_init(&c->io, &c->pool.owner, c->pool.frames, c->pool.frames_bytes) < 0)
 		c->pool.owner.retired[LPC_C_URING_FALLBACKS]++; /* no other thread
 								 * knows c yet */
-	/* Long-free frames may go back to the kernel where no backend pins
-	 * them (page/pool.c "Giving memory back"). */
-	if (c->io.ops != &lpc_io_uring_ops)
-		lpc_pool_trim_enable(&c->pool);
 	lpc_files_init(&c->files, &c->pool, &c->io, c->locked_lookup);
 	{
 		uint64_t kb = cfg->readahead_max_kb;
@@ -310,13 +306,8 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->index_bytes = lpc_files_index_bytes(&c->files);
 	{
 		/* Pinned chunks lie over frames handed out (uring.c H3), so
-		 * the union of the two is the longer prefix.  Frames given
-		 * back are not resident (never pinned: trim_ok); two gauges
-		 * read at different instants, so never below zero. */
+		 * the union of the two is the longer prefix. */
 		size_t touched = lpc_pool_touched_bytes(&c->pool);
-		size_t given = lpc_pool_trimmed_bytes(&c->pool);
-
-		touched = given < touched ? touched - given : 0;
 		size_t pinned = lpc_io_uring_pinned_bytes(&c->io);
 
 		out->resident_bytes = touched > pinned ? touched : pinned;

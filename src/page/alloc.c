@@ -4,9 +4,8 @@
  *
  * Where a frame comes from: this thread's private list (no atomic RMW, no
  * lock), else a batch from the cache's shared list (free_lock) and, when
- * that runs short, frames given back to the kernel (the trimmed list:
- * page/pool.c TR1-TR4), then frames never handed out before (fresh_carve:
- * their descriptors are written then, not at create), else
+ * that runs short, frames never handed out before (fresh_carve: their
+ * descriptors are written then, not at create), else
  * reclaim(): one thread at a time takes the frames that wait only for a grace
  * period (the pending list) and the frames on other threads' private lists,
  * waits for one grace period, and puts them on the shared list.  When that
@@ -534,19 +533,6 @@ static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, uint32_t 
 	if (n) {
 		c->free = tail->next;
 		tail->next = NULL;
-	}
-	if (n < want && c->trimmed) {
-		/* Frames given back to the kernel (pool.c TR1-TR4): before
-		 * fresh ones, after every resident one. */
-		struct lpc_page *ttail;
-
-		p = lpc_pool_trimmed_take(c, want - n, &k, &ttail);
-		if (tail)
-			tail->next = p;
-		else
-			head = p;
-		tail = ttail;
-		n += k;
 	}
 	if (n < want) {
 		p = fresh_carve(c, want - n, &k);

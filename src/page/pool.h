@@ -62,19 +62,8 @@ struct lpc_pool {
 	 * lpc_page_pending_kick). */
 	_Atomic uint32_t npending;
 	/* Batches taken off pending, not yet on the free list: call_rcu's
-	 * not yet run, and a lpc_page_pending_drain in its grace period
-	 * (and a trim's batch in its madvise: pool.c TR2). */
+	 * not yet run, and a lpc_page_pending_drain in its grace period. */
 	_Atomic uint32_t batches_in_flight;
-	/* Free frames given back to the kernel (pool.c, "Giving memory
-	 * back"): their memory was advised MADV_DONTNEED; kept apart from
-	 * `free`, so that the allocator hands them out only after the
-	 * resident ones (and before fresh ones).  Counted in nfree.  Under
-	 * free_lock; ntrimmed read without it as a gauge (lpc_stats). */
-	struct lpc_page *trimmed;
-	_Atomic uint32_t ntrimmed;
-	/* Set at create, before any thread knows the pool: frames may be
-	 * given back (no backend pins them, and they are whole base pages). */
-	bool trim_ok;
 
 	pthread_mutex_t reclaim_lock; /* see the lock order in cache/cache.h */
 
@@ -139,40 +128,6 @@ static inline size_t lpc_pool_touched_bytes(const struct lpc_pool *pool)
 					    memory_order_relaxed)
 	       << pool->page_shift;
 }
-
-/* Bytes of the arena given back to the kernel and not handed out since
- * (free frames on the trimmed list: not resident).  Context: any; a gauge. */
-static inline size_t lpc_pool_trimmed_bytes(const struct lpc_pool *pool)
-{
-	return (size_t)atomic_load_explicit(&((struct lpc_pool *)pool)->ntrimmed,
-					    memory_order_relaxed)
-	       << pool->page_shift;
-}
-
-/*
- * Giving memory back (pool.c TR1-TR4): takes up to `want` frames (at most a
- * batch) off the shared free list, advises their memory MADV_DONTNEED and
- * puts them on the trimmed list.  Return: how many.  Does nothing unless
- * trim_ok.  Context: the background reclaimer only (one trimmer per pool),
- * outside any read section, no lock held (takes reclaim_lock, then
- * free_lock).
- */
-uint32_t lpc_pool_trim(struct lpc_pool *pool, uint32_t want);
-
-/* Sets trim_ok where frames are whole base pages.  Context: at create,
- * before any thread knows the pool; only for backends that never pin
- * frames (not io_uring: its registered chunks). */
-void lpc_pool_trim_enable(struct lpc_pool *pool);
-
-/*
- * The allocator's take from the trimmed list (page/alloc.c shared_take,
- * after the free list, before fresh frames): unlinks up to `want` frames,
- * returning the chain head and its tail in *tail, and their number in
- * *got.  The frames read as zeros (or anything: no path trusts a free
- * frame's contents).  Context: free_lock held; nfree is the caller's.
- */
-struct lpc_page *lpc_pool_trimmed_take(struct lpc_pool *pool, unsigned want, unsigned *got,
-				       struct lpc_page **tail);
 
 /*
  * Maps nframes descriptors and frames of page_size bytes (a power of two),

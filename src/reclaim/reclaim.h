@@ -77,14 +77,6 @@ struct lpc_reclaim {
 	bool failed;   /* pthread_create failed: direct reclaim only */
 	bool stop;     /* destroy asks the thread to exit */
 	bool kick;     /* an allocator asked for a refill */
-
-	/* Trim (reclaimer.c): the reclaimer thread's own, read and written
-	 * by it alone.  trim_seen holds nfree at the last LPC_TRIM_TICKS
-	 * ticks (trim_ticks of them valid); trim_next is the next tick's
-	 * time (CLOCK_MONOTONIC, ns; 0: none due, the watch is off). */
-	uint32_t trim_seen[8];
-	unsigned trim_ticks;
-	uint64_t trim_next;
 };
 
 /* Installs eviction in pool (its evict and wake callbacks, watermarks and

@@ -75,22 +75,6 @@
  * no fence: it is a hint, and an allocation that finds nothing free takes
  * pending itself (page/alloc.c reclaim()).
  *
- * Trim (giving memory back, page/pool.c TR1-TR4): while the shared free
- * list holds more than `high` frames that were not given back yet, and
- * the pool allows it (trim_ok: no backend pins its frames), the idle
- * thread does not sleep for good but wakes every LPC_TRIM_TICK_MS and
- * notes nfree.  Once LPC_TRIM_TICKS ticks in a row saw at least m frames
- * free, m frames were not needed for that long: it gives back what of
- * them lies beyond `high` and is not given back yet (at most
- * LPC_TRIM_MAX_BATCHES batches a tick; the next tick goes on), so the
- * frames the cache keeps resident for the next allocations are the
- * watermark's (what a refill would make free anyway).  Nothing to give
- * back (the free list at or below `high` beside the trimmed frames): it
- * sleeps until woken, and the watch starts again from zero.  A process
- * whose cache never shrinks never ticks; one whose cache shrank ticks
- * until the excess is given back, then stops.  Only this thread trims:
- * it is the one trimmer that pool.c's steps ask for.
- *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
  */
@@ -104,15 +88,6 @@
 
 #define RECLAIM_BACKOFF_MIN_US 100u
 #define RECLAIM_BACKOFF_MAX_US 10000u
-/* Trim: a tick every LPC_TRIM_TICK_MS; frames free at LPC_TRIM_TICKS ticks
- * in a row (2 s) are given back, at most LPC_TRIM_MAX_BATCHES batches of
- * pool.c's a tick. */
-#define LPC_TRIM_TICK_MS 250u
-#define LPC_TRIM_TICKS 8u
-#define LPC_TRIM_MAX_BATCHES 64u
-_Static_assert(LPC_TRIM_TICKS <= sizeof(((struct lpc_reclaim *)0)->trim_seen) /
-					 sizeof(uint32_t),
-	       "trim_seen holds a window");
 
 static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 {
@@ -147,8 +122,6 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	r->started = r->failed = r->stop = r->kick = false;
-	r->trim_ticks = 0;
-	r->trim_next = 0;
 
 	pool->wake_below = r->low;
 	pool->alloc_wait_ms = alloc_wait_ms;
@@ -223,104 +196,6 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Free frames not given back beyond `high`: something to watch. */
-static bool trim_armed(struct lpc_reclaim *r)
-{
-	struct lpc_pool *c = r->pool;
-
-	return c->trim_ok &&
-	       free_frames(c) >
-		       (uint64_t)atomic_load_explicit(&c->ntrimmed, memory_order_relaxed) + r->high;
-}
-
-/* One tick of the watch: notes nfree; a full window gives back what stayed
- * free beyond `high` (the module comment).  Context: the reclaimer thread,
- * no lock held. */
-static void trim_tick(struct lpc_reclaim *r)
-{
-	struct lpc_pool *c = r->pool;
-	uint32_t m = UINT32_MAX, nt, want;
-
-	r->trim_seen[r->trim_ticks++ % LPC_TRIM_TICKS] = free_frames(c);
-	if (r->trim_ticks < LPC_TRIM_TICKS)
-		return;
-	for (unsigned i = 0; i < LPC_TRIM_TICKS; i++)
-		if (r->trim_seen[i] < m)
-			m = r->trim_seen[i];
-	nt = atomic_load_explicit(&c->ntrimmed, memory_order_relaxed);
-	if (m <= (uint64_t)nt + r->high)
-		return;
-	want = m - nt - r->high;
-	for (unsigned b = 0; want && b < LPC_TRIM_MAX_BATCHES; b++) {
-		uint32_t got = lpc_pool_trim(c, want);
-
-		if (!got)
-			break;
-		want = got < want ? want - got : 0;
-	}
-}
-
-/*
- * The watch's clock: runs a tick of it (without `lock`) when one is due and
- * says whether it did; with nothing to give back it stops the watch, which
- * starts again from zero.  Called where the thread would sleep and after
- * each refill, so a reclaimer that is kept busy (frees landing on pending
- * faster than a tick) still ticks: the watch measures time, not idleness.
- * Context: r->lock held (dropped and taken again when a tick runs).
- */
-static bool trim_poll(struct lpc_reclaim *r, uint64_t now)
-{
-	if (!trim_armed(r)) {
-		r->trim_next = 0;
-		r->trim_ticks = 0;
-		return false;
-	}
-	if (!r->trim_next)
-		r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
-	if (now < r->trim_next)
-		return false;
-	r->trim_next = now + (uint64_t)LPC_TRIM_TICK_MS * 1000000u;
-	pthread_mutex_unlock(&r->lock);
-	trim_tick(r);
-	pthread_mutex_lock(&r->lock);
-	return true;
-}
-
-/*
- * The idle thread's sleep: until woken, or, while the watch runs
- * (trim_poll), until its next tick.
- * Context: r->lock held (dropped and taken again).
- */
-static void idle_wait(struct lpc_reclaim *r)
-{
-	struct timespec ts;
-	uint64_t now = mono_ns(), d;
-
-	if (trim_poll(r, now))
-		return;
-	if (!r->trim_next) {
-		pthread_cond_wait(&r->cond, &r->lock);
-		return;
-	}
-	d = r->trim_next - now;
-	clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
-	ts.tv_sec += (time_t)(d / 1000000000u);
-	ts.tv_nsec += (long)(d % 1000000000u);
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	(void)pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-}
-
 static void *reclaimer_main(void *arg)
 {
 	struct lpc_reclaim *r = arg;
@@ -339,7 +214,7 @@ static void *reclaimer_main(void *arg)
 			if ((free_frames(r->pool) >= r->low &&
 			     pending_frames(r->pool) < r->batch) ||
 			    !t) {
-				idle_wait(r);
+				pthread_cond_wait(&r->cond, &r->lock);
 				continue;
 			}
 			atomic_store_explicit(&r->awake, true, memory_order_relaxed);
@@ -350,7 +225,6 @@ static void *reclaimer_main(void *arg)
 		if (refill(r, t)) {
 			backoff_us = 0;
 			pthread_mutex_lock(&r->lock);
-			(void)trim_poll(r, mono_ns());
 			continue;
 		}
 		/* Nothing evictable: back off before the next sweep. */

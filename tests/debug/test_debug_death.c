@@ -104,21 +104,6 @@ static void break_pending_chain(void)
 	lpc_rcu_read_unlock();
 }
 
-/* TRIM-FRAME-FREE: a frame in use on the free list, which the trimmer
- * would give back to the kernel under its user (page/pool.c TR1). */
-static void break_trim_in_use(void)
-{
-	struct lpc_page *p = private_page();
-
-	pthread_mutex_lock(&cache->pool.free_lock);
-	p->next = cache->pool.free; /* no free: ref 1, still ours */
-	cache->pool.free = p;
-	cache->pool.nfree++;
-	pthread_mutex_unlock(&cache->pool.free_lock);
-	cache->pool.trim_ok = true; /* whatever the backend */
-	lpc_pool_trim(&cache->pool, 1);
-}
-
 static void break_handed_twice(void)
 {
 	struct lpc_page *p = private_page(), *q;
@@ -768,7 +753,6 @@ static const struct {
 	{ "FREE-FRAME-REF", break_free_ref },
 	{ "FRAME-HANDED-OUT-TWICE", break_handed_twice },
 	{ "PENDING-CHAIN", break_pending_chain },
-	{ "TRIM-FRAME-FREE", break_trim_in_use },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
 	{ "IDENTITY-CHANGE", break_identity },
