@@ -455,7 +455,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
  * Readahead (readahead.c).  lpc_ra_on_miss: a miss of pages [index, index +
  * nr) (nr >= 1) is looked up among f's streams; returns how many pages to
  * read ahead after them (0: random, off, or busy) and sets *mark.
- * lpc_ra_on_mark: a hit cleared RA_MARK on page `index`: reads the stream's
+ * lpc_ra_on_mark: a lookup cleared RA_MARK on page `index` (a hit, or a page in flight): reads the stream's
  * next window.  lpc_ra_init: at open.  Context: no lock, outside a read
  * section (lpc_ra_on_mark reads).
  */
@@ -486,7 +486,7 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
 /* run.c: a window [start, end) read ahead alone: its absent pages (cached
  * ones skipped, never ending the window), in runs of at most run_max, each
  * run handed to the readahead threads (async, lockless mode) or read here;
- * RA_MARK on the first page read when mark_first.  Return: pages inserted;
+ * RA_MARK on the first page inserted when mark_first (set before its insert).  Return: pages inserted;
  * *queued: runs handed to the threads; *stop: where the window ended early
  * (no free frame, no share left: ra_worker.c Q5, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
  * job, by any thread; frees the job. */

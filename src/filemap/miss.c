@@ -363,10 +363,23 @@ int lpc_filemap_get_pages(struct lpc_file *f, uint64_t index, uint64_t nr,
 				counted = true;
 			}
 			lpc_yield_point(LPC_YP_M6);
-			/* A run still queued for the readahead threads is
-			 * read here rather than waited for (ra_worker.c Q6). */
-			if (!f->locked_lookup)
+			if (!f->locked_lookup) {
+				/* A page read ahead and still in flight with the
+				 * marker (set as it was inserted, run.c U3): the
+				 * next window starts now, before the wait, so it is
+				 * at the device while this one is (readahead.c A1).
+				 * LOCKED mode reads that window in this thread:
+				 * there the marker is taken after the wait. */
+				if (unlikely(flags & LPC_PG_RA_MARK) &&
+				    (atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA_MARK,
+							       memory_order_relaxed) &
+				     LPC_PG_RA_MARK))
+					lpc_ra_on_mark(f, index, t);
+				/* A run still queued for the readahead threads
+				 * is read here rather than waited for (ra_worker.c
+				 * Q6). */
 				(void)lpc_ra_steal(f, p, t);
+			}
 			lpc_page_wait_unlocked(p);				/* M6 */
 			flags = lpc_page_flags(p);
 #if LPC_DEBUG

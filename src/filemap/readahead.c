@@ -39,15 +39,23 @@
  *      slot, expecting [i + nr, ...).  So strided or backward access never
  *      reads ahead either
  * Marker (asynchronous windows).
- *   A1 a hit on a page with RA_MARK (lpc_filemap_get_pages; the optimistic
- *      and pin fast paths refuse such pages, at no cost: the same flag test)
- *      clears it with an atomic and: exactly one thread sees it set
+ *   A1 a lookup of a page with RA_MARK (lpc_filemap_get_pages: a hit, or a
+ *      page still in flight, before its M6 wait; the optimistic and pin
+ *      fast paths refuse such pages, at no cost: the same flag test)
+ *      clears it with an atomic and: exactly one thread sees it set.  The
+ *      marker is set as its page is inserted, before the read (run.c U3),
+ *      so a reader that catches up with a window still at the device
+ *      starts the next one at once, and two windows of the stream are in
+ *      flight together (the kernel's PG_readahead); set at the read's end,
+ *      the reader waited for the window first and the device had one
+ *      window at a time.  LOCKED mode takes the marker after the wait (the
+ *      window is read by this thread there)
  *   A2 that thread finds the stream whose last window holds the marker
  *      (next - size <= index < next) and is fresh (LPC_RA_FRESH), grows
  *      the window (S1's ramp), and reads [next, next + size): its absent pages, cached ones skipped
- *      (run.c W1), RA_MARK on the first page read, so that a reader that
- *      keeps going hits the next marker one window before the data runs
- *      out; a window with nothing absent counts nothing; a window that
+ *      (run.c W1), RA_MARK on the first page inserted, so that a reader
+ *      that keeps going hits the next marker one window before the data
+ *      runs out; a window with nothing absent counts nothing; a window that
  *      ended early (no free frame: run.c W1) moves the stream's next back
  *      to where it ended (lpc_ra_cut), so the reader's miss there
  *      continues the stream (S1) instead of starting one from ra_init

@@ -53,7 +53,7 @@
  * the rest of the window in runs): those pages are allocated from free frames only, above the
  * pool's readahead reserve (U2: LPC_ALLOC_NORECLAIM, page/pool.h), enter
  * UPTODATE with RA (inactive, unreferenced: CLOCK2 evicts them first unless
- * used), one of them with RA_MARK; one that a failed request did not fill is
+ * used), one of them with RA_MARK (from its insert, U3); one that a failed request did not fill is
  * dropped (U5a), never an error: nobody asked for it.
  * What meets a run in flight (U3-U5), page by page, as any page in flight:
  *  - lookups: lpc_page_find says -EAGAIN; get, pread and pin wait on the
@@ -123,12 +123,17 @@ static inline uint64_t lpc_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* run_start's mark for a window's first run: its first page inserted. */
+#define RUN_MARK_FIRST (UINT64_MAX - 1)
+
 /* U1-U3: *np pages inserted LOCKED at *indexp.. (0: nothing to read, for
- * nr 0).  Return: 0; -EEXIST (page *indexp was there, nr > 0); the
- * allocation's -ENOMEM for page 0 (nr > 0). */
+ * nr 0); the page at `mark` (RUN_MARK_FIRST: page *indexp; UINT64_MAX:
+ * none), if the run holds it, inserted with RA_MARK (U3).  Return: 0;
+ * -EEXIST (page *indexp was there, nr > 0); the allocation's -ENOMEM for
+ * page 0 (nr > 0). */
 static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t ra,
-		     struct lpc_tcache *t, unsigned alloc_flags, struct lpc_page **pages,
-		     uint64_t *np)
+		     uint64_t mark, struct lpc_tcache *t, unsigned alloc_flags,
+		     struct lpc_page **pages, uint64_t *np)
 {
 	struct lpc_pool *c = f->pool;
 	size_t ps = c->page_size;
@@ -192,9 +197,19 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	n = k;
 	rc = 0;
 
-	/* U3 */
-	for (k = 0; k < n; k++)
+	/* U3.  The marker is set before the insert, never after it: a reader
+	 * that finds the page in flight sees RA_MARK already and starts the
+	 * next window before it waits for this one (readahead.c A1), so two
+	 * windows of a stream are at the device at once (the kernel's
+	 * PG_readahead, set as the page enters the cache). */
+	if (mark == RUN_MARK_FIRST)
+		mark = index;
+	for (k = 0; k < n; k++) {
 		lpc_filemap_prep_miss(f, pages[k], index + k);
+		if (index + k == mark)
+			atomic_fetch_or_explicit(&pages[k]->flags, LPC_PG_RA_MARK,
+						 memory_order_relaxed);
+	}
 	lpc_yield_point(LPC_YP_M3);
 	if (f->locked_lookup)
 		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to U5 */
@@ -372,10 +387,9 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 			memset((char *)lpc_page_frame(pages[k]) + res[k], 0, ps - (size_t)res[k]);
 		lpc_count_add(t, LPC_C_READ_BYTES, (uint64_t)res[k]);
 		lpc_page_seq_write_end(pages[k]);
-		/* A read-ahead page: RA until its first use, and the window's
-		 * marker (readahead.c), in the same release. */
-		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | (k >= nr ? LPC_PG_RA : 0) |
-						      (index + k == mark ? LPC_PG_RA_MARK : 0));
+		/* A read-ahead page: RA until its first use, in the same
+		 * release (its marker, if any, was set at U3). */
+		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | (k >= nr ? LPC_PG_RA : 0));
 	}
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
@@ -408,7 +422,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
 	uint64_t n, rest = 0, from, stop;
 	unsigned queued = 0;
-	int rc = run_start(f, &index, nr, ra, t, alloc_flags, pages, &n);
+	int rc = run_start(f, &index, nr, ra, mark, t, alloc_flags, pages, &n);
 
 	if (rc || n == 0)
 		return rc;
@@ -592,7 +606,9 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 			break;
 		}
 		start = i;
-		if (run_start(f, &i, 0, got, t, 0, pages, &n) || n == 0) {
+		if (run_start(f, &i, 0, got, mark_first && total == 0 ? RUN_MARK_FIRST : UINT64_MAX,
+			      t, 0, pages, &n) ||
+		    n == 0) {
 			lpc_ra_unreserve(f->files, got, pool);
 			if (n == 0 && i > start)
 				continue; /* pages inserted since the skip: past them */

@@ -96,11 +96,13 @@ enum lpc_page_flag {
 	LPC_PG_PUBLISHED = 1u << 7,
 	LPC_PG_ACTIVE = 1u << 8,
 	LPC_PG_REMOVED = 1u << 9,
-	/* Readahead (filemap/readahead.c): RA_MARK is the async marker (a hit
-	 * that clears it starts the stream's next window); RA is a page read
-	 * ahead and not used yet (cleared by its first hit, counted; eviction
-	 * of a page still RA counts it wasted).  Both set at the read's unlock
-	 * (run.c U5), cleared with atomic and. */
+	/* Readahead (filemap/readahead.c): RA_MARK is the async marker (a
+	 * lookup that clears it, a hit or a wait on the page in flight,
+	 * starts the stream's next window), set as the page is inserted
+	 * (run.c U3); RA is a page read ahead and not used yet (cleared by
+	 * its first hit, counted; eviction of a page still RA counts it
+	 * wasted), set at the read's unlock (run.c U5).  Both cleared with
+	 * atomic and. */
 	LPC_PG_RA_MARK = 1u << 10,
 	LPC_PG_RA = 1u << 11,
 };

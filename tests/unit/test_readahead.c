@@ -16,12 +16,18 @@
  *    eviction), DONTNEED (dropped), and its -EINVAL cases;
  *  - a scan of a file 4x a full cache reads whole windows (the reclaimer's
  *    refill for readahead makes room for the next window);
+ *  - two windows of one sequential reader in flight at once: window N's
+ *    read held at a gate, the reader that reaches its first page (the
+ *    marker, set as the page was inserted) starts window N+1 before it
+ *    waits (readahead.c A1-A2);
  *  - every byte read is the file's (the null backend's pattern).
  * CLOCK2's scan resistance with readahead on is test_evict_scan's (it runs
  * with the default configuration).
  *
  * Usage: test_readahead [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
+#include <pthread.h>
+
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
 
@@ -604,6 +610,140 @@ static void t_full_cache_windows(void)
 	tst_cache_destroy(c);
 }
 
+/* A read gate by offset: while closed, every read that touches pages
+ * [lo, hi) is held there and counted (the device is slow on window N). */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t lo, hi;
+	unsigned entered;
+	bool closed;
+	const struct lpc_io_backend_ops *inner;
+	struct lpc_io_backend_ops ops;
+} gate = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void gate_pass(uint64_t off, size_t len)
+{
+	pthread_mutex_lock(&gate.mu);
+	if (gate.closed && off < gate.hi * PS && off + len > gate.lo * PS) {
+		gate.entered++;
+		pthread_cond_broadcast(&gate.cv);
+		while (gate.closed)
+			pthread_cond_wait(&gate.cv, &gate.mu);
+	}
+	pthread_mutex_unlock(&gate.mu);
+}
+
+static ssize_t gate_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t off,
+			 uint64_t index)
+{
+	gate_pass(off, len);
+	return gate.inner->read(f, buf, len, off, index);
+}
+
+static ssize_t gate_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
+			  uint64_t off, uint64_t index)
+{
+	size_t done = 0, len = 0;
+
+	for (int k = 0; k < iovcnt; k++)
+		len += iov[k].iov_len;
+	gate_pass(off, len);
+	if (gate.inner->readv)
+		return gate.inner->readv(f, iov, iovcnt, off, index);
+	for (int k = 0; k < iovcnt; k++) {
+		ssize_t r = gate.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
+					     index + (uint64_t)k);
+
+		if (r < 0)
+			return done ? (ssize_t)done : r;
+		done += (size_t)r;
+		if ((size_t)r < iov[k].iov_len)
+			break;
+	}
+	return (ssize_t)done;
+}
+
+static void gate_set(bool closed, uint64_t lo, uint64_t hi)
+{
+	pthread_mutex_lock(&gate.mu);
+	gate.closed = closed;
+	gate.lo = lo;
+	gate.hi = hi;
+	gate.entered = 0;
+	pthread_cond_broadcast(&gate.cv);
+	pthread_mutex_unlock(&gate.mu);
+}
+
+struct seq_reader {
+	struct tf *t;
+	uint64_t from, to;
+};
+
+static void *seq_reader_main(void *a)
+{
+	struct seq_reader *r = a;
+
+	for (uint64_t i = r->from; i < r->to; i++)
+		read_page(r->t, i);
+	return NULL;
+}
+
+/* Two windows of one sequential reader in flight at once, as the kernel
+ * keeps them (its PG_readahead is set as the page enters the cache).  Misses
+ * of pages 0 and 1 start the stream (window [1, 33), marker on 2); the hit
+ * on 2 reads [33, 97) with the marker on 33, and every read of [33, 97) is
+ * held at the gate.  A reader that goes on reaches page 33 in flight: it
+ * must start the next window, [97, 225), before it waits for 33, so page 97
+ * is cached (its read not gated) while page 33 is still locked.  When the
+ * marker was set only as window [33, 97)'s read completed, the reader waited
+ * on page 33 and nothing read [97, ...) until the gate opened. */
+static void t_two_windows_in_flight(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct seq_reader r;
+	struct tf t;
+	pthread_t th;
+	bool ahead = false;
+	uint32_t fl33 = 0;
+
+	gate_set(false, 0, 0);
+	gate.inner = c->io.ops;
+	gate.ops = *c->io.ops;
+	gate.ops.read = gate_read;
+	gate.ops.readv = gate_readv;
+	gate.ops.readv_batch = NULL; /* each run through readv: the gate sees it */
+	c->io.ops = &gate.ops;
+	mk_file(c, &t, 400);
+	read_page(&t, 0);
+	read_page(&t, 1);
+	CHECK(flags_of(t.f, 2) & LPC_PG_RA_MARK, "the sync window's marker on page 2");
+	gate_set(true, 33, 97);
+	r = (struct seq_reader){ .t = &t, .from = 2, .to = 120 };
+	REQUIRE(pthread_create(&th, NULL, seq_reader_main, &r) == 0);
+	/* Window N+1 [97, 225) cached while window N's read is held: at most
+	 * 5 s (it never comes with the marker set at completion). */
+	for (int ms = 0; ms < 5000 && !ahead; ms++) {
+		uint32_t fl97 = flags_of(t.f, 97);
+
+		fl33 = flags_of(t.f, 33);
+		ahead = (fl97 & LPC_PG_UPTODATE) && (fl33 & LPC_PG_LOCKED);
+		if (!ahead)
+			usleep(1000);
+	}
+	pthread_mutex_lock(&gate.mu);
+	CHECK(gate.entered >= 1, "window [33, 97)'s read reached the gate: %u", gate.entered);
+	pthread_mutex_unlock(&gate.mu);
+	CHECK(ahead, "window [97, 225) read while [33, 97) was in flight (page 33 flags 0x%x, "
+		     "page 97 flags 0x%x)", fl33, flags_of(t.f, 97));
+	CHECK(!(flags_of(t.f, 33) & LPC_PG_RA_MARK), "the reader took page 33's marker");
+	CHECK(flags_of(t.f, 97) & LPC_PG_RA_MARK, "window [97, 225)'s marker on its first page");
+	gate_set(false, 0, 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -620,5 +760,6 @@ int main(int argc, char **argv)
 	TST_RUN(t_many_streams());
 	TST_RUN(t_willneed_full());
 	TST_RUN(t_full_cache_windows());
+	TST_RUN(t_two_windows_in_flight());
 	return tst_finish();
 }
