@@ -48,6 +48,18 @@
  * refill takes at most an eighth of the shared free frames, and once fewer
  * than low_free remain, private frees go to the shared list.
  *
+ * Segments.  The shared list is a stack of segments of at most tbatch
+ * frames: a segment's head frame holds the next segment's head and its
+ * count (page.h fl, the descriptor's spare words, unused by a free frame),
+ * and its frames are chained by next, NULL after the last.  Whoever frees a
+ * chain cuts it into segments before it takes free_lock (the chain is its
+ * own: the reclaimer's drain, call_rcu's batch, reclaim()); under the lock
+ * a free pushes its segments and a refill pops one, O(1) either way.  Before,
+ * a refill walked tbatch cold descriptors under free_lock, and with two
+ * threads missing the lock was held long enough to be waited for (and, on a
+ * loaded machine, preempted in).  A take of fewer frames than the top
+ * segment holds (one frame, or a refill short of frames) walks that many.
+ *
  * Where a frame goes:
  *  - A private page (PUBLISHED clear: never in an index since it was
  *    allocated) has exactly one user, its owner.  lpc_page_free_private puts
@@ -113,22 +125,58 @@
 #define LPC_DIRECT_BATCHES 4   /* direct reclaim's effort per round */
 #define LPC_NOWAIT_ROUNDS 4    /* eviction rounds of a LPC_ALLOC_NOWAIT call */
 
+/* Pushes the segments first..last (heads, chained by fl.seg_next; n frames in
+ * all) on the shared list: O(1) under free_lock. */
+static void segs_push(struct lpc_pool *c, struct lpc_page *first, struct lpc_page *last,
+		      uint32_t n)
+{
+	pthread_mutex_lock(&c->free_lock);
+	last->fl.seg_next = c->free;
+	c->free = first;
+	atomic_store_explicit(&c->nfree, atomic_load_explicit(&c->nfree, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+}
+
 void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
+	struct lpc_page *first = NULL, *last = NULL, *q = head, *end = NULL;
+	uint32_t left = n;
+
 #if LPC_DEBUG
-	for (struct lpc_page *q = head;; q = q->next) {
-		lpc_debug_check(atomic_load_explicit(&q->ref, memory_order_relaxed) == 0,
-				"FREE-FRAME-REF", q, "frame put on the free list with ref != 0");
-		if (q == tail)
+	for (struct lpc_page *d = head;; d = d->next) {
+		lpc_debug_check(atomic_load_explicit(&d->ref, memory_order_relaxed) == 0,
+				"FREE-FRAME-REF", d, "frame put on the free list with ref != 0");
+		if (d == tail)
 			break;
 	}
 #endif
-	pthread_mutex_lock(&c->free_lock);
-	tail->next = c->free;
-	c->free = head;
-	c->nfree += n;
-	pthread_mutex_unlock(&c->free_lock);
+	/* Segments of at most tbatch frames, cut here, outside free_lock (the
+	 * chain is ours): a taker then pops one whole under the lock. */
+	while (left) {
+		uint32_t k = left < c->tbatch ? left : c->tbatch;
+		struct lpc_page *h = q, *t = q;
+
+		for (uint32_t i = 1; i < k; i++)
+			t = t->next;
+		left -= k;
+		if (left)
+			q = t->next;
+		t->next = NULL;
+		end = t;
+		h->fl.seg_n = k;
+		h->fl.seg_next = NULL;
+		if (last)
+			last->fl.seg_next = h;
+		else
+			first = h;
+		last = h;
+	}
+	lpc_debug_check(end == tail, "PENDING-CHAIN", head,
+			"chain of %u frames to free does not end at its tail", n);
+	if (first)
+		segs_push(c, first, last, n);
 }
 
 /* Rule PENDING-CHAIN (LPC_DEBUG): a chain put on or taken off pending is
@@ -423,15 +471,19 @@ void lpc_page_free_private(struct lpc_page *p)
 			tlist_exit();
 			return;
 		}
-		/* Too many kept: give a batch back to the shared list. */
+		/* Too many kept: give a batch back to the shared list, as one
+		 * segment. */
 		head = tail = t->free;
 		for (unsigned i = 1; i < c->tbatch; i++)
 			tail = tail->next;
 		t->free = tail->next;
+		tail->next = NULL;
+		head->fl.seg_n = c->tbatch;
+		head->fl.seg_next = NULL;
 		atomic_store_explicit(&t->nfree, n - c->tbatch, memory_order_relaxed);
 		/* Still inside S1-S3: a reclaimer that found nothing anywhere
 		 * must not have missed frames in our hands. */
-		lpc_page_free_chain(c, head, tail, c->tbatch);
+		segs_push(c, head, head, c->tbatch);
 		tlist_exit();
 		return;
 	}
@@ -474,21 +526,34 @@ static void page_init_private(struct lpc_page *p)
 /*
  * Fresh frames (pool.h: [fresh, nframes), never handed out).  The shared
  * list holds only frames that were handed out before; a taker that finds
- * fewer there than it wants carves the rest off the fresh range: it writes
- * their descriptors for the first time (id, pool, the chain) under
- * free_lock and advances fresh.  So a cache that holds k frames has written
- * k descriptors and k frames, whatever its budget (pool.c).  Who else reads
- * an uncarved descriptor: the evictor (E1) loads its ref, finds 0 and skips
- * it as free; page_init_private's release store of ref 1 orders the
+ * it empty carves frames off the fresh range: under free_lock it advances
+ * fresh (fresh_carve: the range is now its own, nobody else hands those
+ * frames out), and after the unlock it writes their descriptors for the
+ * first time (fresh_init: id, pool, the chain).  Those first writes fault
+ * the descriptor pages in, and a fault is a place to be preempted: never
+ * under free_lock, which every allocation and free of the cache waits for.
+ * So a cache that holds k frames has written k descriptors and k frames,
+ * whatever its budget (pool.c).  Who else reads an uncarved or reserved
+ * descriptor: the evictor (E1) and cache_busy load its ref, find 0 and
+ * skip it as free; page_init_private's release store of ref 1 orders the
  * carver's plain stores of id and pool before any evictor that sees 1.
- * Context: free_lock held.  Return: a chain of *got (<= want) frames.
+ * Context: free_lock held.  Return: the first of *got (<= want) frames.
  */
-static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned *got)
+static uint32_t fresh_carve(struct lpc_pool *c, unsigned want, unsigned *got)
 {
 	uint32_t first = atomic_load_explicit(&c->fresh, memory_order_relaxed);
 	uint32_t k = c->nframes - first < want ? c->nframes - first : want;
 
 	lpc_pool_hint_huge(c, first, first + k); /* before the first touch */
+	atomic_store_explicit(&c->fresh, first + k, memory_order_relaxed);
+	*got = k;
+	return first;
+}
+
+/* Context: frames [first, first + k) reserved by this thread, free_lock not
+ * held.  Return: their chain, NULL-terminated. */
+static struct lpc_page *fresh_init(struct lpc_pool *c, uint32_t first, unsigned k)
+{
 	for (uint32_t i = first; i < first + k; i++) {
 		struct lpc_page *p = &c->pages[i];
 
@@ -499,51 +564,56 @@ static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned 
 		atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
 	}
-	atomic_store_explicit(&c->fresh, first + k, memory_order_relaxed);
-	*got = k;
 	return k ? &c->pages[first] : NULL;
 }
 
-/* Takes up to `want` frames from the shared list, then from the fresh
+/* Takes up to `want` frames from the shared list, else from the fresh
  * range, leaving at least `keep` free (readahead's reserve: 0 for any
- * other allocation).  Return: the chain. */
+ * other allocation).  The top segment whole when it is no longer than
+ * `want` (a refill's usual case: one pop, no walk under the lock), else
+ * `want` frames off its front.  Return: the chain, NULL-terminated. */
 static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, uint32_t keep,
 				    unsigned *got)
 {
-	struct lpc_page *head, *tail = NULL, *p;
-	unsigned n = 0, k;
+	struct lpc_page *head = NULL, *tail, *s;
+	uint32_t nfree, first = 0;
+	unsigned n;
 
 	pthread_mutex_lock(&c->free_lock);
-	if (c->nfree <= keep) {
+	nfree = atomic_load_explicit(&c->nfree, memory_order_relaxed);
+	if (nfree <= keep) {
 		pthread_mutex_unlock(&c->free_lock);
 		*got = 0;
 		return NULL;
 	}
 	/* Take a batch for this thread's list only while frames are plenty:
 	 * a thread's hoard is then at most an eighth of what was free. */
-	if (want > c->nfree / 8)
-		want = c->nfree / 8 ? c->nfree / 8 : 1;
-	if (want > c->nfree - keep)
-		want = c->nfree - keep;
-	head = c->free;
-	for (p = head; p && n < want; p = p->next) {
-		tail = p;
-		n++;
-	}
-	if (n) {
+	if (want > nfree / 8)
+		want = nfree / 8 ? nfree / 8 : 1;
+	if (want > nfree - keep)
+		want = nfree - keep;
+	s = c->free;
+	if (s && s->fl.seg_n <= want) {
+		head = s;
+		n = s->fl.seg_n;
+		c->free = s->fl.seg_next;
+	} else if (s) {
+		/* Split: the rest stays a segment, headed by the frame after
+		 * the last one taken. */
+		head = tail = s;
+		for (n = 1; n < want; n++)
+			tail = tail->next;
 		c->free = tail->next;
+		c->free->fl.seg_n = s->fl.seg_n - n;
+		c->free->fl.seg_next = s->fl.seg_next;
 		tail->next = NULL;
+	} else {
+		first = fresh_carve(c, want, &n);
 	}
-	if (n < want) {
-		p = fresh_carve(c, want - n, &k);
-		if (tail)
-			tail->next = p;
-		else
-			head = p;
-		n += k;
-	}
-	c->nfree -= n;
+	atomic_store_explicit(&c->nfree, nfree - n, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
+	if (!s)
+		head = fresh_init(c, first, n);
 	*got = n;
 	return n ? head : NULL;
 }
