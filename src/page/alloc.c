@@ -571,7 +571,7 @@ static void debug_segment(const struct lpc_page *head, uint32_t n)
 		k++;
 	lpc_debug_check(k == n, "SEG-COUNT", head,
 			"segment counted %u frames, its chain holds %s%u", n, k > n ? "more than " : "",
-			k);
+			k > n ? n : k);
 #else
 	(void)head;
 	(void)n;

@@ -99,8 +99,8 @@
 #                  any test that truncates)
 #   seg-split-count  alloc.c: a split of the shared list's top segment
 #                  counts the rest one short (SP2; rule SEG-COUNT when the
-#                  rest is taken, or in lpc_pool_census: stress_mixed).  Not
-#                  in --quick.
+#                  rest is taken: stress_alloc and stress_mixed, seconds
+#                  into each).  Not in --quick.
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
