@@ -10,6 +10,7 @@
 #include "filemap/filemap.h"
 
 #define GANG 16
+#define INVAL_CHAIN 256 /* pages lpc_invalidate hands to pending at once */
 
 bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
@@ -94,7 +95,9 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 	uint64_t first, last;
 	void *pages[GANG];
 	uint64_t idx[GANG];
-	unsigned n;
+	struct lpc_page *head = NULL, *tail = NULL;
+	uint32_t k = 0;
+	unsigned n, seen = 0;
 	int dropped = 0;
 
 	if (unlikely(!f))
@@ -109,17 +112,23 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 	else
 		last = (off + len - 1) >> f->page_shift;
 
+	/* A gang at a time under the index lock; the freed frames go to
+	 * pending in chains of up to INVAL_CHAIN pages, one take of the free
+	 * list's lock each.  From the first freeze (A) of a chain to its
+	 * pending list (C), one read section: a reclaimer's grace period
+	 * waits for the frames in transit (page/alloc.c).  A section also
+	 * ends after INVAL_CHAIN pages visited, freed or not: over a range
+	 * whose pages are held, locked or dirty, a section bounded by pages
+	 * freed alone spanned the whole call (every gang and index lock;
+	 * in LOCKED mode the rwlock waits for reads at the device), and
+	 * every grace period, so every allocation that needs one, waited
+	 * for all of it. */
+	lpc_rcu_read_lock();
 	for (;;) {
-		struct lpc_page *head = NULL, *tail = NULL;
-		uint32_t k = 0;
+		bool done;
 
-		/* A gang at a time: one read section, one take of the index
-		 * lock and one of the free list's for up to GANG pages.  From
-		 * the first freeze (A) to the pending list (C) in that read
-		 * section: a reclaimer's grace period waits for the frames in
-		 * transit (page/alloc.c). */
-		lpc_rcu_read_lock();
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
+		seen += n;
 		if (n && idx[0] <= last) {
 			lpc_file_index_lock(f);
 			for (unsigned i = 0; i < n && idx[i] <= last; i++) {
@@ -136,14 +145,22 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 				k++;
 			}
 			lpc_file_index_unlock(f);
+		}
+		done = n < GANG || idx[n - 1] >= last;
+		if (done || seen >= INVAL_CHAIN) { /* k <= seen */
 			if (k)
 				lpc_page_free_removed_chain(f->pool, head, tail, k); /* C */
+			lpc_rcu_read_unlock();
+			if (dropped < INT32_MAX)
+				dropped = k > (uint32_t)(INT32_MAX - dropped) ? INT32_MAX
+									 : dropped + (int)k;
+			head = tail = NULL;
+			k = 0;
+			seen = 0;
+			if (done)
+				break;
+			lpc_rcu_read_lock();
 		}
-		lpc_rcu_read_unlock();
-		if (dropped < INT32_MAX)
-			dropped = k > (uint32_t)(INT32_MAX - dropped) ? INT32_MAX : dropped + (int)k;
-		if (n < GANG || idx[n - 1] >= last)
-			break;
 		first = idx[n - 1] + 1;
 	}
 	/* The frames wait on pending for a grace period: the reclaimer's

@@ -48,6 +48,51 @@
  * refill takes at most an eighth of the shared free frames, and once fewer
  * than low_free remain, private frees go to the shared list.
  *
+ * Segments.  The shared list is a stack of segments of at most tbatch
+ * frames: a segment's head frame holds the next segment's head and its
+ * count (page.h fl, the descriptor's spare words, unused by a free frame),
+ * and its frames are chained by next, NULL after the last.  Whoever frees a
+ * chain cuts it into segments before it takes free_lock (the chain is its
+ * own: the reclaimer's drain, call_rcu's batch, reclaim()); under the lock
+ * a free pushes its segments and a refill pops one, O(1) either way.  Before,
+ * a refill walked tbatch cold descriptors under free_lock, and with two
+ * threads missing the lock was held long enough to be waited for (and, on a
+ * loaded machine, preempted in).  A take of fewer frames than the top
+ * segment holds (one frame, or a refill short of frames) walks that many.
+ * Steps (the chain's owner O frees, a taker T takes):
+ *   SG1 O cuts its chain, outside free_lock (nobody else reaches it: a
+ *       drain's, a call_rcu batch's, reclaim()'s, a thread's give-back or
+ *       exit), into segments of 1..tbatch frames: each head's fl.seg_n is
+ *       its count, fl.seg_next the next head, next NULL after each
+ *       segment's last frame (lpc_page_free_chain; a give-back is one).
+ *   SG2 Under free_lock O pushes them (the last head's seg_next = free,
+ *       free = the first head) and adds their frames to nfree.
+ *   SP1 Under free_lock T takes the top segment whole when seg_n <= want
+ *       (free = its seg_next); else splits it: walks `want` frames,
+ *   SP2 makes the frame after the last one taken the rest's head (seg_n
+ *       less what it took, the same seg_next) and free,
+ *   SP3 and ends its own part (the last taken frame's next = NULL);
+ *       with no segment at all it reserves fresh frames (fresh_carve).
+ *       It subtracts what it took from nfree before the unlock.
+ *   SG3 After the unlock the chain is T's alone (fresh_init writes the
+ *       reserved descriptors).  fl is read and written only in SG1, SG2
+ *       and SP1-SP3: a frame's spare words mean nothing once it is taken.
+ * Invariant under free_lock (rule SEG-COUNT, on each segment taken and in
+ * lpc_pool_census): every segment's chain is seg_n long, and the frames on
+ * the segments plus the fresh ones are nfree.
+ *
+ * Counting the frames (lpc_pool_census, for tests and the debug rule
+ * FRAMES-ACCOUNTED).  A free frame is on a segment, fresh, on a thread's
+ * private list, on pending, or in transit: in a call_rcu batch, a drain's
+ * or a reclaim()'s hands (batches_in_flight, reclaim_lock), or a free's
+ * between its decrement and its list.  Only a census that sees none in
+ * transit can add them up: reading nfree (lpc_stats) and npending in two
+ * sections, with a drain taking pending between the two, counts the
+ * drain's frames in neither (the reclaimer runs a drain whenever an
+ * invalidate leaves a batch pending, at any time after it: that was the
+ * "frames missing once the cache was quiet" that stress_mixed reported,
+ * regress_quiet_drain.c).
+ *
  * Where a frame goes:
  *  - A private page (PUBLISHED clear: never in an index since it was
  *    allocated) has exactly one user, its owner.  lpc_page_free_private puts
@@ -105,6 +150,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "page/pool.h"
@@ -113,22 +159,58 @@
 #define LPC_DIRECT_BATCHES 4   /* direct reclaim's effort per round */
 #define LPC_NOWAIT_ROUNDS 4    /* eviction rounds of a LPC_ALLOC_NOWAIT call */
 
+/* Pushes the segments first..last (heads, chained by fl.seg_next; n frames in
+ * all) on the shared list: O(1) under free_lock. */
+static void segs_push(struct lpc_pool *c, struct lpc_page *first, struct lpc_page *last,
+		      uint32_t n)
+{
+	pthread_mutex_lock(&c->free_lock);
+	last->fl.seg_next = c->free;					/* SG2 */
+	c->free = first;
+	atomic_store_explicit(&c->nfree, atomic_load_explicit(&c->nfree, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+}
+
 void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
+	struct lpc_page *first = NULL, *last = NULL, *q = head, *end = NULL;
+	uint32_t left = n;
+
 #if LPC_DEBUG
-	for (struct lpc_page *q = head;; q = q->next) {
-		lpc_debug_check(atomic_load_explicit(&q->ref, memory_order_relaxed) == 0,
-				"FREE-FRAME-REF", q, "frame put on the free list with ref != 0");
-		if (q == tail)
+	for (struct lpc_page *d = head;; d = d->next) {
+		lpc_debug_check(atomic_load_explicit(&d->ref, memory_order_relaxed) == 0,
+				"FREE-FRAME-REF", d, "frame put on the free list with ref != 0");
+		if (d == tail)
 			break;
 	}
 #endif
-	pthread_mutex_lock(&c->free_lock);
-	tail->next = c->free;
-	c->free = head;
-	c->nfree += n;
-	pthread_mutex_unlock(&c->free_lock);
+	/* Segments of at most tbatch frames, cut here, outside free_lock (the
+	 * chain is ours): a taker then pops one whole under the lock. */
+	while (left) {							/* SG1 */
+		uint32_t k = left < c->tbatch ? left : c->tbatch;
+		struct lpc_page *h = q, *t = q;
+
+		for (uint32_t i = 1; i < k; i++)
+			t = t->next;
+		left -= k;
+		if (left)
+			q = t->next;
+		t->next = NULL;
+		end = t;
+		h->fl.seg_n = k;
+		h->fl.seg_next = NULL;
+		if (last)
+			last->fl.seg_next = h;
+		else
+			first = h;
+		last = h;
+	}
+	lpc_debug_check(end == tail, "PENDING-CHAIN", head,
+			"chain of %u frames to free does not end at its tail", n);
+	if (first)
+		segs_push(c, first, last, n);
 }
 
 /* Rule PENDING-CHAIN (LPC_DEBUG): a chain put on or taken off pending is
@@ -423,15 +505,19 @@ void lpc_page_free_private(struct lpc_page *p)
 			tlist_exit();
 			return;
 		}
-		/* Too many kept: give a batch back to the shared list. */
+		/* Too many kept: give a batch back to the shared list, as one
+		 * segment. */
 		head = tail = t->free;
 		for (unsigned i = 1; i < c->tbatch; i++)
 			tail = tail->next;
 		t->free = tail->next;
+		tail->next = NULL;
+		head->fl.seg_n = c->tbatch;
+		head->fl.seg_next = NULL;
 		atomic_store_explicit(&t->nfree, n - c->tbatch, memory_order_relaxed);
 		/* Still inside S1-S3: a reclaimer that found nothing anywhere
 		 * must not have missed frames in our hands. */
-		lpc_page_free_chain(c, head, tail, c->tbatch);
+		segs_push(c, head, head, c->tbatch);
 		tlist_exit();
 		return;
 	}
@@ -471,24 +557,58 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->ref, 1, memory_order_release);
 }
 
+/* Rule SEG-COUNT (LPC_DEBUG): a segment taken off the shared list whole is
+ * seg_n frames chained by next, NULL after the last (a count that is not its
+ * chain's length loses the frames past it, or hands out a frame twice, and
+ * nfree no longer adds up: "Segments" above). */
+static void debug_segment(const struct lpc_page *head, uint32_t n)
+{
+#if LPC_DEBUG
+	const struct lpc_page *q = head;
+	uint32_t k = 0;
+
+	for (; q && k <= n; q = q->next)
+		k++;
+	lpc_debug_check(k == n, "SEG-COUNT", head,
+			"segment counted %u frames, its chain holds %s%u", n, k > n ? "more than " : "",
+			k > n ? n : k);
+#else
+	(void)head;
+	(void)n;
+#endif
+}
+
 /*
  * Fresh frames (pool.h: [fresh, nframes), never handed out).  The shared
  * list holds only frames that were handed out before; a taker that finds
- * fewer there than it wants carves the rest off the fresh range: it writes
- * their descriptors for the first time (id, pool, the chain) under
- * free_lock and advances fresh.  So a cache that holds k frames has written
- * k descriptors and k frames, whatever its budget (pool.c).  Who else reads
- * an uncarved descriptor: the evictor (E1) loads its ref, finds 0 and skips
- * it as free; page_init_private's release store of ref 1 orders the
+ * it empty carves frames off the fresh range: under free_lock it advances
+ * fresh (fresh_carve: the range is now its own, nobody else hands those
+ * frames out), and after the unlock it writes their descriptors for the
+ * first time (fresh_init: id, pool, the chain).  Those first writes fault
+ * the descriptor pages in, and a fault is a place to be preempted: never
+ * under free_lock, which every allocation and free of the cache waits for.
+ * So a cache that holds k frames has written k descriptors and k frames,
+ * whatever its budget (pool.c).  Who else reads an uncarved or reserved
+ * descriptor: the evictor (E1) and cache_busy load its ref, find 0 and
+ * skip it as free; page_init_private's release store of ref 1 orders the
  * carver's plain stores of id and pool before any evictor that sees 1.
- * Context: free_lock held.  Return: a chain of *got (<= want) frames.
+ * Context: free_lock held.  Return: the first of *got (<= want) frames.
  */
-static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned *got)
+static uint32_t fresh_carve(struct lpc_pool *c, unsigned want, unsigned *got)
 {
 	uint32_t first = atomic_load_explicit(&c->fresh, memory_order_relaxed);
 	uint32_t k = c->nframes - first < want ? c->nframes - first : want;
 
 	lpc_pool_hint_huge(c, first, first + k); /* before the first touch */
+	atomic_store_explicit(&c->fresh, first + k, memory_order_relaxed);
+	*got = k;
+	return first;
+}
+
+/* Context: frames [first, first + k) reserved by this thread, free_lock not
+ * held.  Return: their chain, NULL-terminated. */
+static struct lpc_page *fresh_init(struct lpc_pool *c, uint32_t first, unsigned k)
+{
 	for (uint32_t i = first; i < first + k; i++) {
 		struct lpc_page *p = &c->pages[i];
 
@@ -499,51 +619,60 @@ static struct lpc_page *fresh_carve(struct lpc_pool *c, unsigned want, unsigned 
 		atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
 #endif
 	}
-	atomic_store_explicit(&c->fresh, first + k, memory_order_relaxed);
-	*got = k;
 	return k ? &c->pages[first] : NULL;
 }
 
-/* Takes up to `want` frames from the shared list, then from the fresh
+/* Takes up to `want` frames from the shared list, else from the fresh
  * range, leaving at least `keep` free (readahead's reserve: 0 for any
- * other allocation).  Return: the chain. */
+ * other allocation).  The top segment whole when it is no longer than
+ * `want` (a refill's usual case: one pop, no walk under the lock), else
+ * `want` frames off its front.  Return: the chain, NULL-terminated. */
 static struct lpc_page *shared_take(struct lpc_pool *c, unsigned want, uint32_t keep,
 				    unsigned *got)
 {
-	struct lpc_page *head, *tail = NULL, *p;
-	unsigned n = 0, k;
+	struct lpc_page *head = NULL, *tail, *s;
+	uint32_t nfree, first = 0;
+	unsigned n;
 
 	pthread_mutex_lock(&c->free_lock);
-	if (c->nfree <= keep) {
+	nfree = atomic_load_explicit(&c->nfree, memory_order_relaxed);
+	if (nfree <= keep) {
 		pthread_mutex_unlock(&c->free_lock);
 		*got = 0;
 		return NULL;
 	}
 	/* Take a batch for this thread's list only while frames are plenty:
 	 * a thread's hoard is then at most an eighth of what was free. */
-	if (want > c->nfree / 8)
-		want = c->nfree / 8 ? c->nfree / 8 : 1;
-	if (want > c->nfree - keep)
-		want = c->nfree - keep;
-	head = c->free;
-	for (p = head; p && n < want; p = p->next) {
-		tail = p;
-		n++;
+	if (want > nfree / 8)
+		want = nfree / 8 ? nfree / 8 : 1;
+	if (want > nfree - keep)
+		want = nfree - keep;
+	s = c->free;
+	if (s && s->fl.seg_n <= want) {					/* SP1 */
+		head = s;
+		n = s->fl.seg_n;
+		c->free = s->fl.seg_next;
+	} else if (s) {
+		/* Split: the rest stays a segment, headed by the frame after
+		 * the last one taken (SP1-SP3 above). */
+		head = tail = s;
+		for (n = 1; n < want; n++)
+			tail = tail->next;
+		lpc_debug_check(tail->next != NULL, "SEG-COUNT", s,
+				"segment of %u frames ends after %u", s->fl.seg_n, n);
+		c->free = tail->next;					/* SP2 */
+		c->free->fl.seg_n = s->fl.seg_n - n;
+		c->free->fl.seg_next = s->fl.seg_next;
+		tail->next = NULL;					/* SP3 */
+	} else {
+		first = fresh_carve(c, want, &n);
 	}
-	if (n) {
-		c->free = tail->next;
-		tail->next = NULL;
-	}
-	if (n < want) {
-		p = fresh_carve(c, want - n, &k);
-		if (tail)
-			tail->next = p;
-		else
-			head = p;
-		n += k;
-	}
-	c->nfree -= n;
+	atomic_store_explicit(&c->nfree, nfree - n, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
+	if (!s)
+		head = fresh_init(c, first, n);				/* SG3 */
+	else
+		debug_segment(head, n); /* ours now: walked outside the lock */
 	*got = n;
 	return n ? head : NULL;
 }
@@ -701,6 +830,72 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 unlock:
 	pthread_mutex_unlock(&c->reclaim_lock);
 	return rc;
+}
+
+struct census_arg {
+	uint32_t nframes;
+	uint32_t frames, counted;
+};
+
+static void census_block(struct lpc_tcache *t, void *arg)
+{
+	struct census_arg *a = arg;
+	uint32_t k = 0, n = atomic_load_explicit(&t->nfree, memory_order_relaxed);
+
+	for (struct lpc_page *q = t->free; q && k <= a->nframes; q = q->next)
+		k++;
+	lpc_debug_check(k == n, "SEG-COUNT", t->free,
+			"a thread's private list holds %u frames, counted %u", k, n);
+	a->frames += k;
+	a->counted += n;
+}
+
+int lpc_pool_census(struct lpc_pool *c, uint32_t in_use, struct lpc_pool_census *out)
+{
+	struct census_arg a = { .nframes = c->nframes, .frames = 0, .counted = 0 };
+	uint32_t fresh, nfree, k = 0;
+
+	memset(out, 0, sizeof(*out));
+	/* No drain or reclaim() holds frames while we hold reclaim_lock (both
+	 * keep it from their take to their free list); trylock, so that a
+	 * test may call this with a drain parked (regress_quiet_drain). */
+	if (pthread_mutex_trylock(&c->reclaim_lock) != 0)
+		return -EAGAIN;
+	lpc_towner_for_each(&c->owner, census_block, &a);
+	pthread_mutex_lock(&c->free_lock);
+	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
+		pthread_mutex_unlock(&c->free_lock);
+		pthread_mutex_unlock(&c->reclaim_lock);
+		return -EAGAIN; /* a call_rcu batch not yet on the shared list */
+	}
+	fresh = atomic_load_explicit(&c->fresh, memory_order_relaxed);
+	nfree = atomic_load_explicit(&c->nfree, memory_order_relaxed);
+	for (struct lpc_page *s = c->free; s && out->shared <= c->nframes; s = s->fl.seg_next) {
+		k = 0;
+		for (struct lpc_page *q = s; q && k <= c->nframes; q = q->next)
+			k++;
+		lpc_debug_check(k == s->fl.seg_n && k >= 1 && k <= c->tbatch, "SEG-COUNT", s,
+				"segment of %u frames (1..%u) holds %u", s->fl.seg_n, c->tbatch, k);
+		out->shared += k;
+	}
+	for (struct lpc_page *q = c->pending; q && out->pending <= c->nframes; q = q->next)
+		out->pending++;
+	out->fresh = c->nframes - fresh;
+	out->counted = nfree + a.counted + atomic_load_explicit(&c->npending, memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+	pthread_mutex_unlock(&c->reclaim_lock);
+	out->private_frames = a.frames;
+	lpc_debug_check(out->shared + out->fresh == nfree, "SEG-COUNT", NULL,
+			"%u frames on the segments + %u fresh, nfree %u", out->shared, out->fresh,
+			nfree);
+	out->total = out->shared + out->fresh + out->private_frames + out->pending;
+	lpc_debug_check(out->total + in_use == c->nframes && out->counted == out->total,
+			"FRAMES-ACCOUNTED", NULL,
+			"quiet pool: %u shared + %u fresh + %u private + %u pending (counted %u)"
+			" + %u in use != %u frames",
+			out->shared, out->fresh, out->private_frames, out->pending, out->counted, in_use,
+			c->nframes);
+	return 0;
 }
 
 static uint64_t now_ns(void)

@@ -116,7 +116,19 @@ struct lpc_page {
 	struct lpc_file *_Atomic file;
 	_Atomic uint64_t index;
 	struct lpc_page *next;
-	uint64_t spare[2]; /* LRU state comes with a later step; pins are a bias on ref */
+	union {
+		uint64_t spare[2]; /* LRU state comes with a later step; pins are a bias on ref */
+		/* A free frame at the head of a segment of the pool's shared
+		 * free list (page/alloc.c "Segments"): the next segment's
+		 * head, and how many frames this one chains by next.  Only
+		 * the allocator reads or writes them, under free_lock or on
+		 * a chain that is its own. */
+		struct {
+			struct lpc_page *seg_next;
+			uint32_t seg_n;
+			uint32_t seg_pad;
+		} fl;
+	};
 #if LPC_DEBUG
 	/* Debug builds only (core/debug.h); a second cache line. */
 	_Atomic uint32_t dbg_state;    /* enum lpc_debug_state */

@@ -196,6 +196,24 @@ void lpc_page_pending_kick(struct lpc_pool *pool);
 void lpc_page_free_chain(struct lpc_pool *pool, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n);
 
+/*
+ * Counts every free frame where it lies (alloc.c, "Counting the frames"):
+ * on the shared list's segments, fresh, on the threads' private lists, on
+ * pending; and the pool's counters of them (nfree + the threads' nfree +
+ * npending) in `counted`.  Checks (LPC_DEBUG) rule SEG-COUNT (each list's
+ * chain is as long as its count) and FRAMES-ACCOUNTED (total + in_use ==
+ * nframes, counted == total).  Return: 0; -EAGAIN while frames are in
+ * transit (a call_rcu batch, a drain or a reclaim() holds some: try again).
+ * Context: quiet (tests): no thread allocates or frees meanwhile, in_use
+ * frames are held; outside any read section, no lock held.
+ */
+struct lpc_pool_census {
+	uint32_t shared, fresh, private_frames, pending;
+	uint32_t total;   /* the four above */
+	uint32_t counted; /* nfree + the threads' nfree + npending */
+};
+int lpc_pool_census(struct lpc_pool *pool, uint32_t in_use, struct lpc_pool_census *out);
+
 /* The pool's thread_exit (core/thread.h): returns the block's private free
  * frames to the shared list.  Context: lpc_threads_lock. */
 void lpc_pool_thread_exit(struct lpc_tcache *t);

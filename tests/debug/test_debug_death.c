@@ -104,6 +104,31 @@ static void break_pending_chain(void)
 	lpc_rcu_read_unlock();
 }
 
+/* SEG-COUNT: a segment of the shared free list whose count is not its
+ * chain's length (a split that miscounts the rest: page/alloc.c SP2). */
+static void break_seg_count(void)
+{
+	struct lpc_page *p = private_page();
+	struct lpc_pool_census cs;
+
+	atomic_store(&p->ref, 0); /* as a free leaves it */
+	lpc_page_free_chain(&cache->pool, p, p, 1);
+	pthread_mutex_lock(&cache->pool.free_lock);
+	p->fl.seg_n = 2;
+	pthread_mutex_unlock(&cache->pool.free_lock);
+	(void)lpc_pool_census(&cache->pool, 0, &cs);
+}
+
+/* FRAMES-ACCOUNTED: a quiet pool short of a frame (one handed out and
+ * counted as in use by nobody: a lost frame). */
+static void break_frames_accounted(void)
+{
+	struct lpc_pool_census cs;
+
+	(void)private_page();
+	(void)lpc_pool_census(&cache->pool, 0, &cs);
+}
+
 static void break_handed_twice(void)
 {
 	struct lpc_page *p = private_page(), *q;
@@ -753,6 +778,8 @@ static const struct {
 	{ "FREE-FRAME-REF", break_free_ref },
 	{ "FRAME-HANDED-OUT-TWICE", break_handed_twice },
 	{ "PENDING-CHAIN", break_pending_chain },
+	{ "SEG-COUNT", break_seg_count },
+	{ "FRAMES-ACCOUNTED", break_frames_accounted },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
 	{ "IDENTITY-CHANGE", break_identity },

@@ -97,6 +97,10 @@
 #                  file's write pins before it takes its locks (wpin.c WC6;
 #                  rule WPIN-GATE, checked by truncate.c under its locks:
 #                  any test that truncates)
+#   seg-split-count  alloc.c: a split of the shared list's top segment
+#                  counts the rest one short (SP2; rule SEG-COUNT when the
+#                  rest is taken: stress_alloc and stress_mixed, seconds
+#                  into each).  Not in --quick.
 #   drain-no-grace alloc.c: lpc_page_pending_drain frees the evicted frames
 #                  without its grace period (T2; rule GRACE-PERIOD).  Not
 #                  in --quick: test_evict_pending and the stress tests run
@@ -146,6 +150,7 @@ mutants=(
 	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
+	'seg-split-count|src/page/alloc.c|s@^\t\tc->free->fl.seg_n = s->fl.seg_n - n;@\t\tc->free->fl.seg_n = s->fl.seg_n - n - 1; /* MUTANT: SP2 miscounts the rest */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = lpc_wb_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; lpc_wb_extend(f, off + done); /* MUTANT */@'
 	'size-raise-unlocked|src/writeback/write.c|s@^\tpthread_mutex_lock(\&f->size_lock);@\t(void)0; /* MUTANT: SZ1 without size_lock */@;s@^\tpthread_mutex_unlock(\&f->size_lock);@\t(void)0; /* MUTANT */@'
@@ -174,7 +179,7 @@ mutants=(
 # mutants), which runs every mutant.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
-	free-in-flight pending-tail-stale
+	free-in-flight pending-tail-stale seg-split-count
 	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
 	stream-twice stream-bound handle-no-park
 	no-p4 pin-plain-inc evict-check-then-store dirty-late no-redirty opt-no-slot-check)
