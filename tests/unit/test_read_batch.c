@@ -57,6 +57,21 @@ static void expect_page(bool null, uint64_t id, uint64_t index, size_t len, unsi
 
 /* One backend: the runs of a batch, then a fault in one run, then a short
  * one.  user: the file is over tub_ops (a user backend). */
+/* The batch's end callback (io.h lpc_io_readv_batch): how often each run
+ * was ended, and its result then. */
+static int ends[5];
+static ssize_t end_res[5];
+
+static void count_end(void *arg, struct lpc_io_rrun *w)
+{
+	long i = w - (struct lpc_io_rrun *)arg;
+
+	if (i >= 0 && i < 5) {
+		ends[i]++;
+		end_res[i] = w->res;
+	}
+}
+
 static void batch_on(int backend, bool user, const char *path)
 {
 	struct lpc_cache *c = mk(backend, 64);
@@ -115,7 +130,14 @@ static void batch_on(int backend, bool user, const char *path)
 		}
 		if (pass)
 			REQUIRE(lpc_io_fault_set(&c->io, &ft) == 0);
-		lpc_io_readv_batch(&c->io, &f->io, runs, 5, &fb);
+		memset(ends, 0, sizeof(ends));
+		lpc_io_readv_batch(&c->io, &f->io, runs, 5, &fb, count_end, runs);
+		/* io.c RB5: every run ended once, with its final result. */
+		for (int r = 0; r < 5; r++) {
+			CHECK_EQ(ends[r], 1, "%s pass %d: run %d ended once", name, pass, r);
+			CHECK_EQ(end_res[r], runs[r].res, "%s pass %d: run %d's result at its end",
+				 name, pass, r);
+		}
 		if (pass)
 			CHECK_EQ(lpc_io_faults_fired(&c->io), 1, "%s pass %d: one fault", name, pass);
 		lpc_io_fault_set(&c->io, NULL);
