@@ -42,7 +42,7 @@ static struct {
 	_Atomic unsigned reqs, einvals;
 	const struct lpc_io_backend_ops *inner;
 	struct lpc_io_backend_ops ops;
-} qd = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+} qd = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static bool qd_holds(const struct lpc_io_file *f, uint64_t index, uint64_t n)
 {
@@ -212,6 +212,32 @@ static inline void qd_hold2(uint64_t id2, bool on)
 	pthread_mutex_unlock(&qd.mu);
 }
 
+/* The gate back to its first state, the backend unwrapped already (a
+ * story run once per backend, tests/regress/regress_qd_*.c). */
+static inline void qd_reset(void)
+{
+	pthread_mutex_lock(&qd.mu);
+	qd.id = qd.id2 = qd.count_id = 0;
+	qd.all = qd.all2 = qd.page_on = qd.einval = false;
+	qd.entered = 0;
+	atomic_store(&qd.batches, 0);
+	atomic_store(&qd.batch_runs_max, 0);
+	atomic_store(&qd.reqs, 0);
+	atomic_store(&qd.einvals, 0);
+	pthread_mutex_unlock(&qd.mu);
+}
+
+/* Held requests that reached the gate so far. */
+static inline unsigned qd_entered(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&qd.mu);
+	n = qd.entered;
+	pthread_mutex_unlock(&qd.mu);
+	return n;
+}
+
 /* Waits (at most ms) until n held requests reached the gate. */
 static inline bool qd_wait_entered(unsigned n, int ms)
 {
@@ -243,7 +269,7 @@ static inline uint64_t qd_ino(const char *p)
 
 /* Runs fn(arg) in a thread; true when it returned within ms. */
 struct qd_call { void *(*fn)(void *); void *arg; _Atomic int done; pthread_t th; };
-static void *qd_tramp(void *a)
+static __attribute__((unused)) void *qd_tramp(void *a)
 {
 	struct qd_call *c = a;
 
