@@ -121,6 +121,7 @@
 
 #include <liburing.h>
 
+#include "core/debug.h"
 #include "io/io.h"
 
 #define URING_ENTRIES 128u /* writeback.c WB_RUNS: a batch in one submission */
@@ -146,6 +147,9 @@ struct uring {
 			 * thread's, plain loads and stores */
 	uint64_t *bad;  /* bit i: a fixed request on buffer i failed (H5):
 			 * never registered on this ring again; same words */
+	bool reaping;   /* inside ring_run's RS5 call: the ring has requests
+			 * in flight, so no new one may be made on it (rule
+			 * URING-REAP-NESTED) */
 };
 
 /* A thread whose ring could not be made: its io_ring points here. */
@@ -501,6 +505,11 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res,
 	unsigned sent = 0;
 	int n, err = 0;
 
+	/* Rule URING-REAP-NESTED: a request made from RS5 (an end callback
+	 * that did I/O) would reap the batch's completions as its own. */
+	lpc_debug_check(!r->reaping, "URING-REAP-NESTED", NULL,
+			"a request on a ring whose batch is being reaped (a batch's end "
+			"callback did I/O through the cache: io.h lpc_io_readv_batch)");
 	while (sent < want) {						/* RS1 */
 		n = sent ? io_uring_submit(&r->ring)
 			 : io_uring_submit_and_wait(&r->ring, want);
@@ -526,8 +535,11 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res,
 		/* RS5 the caller's word on this entry, now, while the others
 		 * may still be at the device (a batch's RB3, uring_readv_batch):
 		 * it submits nothing on r. */
-		if (each)
+		if (each) {
+			r->reaping = true;
 			each(arg, (unsigned)cqe->user_data);
+			r->reaping = false;
+		}
 	}
 	return sent == want ? 0 : err;					/* RS4 */
 }
