@@ -505,8 +505,9 @@ void lpc_filemap_ra_finish_batch(struct lpc_ra_job **jobs, unsigned nj, struct l
  * !async), gathered: each window's runs are inserted and reserved as there
  * (U1-U3, Q5), then read together, LPC_RUN_BATCH runs or LPC_RUN_BATCH_PAGES
  * pages at a time, with one lpc_io_readv_batch, each run's grant given
- * back at its own U5; a run short of share reads the batch first (its
- * grants come back) and asks again, so a batch never refuses its own runs.  Lockless mode over a backend that batches only
+ * back at its own U5; a run short of share by no more than the batch's
+ * own grants reads the batch first (they come back) and asks again, so a
+ * batch never refuses its own runs.  Lockless mode over a backend that batches only
  * (LOCKED mode holds U3's rwlock per run; sync reads a batch run after
  * run, lpc_io_batches): else lpc_filemap_ra_window's !async, each run read
  * alone.  *stop as lpc_filemap_ra_window's. */

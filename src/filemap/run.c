@@ -560,6 +560,16 @@ void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t)
 	lpc_filemap_batch_init(b, b->f);
 }
 
+/* The pages the runs of GB3's batch b were granted, held to their U5. */
+static uint64_t batch_granted(const struct lpc_filemap_batch *b)
+{
+	uint64_t g = 0;
+
+	for (unsigned i = 0; i < b->nruns; i++)
+		g += b->runs[i].granted;
+	return g;
+}
+
 uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start,
 				     uint64_t end, struct lpc_tcache *t, uint64_t *stop)
 {
@@ -614,11 +624,13 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 		    (b->nruns == LPC_RUN_BATCH || b->npages + want > LPC_RUN_BATCH_PAGES))
 			lpc_filemap_batch_flush(b, t); /* full: read, then on */
 		got = lpc_ra_reserve(f->files, want, pool);		/* Q5 */
-		if (b && b->nruns && got < want) {
-			/* Short of share while this batch holds grants of its
-			 * own: read the batch first (each run gives its grant
-			 * back at its U5), then ask again, so that GB3's batch
-			 * never refuses its own later runs. */
+		if (b && b->nruns && got < want && batch_granted(b) >= want - got) {
+			/* Short of share by no more than this batch's own
+			 * grants: read the batch first (each run gives its
+			 * grant back at its U5), then ask again, so that GB3's
+			 * batch never refuses its own later runs.  A share
+			 * that others hold keeps the batch going (and the
+			 * run shorter, or the window ended). */
 			lpc_ra_unreserve(f->files, got, pool);
 			lpc_filemap_batch_flush(b, t);
 			got = lpc_ra_reserve(f->files, want, pool);
