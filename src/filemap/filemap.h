@@ -504,16 +504,18 @@ void lpc_filemap_ra_finish_batch(struct lpc_ra_job **jobs, unsigned nj, struct l
 /* stream.c GB3's windows read by their caller (lpc_filemap_ra_window's
  * !async), gathered: each window's runs are inserted and reserved as there
  * (U1-U3, Q5), then read together, LPC_RUN_BATCH runs or LPC_RUN_BATCH_PAGES
- * pages at a time, with one lpc_io_readv_batch, and their grants given
- * back after their U5.  Lockless mode over a backend that batches only
+ * pages at a time, with one lpc_io_readv_batch, each run's grant given
+ * back at its own U5; a run short of share by no more than the batch's
+ * own grants reads the batch first (they come back) and asks again, so a
+ * batch never refuses its own runs.  Lockless mode over a backend that batches only
  * (LOCKED mode holds U3's rwlock per run; sync reads a batch run after
  * run, lpc_io_batches): else lpc_filemap_ra_window's !async, each run read
  * alone.  *stop as lpc_filemap_ra_window's. */
 struct lpc_filemap_batch {
 	struct lpc_file *f;
 	unsigned nruns;
-	uint64_t npages, granted;
-	struct { uint64_t index, n; } runs[LPC_RUN_BATCH];
+	uint64_t npages;
+	struct { uint64_t index, n, granted; } runs[LPC_RUN_BATCH];
 	struct lpc_page *pages[LPC_IO_MAX_IOV];
 };
 void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f);

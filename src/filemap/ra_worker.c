@@ -29,10 +29,12 @@
  *      move with them), or false (queue full, stopping, or no thread could
  *      be started: the caller reads the run itself, U4-U5); a new thread is
  *      started (signals blocked) when none is idle, fewer than
- *      LPC_RA_THREADS run, and f has fewer than LPC_RA_PER_FILE jobs or a
- *      queued job waits for a thread (not for its file's cap): a thread
- *      more could not take a job of f at its cap before one of f's readers
- *      is done, and that reader takes it (Q2); the submitter waits until
+ *      LPC_RA_THREADS run, and f has fewer than LPC_RA_PER_FILE threads
+ *      reading it (f->ra_reading: what Q2's cap counts, not f's jobs, of
+ *      which one thread's batch may hold many) or a queued job waits for a
+ *      thread (not for its file's cap): a thread more could not take a job
+ *      of f at its cap before one of f's readers is done, and that reader
+ *      takes it (Q2); the submitter waits until
  *      it has its block (or failed to get one: then no more are started);
  *      after the unlock, one idle thread is signalled if a job can be
  *      taken now (a job f's cap holds back is taken by one of f's readers
@@ -52,10 +54,12 @@
  *      already.  The thread signals one idle thread after the unlock if
  *      another job can be taken (a chain: each taker wakes at most one
  *      more), reads the batch (U4-U5: one lpc_io_readv_batch, every run in
- *      one submission and reaped before going on, then each run's pages
- *      UPTODATE or removed, and unlocked, run by run as each run's own
- *      read would end: run.c runs_finish; a run's pages so wait for the
- *      batch's slowest run, of the same file only), takes the lock, f->ra_reading
+ *      one submission, and each run's pages UPTODATE or removed, and
+ *      unlocked, as soon as that run's own request completes, while the
+ *      batch's other runs are still at the device: run.c runs_end, io.c
+ *      RB3, uring.c UB2; so a reader of a run's page waits for that run's
+ *      request only, as Q6 promises, never for the batch's slowest run),
+ *      takes the lock once every run is reaped, f->ra_reading
  *      - 1 and f->ra_inflight - the batch's jobs (`idle` broadcast at 0),
  *      and looks for its next job under the same hold (the job f's cap
  *      held back is now its to take; it wakes no other thread there,
@@ -336,7 +340,7 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted)
 
 	pthread_mutex_lock(&w->lock);					/* Q1 */
 	if (!w->stop && !w->failed && w->n + 1 > w->nidle && w->nthreads < LPC_RA_THREADS &&
-	    (w->nthreads == 0 || f->ra_inflight < LPC_RA_PER_FILE || ra_pick(w) >= 0))
+	    (w->nthreads == 0 || f->ra_reading < LPC_RA_PER_FILE || ra_pick(w) >= 0))
 		ra_start_thread(f->files);				/* Q7 */
 	if (w->nready && !w->stop && w->n < LPC_RA_QUEUE) {
 		w->q[w->n++] = j;

@@ -470,18 +470,45 @@ static struct lpc_ra_job *ra_job(struct lpc_file *f, uint64_t start, uint64_t ma
 }
 
 /* One run of a batch: its first page, the marker (UINT64_MAX: none), its
- * pages (inserted LOCKED, U1-U3). */
+ * pages (inserted LOCKED, U1-U3), and the readahead grant its U5 gives
+ * back (GB3's batch, Q5; 0 for a readahead thread's job, whose pages the
+ * thread's Q2 accounts for). */
 struct run_ref {
-	uint64_t index, mark, n;
+	uint64_t index, mark, n, granted;
 	struct lpc_page **pages;
 };
+
+/* runs_finish's batch, for its end callback. */
+struct runs_ctx {
+	struct lpc_file *f;
+	const struct run_ref *rr;
+	const struct lpc_io_rrun *io;
+	struct lpc_tcache *t;
+	uint64_t s0;
+};
+
+/* U5 of one run of a batch, called by lpc_io_readv_batch as soon as that
+ * run's own request is done (io.c RB5), while other runs of the batch may
+ * still be at the device: its pages are published or removed and unlocked
+ * here, and its grant given back, whatever the other runs do. */
+static void runs_end(void *arg, struct lpc_io_rrun *w)
+{
+	struct runs_ctx *x = arg;
+	const struct run_ref *r = &x->rr[w - x->io];
+
+	(void)run_done(x->f, r->index, 0, r->mark, x->t, r->pages, r->n, NULL, x->s0, w->res, 0);
+	if (r->granted)
+		lpc_ra_unreserve(x->f->files, r->granted, false); /* Q5: held to U5 */
+}
 
 /* U4 for nr runs of f together (at most LPC_RUN_BATCH runs, LPC_IO_MAX_IOV
  * pages): one lpc_io_readv_batch, so every run is at the device at once
  * (io_uring: one submission on this thread's ring, reaped by this thread);
- * then U5 run by run, as each run's own read would have ended (the batch's
- * result for a run is that run's alone: io.c passes the fault hook per
- * run, one run's error or short read is no other's). */
+ * U5 run by run as each run's own request completes (runs_end, io.c RB3:
+ * the batch's result for a run is that run's alone, the fault hook passed
+ * per run, one run's error or short read no other's), so a reader of one
+ * run's page waits for that run's request only, never for the batch's
+ * slowest run (ra_worker.c Q6). */
 static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned nr,
 			struct lpc_tcache *t)
 {
@@ -491,7 +518,8 @@ static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned n
 	int fellback = 0;
 	/* U4, as run_finish's: loaded once the pages of every run are in the
 	 * index, before any request. */
-	uint64_t s0 = atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst);
+	struct runs_ctx x = { f, rr, io, t,
+			      atomic_load_explicit(&f->trunc_seq, memory_order_seq_cst) };
 
 	for (unsigned i = 0; i < nr; i++) {
 		run_iov(f, rr[i].pages, rr[i].n, iov + used);
@@ -503,11 +531,11 @@ static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned n
 	}
 	lpc_yield_point(LPC_YP_M4);
 	t0 = lpc_now_ns();
-	lpc_io_readv_batch(f->iodev, &f->io, io, (int)nr, &fellback);
+	lpc_io_readv_batch(f->iodev, &f->io, io, (int)nr, &fellback, runs_end, &x);
+	/* The batch's time, its runs' U5 included. */
 	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
-	for (unsigned i = 0; i < nr; i++)
-		(void)run_done(f, rr[i].index, 0, rr[i].mark, t, rr[i].pages, rr[i].n, NULL, s0,
-			       io[i].res, i == 0 ? fellback : 0);
+	if (fellback)
+		lpc_count(t, LPC_C_DIRECT_FALLBACKS); /* once per batch, as before */
 }
 
 static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
@@ -525,7 +553,7 @@ void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f)
 {
 	b->f = f;
 	b->nruns = 0;
-	b->npages = b->granted = 0;
+	b->npages = 0;
 }
 
 void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t)
@@ -537,13 +565,23 @@ void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t)
 		return;
 	for (unsigned i = 0; i < b->nruns; i++) {
 		rr[i] = (struct run_ref){ .index = b->runs[i].index, .mark = UINT64_MAX,
-					  .n = b->runs[i].n, .pages = b->pages + used };
+					  .n = b->runs[i].n, .granted = b->runs[i].granted,
+					  .pages = b->pages + used };
 		used += b->runs[i].n;
 	}
+	/* Q5: each run's grant is held to its own U5 (runs_end). */
 	runs_finish(b->f, rr, b->nruns, t);
-	/* Q5: the grants were held to the runs' U5. */
-	lpc_ra_unreserve(b->f->files, b->granted, false);
 	lpc_filemap_batch_init(b, b->f);
+}
+
+/* The pages the runs of GB3's batch b were granted, held to their U5. */
+static uint64_t batch_granted(const struct lpc_filemap_batch *b)
+{
+	uint64_t g = 0;
+
+	for (unsigned i = 0; i < b->nruns; i++)
+		g += b->runs[i].granted;
+	return g;
 }
 
 uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start,
@@ -599,8 +637,19 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 		if (b && b->nruns &&
 		    (b->nruns == LPC_RUN_BATCH || b->npages + want > LPC_RUN_BATCH_PAGES))
 			lpc_filemap_batch_flush(b, t); /* full: read, then on */
-		pages = b ? b->pages + b->npages : buf;
 		got = lpc_ra_reserve(f->files, want, pool);		/* Q5 */
+		if (b && b->nruns && got < want && batch_granted(b) >= want - got) {
+			/* Short of share by no more than this batch's own
+			 * grants: read the batch first (each run gives its
+			 * grant back at its U5), then ask again, so that GB3's
+			 * batch never refuses its own later runs.  A share
+			 * that others hold keeps the batch going (and the
+			 * run shorter, or the window ended). */
+			lpc_ra_unreserve(f->files, got, pool);
+			lpc_filemap_batch_flush(b, t);
+			got = lpc_ra_reserve(f->files, want, pool);
+		}
+		pages = b ? b->pages + b->npages : buf;
 		if (!got) {
 			*stop = i;
 			break;
@@ -629,11 +678,12 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 		}
 		if (b) {
 			/* GB3's batch: read with the batch's other runs
-			 * (lpc_filemap_batch_flush), the grant held to then. */
+			 * (lpc_filemap_batch_flush), the grant held to this
+			 * run's U5 (runs_end). */
 			b->runs[b->nruns].index = i;
-			b->runs[b->nruns++].n = n;
+			b->runs[b->nruns].n = n;
+			b->runs[b->nruns++].granted = got;
 			b->npages += n;
-			b->granted += got;
 			continue;
 		}
 		/* LOCKED mode, !async; or no memory for the job, or no thread

@@ -36,7 +36,12 @@
  *      thread's reads overlap the threads'; and all of them with one
  *      batched read (run.c runs_finish: lpc_io_readv_batch, every run in
  *      one io_uring submission on this thread's ring, LPC_RUN_BATCH runs
- *      at a time), not one after another.  LOCKED mode reads them one by
+ *      at a time), not one after another; each run's pages are unlocked,
+ *      and its grant given back, as soon as its own request completes
+ *      (run.c runs_end, io.c RB3), so another thread's reader of one run
+ *      never waits for another run of the batch, and a run short of share
+ *      reads the batch first rather than refusing itself (run.c
+ *      ra_window).  LOCKED mode reads them one by
  *      one (U3's rwlock is held per run), as does a backend that would
  *      read a batch run after run (sync: lpc_io_batches).  Reading a refused run unreserved would
  *      lock up to a chunk's frames beyond the share (a batch is not

@@ -118,63 +118,121 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
 	return r;
 }
 
+/*
+ * A batch's runs are each ended at their own completion, so that a reader
+ * of one run's pages waits for that run's request only, never for another
+ * run of the batch (ra_worker.c Q6: a demand read waits only for the
+ * device).  Steps (all on the calling thread):
+ *   RB1 the hook first, once per run, in run order, before any read (as
+ *       lpc_io_readv would see them one after another); a run the hook
+ *       fails, or with no iovec, is ended at once (RB5) with its error;
+ *   RB2 every other run is `todo` (the backend's to read) and carries
+ *       `done` and `front`, this batch;
+ *   RB3 a backend with readv_batch (io_uring) reads them together and
+ *       reports each run by lpc_io_rrun_done as its completion is reaped
+ *       and final (uring.c: after its redo, if it needed one), while other
+ *       runs are still in flight on this thread's ring: the run is ended
+ *       there (RB5), unless it needs a read of its own, which cannot be
+ *       made with the ring's reaps in flight: a run the device refused
+ *       direct (EINVAL) stays todo for RB4.  A backend without readv_batch
+ *       (sync, null, user) reads the runs in turn, each ended (RB4-RB5)
+ *       right after its own read;
+ *   RB4 when readv_batch returns (every request reaped: the ring idle),
+ *       each run still todo (refused direct, or not reported by a wrapper
+ *       that took the reports over) is ended; a refused one is read again
+ *       buffered first (every refused run, whoever turned direct off);
+ *   RB5 a run ends once: the hook's short size applied, todo cleared, then
+ *       the caller's end(arg, w) (ra_worker.c and stream.c GB3: run.c's
+ *       U5 of that run, which unlocks its pages and wakes their waiters).
+ * Why no run is lost or ended twice: todo is set at RB2 for exactly the
+ * runs RB1 did not end, cleared only at RB5, and RB5 runs only on a todo
+ * run; RB4 ends every run still todo.  So every run is ended before this
+ * call returns, and a caller's pages all leave their locks by then.
+ */
+struct rbatch {
+	struct lpc_io *io;
+	struct lpc_io_file *f;
+	int *fellback;
+	lpc_io_rrun_end_fn *end;
+	void *arg;
+};
+
+/* RB4-RB5 for run w of b, its res set.  may_read: false inside a backend's
+ * reap (RB3), where a refused run waits for RB4. */
+static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
+{
+	if (!w->todo)
+		return;
+	/* The device refused a direct transfer: buffered for good, and this
+	 * run again (lpc_io_readv's rule).  Every run of the batch that went
+	 * direct met the same refusal, but only the first to ask turns direct
+	 * off: the others (and a run another thread's refusal cut) are read
+	 * again buffered too, not failed. */
+	if (w->res == -EINVAL) {
+		if (!may_read)
+			return; /* RB4's */
+		if (direct_off(b->f))
+			*b->fellback = 1;
+		if (!atomic_load_explicit(&b->f->direct, memory_order_relaxed))
+			w->res = readv_once(b->io, b->f, w->iov, w->iovcnt, w->off, w->index);
+	}
+	if (w->cut > 0 && w->res > w->cut)					/* RB5 */
+		w->res = w->cut;
+	w->todo = 0;
+	if (b->end)
+		b->end(b->arg, w);
+}
+
+/* RB3: the backend's report of one run. */
+static void rrun_done(struct lpc_io_rrun *w)
+{
+	rrun_end(w->front, w, false);
+}
+
 void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_rrun *runs,
-			int nruns, int *fellback)
+			int nruns, int *fellback, lpc_io_rrun_end_fn *end, void *arg)
 {
 	const struct lpc_io_backend_ops *ops = lpc_io_ops(io, f);
+	struct rbatch b = { io, f, fellback, end, arg };
 	int ntodo = 0;
 
-	/* The hook first, once per run, in run order, before any read: as
-	 * lpc_io_readv would see them one after another. */
-	for (int i = 0; i < nruns; i++) {
+	for (int i = 0; i < nruns; i++) {					/* RB1 */
 		struct lpc_io_rrun *w = &runs[i];
 
-		w->todo = 0;
+		w->todo = 1;
 		w->cut = 0;
+		w->done = rrun_done;
+		w->front = &b;
 		if (w->iovcnt <= 0 || w->iovcnt > LPC_IO_MAX_IOV) {
 			w->res = -EINVAL;
+			w->todo = 0;
+		} else {
+			w->cut = fault_check(&io->faults, LPC_IO_READ, f->id);
+			w->res = w->cut < 0 ? w->cut : 0;
+			w->todo = w->cut >= 0;
+		}
+		if (!w->todo) {
+			if (end)
+				end(arg, w); /* RB5: failed before any read */
 			continue;
 		}
-		w->cut = fault_check(&io->faults, LPC_IO_READ, f->id);
-		if (w->cut < 0) {
-			w->res = w->cut;
-			continue;
-		}
-		w->todo = 1;
-		w->res = 0;
-		ntodo++;
+		ntodo++;						/* RB2 */
 	}
 	if (!ntodo)
 		return;
 	if (ops->readv_batch) {
-		ops->readv_batch(f, runs, nruns);
+		ops->readv_batch(f, runs, nruns);			/* RB3 */
 	} else {
-		for (int i = 0; i < nruns; i++)
-			if (runs[i].todo)
-				runs[i].res = readv_once(io, f, runs[i].iov, runs[i].iovcnt,
-							 runs[i].off, runs[i].index);
-	}
-	for (int i = 0; i < nruns; i++) {
-		struct lpc_io_rrun *w = &runs[i];
-
-		if (!w->todo)
-			continue;
-		/* The device refused a direct transfer: buffered for good, and
-		 * this run again (lpc_io_readv's rule). */
-		if (w->res == -EINVAL) {
-			/* Every run of the batch that went direct met the same
-			 * refusal, but only the first to ask turns direct off:
-			 * the others (and a run another thread's refusal cut)
-			 * are read again buffered too, not failed. */
-			if (direct_off(f))
-				*fellback = 1;
-			if (!atomic_load_explicit(&f->direct, memory_order_relaxed))
-				w->res = readv_once(io, f, w->iov, w->iovcnt, w->off, w->index);
+		for (int i = 0; i < nruns; i++) {
+			if (!runs[i].todo)
+				continue;
+			runs[i].res = readv_once(io, f, runs[i].iov, runs[i].iovcnt, runs[i].off,
+						 runs[i].index);
+			rrun_end(&b, &runs[i], true);
 		}
-		if (w->cut > 0 && w->res > w->cut)
-			w->res = w->cut;
-		w->todo = 0;
 	}
+	for (int i = 0; i < nruns; i++)					/* RB4 */
+		rrun_end(&b, &runs[i], true);
 }
 
 int lpc_io_fault_set(struct lpc_io *io, const struct lpc_io_fault *f)

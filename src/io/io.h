@@ -119,7 +119,9 @@ struct lpc_io_wrun {
 /*
  * One run of a batched read (lpc_io_readv_batch): the whole pages iov[k] =
  * page index + k, read at off.  `todo` belongs to the front and the backend
- * (readv_batch), `cut` to the front (the hook's short size); `res` is the
+ * (readv_batch): set while the run is to be read and not yet ended (RB2);
+ * `cut`, `done` and `front` to the front (the hook's short size; the call
+ * that reports the run's completion, RB3, and its batch); `res` is the
  * run's result, as lpc_io_readv returns it: bytes read (short at end of
  * file) or negative errno.
  */
@@ -131,7 +133,23 @@ struct lpc_io_rrun {
 	int todo;
 	ssize_t cut;
 	ssize_t res;
+	void (*done)(struct lpc_io_rrun *w);
+	void *front;
 };
+
+/* A backend's readv_batch reports run w, whose `res` is now final (its
+ * request completed, completions and redos included), to the front at once
+ * (lpc_io_readv_batch RB3).  w->done is NULL where a wrapper took the
+ * report over; the front then ends the run when readv_batch returns. */
+static inline void lpc_io_rrun_done(struct lpc_io_rrun *w)
+{
+	if (w->done)
+		w->done(w);
+}
+
+/* The caller's end of one run of a batch (lpc_io_readv_batch RB5): w is
+ * runs[w - runs], its res final. */
+typedef void lpc_io_rrun_end_fn(void *arg, struct lpc_io_rrun *w);
 
 struct lpc_io_backend_ops {
 	const char *name;
@@ -170,7 +188,11 @@ struct lpc_io_backend_ops {
 	 * to its end or end of file), submitting them together where the
 	 * backend can (io_uring: one submission on the calling thread's ring,
 	 * every completion reaped by that thread before it returns); sets each
-	 * such run's `res`. */
+	 * such run's `res` and reports it with lpc_io_rrun_done as soon as it
+	 * is final, while other runs are still at the device (RB3), after
+	 * which the run is no longer the backend's (todo may be cleared).  A
+	 * run the backend must read again (EINTR, a partial transfer) is
+	 * reported after the redo. */
 	void (*readv_batch)(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns);
 };
 
@@ -260,10 +282,15 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  * at once; sync and null read them in turn).  Each run's result is in its
  * `res`: bytes read (short only at end of file, or where a later part
  * failed after some bytes came), or negative errno; one run's error is no
- * other run's.  *fellback as lpc_io_readv's.
+ * other run's.  Each run is ended (end(arg, w), if end is not NULL) once,
+ * as soon as its own result is final: a run whose request completes is
+ * not held for the batch's slowest run (io.c RB1-RB5).  end is called on
+ * this thread, possibly while other runs of the batch are in flight on
+ * its ring: it must do no I/O through io (its U5 does none).  *fellback
+ * as lpc_io_readv's.
  */
 void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_rrun *runs,
-			int nruns, int *fellback);
+			int nruns, int *fellback, lpc_io_rrun_end_fn *end, void *arg);
 
 /*
  * Writes the iovecs at off through io's backend, passing the fault hook

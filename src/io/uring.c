@@ -121,6 +121,7 @@
 
 #include <liburing.h>
 
+#include "core/debug.h"
 #include "io/io.h"
 
 #define URING_ENTRIES 128u /* writeback.c WB_RUNS: a batch in one submission */
@@ -146,6 +147,9 @@ struct uring {
 			 * thread's, plain loads and stores */
 	uint64_t *bad;  /* bit i: a fixed request on buffer i failed (H5):
 			 * never registered on this ring again; same words */
+	bool reaping;   /* inside ring_run's RS5 call: the ring has requests
+			 * in flight, so no new one may be made on it (rule
+			 * URING-REAP-NESTED) */
 };
 
 /* A thread whose ring could not be made: its io_ring points here. */
@@ -489,15 +493,23 @@ static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, c
  *      a CQE, failed preparations too), so no request outlives the call;
  *   RS4 with entries left unsubmitted, return the error: the caller kills the
  *      ring (ring_kill: the entries never submitted go with it, unread by
- *      the kernel) and does the requests again the sync way.
+ *      the kernel) and does the requests again the sync way;
+ *   RS5 each(arg, k) is called as entry k's completion is reaped (RS3),
+ *      before the next wait: a batch ends a run there (io.c RB3).
  * Return: 0; negative errno when not every entry was submitted, or a wait
  * failed (the caller then kills the ring and goes sync).
  */
-static int ring_run(struct uring *r, unsigned want, ssize_t *res)
+static int ring_run(struct uring *r, unsigned want, ssize_t *res,
+		    void (*each)(void *arg, unsigned k), void *arg)
 {
 	unsigned sent = 0;
 	int n, err = 0;
 
+	/* Rule URING-REAP-NESTED: a request made from RS5 (an end callback
+	 * that did I/O) would reap the batch's completions as its own. */
+	lpc_debug_check(!r->reaping, "URING-REAP-NESTED", NULL,
+			"a request on a ring whose batch is being reaped (a batch's end "
+			"callback did I/O through the cache: io.h lpc_io_readv_batch)");
 	while (sent < want) {						/* RS1 */
 		n = sent ? io_uring_submit(&r->ring)
 			 : io_uring_submit_and_wait(&r->ring, want);
@@ -520,6 +532,14 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res)
 			return rc; /* cannot happen with entries in flight */
 		res[cqe->user_data] = cqe->res;
 		io_uring_cqe_seen(&r->ring, cqe);
+		/* RS5 the caller's word on this entry, now, while the others
+		 * may still be at the device (a batch's RB3, uring_readv_batch):
+		 * it submits nothing on r. */
+		if (each) {
+			r->reaping = true;
+			each(arg, (unsigned)cqe->user_data);
+			r->reaping = false;
+		}
 	}
 	return sent == want ? 0 : err;					/* RS4 */
 }
@@ -566,7 +586,7 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		else
 			io_uring_prep_readv(sqe, f->fd, v, (unsigned)cnt, off + done);
 		sqe->user_data = 0;
-		if (ring_run(r, 1, &res) < 0) {
+		if (ring_run(r, 1, &res, NULL, NULL) < 0) {
 			ring_kill(t);
 			r = NULL;
 			break;
@@ -632,34 +652,79 @@ static ssize_t uring_readv_rest(struct lpc_io_file *f, const struct lpc_io_rrun 
 	return r > 0 ? (ssize_t)(got + (size_t)r) : (ssize_t)got;
 }
 
+/* One submission of a batch of runs (uring_readv_batch), for RS5. */
+struct ubatch {
+	struct lpc_io *io;
+	struct lpc_io_file *f;
+	struct uring *r;
+	struct lpc_tcache *t;
+	struct lpc_io_rrun *runs;
+	ssize_t res[URING_ENTRIES];
+	int which[URING_ENTRIES], bis[URING_ENTRIES];
+	size_t lens[URING_ENTRIES];
+	unsigned char later[URING_ENTRIES]; /* UB3: 0, UB_AGAIN or UB_REST */
+};
+
+enum { UB_AGAIN = 1, UB_REST = 2 };
+
+/* UB2-UB3 for entry k, its completion just reaped (RS5). */
+static void ub_cqe(void *arg, unsigned k)
+{
+	struct ubatch *u = arg;
+	struct lpc_io_rrun *w = &u->runs[u->which[k]];
+	ssize_t res = u->res[k];
+
+	w->res = res;
+	u->later[k] = 0;
+	if (res == -EINTR || res == -EAGAIN) {
+		u->later[k] = UB_AGAIN;
+	} else if (res < 0 && u->bis[k] >= 0) {
+		ring_bad(u->io, u->r, u->t, u->bis[k], (int)res); /* H5 */
+		u->later[k] = UB_AGAIN;
+	} else if (res > 0 && (size_t)res < u->lens[k] &&
+		   !lpc_io_read_ends(u->f, (size_t)res, u->lens[k])) {
+		u->later[k] = UB_REST;
+	} else {
+		lpc_io_rrun_done(w);					/* UB2 */
+	}
+}
+
 /*
  * A batch of runs (lpc_io_readv_batch): each run with `todo` one READ_FIXED
  * (its frames back to back in one registered buffer) or READV, all of them
  * queued on this thread's ring and submitted together (URING_ENTRIES at a
  * time), every completion reaped here before returning, as every request
  * of this backend: one thread has every run of the batch at the device at
- * once and waits on nobody else.  Then, run by run: a request interrupted
- * before any byte (EINTR, EAGAIN) or a fixed one that failed (H5) is done
- * again alone (uring_readv, unregistered after H5); a short transfer where
- * the file goes on (!lpc_io_read_ends) is completed alone, as uring_readv
- * completes its own.  A ring that fails to submit is killed and the runs
- * not yet read are read the sync way.
+ * once and waits on nobody else.  Steps:
+ *   UB1 queue the chunk's runs, submit them together (ring_run);
+ *   UB2 as each completion is reaped (RS5), a run whose result is final is
+ *       reported to the front at once (lpc_io_rrun_done: io.c RB3, which
+ *       ends it: its pages unlocked while the chunk's other runs are still
+ *       at the device), in completion order, not run order;
+ *   UB3 a run that needs another request is reported after the chunk's
+ *       reaps, when the ring is idle again (a request made with others in
+ *       flight would reap their completions as its own): interrupted before
+ *       any byte (EINTR, EAGAIN), or a fixed request that failed (H5), is
+ *       done again alone (uring_readv: unregistered after H5); a short
+ *       transfer where the file goes on (!lpc_io_read_ends) is completed
+ *       alone, as uring_readv completes its own;
+ *   UB4 a ring that fails to submit is killed and the chunk's runs not yet
+ *       reported (todo: the front clears it when it ends a run, RB5; a run
+ *       still todo after UB2 is read again, which only reads twice) are
+ *       read the sync way, as are the runs after the chunk, each reported
+ *       after its read.
  */
 static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
 {
-	struct lpc_io *io = f->dev;
-	struct lpc_tcache *t;
-	struct uring *r = ring_get(io, &t);
-	ssize_t res[URING_ENTRIES];
-	int which[URING_ENTRIES], bis[URING_ENTRIES];
-	size_t lens[URING_ENTRIES];
+	struct ubatch u = { .io = f->dev, .f = f, .runs = runs };
 	int i = 0;
 
-	while (r && i < nruns) {
+	u.r = ring_get(u.io, &u.t);
+	while (u.r && i < nruns) {
 		unsigned k = 0;
 		int first = i;
 
-		for (; i < nruns && k < URING_ENTRIES; i++) {
+		for (; i < nruns && k < URING_ENTRIES; i++) {		/* UB1 */
 			struct lpc_io_rrun *w = &runs[i];
 			struct io_uring_sqe *sqe;
 			const char *base = w->iov[0].iov_base;
@@ -670,53 +735,47 @@ static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, i
 			if (!w->todo)
 				continue;
 			flat = iov_flat(w->iov, w->iovcnt, &total);
-			sqe = io_uring_get_sqe(&r->ring);
-			bi = flat ? buf_index(io, r, t, base, total) : -1;
+			sqe = io_uring_get_sqe(&u.r->ring);
+			bi = flat ? buf_index(u.io, u.r, u.t, base, total) : -1;
 			if (bi >= 0)
 				io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)total,
 							 w->off, bi);
 			else
 				io_uring_prep_readv(sqe, f->fd, w->iov, (unsigned)w->iovcnt, w->off);
 			sqe->user_data = k;
-			bis[k] = bi;
-			lens[k] = total;
-			which[k++] = i;
+			u.bis[k] = bi;
+			u.lens[k] = total;
+			u.later[k] = 0;
+			u.which[k++] = i;
 		}
 		if (!k)
 			break;
-		if (ring_run(r, k, res) < 0) {
-			ring_kill(t);
-			r = NULL;
-			i = first; /* these runs again, the sync way */
+		if (ring_run(u.r, k, u.res, ub_cqe, &u) < 0) {		/* UB2 */
+			ring_kill(u.t);					/* UB4 */
+			u.r = NULL;
+			i = first;
 			break;
 		}
-		for (unsigned j = 0; j < k; j++) {
-			struct lpc_io_rrun *w = &runs[which[j]];
+		for (unsigned j = 0; j < k; j++) {				/* UB3 */
+			struct lpc_io_rrun *w = &runs[u.which[j]];
 
-			bool again = res[j] == -EINTR || res[j] == -EAGAIN;
-
-			w->res = res[j];
-			if (w->res < 0 && !again && bis[j] >= 0) {
-				/* H5 (on this ring, if a redo below has not
-				 * killed it: then the redo goes sync anyway). */
-				if (r)
-					ring_bad(io, r, t, bis[j], (int)w->res);
-				again = true;
-			} else if (w->res > 0 && (size_t)w->res < lens[j] &&
-				   !lpc_io_read_ends(f, (size_t)w->res, lens[j])) {
+			if (!u.later[j])
+				continue;
+			if (u.later[j] == UB_REST)
 				w->res = uring_readv_rest(f, w, (size_t)w->res);
-			}
-			/* Alone, once more (uring_readv: unregistered after H5,
-			 * sync if the ring is dead). */
-			if (again)
+			else
 				w->res = uring_readv(f, w->iov, w->iovcnt, w->off, w->index);
-			r = ring_get(io, &t); /* a redo may have killed it */
+			lpc_io_rrun_done(w);
 		}
+		u.r = ring_get(u.io, &u.t); /* a redo may have killed it */
 	}
-	for (; i < nruns; i++)
-		if (runs[i].todo)
-			runs[i].res = lpc_io_sync_ops.readv(f, runs[i].iov, runs[i].iovcnt,
-							    runs[i].off, runs[i].index);
+	for (; i < nruns; i++) {						/* UB4 */
+		if (!runs[i].todo)
+			continue;
+		runs[i].res = lpc_io_sync_ops.readv(f, runs[i].iov, runs[i].iovcnt, runs[i].off,
+						    runs[i].index);
+		lpc_io_rrun_done(&runs[i]);
+	}
 }
 
 /* The runs with `todo`, each one WRITE_FIXED or WRITEV, submitted together
@@ -756,7 +815,7 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 		}
 		if (!k)
 			break;
-		if (ring_run(r, k, res) < 0) {
+		if (ring_run(r, k, res, NULL, NULL) < 0) {
 			ring_kill(t);
 			r = NULL;
 			i = which[0]; /* this chunk again, the sync way */
@@ -824,7 +883,7 @@ static int uring_sync(struct lpc_io_file *f)
 		sqe = io_uring_get_sqe(&r->ring);
 		io_uring_prep_fsync(sqe, f->fd, IORING_FSYNC_DATASYNC);
 		sqe->user_data = 0;
-		if (ring_run(r, 1, &res) < 0) {
+		if (ring_run(r, 1, &res, NULL, NULL) < 0) {
 			ring_kill(t);
 			r = NULL;
 			continue;

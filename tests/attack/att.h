@@ -136,8 +136,9 @@ static inline void att_cleanup(void)
 
 	if (att_dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", att_dir);
-		if (system(cmd))
-			;
+		if (system(cmd)) {
+			/* a directory left in /var/tmp: nothing to do */
+		}
 	}
 }
 #endif

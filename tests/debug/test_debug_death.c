@@ -294,6 +294,43 @@ static void break_ra_share(void)
 	(void)lpc_ra_reserve(fs, 1, false);
 }
 
+/* URING-REAP-NESTED: a batch's end callback that reads through the cache
+ * while the batch's other runs are in flight on this thread's ring. */
+static struct lpc_file *nest_file;
+
+static void nest_end(void *arg, struct lpc_io_rrun *w)
+{
+	char buf[4096] __attribute__((aligned(4096)));
+	struct iovec v = { .iov_base = buf, .iov_len = sizeof(buf) };
+	int fb = 0;
+
+	(void)arg;
+	(void)w;
+	(void)lpc_io_readv(nest_file->iodev, &nest_file->io, &v, 1, 0, 0, &fb);
+}
+
+static void break_uring_reap_nested(void)
+{
+	struct lpc_cache *c = tst_cache_create(64 * 4096, 4096, LPC_IO_URING, LPC_LOOKUP_LOCKLESS);
+	struct lpc_io_rrun runs[2];
+	struct iovec iov[2];
+	struct lpc_page *pg[2];
+	char path[512];
+	int fb = 0;
+
+	REQUIRE(tst_make_file("nested", 16 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	REQUIRE(lpc_file_open(c, path, O_RDONLY, 0, &nest_file) == 0, "open");
+	if (lpc_io_uring_registered(&c->io) < 0)
+		_exit(77); /* no ring: io_uring refused here */
+	for (int i = 0; i < 2; i++) {
+		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame");
+		iov[i] = (struct iovec){ lpc_page_data(pg[i]), 4096 };
+		runs[i] = (struct lpc_io_rrun){ .iov = &iov[i], .iovcnt = 1,
+						.off = (uint64_t)i * 8 * 4096, .index = (uint64_t)i * 8 };
+	}
+	lpc_io_readv_batch(&c->io, &nest_file->io, runs, 2, &fb, nest_end, NULL);
+}
+
 /* STREAM-BOUND: the stream's claims pass its frame bound (a fill that
  * ignored it). */
 static void break_stream_bound(void)
@@ -824,6 +861,7 @@ static const struct {
 	{ "STREAM-BOUND", break_stream_bound },
 	{ "STREAM-TWICE", break_stream_twice },
 	{ "BACKEND-OVERRUN", break_backend_overrun },
+	{ "URING-REAP-NESTED", break_uring_reap_nested },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

@@ -18,14 +18,19 @@
  *   inflight[f]    runs of f queued or being read (Q1 +1, Q2's end - the
  *                  batch's runs)
  *   reading[f]     threads reading runs of f (Q2's cap: < CAP to take one)
- *   locked[f]      pages of f LOCKED by runs (Q0 +1, U5 - the batch's)
+ *   locked[f]      pages of f LOCKED by runs (Q0 +1, each run's U5 - 1)
  *   freed[f]       f's frames are freed (the last close, or destroy)
  *   respages, npages  Q5: pages reserved by a window being built, pages of
  *                  the queued and running runs (SHARE at most together)
  *   stop, exited   Q4
  * Q2 takes a batch: the job it picks and the queued jobs of the same file
- * after it, BATCH at most, read together (one batched read: the device
- * completes them together, here at once) and completed at one U5.
+ * after it, BATCH at most, read together (one batched read).  Each run's
+ * U5 comes at its own completion, outside the lock, before the batch's
+ * accounting under it (io.c RB3: the run's pages unlocked while others
+ * are at the device).  A file's device here completes its runs together,
+ * so a reader of one run of a batch waiting for another run of the same
+ * file is not what this model checks (tests/regress/regress_qd_hol.c
+ * does, with one run held at the device).
  * Properties: no frame is freed while a thread reads into it (assert at
  * the read); B's reader gets its page whatever A's device does (no invalid
  * end state: every process ends); after destroy's join no run is queued
@@ -162,9 +167,9 @@ active [NT] proctype worker()
 	:: atomic {
 		if
 		:: have -> /* the end of Q2, and the next look in the same hold */
-			j = 0; /* U5, every run of the batch */
+			j = 0; /* the batch's runs, each ended at its U5 below */
 			do
-			:: j < nb -> locked[bf[j]]--; inflight[bf[j]]--; j++
+			:: j < nb -> inflight[bf[j]]--; j++
 			:: else -> break
 			od;
 			reading[f]--;
@@ -234,7 +239,13 @@ active [NT] proctype worker()
 			:: else -> skip
 			fi;
 			/* no frame reused while the device writes */
-			assert(!freed[bf[0]] && (nb < 2 || !freed[bf[1]]) && (nb < 3 || !freed[bf[2]]))
+			assert(!freed[bf[0]] && (nb < 2 || !freed[bf[1]]) && (nb < 3 || !freed[bf[2]]));
+			/* U5 run by run, each its own step, without the lock */
+			j = 0;
+			do
+			:: j < nb -> locked[bf[j]]--; j++
+			:: else -> break
+			od
 		:: else ->
 slept:
 			(!asleep[_pid - 1]);

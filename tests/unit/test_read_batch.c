@@ -57,6 +57,21 @@ static void expect_page(bool null, uint64_t id, uint64_t index, size_t len, unsi
 
 /* One backend: the runs of a batch, then a fault in one run, then a short
  * one.  user: the file is over tub_ops (a user backend). */
+/* The batch's end callback (io.h lpc_io_readv_batch): how often each run
+ * was ended, and its result then. */
+static int ends[5];
+static ssize_t end_res[5];
+
+static void count_end(void *arg, struct lpc_io_rrun *w)
+{
+	long i = w - (struct lpc_io_rrun *)arg;
+
+	if (i >= 0 && i < 5) {
+		ends[i]++;
+		end_res[i] = w->res;
+	}
+}
+
 static void batch_on(int backend, bool user, const char *path)
 {
 	struct lpc_cache *c = mk(backend, 64);
@@ -115,7 +130,14 @@ static void batch_on(int backend, bool user, const char *path)
 		}
 		if (pass)
 			REQUIRE(lpc_io_fault_set(&c->io, &ft) == 0);
-		lpc_io_readv_batch(&c->io, &f->io, runs, 5, &fb);
+		memset(ends, 0, sizeof(ends));
+		lpc_io_readv_batch(&c->io, &f->io, runs, 5, &fb, count_end, runs);
+		/* io.c RB5: every run ended once, with its final result. */
+		for (int r = 0; r < 5; r++) {
+			CHECK_EQ(ends[r], 1, "%s pass %d: run %d ended once", name, pass, r);
+			CHECK_EQ(end_res[r], runs[r].res, "%s pass %d: run %d's result at its end",
+				 name, pass, r);
+		}
 		if (pass)
 			CHECK_EQ(lpc_io_faults_fired(&c->io), 1, "%s pass %d: one fault", name, pass);
 		lpc_io_fault_set(&c->io, NULL);
@@ -252,6 +274,75 @@ static void depth(int backend, const char *path, uint64_t fpages)
 	tst_cache_destroy(c);
 }
 
+/* io.c RB3: a run the device refused direct (EINVAL), reported while the
+ * batch's other runs are still being reaped (here: from inside run 1's
+ * report, as a refusal's CQE reaped before another run's would be), is not
+ * read again there (that read would reap the batch's completions as its
+ * own: rule URING-REAP-NESTED in LPC_DEBUG builds) but at RB4, buffered,
+ * once the ring is idle; every run ends once, with its bytes. */
+static const struct lpc_io_backend_ops *rf_inner;
+static struct lpc_io_backend_ops rf_ops;
+static struct lpc_io_rrun *rf_refused;
+static void (*rf_done)(struct lpc_io_rrun *w);
+
+static void rf_report(struct lpc_io_rrun *w)
+{
+	lpc_io_rrun_done(rf_refused); /* run 0's refusal, inside the reap */
+	rf_done(w);
+}
+
+static void rf_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
+{
+	/* Run 0 refused by the device; the others read by the inner, run 1's
+	 * report carrying run 0's. */
+	runs[0].res = -EINVAL;
+	rf_refused = &runs[0];
+	rf_done = runs[1].done;
+	runs[1].done = rf_report;
+	rf_inner->readv_batch(f, runs + 1, nruns - 1);
+}
+
+static void refused_in_reap(const char *path)
+{
+	struct lpc_cache *c = mk(LPC_IO_URING, 64);
+	struct lpc_io_rrun runs[3];
+	struct lpc_page *pg[3];
+	struct iovec iov[3];
+	struct lpc_file *f;
+	unsigned char want[PS];
+	int fb = 0;
+
+	rf_inner = c->io.ops;
+	if (!rf_inner->readv_batch) {
+		tst_cache_destroy(c); /* io_uring refused here: nothing reaped */
+		return;
+	}
+	rf_ops = *rf_inner;
+	rf_ops.readv_batch = rf_readv_batch;
+	c->io.ops = &rf_ops;
+	f = tst_file_open(c, path, O_RDONLY);
+	for (int r = 0; r < 3; r++) {
+		REQUIRE(lpc_page_alloc(c, &pg[r]) == 0, "frame %d", r);
+		iov[r] = (struct iovec){ lpc_page_data(pg[r]), PS };
+		memset(iov[r].iov_base, 0xee, PS);
+		runs[r] = (struct lpc_io_rrun){ .iov = &iov[r], .iovcnt = 1,
+						.off = (uint64_t)r * 2 * PS,
+						.index = (uint64_t)r * 2 };
+	}
+	memset(ends, 0, sizeof(ends));
+	lpc_io_readv_batch(&c->io, &f->io, runs, 3, &fb, count_end, runs);
+	for (int r = 0; r < 3; r++) {
+		CHECK_EQ(ends[r], 1, "refused in reap: run %d ended once", r);
+		CHECK_EQ(runs[r].res, PS, "refused in reap: run %d's result", r);
+		expect_page(false, f->io.id, (uint64_t)r * 2, PS, want);
+		CHECK(!memcmp(lpc_page_data(pg[r]), want, PS), "refused in reap: run %d's bytes",
+		      r);
+		lpc_page_put(pg[r]);
+	}
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	char path[512], big[512];
@@ -264,5 +355,6 @@ int main(int argc, char **argv)
 	batch_on(LPC_IO_NULL, false, path);
 	batch_on(LPC_IO_NULL, true, path);
 	depth(LPC_IO_URING, big, 2048);
+	refused_in_reap(path);
 	return tst_finish();
 }
