@@ -13,14 +13,17 @@
  *   sql     a database created on an image through file:rbd:lpc/NAME?vfs=lpc:
  *           rollback-journal transactions (the journal is an image while one
  *           runs, gone after the commit), one rolled back, an integrity
- *           check, close, reopen, every row compared; journal_mode=WAL
+ *           check, close, reopen, every row compared (also by a second
+ *           connection, whose write is SQLITE_BUSY while the first holds
+ *           RESERVED); journal_mode=WAL
  *           without locking_mode=EXCLUSIVE stays "delete"; with it, WAL
  *           transactions (the WAL is an image), close (checkpointed, the WAL
  *           removed), reopen, every row compared; bad names (no pool, no
  *           slash, a missing image opened without SQLITE_OPEN_CREATE) are
  *           SQLITE_CANTOPEN with an open handle to close, never a crash
  *   second  while this process has the database open, another process's
- *           open of it is refused: SQLITE_BUSY ("database is locked")
+ *           open of it, read-write or read-only, is refused: SQLITE_BUSY
+ *           ("database is locked")
  *   crash   another process commits rounds of rows, then, in an open
  *           transaction that has spilled pages to the image (small caches),
  *           is killed with SIGKILL; the reopened database (after the dead
@@ -28,7 +31,8 @@
  *           exactly the committed rows, passes the integrity check, and the
  *           journal image is gone
  * The child processes are this program again (exec, not a fork of a
- * process that runs librados's threads): cases child-open, child-crash.
+ * process that runs librados's threads): cases child-open, child-open-ro,
+ * child-crash.
  * Exit: 0 pass, 1 fail, 77 skip (no cluster).
  */
 #include <errno.h>
@@ -290,6 +294,22 @@ static void case_sql(void)
 	      sqlite3_errmsg(db));
 	compare_rows(db, n, round, "reopened");
 	integrity(db, "reopened");
+	/* A second connection of this process shares the file (one lpc file,
+	 * the VFS's lock table): it reads every row, and while the first
+	 * holds RESERVED its write is SQLITE_BUSY. */
+	{
+		sqlite3 *db2;
+		int rc;
+
+		CHECK(db_open("sqldb", NULL, SQLITE_OPEN_READWRITE, &db2) == SQLITE_OK,
+		      "second connection: %s", sqlite3_errmsg(db2));
+		compare_rows(db2, n, round, "second connection");
+		exec_ok(db, "BEGIN IMMEDIATE");
+		rc = sqlite3_exec(db2, "INSERT INTO t(id, r, v) VALUES (-1, 0, 'x')", NULL, NULL, NULL);
+		CHECK(rc == SQLITE_BUSY, "a write beside another connection's RESERVED: %d", rc);
+		exec_ok(db, "COMMIT");
+		CHECK(sqlite3_close(db2) == SQLITE_OK, "close the second connection");
+	}
 
 	/* WAL needs shared memory, which the VFS has not for an opener's
 	 * object: without locking_mode=EXCLUSIVE the mode stays. */
@@ -376,14 +396,14 @@ static int wait_status(pid_t pid)
 
 /* The child of "second": opens the database and reads; exit code is the
  * SQLite result of the first step that failed (0 if none did). */
-static int child_open(void)
+static int child_open(int flags)
 {
 	sqlite3 *db;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	setup_vfs();
-	rc = db_open("sqlsecond", NULL, SQLITE_OPEN_READWRITE, &db);
+	rc = db_open("sqlsecond", NULL, flags, &db);
 	printf("second (child): open: %d (%s)\n", rc, sqlite3_errmsg(db));
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL);
@@ -412,6 +432,12 @@ static void case_second(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == SQLITE_BUSY,
 	      "another process's open while this one has it: status %#x, expected exit %d (SQLITE_BUSY)",
 	      st, SQLITE_BUSY);
+	/* A read-only open too: the VFS opens the image read-write, with its
+	 * lock, so that no reader caches what a writer changes. */
+	st = wait_status(spawn("child-open-ro", -1));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == SQLITE_BUSY,
+	      "another process's read-only open: status %#x, expected exit %d (SQLITE_BUSY)", st,
+	      SQLITE_BUSY);
 	CHECK(!strcmp(query1(db, "SELECT count(*) FROM t"), "10"), "this process still reads");
 	CHECK(sqlite3_close(db) == SQLITE_OK, "close");
 	fresh("sqlsecond");
@@ -531,7 +557,9 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	if (!strcmp(argv[3], "child-open"))
-		return child_open();
+		return child_open(SQLITE_OPEN_READWRITE);
+	if (!strcmp(argv[3], "child-open-ro"))
+		return child_open(SQLITE_OPEN_READONLY);
 	if (!strcmp(argv[3], "child-crash"))
 		return child_crash();
 	printf("test_rbd_sqlite %s\n", argv[3]);
