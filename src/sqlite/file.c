@@ -305,6 +305,11 @@
  * them from the file.  WAL mode: the wal-index stays the unix VFS's shared
  * memory (the -shm file and its locks), which no other process can reach
  * without a SHARED lock on the database first.
+ * An opener's object (lpc_sqlite_set_opener, remote.c) runs in this mode
+ * with no kernel file at all: p->real is NULL, node->remote, no OFD lock
+ * (the opener's own lock keeps other processes out), and its methods
+ * (lpcs_remote_io_methods) have no shared memory: SQLite allows WAL there
+ * only in locking_mode=EXCLUSIVE, with a heap-memory wal-index.
  */
 #include <errno.h>
 #include <string.h>
