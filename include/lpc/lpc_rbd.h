@@ -104,6 +104,38 @@ extern "C" {
 int lpc_rbd_open(struct lpc_cache *c, const char *name, const char *conf, int oflags,
 		 struct lpc_file **out);
 
+struct lpc_sqlite_opener; /* lpc_sqlite.h */
+
+/*
+ * Fills *out with the opener of "rbd:POOL/IMAGE" names for the SQLite VFS
+ * "lpc" (lpc_sqlite.h), whose connections take conf as lpc_rbd_open's do:
+ *
+ *	struct lpc_sqlite_opener op;
+ *	lpc_rbd_sqlite_opener("/etc/ceph/ceph.conf", &op);
+ *	lpc_sqlite_set_opener(LPC_RBD_PREFIX, &op);
+ *	sqlite3_open_v2("file:rbd:pool/db?vfs=lpc", &db,
+ *			SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+ *
+ * The database is the image POOL/IMAGE, its rollback journal the image
+ * POOL/IMAGE-journal, its WAL POOL/IMAGE-wal: images of the same pool,
+ * created (empty; librbd's default format and features, conf's
+ * rbd_default_features) when SQLite creates the file, removed when it
+ * deletes it.  Each open image is a connection of lpc_rbd_open's kind
+ * with its one-writer lock: another process's open of the database, or of
+ * a journal, fails while this process has it open (SQLITE_BUSY, "database
+ * is locked"), also for a few tens of seconds after this process died
+ * (the lock's watch timeout, lpc_rbd_open above).  The database is cached
+ * in the VFS's lpc cache; journals are not (each write is in the image
+ * when it returns).  Existence checks and removal use one more connection
+ * of the opener's own, made at its first use and kept, with the opener's
+ * state, until the process ends.  lpc_sqlite_set_opener(3) says the rest.
+ * liblpc_rbd does not link SQLite, nor liblpc_sqlite librbd: the program
+ * links both (-llpc_sqlite -llpc_rbd -llpc).
+ * Return: 0; -EINVAL for NULL out; -ENOMEM.
+ * Context: no I/O (the connections are made by the VFS's calls).
+ */
+int lpc_rbd_sqlite_opener(const char *conf, struct lpc_sqlite_opener *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -59,6 +59,7 @@
 
 #include <lpc/lpc.h>
 #include <lpc/lpc_rbd.h>
+#include <lpc/lpc_sqlite.h>
 
 #define LPC_RBD_EXPORT __attribute__((visibility("default")))
 
@@ -550,16 +551,14 @@ fail:
 	return r;
 }
 
-LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const char *conf,
-				int oflags, struct lpc_file **out)
+/* The connection of (c, name) for an open, shared (RB3) or new: one
+ * reference in *out.  Return: 0 or lpc_rbd_open's errors. */
+static int conn_get(struct lpc_cache *c, const char *name, const char *conf, bool rw,
+		    struct rbd_conn **out)
 {
 	struct rbd_conn *cn = NULL;
-	int acc = oflags & O_ACCMODE, r;
-	bool rw = acc != O_RDONLY;
+	int r;
 
-	if (!c || !name || !out || strlen(name) >= 4096 || (oflags & ~O_ACCMODE) ||
-	    acc == (O_WRONLY | O_RDWR))
-		return -EINVAL;
 	/* A name this cache has open shares its connection (RB3); a read-only
 	 * connection cannot serve a read-write open (it holds no lock). */
 	/* open_lock makes the look-up and the connection one step: two opens
@@ -588,8 +587,175 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
 		pthread_mutex_unlock(&registry_lock);
 	}
 	pthread_mutex_unlock(&open_lock);
+	*out = cn;
+	return 0;
+}
+
+LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const char *conf,
+				int oflags, struct lpc_file **out)
+{
+	struct rbd_conn *cn = NULL;
+	int acc = oflags & O_ACCMODE, r;
+
+	if (!c || !name || !out || strlen(name) >= 4096 || (oflags & ~O_ACCMODE) ||
+	    acc == (O_WRONLY | O_RDWR))
+		return -EINVAL;
+	r = conn_get(c, name, conf, acc != O_RDONLY, &cn);
+	if (r < 0)
+		return r;
 	r = lpc_file_open_backend(c, name, &rbd_ops, cn, oflags, out);
 	if (r < 0)
 		op_release(cn); /* still ours on failure */
 	return r;
+}
+
+/*
+ * The SQLite VFS's opener of "rbd:POOL/IMAGE" names (lpc_rbd_sqlite_opener,
+ * lpc_rbd.h; lpc_sqlite_set_opener, lpc_sqlite.h).  liblpc_sqlite calls
+ * these through the table it is given: it links no librbd, and this library
+ * no SQLite.  open is lpc_rbd_open's connection (conn_get: shared per
+ * (cache, name), RB3; the one-writer lock of a read-write open) without
+ * lpc_file_open_backend, which the VFS calls in its own copy of lpc.
+ * Creating, asking for and removing images (journals) use one more
+ * connection, the opener's own (`admin`, made at the first need, kept until
+ * the process ends), so that a journal's existence costs no new connection.
+ */
+struct sq_opener {
+	char *conf;
+	pthread_mutex_t lock; /* admin's creation */
+	rados_t admin;
+	bool up;
+};
+
+/* An io context of the opener's connection on name's pool; *image: the
+ * image's name (malloc'd).  Return: 0 or a negative errno (-EINVAL for a
+ * name that is not "rbd:POOL/IMAGE", -ENOENT for no such pool). */
+static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, char **image)
+{
+	char *pool = NULL, *id = NULL;
+	int r = strlen(name) >= 4096 ? -EINVAL : parse_name(name, &pool, image);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&o->lock);
+	if (!o->up) {
+		r = conf_id(o->conf, &id);
+		if (r == 0)
+			r = rados_create(&o->admin, id);
+		free(id);
+		if (r == 0) {
+			r = conf_apply(o->admin, o->conf);
+			if (r == 0)
+				r = rados_connect(o->admin);
+			if (r < 0)
+				rados_shutdown(o->admin);
+			else
+				o->up = true;
+		}
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (r == 0)
+		r = rados_ioctx_create(o->admin, pool, io);
+	free(pool);
+	if (r < 0) {
+		free(*image);
+		*image = NULL;
+	}
+	return r;
+}
+
+static int sq_exists(void *arg, const char *name)
+{
+	rados_ioctx_t io;
+	rbd_image_t im;
+	char *image;
+	int r = sq_ioctx(arg, name, &io, &image);
+
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	r = rbd_open_read_only(io, image, &im, NULL);
+	if (r == 0) {
+		rbd_close(im);
+		r = 1;
+	} else if (r == -ENOENT) {
+		r = 0;
+	}
+	rados_ioctx_destroy(io);
+	free(image);
+	return r;
+}
+
+static int sq_remove(void *arg, const char *name)
+{
+	rados_ioctx_t io;
+	char *image;
+	int r = sq_ioctx(arg, name, &io, &image);
+
+	if (r < 0)
+		return r;
+	r = rbd_remove(io, image);
+	rados_ioctx_destroy(io);
+	free(image);
+	return r;
+}
+
+/* An empty image of librbd's default format and features (conf's). */
+static int sq_create(struct sq_opener *o, const char *name)
+{
+	rados_ioctx_t io;
+	char *image;
+	int order = 0, r = sq_ioctx(o, name, &io, &image);
+
+	if (r < 0)
+		return r;
+	r = rbd_create(io, image, 0, &order);
+	rados_ioctx_destroy(io);
+	free(image);
+	return r == -EEXIST ? 0 : r;
+}
+
+static int sq_open(void *arg, struct lpc_cache *c, const char *name, int oflags, int create,
+		   const struct lpc_backend_ops **ops, void **handle)
+{
+	struct sq_opener *o = arg;
+	struct rbd_conn *cn;
+	bool rw = (oflags & O_ACCMODE) != O_RDONLY;
+	int r;
+
+	if (!name || strlen(name) >= 4096)
+		return -EINVAL;
+	r = conn_get(c, name, o->conf, rw, &cn);
+	if (r == -ENOENT && create && rw) {
+		r = sq_create(o, name);
+		if (r == 0)
+			r = conn_get(c, name, o->conf, rw, &cn);
+	}
+	if (r < 0)
+		return r;
+	*ops = &rbd_ops;
+	*handle = cn;
+	return 0;
+}
+
+LPC_RBD_EXPORT int lpc_rbd_sqlite_opener(const char *conf, struct lpc_sqlite_opener *out)
+{
+	struct sq_opener *o;
+
+	if (!out)
+		return -EINVAL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->conf = conf ? strdup(conf) : NULL;
+	if (conf && !o->conf) {
+		free(o);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&o->lock, NULL);
+	memset(out, 0, sizeof(*out));
+	out->open = sq_open;
+	out->exists = sq_exists;
+	out->remove = sq_remove;
+	out->arg = o;
+	return 0;
 }

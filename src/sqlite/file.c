@@ -305,6 +305,11 @@
  * them from the file.  WAL mode: the wal-index stays the unix VFS's shared
  * memory (the -shm file and its locks), which no other process can reach
  * without a SHARED lock on the database first.
+ * An opener's object (lpc_sqlite_set_opener, remote.c) runs in this mode
+ * with no kernel file at all: p->real is NULL, node->remote, no OFD lock
+ * (the opener's own lock keeps other processes out), and its methods
+ * (lpcs_remote_io_methods) have no shared memory: SQLite allows WAL there
+ * only in locking_mode=EXCLUSIVE, with a heap-memory wal-index.
  */
 #include <errno.h>
 #include <string.h>
@@ -676,7 +681,7 @@ static int lpcs_close(sqlite3_file *f)
 		rc2 = flush(p);
 	/* unix first: lpc's last close closes its descriptor, which would drop
 	 * the locks unix still held for this connection's file. */
-	rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
+	rc = p->real && p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
 	/* Exclusive: write back before the last close lets the lock go. */
 	if (p->node && p->excl && p->lock > SQLITE_LOCK_NONE)
 		excl_unlock(p, SQLITE_LOCK_NONE);
@@ -914,6 +919,8 @@ static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
 	case SQLITE_FCNTL_CHUNK_SIZE:
 		return SQLITE_OK; /* unix would grow the kernel's file behind lpc */
 	default:
+		if (!p->real)
+			return SQLITE_NOTFOUND; /* an opener's object (remote.c) */
 		return p->real->pMethods->xFileControl(p->real, op, pArg);
 	}
 }
@@ -921,7 +928,7 @@ static int lpcs_file_control(sqlite3_file *f, int op, void *pArg)
 static int lpcs_sector_size(sqlite3_file *f)
 {
 	struct lpcs_file *p = F(f);
-	int s = p->real->pMethods->xSectorSize(p->real);
+	int s = p->real ? p->real->pMethods->xSectorSize(p->real) : 4096;
 
 	/* lpc writes back whole lpc pages: a torn write may touch that much. */
 	return s > (int)lpcs_page_size ? s : (int)lpcs_page_size;
@@ -930,7 +937,8 @@ static int lpcs_sector_size(sqlite3_file *f)
 static int lpcs_device_characteristics(sqlite3_file *f)
 {
 	struct lpcs_file *p = F(f);
-	int dc = p->real->pMethods->xDeviceCharacteristics(p->real);
+	/* An opener's object (remote.c): nothing claimed. */
+	int dc = p->real ? p->real->pMethods->xDeviceCharacteristics(p->real) : 0;
 
 	/* lpc writes whole pages of its own size back, as the kernel writes
 	 * whole 4 KiB pages for unix: no atomic write of any size is claimed,
@@ -1083,4 +1091,24 @@ const sqlite3_io_methods lpcs_io_methods = {
 	.xShmUnmap = lpcs_shm_unmap,
 	.xFetch = lpcs_fetch,
 	.xUnfetch = lpcs_unfetch,
+};
+
+/* An opener's object (remote.c): the same methods in exclusive coherence
+ * (p->excl: SL1-SL4, no SQ1-SQ3), with no shared memory (iVersion 1:
+ * SQLite runs WAL only in locking_mode=EXCLUSIVE, its wal-index in heap
+ * memory) and no mmap. */
+const sqlite3_io_methods lpcs_remote_io_methods = {
+	.iVersion = 1,
+	.xClose = lpcs_close,
+	.xRead = lpcs_read,
+	.xWrite = lpcs_write,
+	.xTruncate = lpcs_truncate,
+	.xSync = lpcs_sync,
+	.xFileSize = lpcs_file_size,
+	.xLock = lpcs_lock,
+	.xUnlock = lpcs_unlock,
+	.xCheckReservedLock = lpcs_check_reserved,
+	.xFileControl = lpcs_file_control,
+	.xSectorSize = lpcs_sector_size,
+	.xDeviceCharacteristics = lpcs_device_characteristics,
 };

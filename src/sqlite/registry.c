@@ -43,7 +43,10 @@
  *  XJ3  xDelete: ABSENT when unix's unlink succeeded or found nothing,
  *      after it (the deleter holds EXCLUSIVE or, for a WAL, is the last
  *      connection: no reader asks in between); any failure: UNKNOWN.
- * A name tracked by no node goes to the kernel.  reg_nexcl lets xAccess
+ * The same holds for an opener's object (lpc_sqlite_set_opener, remote.c):
+ * its node is exclusive by the opener's lock (no OFD lock), XJ1 asks the
+ * opener instead of the kernel, XJ2 and XJ3 follow its opens and removes.
+ * A name tracked by no node goes to the kernel (or its opener).  reg_nexcl lets xAccess
  * skip reg_lock while there is no exclusive node.
  */
 #include <errno.h>
@@ -195,7 +198,31 @@ static int excl_start(struct lpcs_node *n, const char *zName)
 	return SQLITE_OK;
 }
 
-int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl,
+/* An opener's object (remote.c): exclusive by the opener's own lock, no OFD
+ * lock; lpc's size is the object's (the opener's size at lf's open).
+ * Caller holds reg_lock.  Return: SQLite code. */
+static int remote_start(struct lpcs_node *n, const char *zName)
+{
+	size_t len = strlen(zName);
+
+	n->jname[0] = malloc(len + sizeof("-journal"));
+	n->jname[1] = malloc(len + sizeof("-wal"));
+	if (!n->jname[0] || !n->jname[1]) {
+		free(n->jname[0]);
+		free(n->jname[1]);
+		return SQLITE_NOMEM;
+	}
+	memcpy(n->jname[0], zName, len);
+	memcpy(n->jname[0] + len, "-journal", sizeof("-journal"));
+	memcpy(n->jname[1], zName, len);
+	memcpy(n->jname[1] + len, "-wal", sizeof("-wal"));
+	n->remote = true;
+	n->excl = true;
+	atomic_fetch_add_explicit(&reg_nexcl, 1, memory_order_relaxed);
+	return SQLITE_OK;
+}
+
+int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl, bool remote,
 		  struct lpcs_node **out)
 {
 	struct lpcs_node *n;
@@ -213,7 +240,10 @@ int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool ex
 		n->ofd = -1;
 		atomic_init(&n->size, size);
 		n->path = zName ? strdup(zName) : NULL;
-		rc = !n->path ? SQLITE_NOMEM : excl ? excl_start(n, zName) : SQLITE_OK;
+		rc = !n->path ? SQLITE_NOMEM :
+		     remote   ? remote_start(n, zName) :
+		     excl     ? excl_start(n, zName) :
+				SQLITE_OK;
 		if (rc != SQLITE_OK) {
 			free(n->path);
 			free(n);
@@ -246,7 +276,8 @@ void lpcs_node_put(struct lpcs_node *n)
 	if (n->excl) {
 		/* Under reg_lock: a new open of the file here waits, then takes
 		 * the lock afresh (our descriptor would refuse it otherwise). */
-		close(n->ofd);
+		if (n->ofd >= 0)
+			close(n->ofd);
 		atomic_fetch_sub_explicit(&reg_nexcl, 1, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -297,7 +328,7 @@ bool lpcs_track_access(const char *zName, int *res, int *rc)
 	n = track_find(zName, &kind);
 	if (n) {
 		if (n->jstate[kind] == LPCS_J_UNKNOWN) { /* XJ1: ask once */
-			*rc = lpcs_unix->xAccess(lpcs_unix, zName, SQLITE_ACCESS_EXISTS, res);
+			*rc = lpcs_raw_exists(zName, res);
 			if (*rc == SQLITE_OK)
 				n->jstate[kind] = *res ? LPCS_J_PRESENT : LPCS_J_ABSENT;
 		} else {

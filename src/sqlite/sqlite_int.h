@@ -6,6 +6,9 @@
  *               lpc_sqlite_register() and the extension's entry point
  *   file.c      the main database file's io methods, and the coherence
  *               checks with other processes (the protocol is told there)
+ *   remote.c    names of an opener's storage (lpc_sqlite_set_opener): the
+ *               prefix table, and the journals' and WAL's files, read and
+ *               written through the opener's operations directly
  *   registry.c  the process-wide lpc_cache and one node per lpc_file,
  *               shared by every connection to that file; in exclusive
  *               coherence, the node's OFD lock and what it knows of the
@@ -92,6 +95,8 @@ struct lpcs_node {
 	int xlevel;           /* the highest SQLite lock any connection here
 			       * holds (SL1-SL4); under lock */
 	unsigned xshared;     /* connections holding >= SHARED; under lock */
+	bool remote;          /* an opener's object (remote.c): no kernel file,
+			       * no OFD lock (ofd -1); constant */
 };
 
 /* What the registry knows of a journal or WAL of an exclusive node. */
@@ -103,7 +108,7 @@ struct lpcs_file {
 	sqlite3_file base;
 	struct lpcs_node *node;
 	struct lpc_file *lf;
-	sqlite3_file *real;
+	sqlite3_file *real; /* NULL for an opener's object (remote.c) */
 	int lock;        /* this connection's SQLite lock level */
 	bool excl;       /* node->excl (copied: read on every method) */
 	volatile void *shm0; /* region 0 of the wal-index once mapped */
@@ -128,7 +133,9 @@ struct lpc_cache *lpcs_cache_peek(void);
  * on zName (the main database's full path) and drops any page lf has.
  * Return: SQLITE_OK with *out; SQLITE_NOMEM; SQLITE_BUSY when another
  * process holds the file (logged); SQLITE_CANTOPEN. */
-int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl,
+/* remote: an opener's object (remote.c): exclusive (the opener keeps other
+ * processes out), with no kernel file and no OFD lock. */
+int lpcs_node_get(struct lpc_file *lf, uint64_t size, const char *zName, bool excl, bool remote,
 		  struct lpcs_node **out);
 void lpcs_node_put(struct lpcs_node *n);
 /* XJ1: true when zName is the journal or WAL of an exclusive node, with
@@ -170,6 +177,21 @@ int lpcs_errcode(long rc, int ioerr);
 
 /* file.c */
 extern const sqlite3_io_methods lpcs_io_methods;
+/* The main database file of an opener's object: lpcs_io_methods without
+ * shared memory (iVersion 1: WAL only in locking_mode=EXCLUSIVE) nor mmap. */
+extern const sqlite3_io_methods lpcs_remote_io_methods;
+
+/* remote.c (lpc_sqlite_set_opener).  lpcs_opener_find: true when zName
+ * starts with a registered prefix, with its opener copied into *out. */
+bool lpcs_opener_find(const char *zName, struct lpc_sqlite_opener *out);
+/* xOpen, xDelete, xAccess (EXISTS, READWRITE, READ) of such a name. */
+int lpcs_remote_open(const struct lpc_sqlite_opener *op, const char *zName, sqlite3_file *file,
+		     int flags, int *pOutFlags);
+int lpcs_remote_delete(const struct lpc_sqlite_opener *op, const char *zName);
+int lpcs_remote_access(const struct lpc_sqlite_opener *op, const char *zName, int *pResOut);
+/* An object's existence, asked of the opener of zName's prefix or of the
+ * unix VFS (registry.c's XJ1, which asks once). */
+int lpcs_raw_exists(const char *zName, int *pResOut);
 /* vfs.c: the "unix" VFS under ours. */
 extern sqlite3_vfs *lpcs_unix;
 

@@ -13,6 +13,9 @@
  * (after unix's, lpcs_close) closes lpc's descriptors.
  * Journals, WAL, temporary and transient files are unix's alone (file.c
  * says why).  The other methods are unix's.
+ * Names that start with a prefix of lpc_sqlite_set_opener go to remote.c
+ * instead (xOpen, xDelete, xAccess, xFullPathname), main database and
+ * journals alike.
  *
  * Coherence mode (file.c): the URI parameter lpc_coherence=detect|exclusive,
  * else the environment's LPC_SQLITE_COHERENCE, else detect; another word
@@ -52,7 +55,10 @@ static int lpcs_open(sqlite3_vfs *vfs, const char *zName, sqlite3_file *file, in
 	struct lpc_cache *c;
 	sqlite3_int64 size = 0;
 	int outflags = 0, rc, lrc, mode;
+	struct lpc_sqlite_opener op;
 
+	if (zName && lpcs_opener_find(zName, &op))
+		return lpcs_remote_open(&op, zName, file, flags, pOutFlags);
 	if (!(flags & SQLITE_OPEN_MAIN_DB) || !zName) {
 		rc = lpcs_unix->xOpen(lpcs_unix, zName, file, flags, pOutFlags);
 		if (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_WAL)) /* XJ2 */
@@ -86,7 +92,7 @@ static int lpcs_open(sqlite3_vfs *vfs, const char *zName, sqlite3_file *file, in
 	rc = p->real->pMethods->xFileSize(p->real, &size);
 	if (rc != SQLITE_OK)
 		goto fail;
-	rc = lpcs_node_get(p->lf, size < 0 ? 0 : (uint64_t)size, zName, mode == 1, &p->node);
+	rc = lpcs_node_get(p->lf, size < 0 ? 0 : (uint64_t)size, zName, mode == 1, false, &p->node);
 	if (rc != SQLITE_OK)
 		goto fail;
 	p->excl = p->node->excl;
@@ -102,7 +108,9 @@ fail:
 
 static int lpcs_delete(sqlite3_vfs *vfs, const char *zName, int syncDir)
 {
-	int rc = lpcs_unix->xDelete(lpcs_unix, zName, syncDir);
+	struct lpc_sqlite_opener op;
+	int rc = lpcs_opener_find(zName, &op) ? lpcs_remote_delete(&op, zName) :
+						lpcs_unix->xDelete(lpcs_unix, zName, syncDir);
 
 	/* XJ3 */
 	lpcs_track_set(zName, rc == SQLITE_OK || rc == SQLITE_IOERR_DELETE_NOENT ?
@@ -112,15 +120,36 @@ static int lpcs_delete(sqlite3_vfs *vfs, const char *zName, int syncDir)
 
 static int lpcs_access(sqlite3_vfs *vfs, const char *zName, int flags, int *pResOut)
 {
+	struct lpc_sqlite_opener op;
 	int rc;
 
 	if (flags == SQLITE_ACCESS_EXISTS && lpcs_track_access(zName, pResOut, &rc))
 		return rc; /* XJ1 */
+	if (lpcs_opener_find(zName, &op))
+		return lpcs_remote_access(&op, zName, pResOut);
 	return lpcs_unix->xAccess(lpcs_unix, zName, flags, pResOut);
+}
+
+int lpcs_raw_exists(const char *zName, int *pResOut)
+{
+	struct lpc_sqlite_opener op;
+
+	if (lpcs_opener_find(zName, &op))
+		return lpcs_remote_access(&op, zName, pResOut);
+	return lpcs_unix->xAccess(lpcs_unix, zName, SQLITE_ACCESS_EXISTS, pResOut);
 }
 
 static int lpcs_full_pathname(sqlite3_vfs *vfs, const char *zName, int nOut, char *zOut)
 {
+	struct lpc_sqlite_opener op;
+
+	/* An opener's name is whole already (no directory to prepend). */
+	if (lpcs_opener_find(zName, &op)) {
+		if ((int)strlen(zName) >= nOut)
+			return SQLITE_CANTOPEN;
+		memcpy(zOut, zName, strlen(zName) + 1);
+		return SQLITE_OK;
+	}
 	return lpcs_unix->xFullPathname(lpcs_unix, zName, nOut, zOut);
 }
 
