@@ -38,9 +38,11 @@ extern "C" {
  * returns the error; a later lpc_fsync writes them again).  Set them to 0
  * to wait for ever, as librbd does by default.
  *
- * The operations (lpc.h, BK1-BK6): a run is one rbd_aio_readv or
- * rbd_aio_writev waited for; a writeback batch submits all its runs before
- * it waits; sync is rbd_flush; truncate is rbd_resize; size is the image's
+ * The operations (lpc.h, BK1-BK7; the table is version 2): a run is one
+ * rbd_aio_readv or rbd_aio_writev waited for; a writeback batch submits
+ * all its runs before it waits, and so does a batched read (readahead's
+ * window, a stream's look-ahead: read_batch), each run completed as its
+ * reply arrives; sync is rbd_flush; truncate is rbd_resize; size is the image's
  * size.  A write past the image's end first grows the image (rbd_resize,
  * only ever up; lpc cuts it back to its size, BK6).
  *

@@ -219,15 +219,25 @@ static inline const struct lpc_io_backend_ops *lpc_io_ops(const struct lpc_io *i
 	return f->user ? &lpc_io_user_ops : io->ops;
 }
 
+/* A user backend's table has read_batch (lpc.h BK7): version 2 or later,
+ * the field set.  A version-1 table ends before the field: never read. */
+static inline bool lpc_io_user_batches(const struct lpc_backend_ops *u)
+{
+	return u->version >= LPC_BACKEND_V2 && u->read_batch;
+}
+
 /* True when f's backend submits a batch's runs together (readv_batch):
  * then gathering runs into one lpc_io_readv_batch puts them at the device
  * at once.  False: a batch would be read run after run (sync: one preadv
  * each), so callers read and complete each run alone, and readahead keeps
  * one run per thread (ra_worker.c Q2), whose threads are then what overlaps
- * the reads. */
+ * the reads.  The user adapter has readv_batch for every table but batches
+ * only for one with read_batch (user.c UB1). */
 static inline bool lpc_io_batches(const struct lpc_io *io, const struct lpc_io_file *f)
 {
-	return lpc_io_ops(io, f)->readv_batch != NULL;
+	if (f->user)
+		return lpc_io_user_batches(f->user);
+	return io->ops->readv_batch != NULL;
 }
 
 /*

@@ -408,6 +408,26 @@ static void break_backend_overrun(void)
 	lpc_pread(g, buf, sizeof(buf), 0);
 }
 
+/* BACKEND-DONE: a user backend whose read_batch returns with a run not
+ * completed (io/user.c UB3; lpc.h BK7). */
+static void break_backend_done(void)
+{
+	static const uint64_t idx[] = { 0, 2 };
+	struct lpc_page *pages[2];
+	struct lpc_file *g;
+	struct tub *t;
+	char path[512];
+	int errs[2];
+
+	REQUIRE(tst_make_file("death_done", 4 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	t = tub_new(path, 4096, true);
+	REQUIRE(t, "tub");
+	atomic_store(&t->undone, 1);
+	REQUIRE(lpc_file_open_backend(cache, "undone", &tub_ops_batch, t, O_RDONLY, &g) == 0,
+		"open");
+	lpc_page_get_batch(g, idx, 2, 0, pages, errs);
+}
+
 /* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */
 static void break_pin_not_pinned(void)
 {
@@ -797,6 +817,7 @@ static const struct {
 	{ "STREAM-BOUND", break_stream_bound },
 	{ "STREAM-TWICE", break_stream_twice },
 	{ "BACKEND-OVERRUN", break_backend_overrun },
+	{ "BACKEND-DONE", break_backend_done },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */
