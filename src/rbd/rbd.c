@@ -643,6 +643,9 @@ static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bo
 		cn->ioctx = NULL;
 		goto fail;
 	}
+	/* A full cluster refuses our writes with -ENOSPC at once rather than
+	 * librados holding them to the op timeout (lpc_rbd.h). */
+	rados_set_pool_full_try(cn->ioctx);
 	/* A read-only connection opens a writable handle too (it never writes
 	 * through it): only such a handle watches the image's header, so that
 	 * its size follows another client's resize (BK5: growth is seen);
