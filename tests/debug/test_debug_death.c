@@ -412,20 +412,28 @@ static void break_backend_overrun(void)
  * completed (io/user.c UB3; lpc.h BK7). */
 static void break_backend_done(void)
 {
-	static const uint64_t idx[] = { 0, 2 };
-	struct lpc_page *pages[2];
+	static const uint64_t idx[] = { 0, 2, 4, 6, 8, 10, 12, 14 };
+	struct lpc_page *pages[8];
 	struct lpc_file *g;
 	struct tub *t;
 	char path[512];
-	int errs[2];
+	int errs[8];
 
-	REQUIRE(tst_make_file("death_done", 4 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	REQUIRE(tst_make_file("death_done", 16 * 4096, 1, path, sizeof(path)) == 0, "make file");
 	t = tub_new(path, 4096, true);
 	REQUIRE(t, "tub");
 	atomic_store(&t->undone, 1);
 	REQUIRE(lpc_file_open_backend(cache, "undone", &tub_ops_batch, t, O_RDONLY, &g) == 0,
 		"open");
-	lpc_page_get_batch(g, idx, 2, 0, pages, errs);
+	/* The readahead threads take runs together when they find them
+	 * queued together (timing): again until read_batch was called. */
+	for (int k = 0; k < 200 && !atomic_load(&t->read_batches); k++) {
+		int got = lpc_page_get_batch(g, idx, 8, 0, pages, errs);
+
+		for (int i = 0; got >= 0 && i < 8; i++)
+			lpc_page_put(pages[i]);
+		lpc_invalidate(g, 0, 16 * 4096);
+	}
 }
 
 /* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */

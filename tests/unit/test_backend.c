@@ -723,7 +723,7 @@ static void read_batch(void)
 	uint64_t size = 64 * PS;
 	unsigned char *want = malloc(size);
 	static const uint64_t a[] = { 0, 5, 10, 15, 20, 25 }, b[] = { 30, 33, 36 },
-			      d[] = { 40, 44 }, e[] = { 50, 53, 56 };
+			      e[] = { 50, 53, 56 };
 
 	REQUIRE(want);
 	tst_wfile("b", path, sizeof(path), size, 41);
@@ -731,7 +731,13 @@ static void read_batch(void)
 	t = tub_new(path, PS, true);
 	REQUIRE(t);
 	f = open_tub(c, path, &tub_ops_batch, t, O_RDONLY);
-	batch_check(f, a, 6, want, "batched");
+	/* The runs go to the readahead threads, which take several at once
+	 * when they find them queued together: timing decides, so the batch
+	 * is read again (dropped first) until one call had several runs. */
+	for (int k = 0; k < 100 && atomic_load(&t->read_batch_max) < 2; k++) {
+		CHECK(lpc_invalidate(f, 0, size) >= 0, "invalidate");
+		batch_check(f, a, 6, want, "batched");
+	}
 	CHECK(atomic_load(&t->read_batches) >= 1, "read_batch called (%llu)",
 	      (unsigned long long)atomic_load(&t->read_batches));
 	CHECK(atomic_load(&t->read_batch_max) > 1, "several runs in one call (%llu)",
@@ -744,6 +750,8 @@ static void read_batch(void)
 	CHECK(atomic_load(&t->calls[TUB_READ]) - reads0 >= 4, "the failed run read again");
 #if !LPC_DEBUG
 	/* UB3: the last run left undone is -EIO, then read again. */
+	static const uint64_t d[] = { 40, 44 };
+
 	atomic_store(&t->undone, 1);
 	batch_check(f, d, 2, want, "one run undone");
 	atomic_store(&t->undone, 0);
