@@ -133,6 +133,8 @@ static void cb_release(void *h)
 	b->released++;
 }
 
+/* Version 1: no read_batch (BK7, optional, version 2), so lpc reads a
+ * batch run by run with read, from several threads at once. */
 static const struct lpc_backend_ops counting_ops = {
 	.version = LPC_BACKEND_V1,
 	.read = cb_read,

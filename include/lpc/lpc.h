@@ -1024,13 +1024,20 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  * readahead, eviction, writeback batches and the flusher, lpc_fsync's
  * error reporting (J.3), lpc_truncate, pins, optimistic reads.
  *
- * Form.  Version 1 (this table) is synchronous: each operation does its
- * whole transfer and returns its result; lpc gets concurrency by calling
- * operations from several threads at once (the callers' and its own).  An
- * asynchronous form (a submit operation and a completion the backend posts,
- * many runs in flight per thread) is planned as version 2 of the table; a
- * version-1 table will stay valid: lpc reads only the fields of the version
- * a table declares.
+ * Form.  Version 1 is synchronous: each operation does its whole transfer
+ * and returns its result; lpc gets concurrency by calling operations from
+ * several threads at once (the callers' and its own).  Version 2 adds one
+ * optional operation, read_batch: several runs of one thread in flight at
+ * once, each completed as it comes back (BK7).  A fully asynchronous form
+ * (a submit operation and a completion the backend posts from its own
+ * threads) is planned as a later version.
+ * Versions and the ABI: the table has no size field; its version is its
+ * size.  A version adds fields at the end only, and lpc reads only the
+ * fields of the version a table declares: a version-1 table built against
+ * lpc 0.2's header (shorter, without read_batch) stays valid, and lpc
+ * never reads past its `release`.  A version-2 table handed to an lpc that
+ * knows version 1 only is refused (-EINVAL): a backend that must run on
+ * both opens with version 2 and, on -EINVAL, again with version 1.
  *
  * Rules for every operation (BK1-BK6):
  *  BK1 Threads: it is called from the thread of the lpc call that needs it
@@ -1096,21 +1103,51 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *      (J.7's publication, at lpc_fsync, at the last close and after a
  *      write that ended past lpc's size).  A storage of fixed size (no
  *      truncate) must end on a page to be opened read-write.
+ *  BK7 read_batch (version 2, optional): the runs of one batched read
+ *      (readahead's window, a stream's look-ahead, lpc_page_get_batch,
+ *      a multi-run miss: up to 32 runs; disjoint, in no promised order),
+ *      each as read would read it (BK3, BK4 per run).  The operation
+ *      submits every run before it waits for any (one aio per run, one
+ *      queue submission: the runs are at the storage together), and as
+ *      each run completes, in any order, sets that run's res and calls
+ *      done(arg, k) with the run's position k, exactly once per run, on
+ *      the calling thread (never from a thread of the backend's: a
+ *      backend whose completions arrive on its own threads hands them to
+ *      the caller, as liblpc_rbd does); it returns after the last done.
+ *      done completes the run's pages (they become readable, waiters
+ *      wake); it does not call the backend, and after it the run and its
+ *      frames are no longer the backend's.  One run's error is no other
+ *      run's.  A run the operation returned without completing is taken
+ *      as failed (-EIO; LPC_DEBUG builds stop on rule BACKEND-DONE, as for a
+ *      second done of a run, a k out of the batch or a done from another
+ *      thread, which lpc ignores).
+ *      Threads and blocking as BK1, BK2: lpc calls it from any thread
+ *      that reads, several at once; it may block until its runs are
+ *      back.  Without it (NULL, or a version-1 table) lpc reads a batch
+ *      run by run with read, and keeps one run per readahead thread, whose
+ *      threads overlap the reads instead.
  */
 #define LPC_BACKEND_V1 1
+#define LPC_BACKEND_V2 2 /* V1 and read_batch (BK7) */
 
-/* One run of a batched write (write_batch): iovcnt frames written at off. */
+/* One run of a batched write (write_batch) or read (read_batch): iovcnt
+ * frames written or read at off. */
 struct lpc_backend_run {
 	const struct iovec *iov;
 	int iovcnt;
 	uint64_t off;
 	ssize_t res; /* set by write_batch: bytes written (all, or fewer: lpc
-		      * writes the rest with write), or a negative errno */
+		      * writes the rest with write), or a negative errno; by
+		      * read_batch: read's result for the run (BK7) */
 };
 
+/* read_batch's completion (BK7): run k of the batch is done, its res set. */
+typedef void lpc_backend_done(void *arg, int k);
+
 struct lpc_backend_ops {
-	/* LPC_BACKEND_V1.  Any other value: lpc_file_open_backend returns
-	 * -EINVAL (a later lpc reads a later version's fields). */
+	/* LPC_BACKEND_V1 or LPC_BACKEND_V2.  Any other value:
+	 * lpc_file_open_backend returns -EINVAL (a later lpc reads a later
+	 * version's fields). */
 	uint32_t version;
 	uint32_t reserved; /* must be zero */
 	/* Required.  Reads the run of iovcnt whole pages at off (BK3) into
@@ -1149,6 +1186,12 @@ struct lpc_backend_ops {
 	 * the thread of the last lpc_file_close (after its writeback) or of
 	 * lpc_cache_destroy, or of the open that did not need the handle. */
 	void (*release)(void *handle);
+	/* Version 2 and later (a version-1 table ends above: lpc never reads
+	 * this field of one).  Optional (NULL: lpc reads run by run with
+	 * read).  Reads the nruns runs together and completes each with
+	 * done(arg, k) as it comes back (BK7). */
+	void (*read_batch)(void *handle, struct lpc_backend_run *runs, int nruns,
+			   lpc_backend_done *done, void *arg);
 };
 
 /*
@@ -1180,8 +1223,8 @@ struct lpc_backend_ops {
  * The size: ops->size is called before files_lock is taken, on every open;
  * for a new copy its answer is the file's size (BK5).
  * Return: 0 with *out; -EINVAL for a NULL c, name, ops or out, an empty
- * name or one of 4096 bytes or more, a version other than LPC_BACKEND_V1,
- * non-zero reserved, a NULL read, write or size, other oflags, a name
+ * name or one of 4096 bytes or more, a version other than LPC_BACKEND_V1
+ * or LPC_BACKEND_V2, non-zero reserved, a NULL read, write or size, other oflags, a name
  * open with another table, or a read-write open of a fixed-size storage (no
  * truncate) whose size is not a multiple of the page size (BK6); -ENOMEM when the thread's block or the file
  * cannot be allocated; the size operation's negative errno.

@@ -37,10 +37,23 @@ extern "C" {
  * nothing is cached; a write-back: the pages stay dirty and lpc_fsync
  * returns the error; a later lpc_fsync writes them again).  Set them to 0
  * to wait for ever, as librbd does by default.
+ * A full cluster (an OSD past the full ratio, mon_osd_full_ratio, the pool
+ * marked full): the connection's io context tries writes anyway
+ * (rados_set_pool_full_try) instead of holding them until the map says
+ * there is room, so the OSD refuses those that need space (new objects,
+ * bytes past an object's end; an overwrite of stored bytes still passes)
+ * at once: a write-back fails with -ENOSPC (-EDQUOT where a pool quota is
+ * full), the pages stay dirty and lpc_fsync returns it, and once space is
+ * freed (or the ratio raised) a later lpc_fsync writes them (tests/rbd
+ * case full).  Without it librbd would hold the writes
+ * until rados_osd_op_timeout and report -ETIMEDOUT (and an open, whose
+ * watch is a write, would time out too).
  *
- * The operations (lpc.h, BK1-BK6): a run is one rbd_aio_readv or
- * rbd_aio_writev waited for; a writeback batch submits all its runs before
- * it waits; sync is rbd_flush; truncate is rbd_resize; size is the image's
+ * The operations (lpc.h, BK1-BK7; the table is version 2): a run is one
+ * rbd_aio_readv or rbd_aio_writev waited for; a writeback batch submits
+ * all its runs before it waits, and so does a batched read (readahead's
+ * window, a stream's look-ahead: read_batch), each run completed as its
+ * reply arrives; sync is rbd_flush; truncate is rbd_resize; size is the image's
  * size.  A write past the image's end first grows the image (rbd_resize,
  * only ever up; lpc cuts it back to its size, BK6).
  *

@@ -567,7 +567,8 @@ int lpc_files_open_backend(struct lpc_files *c, const char *name,
 	int accmode, rc;
 	bool unneeded = false;
 
-	if (!c || !name || !ops || !out || ops->version != LPC_BACKEND_V1 || ops->reserved ||
+	if (!c || !name || !ops || !out ||
+	    (ops->version != LPC_BACKEND_V1 && ops->version != LPC_BACKEND_V2) || ops->reserved ||
 	    !ops->read || !ops->write || !ops->size || (oflags & ~O_ACCMODE))
 		return -EINVAL;
 	accmode = oflags & O_ACCMODE;

@@ -57,7 +57,7 @@
  *      one submission, and each run's pages UPTODATE or removed, and
  *      unlocked, as soon as that run's own request completes, while the
  *      batch's other runs are still at the device: run.c runs_end, io.c
- *      RB3, uring.c UB2; so a reader of a run's page waits for that run's
+ *      RQ3, uring.c UB2; so a reader of a run's page waits for that run's
  *      request only, as Q6 promises, never for the batch's slowest run),
  *      takes the lock once every run is reaped, f->ra_reading
  *      - 1 and f->ra_inflight - the batch's jobs (`idle` broadcast at 0),

@@ -488,7 +488,7 @@ struct runs_ctx {
 };
 
 /* U5 of one run of a batch, called by lpc_io_readv_batch as soon as that
- * run's own request is done (io.c RB5), while other runs of the batch may
+ * run's own request is done (io.c RQ5), while other runs of the batch may
  * still be at the device: its pages are published or removed and unlocked
  * here, and its grant given back, whatever the other runs do. */
 static void runs_end(void *arg, struct lpc_io_rrun *w)
@@ -504,7 +504,7 @@ static void runs_end(void *arg, struct lpc_io_rrun *w)
 /* U4 for nr runs of f together (at most LPC_RUN_BATCH runs, LPC_IO_MAX_IOV
  * pages): one lpc_io_readv_batch, so every run is at the device at once
  * (io_uring: one submission on this thread's ring, reaped by this thread);
- * U5 run by run as each run's own request completes (runs_end, io.c RB3:
+ * U5 run by run as each run's own request completes (runs_end, io.c RQ3:
  * the batch's result for a run is that run's alone, the fault hook passed
  * per run, one run's error or short read no other's), so a reader of one
  * run's page waits for that run's request only, never for the batch's

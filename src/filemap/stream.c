@@ -38,7 +38,7 @@
  *      one io_uring submission on this thread's ring, LPC_RUN_BATCH runs
  *      at a time), not one after another; each run's pages are unlocked,
  *      and its grant given back, as soon as its own request completes
- *      (run.c runs_end, io.c RB3), so another thread's reader of one run
+ *      (run.c runs_end, io.c RQ3), so another thread's reader of one run
  *      never waits for another run of the batch, and a run short of share
  *      reads the batch first rather than refusing itself (run.c
  *      ra_window).  LOCKED mode reads them one by

@@ -123,30 +123,30 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  * of one run's pages waits for that run's request only, never for another
  * run of the batch (ra_worker.c Q6: a demand read waits only for the
  * device).  Steps (all on the calling thread):
- *   RB1 the hook first, once per run, in run order, before any read (as
+ *   RQ1 the hook first, once per run, in run order, before any read (as
  *       lpc_io_readv would see them one after another); a run the hook
- *       fails, or with no iovec, is ended at once (RB5) with its error;
- *   RB2 every other run is `todo` (the backend's to read) and carries
+ *       fails, or with no iovec, is ended at once (RQ5) with its error;
+ *   RQ2 every other run is `todo` (the backend's to read) and carries
  *       `done` and `front`, this batch;
- *   RB3 a backend with readv_batch (io_uring) reads them together and
+ *   RQ3 a backend with readv_batch (io_uring) reads them together and
  *       reports each run by lpc_io_rrun_done as its completion is reaped
  *       and final (uring.c: after its redo, if it needed one), while other
  *       runs are still in flight on this thread's ring: the run is ended
- *       there (RB5), unless it needs a read of its own, which cannot be
+ *       there (RQ5), unless it needs a read of its own, which cannot be
  *       made with the ring's reaps in flight: a run the device refused
- *       direct (EINVAL) stays todo for RB4.  A backend without readv_batch
- *       (sync, null, user) reads the runs in turn, each ended (RB4-RB5)
+ *       direct (EINVAL) stays todo for RQ4.  A backend without readv_batch
+ *       (sync, null, user) reads the runs in turn, each ended (RQ4-RQ5)
  *       right after its own read;
- *   RB4 when readv_batch returns (every request reaped: the ring idle),
+ *   RQ4 when readv_batch returns (every request reaped: the ring idle),
  *       each run still todo (refused direct, or not reported by a wrapper
  *       that took the reports over) is ended; a refused one is read again
  *       buffered first (every refused run, whoever turned direct off);
- *   RB5 a run ends once: the hook's short size applied, todo cleared, then
+ *   RQ5 a run ends once: the hook's short size applied, todo cleared, then
  *       the caller's end(arg, w) (ra_worker.c and stream.c GB3: run.c's
  *       U5 of that run, which unlocks its pages and wakes their waiters).
- * Why no run is lost or ended twice: todo is set at RB2 for exactly the
- * runs RB1 did not end, cleared only at RB5, and RB5 runs only on a todo
- * run; RB4 ends every run still todo.  So every run is ended before this
+ * Why no run is lost or ended twice: todo is set at RQ2 for exactly the
+ * runs RQ1 did not end, cleared only at RQ5, and RQ5 runs only on a todo
+ * run; RQ4 ends every run still todo.  So every run is ended before this
  * call returns, and a caller's pages all leave their locks by then.
  */
 struct rbatch {
@@ -157,8 +157,8 @@ struct rbatch {
 	void *arg;
 };
 
-/* RB4-RB5 for run w of b, its res set.  may_read: false inside a backend's
- * reap (RB3), where a refused run waits for RB4. */
+/* RQ4-RQ5 for run w of b, its res set.  may_read: false inside a backend's
+ * reap (RQ3), where a refused run waits for RQ4. */
 static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
 {
 	if (!w->todo)
@@ -170,20 +170,20 @@ static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
 	 * again buffered too, not failed. */
 	if (w->res == -EINVAL) {
 		if (!may_read)
-			return; /* RB4's */
+			return; /* RQ4's */
 		if (direct_off(b->f))
 			*b->fellback = 1;
 		if (!atomic_load_explicit(&b->f->direct, memory_order_relaxed))
 			w->res = readv_once(b->io, b->f, w->iov, w->iovcnt, w->off, w->index);
 	}
-	if (w->cut > 0 && w->res > w->cut)					/* RB5 */
+	if (w->cut > 0 && w->res > w->cut)					/* RQ5 */
 		w->res = w->cut;
 	w->todo = 0;
 	if (b->end)
 		b->end(b->arg, w);
 }
 
-/* RB3: the backend's report of one run. */
+/* RQ3: the backend's report of one run. */
 static void rrun_done(struct lpc_io_rrun *w)
 {
 	rrun_end(w->front, w, false);
@@ -196,7 +196,7 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 	struct rbatch b = { io, f, fellback, end, arg };
 	int ntodo = 0;
 
-	for (int i = 0; i < nruns; i++) {					/* RB1 */
+	for (int i = 0; i < nruns; i++) {					/* RQ1 */
 		struct lpc_io_rrun *w = &runs[i];
 
 		w->todo = 1;
@@ -213,15 +213,15 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 		}
 		if (!w->todo) {
 			if (end)
-				end(arg, w); /* RB5: failed before any read */
+				end(arg, w); /* RQ5: failed before any read */
 			continue;
 		}
-		ntodo++;						/* RB2 */
+		ntodo++;						/* RQ2 */
 	}
 	if (!ntodo)
 		return;
 	if (ops->readv_batch) {
-		ops->readv_batch(f, runs, nruns);			/* RB3 */
+		ops->readv_batch(f, runs, nruns);			/* RQ3 */
 	} else {
 		for (int i = 0; i < nruns; i++) {
 			if (!runs[i].todo)
@@ -231,7 +231,7 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 			rrun_end(&b, &runs[i], true);
 		}
 	}
-	for (int i = 0; i < nruns; i++)					/* RB4 */
+	for (int i = 0; i < nruns; i++)					/* RQ4 */
 		rrun_end(&b, &runs[i], true);
 }
 

@@ -119,9 +119,9 @@ struct lpc_io_wrun {
 /*
  * One run of a batched read (lpc_io_readv_batch): the whole pages iov[k] =
  * page index + k, read at off.  `todo` belongs to the front and the backend
- * (readv_batch): set while the run is to be read and not yet ended (RB2);
+ * (readv_batch): set while the run is to be read and not yet ended (RQ2);
  * `cut`, `done` and `front` to the front (the hook's short size; the call
- * that reports the run's completion, RB3, and its batch); `res` is the
+ * that reports the run's completion, RQ3, and its batch); `res` is the
  * run's result, as lpc_io_readv returns it: bytes read (short at end of
  * file) or negative errno.
  */
@@ -139,7 +139,7 @@ struct lpc_io_rrun {
 
 /* A backend's readv_batch reports run w, whose `res` is now final (its
  * request completed, completions and redos included), to the front at once
- * (lpc_io_readv_batch RB3).  w->done is NULL where a wrapper took the
+ * (lpc_io_readv_batch RQ3).  w->done is NULL where a wrapper took the
  * report over; the front then ends the run when readv_batch returns. */
 static inline void lpc_io_rrun_done(struct lpc_io_rrun *w)
 {
@@ -147,7 +147,7 @@ static inline void lpc_io_rrun_done(struct lpc_io_rrun *w)
 		w->done(w);
 }
 
-/* The caller's end of one run of a batch (lpc_io_readv_batch RB5): w is
+/* The caller's end of one run of a batch (lpc_io_readv_batch RQ5): w is
  * runs[w - runs], its res final. */
 typedef void lpc_io_rrun_end_fn(void *arg, struct lpc_io_rrun *w);
 
@@ -189,7 +189,7 @@ struct lpc_io_backend_ops {
 	 * backend can (io_uring: one submission on the calling thread's ring,
 	 * every completion reaped by that thread before it returns); sets each
 	 * such run's `res` and reports it with lpc_io_rrun_done as soon as it
-	 * is final, while other runs are still at the device (RB3), after
+	 * is final, while other runs are still at the device (RQ3), after
 	 * which the run is no longer the backend's (todo may be cleared).  A
 	 * run the backend must read again (EINTR, a partial transfer) is
 	 * reported after the redo. */
@@ -241,15 +241,25 @@ static inline const struct lpc_io_backend_ops *lpc_io_ops(const struct lpc_io *i
 	return f->user ? &lpc_io_user_ops : io->ops;
 }
 
+/* A user backend's table has read_batch (lpc.h BK7): version 2 or later,
+ * the field set.  A version-1 table ends before the field: never read. */
+static inline bool lpc_io_user_batches(const struct lpc_backend_ops *u)
+{
+	return u->version >= LPC_BACKEND_V2 && u->read_batch;
+}
+
 /* True when f's backend submits a batch's runs together (readv_batch):
  * then gathering runs into one lpc_io_readv_batch puts them at the device
  * at once.  False: a batch would be read run after run (sync: one preadv
  * each), so callers read and complete each run alone, and readahead keeps
  * one run per thread (ra_worker.c Q2), whose threads are then what overlaps
- * the reads. */
+ * the reads.  The user adapter has readv_batch for every table but batches
+ * only for one with read_batch (user.c UR1). */
 static inline bool lpc_io_batches(const struct lpc_io *io, const struct lpc_io_file *f)
 {
-	return lpc_io_ops(io, f)->readv_batch != NULL;
+	if (f->user)
+		return lpc_io_user_batches(f->user);
+	return io->ops->readv_batch != NULL;
 }
 
 /*
@@ -284,7 +294,7 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  * failed after some bytes came), or negative errno; one run's error is no
  * other run's.  Each run is ended (end(arg, w), if end is not NULL) once,
  * as soon as its own result is final: a run whose request completes is
- * not held for the batch's slowest run (io.c RB1-RB5).  end is called on
+ * not held for the batch's slowest run (io.c RQ1-RQ5).  end is called on
  * this thread, possibly while other runs of the batch are in flight on
  * its ring: it must do no I/O through io (its U5 does none).  *fellback
  * as lpc_io_readv's.

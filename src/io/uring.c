@@ -495,7 +495,7 @@ static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, c
  *      ring (ring_kill: the entries never submitted go with it, unread by
  *      the kernel) and does the requests again the sync way;
  *   RS5 each(arg, k) is called as entry k's completion is reaped (RS3),
- *      before the next wait: a batch ends a run there (io.c RB3).
+ *      before the next wait: a batch ends a run there (io.c RQ3).
  * Return: 0; negative errno when not every entry was submitted, or a wait
  * failed (the caller then kills the ring and goes sync).
  */
@@ -533,7 +533,7 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res,
 		res[cqe->user_data] = cqe->res;
 		io_uring_cqe_seen(&r->ring, cqe);
 		/* RS5 the caller's word on this entry, now, while the others
-		 * may still be at the device (a batch's RB3, uring_readv_batch):
+		 * may still be at the device (a batch's RQ3, uring_readv_batch):
 		 * it submits nothing on r. */
 		if (each) {
 			r->reaping = true;
@@ -698,7 +698,7 @@ static void ub_cqe(void *arg, unsigned k)
  * once and waits on nobody else.  Steps:
  *   UB1 queue the chunk's runs, submit them together (ring_run);
  *   UB2 as each completion is reaped (RS5), a run whose result is final is
- *       reported to the front at once (lpc_io_rrun_done: io.c RB3, which
+ *       reported to the front at once (lpc_io_rrun_done: io.c RQ3, which
  *       ends it: its pages unlocked while the chunk's other runs are still
  *       at the device), in completion order, not run order;
  *   UB3 a run that needs another request is reported after the chunk's
@@ -709,7 +709,7 @@ static void ub_cqe(void *arg, unsigned k)
  *       transfer where the file goes on (!lpc_io_read_ends) is completed
  *       alone, as uring_readv completes its own;
  *   UB4 a ring that fails to submit is killed and the chunk's runs not yet
- *       reported (todo: the front clears it when it ends a run, RB5; a run
+ *       reported (todo: the front clears it when it ends a run, RQ5; a run
  *       still todo after UB2 is read again, which only reads twice) are
  *       read the sync way, as are the runs after the chunk, each reported
  *       after its read.

@@ -22,8 +22,31 @@
  * backend.  Taken as bytes it would make lpc cache or count what was never
  * transferred; so it becomes -EIO (the page is not cached, a written page
  * stays dirty), and LPC_DEBUG builds stop on rule BACKEND-OVERRUN.
+ *
+ * Batched reads (BK7).  A table of version 2 with read_batch gets the
+ * runs of one lpc_io_readv_batch together (user_readv_batch), and
+ * lpc_io_batches says so (io.h), so readahead and streams hand it whole
+ * batches; any other table gets them run by run through read.  The
+ * adapter's steps:
+ *  UR1 The runs the front left to the backend (todo) are copied into
+ *      public runs on the stack, USER_BATCH at a time, each with its
+ *      position in the front's array (at[]) and a done flag, all on the
+ *      calling thread's stack: nothing of a batch is shared.
+ *  UR2 The backend's done(arg, k) (user_read_done) runs on the calling
+ *      thread (BK7), so the flags need no atomics: it checks k (a run of
+ *      this batch, not yet done), sets the flag and stores the checked
+ *      result (BK4) in the front's run.  That one place is the run's
+ *      completion: it ends the run at once (lpc_io_rrun_done, io.c RQ3),
+ *      so the run's pages are readable while the batch's other runs are
+ *      still at the storage.
+ *  UR3 When read_batch returns, a run it did not complete is -EIO (rule
+ *      BACKEND-DONE, which also catches a second done, a k out of the
+ *      batch and a done from another thread): the front then fails that
+ *      run's pages (nothing of it is cached).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "core/debug.h"
 #include "io/io.h"
@@ -129,6 +152,83 @@ static void user_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, i
 	}
 }
 
+/* One chunk of a batched read in flight (UR1). */
+struct user_rbatch {
+	struct lpc_io_file *f;
+	struct lpc_io_rrun *runs; /* the front's */
+	pthread_t caller;
+	int n;
+	int at[USER_BATCH];
+	bool done[USER_BATCH];
+	struct lpc_backend_run ur[USER_BATCH];
+};
+
+/* UR2: run k of the chunk is back. */
+static void user_read_done(void *arg, int k)
+{
+	struct user_rbatch *b = arg;
+	bool ok = k >= 0 && k < b->n && !b->done[k] &&
+		  pthread_equal(pthread_self(), b->caller);
+
+	lpc_debug_check(ok, "BACKEND-DONE", NULL,
+			"the user backend's read_batch (file id %llu) completed run %d of %d "
+			"twice, out of the batch or on another thread", (unsigned long long)b->f->id,
+			k, b->n);
+	if (!ok)
+		return; /* a broken backend: the run's first completion stands */
+	b->done[k] = true;
+	b->runs[b->at[k]].res = user_checked(b->f, b->ur[k].res,
+					     iov_total(b->ur[k].iov, b->ur[k].iovcnt),
+					     "read_batch");
+	lpc_io_rrun_done(&b->runs[b->at[k]]); /* io.c RQ3: ended now, not after the batch */
+}
+
+static void user_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
+{
+	const struct lpc_backend_ops *u = f->user;
+	struct user_rbatch b;
+	int i = 0;
+
+	if (!lpc_io_user_batches(u)) {
+		for (i = 0; i < nruns; i++)
+			if (runs[i].todo) {
+				runs[i].res = user_readv(f, runs[i].iov, runs[i].iovcnt, runs[i].off,
+							 runs[i].index);
+				lpc_io_rrun_done(&runs[i]); /* io.c RQ3 */
+			}
+		return;
+	}
+	b.f = f;
+	b.runs = runs;
+	b.caller = pthread_self();
+	while (i < nruns) {						/* UR1 */
+		b.n = 0;
+		for (; i < nruns && b.n < USER_BATCH; i++) {
+			if (!runs[i].todo)
+				continue;
+			b.ur[b.n] = (struct lpc_backend_run){ .iov = runs[i].iov,
+							      .iovcnt = runs[i].iovcnt,
+							      .off = runs[i].off,
+							      .res = -EIO };
+			b.done[b.n] = false;
+			b.at[b.n++] = i;
+		}
+		if (!b.n)
+			break;
+		u->read_batch(user_handle(f), b.ur, b.n, user_read_done, &b);
+		for (int k = 0; k < b.n; k++) {				/* UR3 */
+			lpc_debug_check(b.done[k], "BACKEND-DONE", NULL,
+					"the user backend's read_batch (file id %llu) returned "
+					"with run %d of %d not completed",
+					(unsigned long long)f->id, k, b.n);
+			if (!b.done[k]) {
+				runs[b.at[k]].res = -EIO;
+				lpc_io_rrun_done(&runs[b.at[k]]);
+			}
+		}
+	}
+}
+
 static int user_sync(struct lpc_io_file *f)
 {
 	return f->user->sync ? f->user->sync(user_handle(f)) : 0;
@@ -161,4 +261,5 @@ const struct lpc_io_backend_ops lpc_io_user_ops = {
 	.truncate = user_truncate,
 	.size = user_size,
 	.writev_batch = user_writev_batch,
+	.readv_batch = user_readv_batch,
 };

@@ -320,8 +320,131 @@ static void op_release(void *handle)
 		conn_close(cn);
 }
 
+/*
+ * Batched reads (lpc.h BK7: the table's version 2).  A batch of runs from
+ * one thread (readahead's window, a stream's look-ahead) is in flight at
+ * once, one rbd_aio_readv per run, instead of one round trip after another.
+ *  RB5 op_read_batch submits every run before it waits for any.  Each
+ *      run's completion callback runs on a librbd thread: it takes the
+ *      run's result (then releases the completion, as librbd allows from
+ *      its callback) and, under the batch's mutex, appends the run's
+ *      position to the batch's `ready` list and signals.  The calling
+ *      thread takes positions from the list under the same mutex and calls
+ *      done for each, so a run completes as its reply arrives, on the
+ *      calling thread (BK7), in the order the replies came.  The mutex
+ *      orders the callback's store of res before the caller's load.
+ *  RB6 The batch lives on the caller's stack: the caller returns only
+ *      after it took the last position, which the last callback appended
+ *      under the mutex and signalled before unlocking, and it takes the
+ *      mutex once more before the batch goes: no callback still uses it
+ *      (a callback touches the batch only under the mutex).
+ *  RB7 A run that starts at or past the image's end is an empty read (as
+ *      op_read: librbd refuses it with -EINVAL), completed without a
+ *      request; a submission that fails completes the run with its error;
+ *      both go through the list like any reply.  A run that got -EINVAL
+ *      because the image shrank meanwhile is an empty read too.
+ */
+#define RB_BATCH 128
+
+struct rbd_rbatch;
+
+/* One run in flight: the callback's argument. */
+struct rbd_rslot {
+	struct rbd_rbatch *b;
+	int k;
+};
+
+struct rbd_rbatch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct lpc_backend_run *runs;
+	int nready;	       /* under lock: positions appended to ready */
+	int ready[RB_BATCH];   /* under lock */
+	struct rbd_rslot slot[RB_BATCH];
+};
+
+/* RB5: run k's result is in; appends k to the ready list. */
+static void rbatch_post(struct rbd_rbatch *b, int k, ssize_t res)
+{
+	pthread_mutex_lock(&b->lock);
+	b->runs[k].res = res;
+	b->ready[b->nready++] = k;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void rbatch_cb(rbd_completion_t comp, void *arg)
+{
+	struct rbd_rslot *s = arg;
+	ssize_t r = rbd_aio_get_return_value(comp);
+
+	rbd_aio_release(comp);
+	rbatch_post(s->b, s->k, r);
+}
+
+static void op_read_batch(void *handle, struct lpc_backend_run *runs, int nruns,
+			  lpc_backend_done *done, void *arg)
+{
+	struct rbd_conn *cn = handle;
+	struct rbd_rbatch b;
+	uint64_t size = 0;
+	int sr = conn_size(cn, &size);
+
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.cond, NULL);
+	for (int i = 0; i < nruns; i += RB_BATCH) {
+		int n = nruns - i < RB_BATCH ? nruns - i : RB_BATCH, taken = 0;
+
+		b.runs = runs + i;
+		b.nready = 0;
+		for (int k = 0; k < n; k++) {				/* RB5 */
+			struct lpc_backend_run *run = &runs[i + k];
+			rbd_completion_t comp;
+			int r = sr;
+
+			b.slot[k] = (struct rbd_rslot){ .b = &b, .k = k };
+			if (r == 0 && run->off >= size) {		/* RB7 */
+				rbatch_post(&b, k, 0);
+				continue;
+			}
+			if (r == 0)
+				r = rbd_aio_create_completion(&b.slot[k], rbatch_cb, &comp);
+			if (r == 0) {
+				r = rbd_aio_readv(cn->image, run->iov, run->iovcnt, run->off, comp);
+				if (r < 0)
+					rbd_aio_release(comp);
+			}
+			if (r < 0)
+				rbatch_post(&b, k, r);
+		}
+		while (taken < n) {
+			pthread_mutex_lock(&b.lock);
+			while (b.nready == taken)
+				pthread_cond_wait(&b.cond, &b.lock);
+			int upto = b.nready;
+			pthread_mutex_unlock(&b.lock);
+			/* ready[taken..upto) are ours now: a callback only
+			 * appends past nready. */
+			for (; taken < upto; taken++) {
+				int k = b.ready[taken];
+				struct lpc_backend_run *run = &runs[i + k];
+
+				if (run->res == -EINVAL && conn_size(cn, &size) == 0 &&
+				    run->off >= size)
+					run->res = 0; /* RB7: it shrank meanwhile */
+				done(arg, i + k);
+			}
+		}
+		pthread_mutex_lock(&b.lock); /* RB6 */
+		pthread_mutex_unlock(&b.lock);
+	}
+	pthread_cond_destroy(&b.cond);
+	pthread_mutex_destroy(&b.lock);
+}
+
 static const struct lpc_backend_ops rbd_ops = {
-	.version = LPC_BACKEND_V1,
+	.version = LPC_BACKEND_V2,
+	.read_batch = op_read_batch,
 	.read = op_read,
 	.write = op_write,
 	.write_batch = op_write_batch,
@@ -521,6 +644,9 @@ static int conn_open(struct lpc_cache *c, const char *name, const char *conf, bo
 		cn->ioctx = NULL;
 		goto fail;
 	}
+	/* A full cluster refuses our writes with -ENOSPC at once rather than
+	 * librados holding them to the op timeout (lpc_rbd.h). */
+	rados_set_pool_full_try(cn->ioctx);
 	/* A read-only connection opens a writable handle too (it never writes
 	 * through it): only such a handle watches the image's header, so that
 	 * its size follows another client's resize (BK5: growth is seen);

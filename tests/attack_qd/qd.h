@@ -8,7 +8,7 @@
  * A batched read (ops->readv_batch, the io_uring backend's) is forwarded to
  * the wrapped backend whole; a run that covers the held page then waits at
  * the gate before it is ended, while the batch's other runs are ended at
- * their own completions (io.c RB3): what io_uring does when that run's CQE
+ * their own completions (io.c RQ3): what io_uring does when that run's CQE
  * comes late.  QD_OLD_IO: a tree before those per-run ends, where the whole
  * batch waited at the gate (uring_readv_batch reaped every completion
  * before any run's U5).  A
@@ -111,7 +111,7 @@ static ssize_t qd_readv(struct lpc_io_file *f, const struct iovec *iov, int iovc
 
 #if !defined(QD_NO_BATCH) && defined(QD_OLD_IO)
 /* A tree before each run of a batch was ended at its own completion (io.c
- * RB3): the completions were reaped together, one late CQE held them all. */
+ * RQ3): the completions were reaped together, one late CQE held them all. */
 static void qd_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int nruns)
 {
 	unsigned m = atomic_load(&qd.batch_runs_max);
@@ -157,14 +157,14 @@ static void qd_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, int 
 		qd.inner->readv_batch(f, runs, nruns);
 		for (int i = 0; i < nruns; i++)
 			if (mine[i])
-				runs[i].todo = 1; /* the front's again (io.c RB4) */
+				runs[i].todo = 1; /* the front's again (io.c RQ4) */
 		return;
 	}
 	/* A run the gate holds completes late: the inner reads it with the
 	 * others, but its report is this wrapper's (done NULL), so the inner's
-	 * reap ends every other run at its own completion (io.c RB3) and this
+	 * reap ends every other run at its own completion (io.c RQ3) and this
 	 * one waits at the gate; the front ends it when the batch returns
-	 * (RB4), as a late CQE is reaped last. */
+	 * (RQ4), as a late CQE is reaped last. */
 	pthread_mutex_lock(&qd.mu);
 	for (int i = 0; i < nruns; i++)
 		if (runs[i].todo && qd_holds(f, runs[i].index, (uint64_t)runs[i].iovcnt)) {

@@ -10,8 +10,11 @@
  * to fail its next operations of a kind, to write short, or to return more
  * than asked (BK4's broken backend).
  *
- * tub_ops has every operation; tub_ops_plain leaves out write_batch and
- * sync; tub_ops_fixed leaves out truncate too (a storage of fixed size).
+ * tub_ops has every operation of version 1; tub_ops_plain leaves out
+ * write_batch and sync; tub_ops_fixed leaves out truncate too (a storage of
+ * fixed size); tub_ops_batch is version 2, with read_batch (BK7: it reads
+ * every run, then completes them last first, so lpc meets completions out
+ * of order; `undone` makes it return with its last run not completed).
  */
 #ifndef LPC_TESTS_COMMON_USER_BACKEND_H
 #define LPC_TESTS_COMMON_USER_BACKEND_H
@@ -47,6 +50,8 @@ struct tub {
 	_Atomic int fail_err[TUB_NKIND];
 	_Atomic size_t short_write; /* > 0: a write transfers at most this */
 	_Atomic size_t overrun;     /* > 0: a read returns this many bytes more */
+	_Atomic uint64_t read_batches, read_batch_runs, read_batch_max;
+	_Atomic int undone;         /* 1: read_batch leaves its last run undone */
 };
 
 /* Handles made and released by every tub_open/tub_release, for tests that
@@ -199,6 +204,28 @@ static inline void tub_write_batch(void *h, struct lpc_backend_run *runs, int nr
 		runs[i].res = tub_write(h, runs[i].iov, runs[i].iovcnt, runs[i].off);
 }
 
+/* BK7: every run read (read's checks and faults per run), then each
+ * completed, last first. */
+static inline void tub_read_batch(void *h, struct lpc_backend_run *runs, int nruns,
+				  lpc_backend_done *done, void *arg)
+{
+	struct tub *t = h;
+	uint64_t m = atomic_load(&t->read_batch_max);
+
+	atomic_fetch_add(&t->read_batches, 1);
+	atomic_fetch_add(&t->read_batch_runs, (uint64_t)nruns);
+	while ((uint64_t)nruns > m &&
+	       !atomic_compare_exchange_weak(&t->read_batch_max, &m, (uint64_t)nruns))
+		;
+	if (nruns < 1 || nruns > 64)
+		atomic_fetch_add(&t->breaches, 1);
+	for (int i = 0; i < nruns; i++)
+		runs[i].res = tub_read(h, runs[i].iov, runs[i].iovcnt, runs[i].off);
+	for (int i = nruns - 1; i >= 0; i--)
+		if (!(i == nruns - 1 && atomic_load(&t->undone)))
+			done(arg, i);
+}
+
 static inline int tub_sync(void *h)
 {
 	struct tub *t = h;
@@ -289,6 +316,18 @@ static const struct lpc_backend_ops tub_ops_fixed = {
 	.sync = tub_sync,
 	.size = tub_size,
 	.release = tub_release,
+};
+
+static const struct lpc_backend_ops tub_ops_batch = {
+	.version = LPC_BACKEND_V2,
+	.read = tub_read,
+	.write = tub_write,
+	.write_batch = tub_write_batch,
+	.sync = tub_sync,
+	.truncate = tub_truncate,
+	.size = tub_size,
+	.release = tub_release,
+	.read_batch = tub_read_batch,
 };
 
 /* A handle over path (buffered, read-write unless rdonly).  NULL on error. */

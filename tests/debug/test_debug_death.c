@@ -470,6 +470,34 @@ static void break_backend_overrun(void)
 	lpc_pread(g, buf, sizeof(buf), 0);
 }
 
+/* BACKEND-DONE: a user backend whose read_batch returns with a run not
+ * completed (io/user.c UR3; lpc.h BK7). */
+static void break_backend_done(void)
+{
+	static const uint64_t idx[] = { 0, 2, 4, 6, 8, 10, 12, 14 };
+	struct lpc_page *pages[8];
+	struct lpc_file *g;
+	struct tub *t;
+	char path[512];
+	int errs[8];
+
+	REQUIRE(tst_make_file("death_done", 16 * 4096, 1, path, sizeof(path)) == 0, "make file");
+	t = tub_new(path, 4096, true);
+	REQUIRE(t, "tub");
+	atomic_store(&t->undone, 1);
+	REQUIRE(lpc_file_open_backend(cache, "undone", &tub_ops_batch, t, O_RDONLY, &g) == 0,
+		"open");
+	/* The readahead threads take runs together when they find them
+	 * queued together (timing): again until read_batch was called. */
+	for (int k = 0; k < 200 && !atomic_load(&t->read_batches); k++) {
+		int got = lpc_page_get_batch(g, idx, 8, 0, pages, errs);
+
+		for (int i = 0; got >= 0 && i < 8; i++)
+			lpc_page_put(pages[i]);
+		lpc_invalidate(g, 0, 16 * 4096);
+	}
+}
+
 /* An unpin of a page held by a plain reference (lpc_page_get), not a pin. */
 static void break_pin_not_pinned(void)
 {
@@ -862,6 +890,7 @@ static const struct {
 	{ "STREAM-TWICE", break_stream_twice },
 	{ "BACKEND-OVERRUN", break_backend_overrun },
 	{ "URING-REAP-NESTED", break_uring_reap_nested },
+	{ "BACKEND-DONE", break_backend_done },
 };
 
 /* Return: 0 fired as expected, 1 did not, 77 skipped. */

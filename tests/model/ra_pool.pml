@@ -26,7 +26,7 @@
  * Q2 takes a batch: the job it picks and the queued jobs of the same file
  * after it, BATCH at most, read together (one batched read).  Each run's
  * U5 comes at its own completion, outside the lock, before the batch's
- * accounting under it (io.c RB3: the run's pages unlocked while others
+ * accounting under it (io.c RQ3: the run's pages unlocked while others
  * are at the device).  A file's device here completes its runs together,
  * so a reader of one run of a batch waiting for another run of the same
  * file is not what this model checks (tests/regress/regress_qd_hol.c

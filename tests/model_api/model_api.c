@@ -76,7 +76,7 @@
  *
  * Usage:
  *   model_api [--seed N] [--ops N] [--seq-len N] [--seconds S]
- *             [--backend sync|uring|user|all] [--page-size N|all]
+ *             [--backend sync|uring|user|rbd|all] [--page-size N|all]
  *             [--lookup lockless|locked|all] [--frames N] [--files N]
  *             [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]
  *             [--shrink-max N] [--no-closed-dirty]
@@ -88,6 +88,14 @@
  *   shrunk list; only the first --shrink-max failures (default 1) are
  *   shrunk, so a run that fails everywhere still ends soon.  --no-closed-dirty leaves out lpc_page_mark_dirty on a
  *   page held across its file's last close (to look past a failure there).
+ * --backend rbd (the model_api_rbd build only, MODEL_RBD; not part of
+ * `all`): each file is an RBD image of a Ceph cluster, opened with
+ * lpc_rbd_open (liblpc_rbd); the checks after lpc_fsync and the last close
+ * read the image through librbd directly (a fresh read-only handle each
+ * time: its size and bytes as the cluster has them), in the sequences and
+ * in the multi-threaded mode.  The cluster: the
+ * conf file of --rbd-conf PATH or $LPC_RBD_CONF (pool `lpc`); without one
+ * the run skips (77).
  * Exit: 0 pass, 1 fail, 77 skip.
  */
 #include <pthread.h>
@@ -106,10 +114,122 @@
  * lpc_truncate(f, 0).  Each sequence checks that every handle lpc took was
  * released once and that lpc kept BK3 on every call (tub_breaches). */
 #define MODEL_USER 100
+/* --backend rbd: as MODEL_USER, over liblpc_rbd (each file an image). */
+#define MODEL_RBD_BACKEND 101
+
+/* A file opened through lpc_file_open_backend (user or rbd): O_TRUNC is
+ * not that open's. */
+static bool model_is_backend(int b)
+{
+	return b >= MODEL_USER;
+}
 
 static const char *bname(int b)
 {
-	return b == MODEL_USER ? "user" : tst_backend_name(b);
+	return b == MODEL_RBD_BACKEND ? "rbd" : b == MODEL_USER ? "user" : tst_backend_name(b);
+}
+
+#ifdef MODEL_RBD
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include <lpc/lpc_rbd.h>
+
+/* The cluster's conf and the model's own connection (image create, the
+ * checks' reads, remove), made once in main. */
+static const char *rbd_conf;
+static rados_t rbd_cluster;
+static rados_ioctx_t rbd_io;
+
+static bool is_rbd(const char *path)
+{
+	return !strncmp(path, "rbd:lpc/", 8);
+}
+
+/* Creates image `name` of size bytes holding tst_file_bytes(seed); its lpc
+ * name in path ("rbd:lpc/NAME").  Return: 0 or a negative errno. */
+static int rbd_make(const char *name, uint64_t size, uint64_t seed, char *path, size_t len)
+{
+	rbd_image_t im;
+	unsigned char *buf = malloc(size ? size : 1);
+	int order = 22, r;
+
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, len, "rbd:lpc/%s", name);
+	rbd_remove(rbd_io, name);
+	r = rbd_create(rbd_io, name, size, &order);
+	if (r == 0 && size) {
+		tst_file_bytes(seed, 0, buf, size);
+		r = rbd_open(rbd_io, name, &im, NULL);
+		if (r == 0) {
+			ssize_t n = rbd_write(im, 0, size, (const char *)buf);
+
+			r = n == (ssize_t)size ? 0 : (n < 0 ? (int)n : -EIO);
+			rbd_close(im);
+		}
+	}
+	free(buf);
+	return r;
+}
+
+/* The image as the cluster has it now: kernel_read's answer for RBD. */
+static int64_t rbd_storage_read(const char *path, unsigned char *out, size_t max)
+{
+	rbd_image_t im;
+	uint64_t size = 0;
+	int64_t ret = -1;
+
+	if (rbd_open_read_only(rbd_io, path + 8, &im, NULL) < 0)
+		return -1;
+	if (rbd_get_size(im, &size) == 0) {
+		uint64_t want = size < max ? size : max;
+
+		if (!want || rbd_read(im, 0, want, (char *)out) == (ssize_t)want)
+			ret = (int64_t)size;
+	}
+	rbd_close(im);
+	return ret;
+}
+
+static int rbd_connect(const char *conf)
+{
+	int r = rados_create(&rbd_cluster, NULL);
+
+	if (r == 0)
+		r = rados_conf_read_file(rbd_cluster, conf);
+	if (r == 0)
+		r = rados_conf_set(rbd_cluster, "rados_osd_op_timeout", "60");
+	if (r == 0)
+		r = rados_connect(rbd_cluster);
+	if (r == 0)
+		r = rados_ioctx_create(rbd_cluster, "lpc", &rbd_io);
+	return r;
+}
+#endif
+
+/* Creates the model's file: a file in the temporary directory, or an
+ * image for --backend rbd. */
+static int model_make(int backend, const char *name, uint64_t size, uint64_t seed, char *path,
+		      size_t len)
+{
+#ifdef MODEL_RBD
+	if (backend == MODEL_RBD_BACKEND)
+		return rbd_make(name, size, seed, path, len);
+#endif
+	(void)backend;
+	return tst_make_file(name, size, seed, path, len);
+}
+
+static void model_remove(const char *path)
+{
+#ifdef MODEL_RBD
+	if (is_rbd(path)) {
+		rbd_remove(rbd_io, path + 8);
+		return;
+	}
+#endif
+	unlink(path);
 }
 
 static const struct lpc_backend_ops *model_uops(size_t ps)
@@ -124,6 +244,10 @@ static int model_open(struct lpc_cache *c, int backend, size_t ps, const char *p
 	struct tub *t;
 	int rc;
 
+#ifdef MODEL_RBD
+	if (backend == MODEL_RBD_BACKEND)
+		return lpc_rbd_open(c, path, rbd_conf, flags, out);
+#endif
 	if (backend != MODEL_USER)
 		return lpc_file_open(c, path, flags, 0644, out);
 	t = tub_new(path, ps, (flags & O_ACCMODE) == O_RDONLY);
@@ -142,7 +266,7 @@ static int model_open(struct lpc_cache *c, int backend, size_t ps, const char *p
 /* ---- configuration ---- */
 
 struct mcfg {
-	int backend;	/* LPC_IO_SYNC, LPC_IO_URING or MODEL_USER */
+	int backend;	/* LPC_IO_SYNC, LPC_IO_URING, MODEL_USER or MODEL_RBD_BACKEND */
 	int lookup;	/* enum lpc_lookup_mode */
 	size_t ps;	/* page size */
 	unsigned frames;
@@ -360,6 +484,13 @@ static int64_t kernel_read(const char *path, unsigned char *out, size_t max)
 	struct stat st;
 	uint64_t done = 0;
 
+#ifdef MODEL_RBD
+	if (is_rbd(path)) {
+		if (fd >= 0)
+			close(fd);
+		return rbd_storage_read(path, out, max);
+	}
+#endif
 	if (fd < 0 && errno == EINVAL)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -929,7 +1060,7 @@ static bool apply(struct run *r, const struct op *o)
 
 		if (!close_all(r, m))
 			return false;
-		if (cfg->backend == MODEL_USER) {
+		if (model_is_backend(cfg->backend)) {
 			/* O_TRUNC is not the backend open's: open, then cut. */
 			rc = file_open(r, m, O_RDWR, &m->f);
 			say(r, "lpc_file_open_backend(f%u, O_RDWR) = %d\n", fi, rc);
@@ -979,7 +1110,7 @@ static bool apply(struct run *r, const struct op *o)
 
 		rc = file_open(r, m, O_RDWR | O_TRUNC, &f2);
 		say(r, "lpc_file_open(f%u, O_RDWR|O_TRUNC) while open = %d\n", fi, rc);
-		if (cfg->backend == MODEL_USER) {
+		if (model_is_backend(cfg->backend)) {
 			if (rc == 0) {
 				m->opens++;
 				return fail(r, "lpc_file_open_backend(O_TRUNC) = 0, want -EINVAL");
@@ -1162,7 +1293,7 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 	lpc_config_init(&lc);
 	lc.cache_bytes = (size_t)cfg->frames * cfg->ps;
 	lc.page_size = cfg->ps;
-	lc.io_backend = cfg->backend == MODEL_USER ? LPC_IO_SYNC : cfg->backend;
+	lc.io_backend = model_is_backend(cfg->backend) ? LPC_IO_SYNC : cfg->backend;
 	lc.lookup_mode = cfg->lookup;
 	lc.alloc_wait_ms = 5000; /* a loaded machine must not make E.1's -ENOMEM */
 	made0 = atomic_load(&tub_made);
@@ -1181,7 +1312,9 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 		m->cap = cfg->maxb + 2 * cfg->ps;
 		m->ref = calloc(1, m->cap);
 		REQUIRE(m->ref);
-		REQUIRE(tst_make_file(name, cfg->init_size[k], k + 1, m->path, sizeof(m->path)) == 0);
+		rc = model_make(cfg->backend, name, cfg->init_size[k], k + 1, m->path,
+				sizeof(m->path));
+		REQUIRE(rc == 0, "making %s = %d", name, rc);
 		drop_page_cache(m->path);
 		tst_file_bytes(k + 1, 0, m->ref, cfg->init_size[k]);
 		m->size = cfg->init_size[k];
@@ -1217,7 +1350,7 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 		else if (bad >= 0)
 			while (m->opens-- > 0)
 				lpc_file_close(m->f);
-		unlink(m->path);
+		model_remove(m->path);
 		free(m->ref);
 	}
 	rc = lpc_cache_destroy(r->c);
@@ -1673,14 +1806,14 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 	lpc_config_init(&lc);
 	lc.cache_bytes = (size_t)frames * ps;
 	lc.page_size = ps;
-	lc.io_backend = backend == MODEL_USER ? LPC_IO_SYNC : backend;
+	lc.io_backend = model_is_backend(backend) ? LPC_IO_SYNC : backend;
 	lc.lookup_mode = lookup;
 	lc.alloc_wait_ms = 5000;
 	lc.dirty_expire_ms = 2;
 	lc.dirty_background_pct = 5;
 	lc.dirty_limit_pct = 10;
 	REQUIRE(lpc_cache_create(&lc, &mt.c) == 0);
-	REQUIRE(tst_make_file("mt", 0, 0, path, sizeof(path)) == 0);
+	REQUIRE(model_make(backend, "mt", 0, 0, path, sizeof(path)) == 0);
 	mt.path = path;
 	rc = model_open(mt.c, backend, ps, path, O_RDWR, &mt.f);
 	REQUIRE(rc == 0, "lpc_file_open = %d", rc);
@@ -1725,7 +1858,7 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 	} else {
 		atomic_fetch_add(&tst_passed, 1);
 	}
-	unlink(path);
+	model_remove(path);
 	free(mt.seen);
 	free(w);
 	return ok;
@@ -1736,7 +1869,8 @@ static bool mt_round(int backend, int lookup, size_t ps, unsigned frames, unsign
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S] [--backend sync|uring|user|all]\n"
+		"usage: %s [--seed N] [--ops N] [--seq-len N] [--seconds S]\n"
+		"       [--backend sync|uring|user|rbd|all] [--rbd-conf PATH]\n"
 		"       [--page-size N|all] [--lookup lockless|locked|all] [--frames N] [--files N]\n"
 		"       [--matrix K/N] [--threads W] [--verbose] [--shrink-seconds S]\n"
 		"       [--shrink-max N] [--no-closed-dirty]\n",
@@ -1803,8 +1937,14 @@ int main(int argc, char **argv)
 				backends[0] = LPC_IO_URING, nb = 1;
 			else if (!strcmp(v, "user"))
 				backends[0] = MODEL_USER, nb = 1;
+			else if (!strcmp(v, "rbd"))
+				backends[0] = MODEL_RBD_BACKEND, nb = 1;
 			else if (strcmp(v, "all"))
 				usage(argv[0]);
+		} else if (!strcmp(a, "--rbd-conf")) {
+#ifdef MODEL_RBD
+			rbd_conf = v;
+#endif
 		} else if (!strcmp(a, "--lookup")) {
 			if (!strcmp(v, "lockless"))
 				lookups[0] = LPC_LOOKUP_LOCKLESS, nl = 1;
@@ -1829,6 +1969,20 @@ int main(int argc, char **argv)
 		tst_skip("no temporary directory");
 	if (!ops && !seconds)
 		seconds = 2;
+	if (backends[0] == MODEL_RBD_BACKEND) {
+#ifdef MODEL_RBD
+		int r;
+
+		if (!rbd_conf)
+			rbd_conf = getenv("LPC_RBD_CONF");
+		if (!rbd_conf || !*rbd_conf || access(rbd_conf, R_OK) != 0)
+			tst_skip("--backend rbd: no cluster (--rbd-conf PATH or LPC_RBD_CONF)");
+		r = rbd_connect(rbd_conf);
+		REQUIRE(r == 0, "connecting to the cluster of %s = %d", rbd_conf, r);
+#else
+		tst_skip("--backend rbd: this build has no librbd (model_api_rbd has)");
+#endif
+	}
 	if (seqlen < 1)
 		seqlen = 1;
 

@@ -162,7 +162,7 @@ mutants=(
 	'wpin-no-gate|src/writeback/truncate.c|s@\tlpc_wb_wpins_cut_begin(f);@\t(void)0; /* MUTANT: no WC6 */@'
 	'stream-twice|src/filemap/stream.c|s@^\ts->head = (s->head + 1) % s->max_distance;@\t(void)0; /* MUTANT: ST3 keeps the head */@'
 	'stream-bound|src/filemap/stream.c|s@^\t\tif (s->claimed >= s->max_pages)$@\t\tif (0) /* MUTANT: ST1 ignores the bound */@'
-	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RB4.s \*/@\t\t\t(void)0; /* MUTANT: RB3 reads a refused run again inside the reap */@'
+	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RQ4.s \*/@\t\t\t(void)0; /* MUTANT: RQ3 reads a refused run again inside the reap */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.

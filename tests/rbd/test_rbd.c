@@ -33,6 +33,15 @@
  *   deadowner a child holding the image read-write is killed (SIGKILL): the
  *           next read-write open returns -EBUSY at once (its watch has not
  *           timed out yet), not after librbd's 30 s wait with -ESHUTDOWN
+ *   full    the cluster full (its full ratio lowered to 0.1 %: the OSD and
+ *           the pool marked full): lpc_fsync returns -ENOSPC at once
+ *           (lpc_rbd.h: the writes are tried and the OSD refuses them),
+ *           lpc_pread still returns the new bytes, nothing dirty is
+ *           dropped: once the ratio is back lpc_fsync succeeds and the
+ *           image holds every byte; the ratios are put back at exit
+ *   batch   batched reads (read_batch, rbd.c RB5-RB7): lpc_page_get_batch
+ *           of scattered pages (one past the end) and a read stream over
+ *           the image, every page's bytes as librbd reads them
  * Exit: 0 pass, 1 fail, 77 skip (no cluster: the fixture found no Ceph).
  */
 #include <errno.h>
@@ -586,12 +595,210 @@ static void case_deadowner(void)
 	close(p[1]);
 }
 
+/* ---- full ---- */
+
+static struct direct full_d;
+static bool full_lowered;
+
+/* Sets the cluster's three ratios with mon commands (no ceph CLI). */
+static int set_ratios(double near, double backfill, double full)
+{
+	static const char *const what[3] = { "osd set-nearfull-ratio", "osd set-backfillfull-ratio",
+					      "osd set-full-ratio" };
+	double v[3] = { near, backfill, full };
+	/* Raising: full first, lowering: nearfull first, so that the three
+	 * stay in order at every step. */
+	bool up = full > 0.5;
+
+	for (int k = 0; k < 3; k++) {
+		int i = up ? 2 - k : k, r;
+		char cmd[160];
+		const char *cmds[1] = { cmd };
+
+		snprintf(cmd, sizeof(cmd), "{\"prefix\": \"%s\", \"ratio\": %.4f}", what[i], v[i]);
+		r = rados_mon_command(full_d.cluster, cmds, 1, NULL, 0, NULL, NULL, NULL, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void full_restore(void)
+{
+	if (full_lowered && set_ratios(0.85, 0.90, 0.95) == 0)
+		full_lowered = false;
+}
+
+/* An append to the probe object (tried on a full pool, as liblpc_rbd's
+ * writes are) until its result is `want` (0: room; -ENOSPC: full), for 60 s
+ * at most.  An append: the OSD refuses only a write that needs space (one
+ * that adds bytes or objects), an overwrite passes even when full.
+ * Return: the last result. */
+static int full_wait(int want)
+{
+	int r = 1;
+
+	for (int i = 0; i < 300 && r != want; i++) {
+		r = rados_append(full_d.io, "lpc-full-probe", "x", 1);
+		if (r != want)
+			usleep(200000);
+	}
+	return r;
+}
+
+static void case_full(void)
+{
+	const char *img = "full";
+	/* The first 8 MiB written before (far past 0.1 % of the store), the
+	 * pages written while full in the last 8 MiB: objects that do not
+	 * exist yet, so that their writes need space (full_wait). */
+	uint64_t size = 16u << 20, half = 8u << 20;
+	unsigned char *ref = malloc(size), *buf = malloc(64 * PAGE);
+	struct lpc_cache *c = make_cache(16u << 20);
+	struct lpc_file *f;
+	struct timespec t0, t1;
+	int r;
+
+	direct_connect(&full_d);
+	rados_set_pool_full_try(full_d.io);
+	atexit(full_restore);
+	make_image(img, size);
+	r = lpc_rbd_open(c, "rbd:lpc/full", conf_path, O_RDWR, &f);
+	CHECK(r == 0, "lpc_rbd_open: %d", r);
+	memset(ref, 0, size);
+	fill(ref, half);
+	CHECK(lpc_pwrite(f, ref, half, 0) == (ssize_t)half, "the first write");
+	CHECK(lpc_fsync(f) == 0, "the first fsync");
+	CHECK(full_wait(0) == 0, "the cluster takes writes before the ratio is lowered");
+
+	full_lowered = true;
+	r = set_ratios(0.0005, 0.0008, 0.001);
+	CHECK(r == 0, "lowering the full ratio: %d", r);
+	r = full_wait(-ENOSPC);
+	CHECK(r == -ENOSPC, "the OSD full within 60 s: a tried write gives %d", r);
+	/* 64 pages of new bytes, one every 32 pages of the last 8 MiB, dirty
+	 * in the cache. */
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t off = half + (uint64_t)i * 32 * PAGE + (i % 7) * 100;
+
+		fill(buf, PAGE);
+		CHECK(lpc_pwrite(f, buf, PAGE, off) == PAGE, "pwrite while full");
+		memcpy(ref + off, buf, PAGE);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = lpc_fsync(f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("full: lpc_fsync on the full cluster: %d after %.2f s\n", r, took);
+	/* 10 s: far below rados_osd_op_timeout (30 s), the wait a held write
+	 * would end in with -ETIMEDOUT. */
+	CHECK(r == -ENOSPC && took < 10, "lpc_fsync on a full cluster: %d after %.2f s, expected -ENOSPC at once",
+	      r, took);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t off = half + (uint64_t)i * 32 * PAGE + (i % 7) * 100;
+
+		CHECK(lpc_pread(f, buf, PAGE, off) == PAGE, "pread while full");
+		CHECK(memcmp(buf, ref + off, PAGE) == 0, "page %u's new bytes kept while full", i);
+	}
+
+	r = set_ratios(0.85, 0.90, 0.95);
+	CHECK(r == 0, "raising the full ratio: %d", r);
+	full_lowered = false;
+	r = full_wait(0);
+	CHECK(r == 0, "room again within 60 s: a write gives %d", r);
+	r = lpc_fsync(f);
+	CHECK(r == 0, "lpc_fsync once there is room: %d", r);
+	CHECK(lpc_file_close(f) == 0, "close");
+	compare_image(img, ref, size, "after the cluster had room again");
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	rados_remove(full_d.io, "lpc-full-probe");
+	direct_close(&full_d);
+	free(ref);
+	free(buf);
+	image_read_end();
+}
+
+/* ---- batch ---- */
+
+static void case_batch(void)
+{
+	const char *img = "batch";
+	uint64_t size = 256 * PAGE + 1000, pages = (size + PAGE - 1) / PAGE;
+	unsigned char *ref = malloc(size), *data;
+	struct lpc_cache *c = make_cache(1024 * PAGE);
+	struct lpc_page *pg[16];
+	uint64_t idx[16];
+	struct direct d;
+	struct lpc_file *f;
+	rbd_image_t im;
+	int errs[16], r;
+
+	make_image(img, size);
+	fill(ref, size);
+	direct_connect(&d);
+	CHECK(rbd_open(d.io, img, &im, NULL) == 0, "rbd_open");
+	CHECK(rbd_write(im, 0, size, (const char *)ref) == (ssize_t)size, "rbd_write");
+	rbd_close(im);
+	direct_close(&d);
+	CHECK(image_read(img, &data) == size, "size");
+	CHECK(memcmp(data, ref, size) == 0, "the image as written");
+	free(data);
+
+	r = lpc_rbd_open(c, "rbd:lpc/batch", conf_path, O_RDONLY, &f);
+	CHECK(r == 0, "lpc_rbd_open: %d", r);
+	/* Scattered pages: one run each, read together; the last past the
+	 * end (-ENXIO), the one before it the short last page. */
+	for (int i = 0; i < 14; i++)
+		idx[i] = (uint64_t)i * 17 + 3;
+	idx[14] = pages - 1;
+	idx[15] = pages + 5;
+	r = lpc_page_get_batch(f, idx, 16, 0, pg, errs);
+	CHECK(r == 15, "lpc_page_get_batch: %d of 16", r);
+	for (int i = 0; i < 15; i++) {
+		uint64_t off = idx[i] * PAGE, n = size - off < PAGE ? size - off : PAGE;
+
+		CHECK(errs[i] == 0 && pg[i], "page %" PRIu64 ": %d", idx[i], errs[i]);
+		CHECK(memcmp(lpc_page_data(pg[i]), ref + off, n) == 0, "page %" PRIu64 "'s bytes",
+		      idx[i]);
+		lpc_page_put(pg[i]);
+	}
+	CHECK(errs[15] == -ENXIO && !pg[15], "past the end: %d", errs[15]);
+	/* A read stream over every page in a scattered order. */
+	uint64_t *list = malloc(pages * sizeof(*list));
+	struct lpc_stream *st;
+
+	for (uint64_t i = 0; i < pages; i++)
+		list[i] = (i * 37) % pages; /* 37 and 257 are coprime */
+	r = lpc_stream_open(f, NULL, NULL,
+			    &(struct lpc_stream_opts){ .max_distance = 64, .indices = list,
+						       .n = pages },
+			    &st);
+	CHECK(r == 0, "lpc_stream_open: %d", r);
+	for (uint64_t i = 0; i < pages; i++) {
+		struct lpc_page *p;
+		uint64_t off = list[i] * PAGE, n = size - off < PAGE ? size - off : PAGE;
+
+		r = lpc_stream_next(st, &p, NULL);
+		CHECK(r == 1, "lpc_stream_next %" PRIu64 ": %d", i, r);
+		CHECK(memcmp(lpc_page_data(p), ref + off, n) == 0, "stream page %" PRIu64 "'s bytes",
+		      list[i]);
+		lpc_page_put(p);
+	}
+	CHECK(lpc_stream_next(st, &pg[0], NULL) == 0, "the stream's end");
+	lpc_stream_close(st);
+	CHECK(lpc_file_close(f) == 0, "close");
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	free(list);
+	free(ref);
+	image_read_end();
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner [--seed N]\n",
+		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner|full|batch [--seed N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -618,6 +825,10 @@ int main(int argc, char **argv)
 		case_second();
 	else if (strcmp(argv[3], "resizeby") == 0)
 		case_resizeby();
+	else if (strcmp(argv[3], "full") == 0)
+		case_full();
+	else if (strcmp(argv[3], "batch") == 0)
+		case_batch();
 	else if (strcmp(argv[3], "deadowner") == 0)
 		case_deadowner();
 	else {

@@ -2,7 +2,7 @@
 /*
  * regress_qd_gb3hol.c - a demand read of a page in lpc_page_get_batch's GB3
  * batch waits for its own run's request, not for another run of the batch
- * (stream.c GB3, run.c runs_end, io.c RB3; the review's att_qd_gb3hol).
+ * (stream.c GB3, run.c runs_end, io.c RQ3; the review's att_qd_gb3hol).
  *
  * The story: file C's WILLNEED windows fill the readahead queue (64 jobs,
  * every read of C held), so the batch's windows are refused a slot and GB3

@@ -2,7 +2,7 @@
 /*
  * regress_qd_hol.c - a demand read waits for its own run's request, never
  * for another run of a readahead thread's batch (ra_worker.c Q2 and Q6;
- * io.c RB3, uring.c UB2; the review's att_qd_hol, tests/attack_qd/).
+ * io.c RQ3, uring.c UB2; the review's att_qd_hol, tests/attack_qd/).
  *
  * The story: every read of file F held; four WILLNEED windows (jobs 0-3,
  * 8 pages each) each reach the gate, so each found no idle thread and a new

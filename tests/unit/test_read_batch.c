@@ -132,7 +132,7 @@ static void batch_on(int backend, bool user, const char *path)
 			REQUIRE(lpc_io_fault_set(&c->io, &ft) == 0);
 		memset(ends, 0, sizeof(ends));
 		lpc_io_readv_batch(&c->io, &f->io, runs, 5, &fb, count_end, runs);
-		/* io.c RB5: every run ended once, with its final result. */
+		/* io.c RQ5: every run ended once, with its final result. */
 		for (int r = 0; r < 5; r++) {
 			CHECK_EQ(ends[r], 1, "%s pass %d: run %d ended once", name, pass, r);
 			CHECK_EQ(end_res[r], runs[r].res, "%s pass %d: run %d's result at its end",
@@ -274,11 +274,11 @@ static void depth(int backend, const char *path, uint64_t fpages)
 	tst_cache_destroy(c);
 }
 
-/* io.c RB3: a run the device refused direct (EINVAL), reported while the
+/* io.c RQ3: a run the device refused direct (EINVAL), reported while the
  * batch's other runs are still being reaped (here: from inside run 1's
  * report, as a refusal's CQE reaped before another run's would be), is not
  * read again there (that read would reap the batch's completions as its
- * own: rule URING-REAP-NESTED in LPC_DEBUG builds) but at RB4, buffered,
+ * own: rule URING-REAP-NESTED in LPC_DEBUG builds) but at RQ4, buffered,
  * once the ring is idle; every run ends once, with its bytes. */
 static const struct lpc_io_backend_ops *rf_inner;
 static struct lpc_io_backend_ops rf_ops;

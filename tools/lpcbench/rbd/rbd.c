@@ -21,6 +21,13 @@
  *            budget bytes read in 1 MiB requests); hit ratio: lpc's counters for C, and for B the
  *            share of reads served under 40 us (a cluster round trip here
  *            takes well over that; librbd's C API has no cache counters)
+ *   stream   one thread, uniformly random pages of the whole image after
+ *            the rand rows (the cache as they left it): C reads them
+ *            through a read stream (lpc_stream_*, look-ahead 64: its
+ *            batches reach librbd together where the backend has
+ *            read_batch, lpc.h BK7); A and B through librbd's aio at
+ *            queue depth 32 (rbd_aio_read, each slot refilled as it
+ *            completes): what one thread gets with many reads in flight
  *   scan     one thread reading the first 8 MiB (or the budget, if larger)
  *            in order, from a cold cache (B and C open anew)
  *   write    1024 random 4 KiB writes to an image of the variant's own,
@@ -237,6 +244,82 @@ static double rb_rand(struct rb_h *h, unsigned n, uint64_t pages, uint64_t seed,
 	return (double)ops / secs;
 }
 
+/* The stream row's list: uniformly random pages. */
+struct rb_gen {
+	uint64_t s, pages;
+};
+
+static int rb_gen_cb(void *arg, uint64_t *index, void **user)
+{
+	struct rb_gen *g = arg;
+
+	*index = rb_rng(&g->s) % g->pages;
+	*user = NULL;
+	return 1;
+}
+
+#define RB_STREAM_DIST 64
+#define RB_AIO_QD 32
+
+/* One thread, one slice of random pages with many in flight: a read stream
+ * (C) or librbd's aio at queue depth 32 (A, B).  Return: pages/s. */
+static double rb_stream(struct rb_h *h, uint64_t pages, uint64_t seed)
+{
+	uint64_t t0 = now_ns(), end = t0 + RB_SLICE_NS, ops = 0, s = seed | 1;
+
+	if (h->v == 2) {
+		struct rb_gen g = { .s = seed | 1, .pages = pages };
+		struct lpc_stream *st;
+		int r = lpc_stream_open(h->f, rb_gen_cb, &g,
+					&(struct lpc_stream_opts){ .max_distance = RB_STREAM_DIST },
+					&st);
+
+		if (r < 0)
+			rb_die("lpc_stream_open", r);
+		while (now_ns() < end) {
+			struct lpc_page *p;
+
+			for (int i = 0; i < 16; i++, ops++) {
+				r = lpc_stream_next(st, &p, NULL);
+				if (r != 1)
+					rb_die("lpc_stream_next", r < 0 ? r : -EIO);
+				lpc_page_put(p);
+			}
+		}
+		lpc_stream_close(st);
+	} else {
+		rbd_completion_t c[RB_AIO_QD];
+		char *buf[RB_AIO_QD];
+		unsigned live = RB_AIO_QD;
+
+		for (unsigned i = 0; i < RB_AIO_QD; i++) {
+			buf[i] = aligned_alloc(RB_PS, RB_PS);
+			rbd_aio_create_completion(NULL, NULL, &c[i]);
+			rbd_aio_read(h->img, (rb_rng(&s) % pages) * RB_PS, RB_PS, buf[i], c[i]);
+		}
+		for (unsigned i = 0; live; i = (i + 1) % RB_AIO_QD) {
+			if (!c[i])
+				continue;
+			rbd_aio_wait_for_complete(c[i]);
+			if (rbd_aio_get_return_value(c[i]) != RB_PS)
+				rb_die("aio read", -EIO);
+			rbd_aio_release(c[i]);
+			c[i] = NULL;
+			ops++;
+			if (now_ns() < end) {
+				rbd_aio_create_completion(NULL, NULL, &c[i]);
+				rbd_aio_read(h->img, (rb_rng(&s) % pages) * RB_PS, RB_PS, buf[i],
+					     c[i]);
+			} else {
+				live--;
+			}
+		}
+		for (unsigned i = 0; i < RB_AIO_QD; i++)
+			free(buf[i]);
+	}
+	return (double)ops / ((double)(now_ns() - t0) / 1e9);
+}
+
 /* Reads the first budget bytes in 1 MiB requests (filling B's or C's
  * cache). */
 static void rb_warm(struct rb_ctx *x, struct rb_h *h)
@@ -364,11 +447,13 @@ static void rb_print(const char *row, double *v, unsigned n, const char *unit)
 
 static void rb_measure(struct rb_ctx *x, unsigned rounds)
 {
-	enum { W_HOT, W_R1, W_R2, W_R8, W_SCAN, W_WRITE, NW };
+	enum { W_HOT, W_R1, W_R2, W_R8, W_STREAM, W_SCAN, W_WRITE, NW };
 	static const char *const wname[NW] = { "hot 4K reads", "rand 4K x1", "rand 4K x2",
-					       "rand 4K x8", "cold scan", "writes to durable" };
-	static const char *const wunit[NW] = { "reads/s", "reads/s", "reads/s", "reads/s", "MB/s",
-					       "writes/s" };
+					       "rand 4K x8",
+					       "stream x1 (C: look-ahead 64; A, B: aio QD32)",
+					       "cold scan", "writes to durable" };
+	static const char *const wunit[NW] = { "reads/s", "reads/s", "reads/s", "reads/s",
+					       "reads/s", "MB/s", "writes/s" };
 	double val[NW][RB_NV][16], hit[RB_NT][RB_NV][16];
 	uint64_t pages = x->image_bytes / RB_PS;
 
@@ -402,6 +487,7 @@ static void rb_measure(struct rb_ctx *x, unsigned rounds)
 			for (unsigned t = 0; t < RB_NT; t++)
 				val[W_R1 + t][v][k] =
 					rb_rand(&h, rb_threads[t], pages, k * 100 + t, &hit[t][v][k]);
+			val[W_STREAM][v][k] = rb_stream(&h, pages, k * 100 + 50);
 			rb_close(&h);
 			val[W_SCAN][v][k] = rb_scan(x, v, "bench");
 			char w[32];
@@ -509,7 +595,7 @@ static void rb_run(const struct bench_env *env)
 static double rb_estimate_s(const struct bench_opts *o)
 {
 	unsigned rounds = o->rounds_set ? o->rounds : RB_DEF_ROUNDS;
-	return 2 + rounds * RB_NV * (5 * RB_SLICE_NS / 1e9 + 2);
+	return 2 + rounds * RB_NV * (6 * RB_SLICE_NS / 1e9 + 2);
 }
 
 const struct bench bench_rbd = {
