@@ -248,12 +248,18 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 #if LPC_DEBUG
 #define stream_check_bound(s)                                                            \
 	lpc_debug_check((s)->claimed <= (s)->max_pages && (s)->count <= (s)->max_distance &&  \
-				(s)->held <= (s)->credit && (s)->credit <= (s)->max_pages,       \
+				(s)->held <= (s)->credit && (s)->credit <= (s)->max_pages &&     \
+				atomic_load_explicit(&(s)->f->files->stream_held,                \
+						     memory_order_relaxed) <=                    \
+					(s)->f->pool->nframes / 4,                               \
 			"STREAM-BOUND", NULL,                                            \
-			"stream %p claims %u frames (bound %u), holds %u pages (credit %u) " \
-			"with %u entries (distance %u)",                                 \
+			"stream %p claims %u frames (bound %u), holds %u pages (credit %u; " \
+			"the cache's streams %llu of %llu frames) with %u entries (distance %u)", \
 			(void *)(s), (s)->claimed, (s)->max_pages, (s)->held, (s)->credit, \
-			(s)->count, (s)->max_distance)
+			(unsigned long long)atomic_load_explicit(&(s)->f->files->stream_held, \
+								 memory_order_relaxed),  \
+			(unsigned long long)(s)->f->pool->nframes, (s)->count,           \
+			(s)->max_distance)
 
 /* Rule STREAM-HELD: `held` is the number of ring entries with a page (each
  * one reference, ST4), and every held entry has a claim (the bound counts
