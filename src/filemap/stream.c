@@ -420,8 +420,9 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 		p = lpc_filemap_lookup(s->f, index, t);
 		if (p) {
 			/* Cached or in flight: not read; held with a claim
-			 * (ST1) while the credit allows (ST6), else as
-			 * before holds existed: no claim, no reference. */
+			 * (ST1) while the credit allows (ST6), else neither
+			 * held nor claimed (eviction may take it before the
+			 * hand-out, which then reads it again). */
 			if (stream_credit(s)) {
 				e->flags = LPC_STREAM_CLAIMED;
 				s->claimed++;
