@@ -10,8 +10,9 @@
  *    its look-ahead (ST4), its pages were readahead's (unreferenced, RA:
  *    evicted first) and most were read twice;
  *  - descending: 256 adjacent cold pages in descending order take at most
- *    32 reads (the distance starts at 1: the first runs are short).  Before
- *    ST2 extended a run backwards, 256 reads;
+ *    64 reads (17-36 seen: the distance starts at 1, so the first runs are
+ *    short, and a consumer as slow as the reads (TSan) doubles it later).
+ *    Before ST2 extended a run backwards, 256 reads: one per page;
  *  - share (white box, with the new stream.h): two streams in a 128-frame
  *    cache hold at most a quarter of its frames together, each within its
  *    max_pages; meanwhile this thread gets and holds 56 pages of B (nothing
@@ -188,7 +189,7 @@ static void t_descending(int mode)
 	lpc_stream_close(s);
 	CHECK(atomic_load(&npages) == N, "%llu pages read for %u entries",
 	      (unsigned long long)atomic_load(&npages), N);
-	CHECK(atomic_load(&nreads) <= 32, "%llu reads for %u adjacent pages given backwards",
+	CHECK(atomic_load(&nreads) <= 64, "%llu reads for %u adjacent pages given backwards",
 	      (unsigned long long)atomic_load(&nreads), N);
 	REQUIRE(lpc_file_close(a.f) == 0);
 	REQUIRE(lpc_cache_destroy(c) == 0);
