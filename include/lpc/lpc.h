@@ -766,7 +766,9 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
 
 /*
  * Drops the clean, unlocked pages of f that nobody holds and that overlap
- * [off, off + len); len 0 means to the end of the file (B.1, D.1).
+ * [off, off + len); len 0 means to the end of the file (B.1, D.1).  A page
+ * a read stream holds ahead of its consumer is skipped here and dropped by
+ * the stream before it hands out its next page (lpc_stream_open).
  * Return: the number of pages dropped (at most INT32_MAX counted); -EINVAL for
  * NULL; -ENOMEM on the thread's first call when its block cannot be
  * allocated.
@@ -1415,10 +1417,18 @@ int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, size_t n, un
  * for a page, and halves when a whole distance of entries in a row were
  * cached when the stream first saw them, so a list that hits costs no
  * look-ahead, and a list that hits in part keeps its look-ahead.
- * Adjacent absent pages of the look-ahead are read with one I/O.  The
- * stream never has more than max_pages pages read or being read ahead of
- * its consumer (the frame bound; capped at a quarter of the cache's
- * frames); it holds no page reference and no lock between calls.
+ * Absent pages of the look-ahead at adjacent indices, next to each other in
+ * the list in ascending or descending order, are read with one I/O.
+ * Between calls the stream holds one reference on each look-ahead page it
+ * read (from the insert of its read) or found cached, until it hands it
+ * out, so other threads' misses do not evict it first; no lock.  The stream
+ * never has more than max_pages pages read, being read or held ahead of its
+ * consumer (the frame bound; capped at a quarter of the cache's frames),
+ * and the streams of a cache hold at most a quarter of its frames together
+ * (past it a stream reads ahead without holding).  A held page is never
+ * evicted; lpc_invalidate skips it, and the stream drops it itself before
+ * its next hand-out, so no page handed out is older than an invalidate
+ * that returned before the call; lpc_truncate removes it as any holder's.
  *
  * cb(arg, &index, &user) returns 1 with the next entry (its page index and
  * a pointer handed back with its page), 0 at the end of the list, or a
@@ -1432,7 +1442,7 @@ struct lpc_stream;
 typedef int lpc_stream_cb(void *arg, uint64_t *index, void **user);
 struct lpc_stream_opts {
 	uint32_t max_distance;   /* entries looked ahead at most (0: 64; at most 4096) */
-	uint32_t max_pages;      /* pages read ahead at once at most (0 or more: max_distance) */
+	uint32_t max_pages;      /* pages read or held ahead at most (0 or more: max_distance) */
 	const uint64_t *indices; /* the list when cb is NULL */
 	void *const *users;      /* its user pointers, or NULL */
 	size_t n;                /* entries of indices */
@@ -1462,10 +1472,11 @@ int lpc_stream_open(struct lpc_file *f, lpc_stream_cb *cb, void *arg,
 int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, void **user);
 
 /*
- * Frees the stream, at any point of its list.  Reads it started and that are
- * still in flight complete on their own (the readahead threads), and their
- * pages stay cached; pages it handed out stay the caller's.  NULL is
- * ignored.
+ * Frees the stream, at any point of its list, and puts the references it
+ * held on its look-ahead (the pages stay cached).  Reads it started and
+ * that are still in flight complete on their own (the readahead threads),
+ * and their pages stay cached; pages it handed out stay the caller's.
+ * NULL is ignored.
  * Context: any thread but a signal handler; no I/O, no wait.
  */
 void lpc_stream_close(struct lpc_stream *s);

@@ -76,6 +76,11 @@ struct lpc_file {
 	pthread_mutex_t tree_lock lpc_cacheline_aligned;
 	pthread_rwlock_t tree_rwlock;
 	uint64_t nrpages; /* pages in the index; under the index lock */
+	/* Bumped by every lpc_invalidate after its walk (release, remove.c):
+	 * a read stream that holds look-ahead pages (stream.c ST5) learns
+	 * that an invalidate may have skipped one of them because of its
+	 * reference, and drops them itself before it hands one out. */
+	_Atomic uint64_t inval_seq;
 
 	/* Constant after open. */
 	struct lpc_files *files; /* the cache's file table */
@@ -331,6 +336,11 @@ struct lpc_files {
 	uint32_t run_max;
 	uint32_t ra_init, ra_max;
 	struct lpc_ra_worker ra;
+	/* Look-ahead pages the cache's read streams may hold referenced
+	 * (stream.c ST6: credits they took, each stream at most its
+	 * max_pages): at most a quarter of the frames, so streams never hold
+	 * what the other threads need (eviction skips a held page). */
+	_Atomic uint64_t stream_held;
 };
 
 /* file.c.  Context of all: no lock held. */

@@ -166,6 +166,14 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 	/* The frames wait on pending for a grace period: the reclaimer's
 	 * drain takes a batch's worth at once (no call_rcu, whose thread
 	 * sleeps 10 ms after each batch: reclaim/reclaimer.c). */
+	/* After every page was looked at, release (stream.c ST5): a stream
+	 * that loads the new count (acquire) took its later references after
+	 * this walk, which therefore skipped no page because of them; one
+	 * that loaded an older count drops its references and completes the
+	 * drop itself before it hands a page out, and does see this count
+	 * then if this call returned before (the caller's own ordering: the
+	 * contract is about invalidates that returned before the get). */
+	atomic_fetch_add_explicit(&f->inval_seq, 1, memory_order_release);
 	if (dropped)
 		lpc_page_pending_kick(f->pool);
 	lpc_count_add(t, LPC_C_INVALIDATED, (uint64_t)dropped);

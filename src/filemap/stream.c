@@ -52,42 +52,105 @@
  *
  * The stream keeps a ring of the entries the callback produced and the
  * consumer has not taken (at most max_distance).  Only the thread that
- * calls lpc_stream_next (one at a time: a stream is not shared) touches it:
- * the stream has no state other threads read, and what is in flight is the
- * readahead threads' jobs, under ra_worker.c's protocol.  Steps:
+ * calls lpc_stream_next (one at a time: a stream is not shared) touches it;
+ * what crosses threads is the readahead threads' jobs (ra_worker.c's
+ * protocol), the page references the stream holds (ST4) and two counters
+ * (ST5, ST6).  Steps:
  *   ST1 fill: while the ring holds fewer than `distance` entries and the
- *      callback has not ended, take its next entry; an entry whose page is
- *      absent *claims* a frame (claimed: the look-ahead frames the stream
- *      answers for), and the fill stops before an absent entry would make
- *      the claims exceed max_pages (the frame bound, rule STREAM-BOUND)
- *   ST2 merge: an absent entry that continues the pending run (its index the
- *      run's end) extends it; any other closes the run, which is handed to
- *      lpc_filemap_ra_window (GB2's way) and a new one starts; the pending
- *      run is handed out when it reaches a quarter of the distance, when it
- *      holds the ring's head (the consumer would wait on it), or when the
- *      list ended; else it waits for the next fill, which may extend it
- *      (so a sequential list is read in runs, not page by page)
+ *      callback has not ended, take its next entry.  An entry *claims* a
+ *      frame (claimed: the look-ahead frames the stream answers for) when
+ *      its page is absent (the stream reads it: ABSENT) or when the stream
+ *      holds its cached page (ST4); the fill stops before an entry would
+ *      make the claims exceed max_pages (the frame bound, rule
+ *      STREAM-BOUND).  A cached page with no credit left (ST6) is neither
+ *      held nor claimed; an index already in the pending run claims
+ *      nothing (the run's own entry holds its page)
+ *   ST2 merge: an absent entry that continues the pending run at either end
+ *      (its index the run's end: forwards; the one before its start:
+ *      backwards, a descending list) extends it; any other closes the run,
+ *      which is handed to lpc_filemap_ra_window (GB2's way) and a new one
+ *      starts; the pending run is handed out when it reaches a quarter of
+ *      the distance, when it holds the ring's head (the consumer would wait
+ *      on it), or when the list ended; else it waits for the next fill,
+ *      which may extend it (so a sequential list is read in runs, not page
+ *      by page, in either direction).  Runs are merged in list order only:
+ *      an index adjacent to a run already handed out starts a new one
  *   ST3 next: the head entry leaves the ring (rule STREAM-TWICE: an entry is
  *      handed out once) and its claim with it; its page is got as GB4 gets
  *      one.  Before that, its page's state decides the distance: not yet
  *      UPTODATE (the consumer will wait) doubles it up to max_distance; a
  *      page read ahead and ready leaves it; an entry that was cached when
- *      the fill saw it (no claim: no I/O) counts a hit, and `distance`
- *      hits in a row (the look-ahead read nothing for a whole distance)
- *      halve it, down to 1.  Any other entry ends the row of hits, so a
- *      list that hits in part keeps the distance its misses earned
- *   ST4 close: frees the ring.  The stream holds no page reference and no
- *      page lock: the runs in flight are the readahead threads' jobs (their
- *      pages are unlocked by the thread that reads them, Q2, and the last
- *      close of the file waits for them, Q3), so a close with reads in
- *      flight leaves them to finish, and their pages stay cached (RA: the
- *      first evicted when nobody uses them).
- * So the stream adds no protocol between threads (no Promela model of its
- * own): what crosses threads is the readahead jobs (ra_worker.c Q0-Q7, model
- * ra_pool.pml) and the pages (miss.c M1-M6, model spec_get.pml).
- * The frames the stream may have locked or filled ahead of its consumer are
- * at most `claimed` <= max_pages; the pages it has handed out are the
- * consumer's (one reference each, put by the consumer).
+ *      the fill saw it (no I/O) counts a hit, and `distance` hits in a row
+ *      (the look-ahead read nothing for a whole distance) halve it, down
+ *      to 1.  Any other entry ends the row of hits, so a list that hits in
+ *      part keeps the distance its misses earned
+ *   ST4 the references: the stream holds one reference on each claimed
+ *      entry's page, so that eviction (evict.c E1/E4: ref 1 only) never
+ *      takes look-ahead its consumer is about to use:
+ *        a) a cached entry: from the fill's lookup (lpc_filemap_lookup: a
+ *           reference whatever the page's state) to its hand-out;
+ *        b) an absent entry: from just after its run was handed to the
+ *           readers (ST2: the lookup finds the page inserted LOCKED, in
+ *           flight or read already; not inserted, no frame or share: none
+ *           held, the consumer reads it itself) to its hand-out.  The
+ *           reader's protocol is unchanged: a reference on a LOCKED page
+ *           is what any waiter of M6 holds; a failed run's pages are
+ *           removed with the holders keeping them (lpc_filemap_delete);
+ *        c) the hand-out: lpc_filemap_get_page gives the consumer its own
+ *           reference (a hit on the held page while it is f's page at that
+ *           index and UPTODATE; otherwise the miss path: a page truncated
+ *           or removed is read again, or -ENXIO past the end, with
+ *           lpc_page_get's guarantees), and only then is the stream's put,
+ *           so the page is never unreferenced in between;
+ *        d) a held page is never evicted; lpc_invalidate skips it (ST5);
+ *           lpc_truncate removes it past the end as any holder's (the
+ *           stream's put then frees it) and zeroes the cut page's tail in
+ *           place, which c) hands out;
+ *        e) the stream's put is lpc_page_release: the index's own
+ *           reference keeps every page still cached.
+ *      held counts the entries with a page (rule STREAM-HELD: each also
+ *      claims; so held <= claimed <= max_pages)
+ *   ST5 invalidate: lpc_invalidate skips a page the stream holds, which
+ *      must not leave the consumer a page older than an invalidate that
+ *      returned before lpc_stream_next was called.  lpc_invalidate adds
+ *      one to f->inval_seq after its walk (release, remove.c); each
+ *      lpc_stream_next, after its fill (whose callback may invalidate) and
+ *      before the hand-out, loads it (acquire): changed since the stream
+ *      last looked, every held page is put and offered to lpc_invalidate
+ *      again (dropped unless dirty, locked or held by another; over-broad,
+ *      the range not being known: re-reads of look-ahead only), and the
+ *      count loaded after those is the one seen.  An invalidate that
+ *      returned before the call bumped the count before this load (the
+ *      caller's ordering): seen, unless an earlier load saw it already;
+ *      a load takes in a new count only with no page held (the open's, or
+ *      the one after the puts), and its acquire puts the whole walk before
+ *      every reference taken since, which the walk never skipped for
+ *   ST6 credit: the pages all streams of the cache hold are at most a
+ *      quarter of its frames (files->stream_held, readahead's share's
+ *      size, beside it: readahead's in-flight quarter and the streams'
+ *      held quarter leave demand at least half the frames, held pages
+ *      being unevictable).  A stream takes credit LPC_STREAM_CREDIT pages
+ *      at a time (one CAS, relaxed: a count, it orders nothing; never past
+ *      the quarter), holds a page only within its credit (else ST1/ST4's
+ *      "none held"), gives back what exceeds held + 2 LPC_STREAM_CREDIT
+ *      down to held + LPC_STREAM_CREDIT, all at the end of its list and at
+ *      close.  Short of credit a stream reads as it did without holds: it
+ *      never waits and never makes another thread wait
+ *   ST7 close: puts every held reference (ST4 e: the pages stay cached; one
+ *      in flight stays LOCKED, the reader's, and its read completes into
+ *      the cache: ra_worker.c Q2, the last close of the file waits for it,
+ *      Q3), gives back its credit, frees the ring.  The runs in flight are
+ *      the readahead threads' jobs, so a close with reads in flight leaves
+ *      them to finish.
+ * What crosses threads is the readahead jobs (ra_worker.c Q0-Q7, model
+ * ra_pool.pml), the pages (miss.c M1-M6, model spec_get.pml: the stream's
+ * references are a holder's like lpc_page_get's, taken by the same
+ * lookup) and the two counters above (ST5: one writer's release bump, one
+ * reader's acquire load; ST6: a bounded CAS count): no Promela model of
+ * the stream's own.  The frames the stream may have locked, filled or held
+ * ahead of its consumer are at most `claimed` <= max_pages; the pages it
+ * has handed out are the consumer's (one reference each, put by the
+ * consumer).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -101,6 +164,8 @@
 /* The stream's defaults and limits. */
 #define LPC_STREAM_DISTANCE 64
 #define LPC_STREAM_MAX_DISTANCE 4096
+/* Credit a stream takes from the cache's stream_held at once (ST6). */
+#define LPC_STREAM_CREDIT 16
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -187,21 +252,127 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 
 #if LPC_DEBUG
 #define stream_check_bound(s)                                                            \
-	lpc_debug_check((s)->claimed <= (s)->max_pages && (s)->count <= (s)->max_distance,  \
+	lpc_debug_check((s)->claimed <= (s)->max_pages && (s)->count <= (s)->max_distance &&  \
+				(s)->held <= (s)->credit && (s)->credit <= (s)->max_pages &&     \
+				atomic_load_explicit(&(s)->f->files->stream_held,                \
+						     memory_order_relaxed) <=                    \
+					(s)->f->pool->nframes / 4,                               \
 			"STREAM-BOUND", NULL,                                            \
-			"stream %p claims %u frames (bound %u) with %u entries (distance %u)", \
-			(void *)(s), (s)->claimed, (s)->max_pages, (s)->count,           \
+			"stream %p claims %u frames (bound %u), holds %u pages (credit %u; " \
+			"the cache's streams %llu of %llu frames) with %u entries (distance %u)", \
+			(void *)(s), (s)->claimed, (s)->max_pages, (s)->held, (s)->credit, \
+			(unsigned long long)atomic_load_explicit(&(s)->f->files->stream_held, \
+								 memory_order_relaxed),  \
+			(unsigned long long)(s)->f->pool->nframes, (s)->count,           \
 			(s)->max_distance)
+
+/* Rule STREAM-HELD: `held` is the number of ring entries with a page (each
+ * one reference, ST4), and every held entry has a claim (the bound counts
+ * it).  want: the count expected, or UINT32_MAX for the ring's own. */
+static void stream_check_held(const struct lpc_stream *s, uint32_t want)
+{
+	uint32_t n = 0, unclaimed = 0;
+
+	for (uint32_t k = 0; k < s->count; k++) {
+		const struct lpc_stream_ent *e = &s->ring[(s->head + k) % s->max_distance];
+
+		if (e->page) {
+			n++;
+			if (!(e->flags & LPC_STREAM_CLAIMED))
+				unclaimed++;
+		}
+	}
+	if (want == UINT32_MAX)
+		want = n;
+	lpc_debug_check(s->held == n && n == want && !unclaimed, "STREAM-HELD", NULL,
+			"stream %p: %u entries hold a page (%u without a claim), counted %u, "
+			"%u expected",
+			(void *)s, n, unclaimed, s->held, want);
+}
 #else
 #define stream_check_bound(s) ((void)0)
+#define stream_check_held(s, want) ((void)0)
 #endif
 
-/* ST2: the pending run handed out. */
+/* ST6: one more page held, within the stream's credit, or with more credit
+ * taken from the cache's stream_held (LPC_STREAM_CREDIT at a time, never
+ * past a quarter of the frames nor the stream's max_pages).  Return: false
+ * when none is left: the page is then not held. */
+static bool stream_credit(struct lpc_stream *s)
+{
+	struct lpc_files *fs = s->f->files;
+	uint64_t cap = fs->pool->nframes / 4, cur, got;
+	uint32_t want;
+
+	if (s->held < s->credit)
+		return true;
+	want = s->max_pages - s->credit < LPC_STREAM_CREDIT ? s->max_pages - s->credit
+							     : LPC_STREAM_CREDIT;
+	if (!want)
+		return false;
+	cur = atomic_load_explicit(&fs->stream_held, memory_order_relaxed);
+	do {
+		if (cur >= cap)
+			return false;
+		got = cap - cur < want ? cap - cur : want;
+	} while (!atomic_compare_exchange_weak_explicit(&fs->stream_held, &cur, cur + got,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	s->credit += (uint32_t)got;
+	return true;
+}
+
+/* ST6: credit beyond what the stream holds now and may hold soon goes back. */
+static void stream_credit_trim(struct lpc_stream *s, uint32_t keep)
+{
+	if (s->credit <= keep)
+		return;
+	atomic_fetch_sub_explicit(&s->f->files->stream_held, s->credit - keep,
+				  memory_order_relaxed);
+	s->credit = keep;
+}
+
+/* ST4: entry e holds p (a reference the caller took), if the credit allows;
+ * else p is put back.  e has its claim already. */
+static void stream_hold(struct lpc_stream *s, struct lpc_stream_ent *e, struct lpc_page *p)
+{
+	if (!stream_credit(s)) {
+		lpc_page_release(p);
+		return;
+	}
+	e->page = p;
+	s->held++;
+}
+
+/* ST4: e's reference put (the page stays cached: the index holds its own). */
+static void stream_drop(struct lpc_stream *s, struct lpc_stream_ent *e)
+{
+	lpc_page_release(e->page);
+	e->page = NULL;
+	s->held--;
+}
+
+/* ST2: the pending run handed out, and its entries' pages held (ST4). */
 static void stream_flush(struct lpc_stream *s, struct lpc_tcache *t)
 {
 	if (s->run_s == s->run_e)
 		return;
 	(void)issue_run(s->f, t, s->run_s, s->run_e, true);
+	/* Its entries lie from the run's first one to the ring's tail (the
+	 * fill flushes a run before the head reaches it). */
+	for (uint32_t k = (uint32_t)(s->run_first - s->taken); k < s->count; k++) {
+		struct lpc_stream_ent *e = &s->ring[(s->head + k) % s->max_distance];
+		struct lpc_page *p;
+
+		if (!(e->flags & LPC_STREAM_PENDING))
+			continue;
+		e->flags &= ~LPC_STREAM_PENDING;
+		/* Inserted (in flight or read already), or not (no frame or
+		 * share: the consumer reads it itself). */
+		p = lpc_filemap_lookup(s->f, e->index, t);
+		if (p)
+			stream_hold(s, e, p);
+	}
 	s->run_s = s->run_e = 0;
 	s->pend = 0;
 }
@@ -231,9 +402,9 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 {
 	while (!s->ended && s->count < s->distance) {
 		struct lpc_stream_ent *e;
+		struct lpc_page *p = NULL;
 		uint64_t index;
 		void *user;
-		bool absent;
 
 		if (s->claimed >= s->max_pages)
 			break; /* the frame bound (ST1): an absent entry would pass it */
@@ -244,24 +415,45 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 		e = &s->ring[(s->head + s->count) % s->max_distance];
 		e->index = index;
 		e->user = user;
+		e->page = NULL;
 		e->flags = 0;
 		s->count++;
-		absent = !lpc_filemap_present(s->f, index) &&
-			 !(index >= s->run_s && index < s->run_e);
-		if (!absent) {
+		if (index >= s->run_s && index < s->run_e) {
+			stream_check_bound(s);
+			continue; /* the pending run reads it: held by its first entry */
+		}
+		p = lpc_filemap_lookup(s->f, index, t);
+		if (p) {
+			/* Cached or in flight: not read; held with a claim
+			 * (ST1) while the credit allows (ST6), else neither
+			 * held nor claimed (eviction may take it before the
+			 * hand-out, which then reads it again). */
+			if (stream_credit(s)) {
+				e->flags = LPC_STREAM_CLAIMED;
+				s->claimed++;
+				stream_hold(s, e, p);
+			} else {
+				lpc_page_release(p);
+			}
 			stream_check_bound(s);
 			continue;
 		}
-		e->flags = LPC_STREAM_CLAIMED;
+		e->flags = LPC_STREAM_CLAIMED | LPC_STREAM_ABSENT;
 		s->claimed++;
 		stream_check_bound(s);
-		if (s->run_s != s->run_e && index != s->run_e)
+		if (index == UINT64_MAX)
+			continue; /* past any end: no run holds it (run_e would wrap) */
+		if (s->run_s != s->run_e && index != s->run_e && index + 1 != s->run_s)
 			stream_flush(s, t);				/* ST2 */
+		e->flags |= LPC_STREAM_PENDING; /* after the flush of the run it ends */
 		if (s->run_s == s->run_e) {
 			s->run_s = s->run_e = index;
 			s->run_first = s->taken + s->count - 1;
 		}
-		s->run_e++;
+		if (index == s->run_e)
+			s->run_e++;	/* forwards (and a new run) */
+		else
+			s->run_s--;	/* backwards: index + 1 == run_s */
 		s->pend++;
 		if (s->pend >= s->distance / 4 || s->run_first <= s->taken)
 			stream_flush(s, t);
@@ -273,6 +465,33 @@ static void stream_fill(struct lpc_stream *s, struct lpc_tcache *t)
 	 * is about to wait on it) or the list ended. */
 	if (s->run_first <= s->taken || s->ended)
 		stream_flush(s, t);
+}
+
+/* ST5: an lpc_invalidate since the stream last looked may have skipped a
+ * page because the stream held it: every held page is put, then offered to
+ * lpc_invalidate again (dropped if clean, unlocked and held by nobody else;
+ * an invalidate that skipped it for another holder would have anyway).
+ * Over-broad (the invalidate's range is not known): only costs re-reads of
+ * look-ahead, when a file is invalidated while a stream reads it. */
+static void stream_revalidate(struct lpc_stream *s)
+{
+	struct lpc_file *f = s->f;
+	uint64_t seq = atomic_load_explicit(&f->inval_seq, memory_order_acquire);
+
+	if (seq == s->inval_seq)
+		return;
+	for (uint32_t k = 0; k < s->count; k++) {
+		struct lpc_stream_ent *e = &s->ring[(s->head + k) % s->max_distance];
+		uint64_t index = e->index;
+
+		if (!e->page)
+			continue;
+		stream_drop(s, e);
+		(void)lpc_invalidate(f, index << f->page_shift, 1ull << f->page_shift);
+	}
+	/* Its own invalidates bumped the count: what it has seen now (a
+	 * foreign one that raced them drops nothing of a later hold). */
+	s->inval_seq = atomic_load_explicit(&f->inval_seq, memory_order_acquire);
 }
 
 LPC_EXPORT int lpc_stream_open(struct lpc_file *f, lpc_stream_cb *cb, void *arg,
@@ -312,6 +531,7 @@ LPC_EXPORT int lpc_stream_open(struct lpc_file *f, lpc_stream_cb *cb, void *arg,
 	s->max_distance = o.max_distance;
 	s->max_pages = o.max_pages;
 	s->distance = 1;
+	s->inval_seq = atomic_load_explicit(&f->inval_seq, memory_order_acquire);
 	*out = s;
 	return 0;
 }
@@ -334,10 +554,13 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	if (!t)
 		return -ENOMEM;
 	stream_fill(s, t);						/* ST1-ST2 */
+	stream_revalidate(s);						/* ST5 */
 	stream_check_bound(s);
+	stream_check_held(s, UINT32_MAX);
 	if (s->count == 0) {
 		rc = s->cb_err; /* the callback's error, once, then the end */
 		s->cb_err = 0;
+		stream_credit_trim(s, 0);				/* ST6 */
 		return rc;
 	}
 	e = &s->ring[s->head];						/* ST3 */
@@ -350,10 +573,13 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	s->taken++;
 	if (e->flags & LPC_STREAM_CLAIMED)
 		s->claimed--;
-	/* The distance: from the page's state now (no reference: descriptors
-	 * are never freed, a stale answer only tunes the look-ahead). */
+	/* The distance: from the page's state now (held, or with no
+	 * reference: descriptors are never freed, a stale answer only tunes
+	 * the look-ahead). */
 	if (s->f->locked_lookup) {
-		ready = !(e->flags & LPC_STREAM_CLAIMED);
+		ready = !(e->flags & LPC_STREAM_ABSENT);
+	} else if (e->page) {
+		ready = lpc_page_flags(e->page) & LPC_PG_UPTODATE;
 	} else {
 		lpc_rcu_read_lock();
 		p = lpc_radix_lookup(&s->f->tree, e->index, NULL);
@@ -364,7 +590,7 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 		s->distance = s->distance * 2 > s->max_distance ? s->max_distance
 								  : s->distance * 2;
 		s->hits = 0;
-	} else if (e->flags & LPC_STREAM_CLAIMED) {
+	} else if (e->flags & LPC_STREAM_ABSENT) {
 		s->hits = 0; /* read ahead and ready: the look-ahead pays */
 	} else if (++s->hits >= s->distance) {
 		/* A whole distance of entries hit in a row: the look-ahead
@@ -378,7 +604,14 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 	}
 	if (user)
 		*user = e->user;
+	/* ST4: the consumer's page is got as GB4 gets one (a hit on the held
+	 * page while it is still f's page at that index), then the stream's
+	 * reference is put: the page is never unreferenced in between. */
 	rc = lpc_filemap_get_page(s->f, e->index, t, 0, page);
+	if (e->page)
+		stream_drop(s, e);
+	if (s->credit > s->held + 2 * LPC_STREAM_CREDIT)		/* ST6 */
+		stream_credit_trim(s, s->held + LPC_STREAM_CREDIT);
 	if (rc) {
 		*page = NULL;
 		return rc;
@@ -388,5 +621,16 @@ LPC_EXPORT int lpc_stream_next(struct lpc_stream *s, struct lpc_page **page, voi
 
 LPC_EXPORT void lpc_stream_close(struct lpc_stream *s)
 {
-	free(s);							/* ST4 */
+	if (!s)
+		return;
+	stream_check_held(s, UINT32_MAX);
+	for (uint32_t k = 0; k < s->count; k++) {			/* ST7 */
+		struct lpc_stream_ent *e = &s->ring[(s->head + k) % s->max_distance];
+
+		if (e->page)	/* ST7 */
+			stream_drop(s, e);
+	}
+	stream_check_held(s, 0);
+	stream_credit_trim(s, 0);
+	free(s);
 }

@@ -111,6 +111,11 @@
 #   stream-bound   filemap/stream.c: ST1's fill ignores the frame bound
 #                  (claims past max_pages; rule STREAM-BOUND, in
 #                  test_stream's bounded streams)
+#   stream-close-keeps  filemap/stream.c: ST7's close walks the ring but puts
+#                  no held reference (rule STREAM-HELD, in test_stream_hold)
+#   stream-share   filemap/stream.c: ST6's credit ignores the cache-wide
+#                  quarter (rule STREAM-BOUND, in test_stream_hold's two
+#                  streams)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -163,6 +168,8 @@ mutants=(
 	'stream-twice|src/filemap/stream.c|s@^\ts->head = (s->head + 1) % s->max_distance;@\t(void)0; /* MUTANT: ST3 keeps the head */@'
 	'stream-bound|src/filemap/stream.c|s@^\t\tif (s->claimed >= s->max_pages)$@\t\tif (0) /* MUTANT: ST1 ignores the bound */@'
 	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RQ4.s \*/@\t\t\t(void)0; /* MUTANT: RQ3 reads a refused run again inside the reap */@'
+	'stream-close-keeps|src/filemap/stream.c|s@^\t\tif (e->page)\t/\* ST7 \*/$@\t\tif (0) /* MUTANT: ST7 keeps its references */@'
+	'stream-share|src/filemap/stream.c|s@^\t\tif (cur >= cap)$@\t\tif (0) /* MUTANT: ST6 past the quarter */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
@@ -182,7 +189,7 @@ full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-fir
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
 	free-in-flight pending-tail-stale seg-split-count
 	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
-	stream-twice stream-bound handle-no-park
+	stream-twice stream-bound stream-close-keeps stream-share handle-no-park
 	no-p4 pin-plain-inc evict-check-then-store dirty-late no-redirty opt-no-slot-check)
 
 # The tests that kill each mutant first (ctest -R; seen in full runs): run
@@ -195,6 +202,8 @@ declare -A killer=(
 	[keep-failed]='^stress\.stress_pin_evict$'
 	[opt-no-seq-recheck]='^stress\.stress_optimistic$'
 	[batch-einval-in-reap]='^unit\.test_read_batch$'
+	[stream-close-keeps]='^unit\.test_stream_hold$'
+	[stream-share]='^unit\.test_stream_hold$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

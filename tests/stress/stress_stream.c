@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stress_stream.c - read streams and batched gets (filemap/stream.c GB1-GB4,
- * ST1-ST4) racing each other, invalidation and eviction, on both disk
+ * ST1-ST7) racing each other, invalidation and eviction, on both disk
  * backends and both lookup modes, with a file 8x the cache.
  *
  * Threads: two stream consumers (each opens a stream over a random list:

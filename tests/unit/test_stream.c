@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_stream.c - lpc_page_get_batch and the read stream (filemap/stream.c
- * GB1-GB4, ST1-ST4), on real files, checked byte for byte:
+ * GB1-GB4, ST1-ST7), on real files, checked byte for byte:
  *  - batches over random, clustered and duplicate indices, and past the end
  *    of the file: each entry its page (duplicates: one reference each) or
  *    -ENXIO; a batch of cached pages reads nothing;
