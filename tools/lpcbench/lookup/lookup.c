@@ -47,7 +47,17 @@
 
 #define LOOKUP_IDX_ENTRIES (1u << 16) /* page numbers per thread; power of 2 */
 #define LOOKUP_BATCH 64 /* operations between two looks at the stop flag */
-#define LOOKUP_SLACK (16u << 20) /* cache budget beyond the file's size */
+/*
+ * Cache budget beyond the file's size, so that the fill evicts nothing: the
+ * reclaimer keeps free frames up to `high` (2/64 of the frames) and, when
+ * sequential reads ask it, a readahead window more (reclaimer.c ra_high:
+ * 8 MiB by default), and the fill's lpc_page_get calls are sequential.
+ * A sixteenth of the file plus 16 MiB stays above that at every size.
+ */
+static uint64_t lookup_slack(uint64_t file_bytes)
+{
+	return file_bytes / 16 + (16u << 20);
+}
 #define LOOKUP_WARM_CHUNK (1u << 20) /* bytes per pread of the kernel warm-up */
 
 _Static_assert(LOOKUP_IDX_ENTRIES % LOOKUP_BATCH == 0,
@@ -432,8 +442,8 @@ static void lookup_echo(const struct lookup *lk, const struct lpc_config *cfg)
 	       lk->df.fstype);
 	if (lk->df.tmpfs)
 		printf("             note: tmpfs: lpc opens it buffered (no O_DIRECT); the null backend never reads it\n");
-	printf("  caches     2 x %zu MiB (file + %u MiB), I/O backend null: %s and %s\n",
-	       cfg->cache_bytes >> 20, LOOKUP_SLACK >> 20,
+	printf("  caches     2 x %zu MiB (file + %" PRIu64 " MiB), I/O backend null: %s and %s\n",
+	       cfg->cache_bytes >> 20, lookup_slack(lk->file_bytes) >> 20,
 	       cache_name[LPC_LOOKUP_LOCKLESS], cache_name[LPC_LOOKUP_LOCKED]);
 	printf("  variants   (run in this order in every round)\n");
 	for (unsigned v = 0; v < LV_NR; v++)
@@ -487,7 +497,7 @@ static void lookup_warm_caches(struct lookup *lk)
 			if (rc)
 				die_err(-rc, "page %" PRIu32 " of %" PRIu32 " is not cached right after filling the %s cache (%zu MiB budget)",
 					i, lk->nr_pages, cache_name[m],
-					(lk->file_bytes + LOOKUP_SLACK) >> 20);
+					(lk->file_bytes + lookup_slack(lk->file_bytes)) >> 20);
 			lpc_page_put(p);
 		}
 		lpc_stats(lk->cache[m], &st);
@@ -563,7 +573,7 @@ static void lookup_setup(struct lookup *lk)
 		die("--file-mb %u: more pages than this benchmark numbers (2^32)",
 		    o->file_mb);
 	lk->nr_pages = (uint32_t)(lk->file_bytes / lk->page_size);
-	cfg.cache_bytes = lk->file_bytes + LOOKUP_SLACK;
+	cfg.cache_bytes = lk->file_bytes + lookup_slack(lk->file_bytes);
 	cfg.io_backend = LPC_IO_NULL;
 
 	datafile_choose(o->dir, &lk->df);
