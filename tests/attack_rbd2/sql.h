@@ -114,7 +114,7 @@ static inline void sq_integrity(sqlite3 *db, char *out, size_t n)
 /* Removes the database's images (db, -journal, -wal). */
 static inline void sq_fresh(const char *img)
 {
-	char n[256];
+	char n[300];
 
 	rbd_remove(sq_io, img);
 	snprintf(n, sizeof(n), "%s-journal", img);
