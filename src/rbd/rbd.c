@@ -337,7 +337,17 @@ static void op_release(void *handle)
  *      after it took the last position, which the last callback appended
  *      under the mutex and signalled before unlocking, and it takes the
  *      mutex once more before the batch goes: no callback still uses it
- *      (a callback touches the batch only under the mutex).
+ *      (a callback touches the batch only under the mutex).  The one
+ *      touch after the last unlock is glibc's own: pthread_mutex_unlock
+ *      releases the word and then, if a waiter was marked, calls futex
+ *      wake on its address, which may by then be the caller's next stack
+ *      frame; a futex wake touches no memory, and the most it does is a
+ *      spurious wake-up that glibc's waiters tolerate (POSIX lets a mutex
+ *      be destroyed as soon as it is unlocked; glibc keeps that promise
+ *      this way).  The slot (s->b, s->k) is read before the lock: written
+ *      by the caller before it handed the completion to librbd, ordered
+ *      by librbd's submission (TSan sees its mutexes; tests/rbd under
+ *      TSan report nothing here).
  *  RB7 A run that starts at or past the image's end is an empty read (as
  *      op_read: librbd refuses it with -EINVAL), completed without a
  *      request; a submission that fails completes the run with its error;
