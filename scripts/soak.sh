@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# soak.sh [-n ROUNDS] [-s SECONDS] [-o stress|model|sqldiff|mutants] [-m] [release|asan|tsan ...] -
+# soak.sh [-n ROUNDS] [-s SECONDS] [-o stress|model|rbd|sqldiff|mutants] [-m] [release|asan|tsan ...] -
 # the long stress runs that do not fit in CI: every stress test, ROUNDS times
 # per variant, each time with a new seed and with yield injection at every
 # protocol step (LPC_YIELD=all) at a probability that cycles through 0.005,
@@ -19,13 +19,16 @@
 #   LPC_YIELD=all LPC_YIELD_PROB=P LPC_STRESS_SECONDS=S build-V/tests/stress/X --seed N
 # and a closing "soak: N passed, N failed" line.  Exits non-zero on any failure.
 #
+# Then the RBD backend's tests (tests/rbd) against a throw-away cluster
+# (scripts/ceph-cluster.sh): every case of test_rbd once per variant, and
+# the multi-threaded model over an image ROUNDS times for SECONDS each.
 # Then the SQLite differential test (tests/sqlite/test_sqlite_diff), ROUNDS
 # times per variant for SECONDS each, with the workers in a unix/lpc mix and
 # unix alone (the control), without yield injection (its races are between
 # processes); its transactions and kills are summed in a "sqldiff:" line.
 # Last, every protocol mutant (tests/mutants/run.sh, all of them: CI runs
 # only the --quick few), once.
-# -o runs only one of the four parts (stress, model, sqldiff, mutants).
+# -o runs only one of the five parts (stress, model, rbd, sqldiff, mutants).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,7 +44,7 @@ while (($#)); do
 	-o) only=$2; shift 2 ;;
 	-m) only=model; shift ;;
 	release | asan | tsan) variants+=("$1"); shift ;;
-	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,32p' "$0"; exit 0 ;;
 	*) echo "soak.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -100,6 +103,49 @@ for v in "${variants[@]}"; do
 			fi
 			rm -f "$log"
 		done
+	fi
+	# The RBD backend (tests/rbd) against a cluster of its own: every
+	# case of test_rbd, TSan included (CI's TSan runs only basic, crash,
+	# resizeby and batch: osd, second, deadowner and full wait for the
+	# cluster, about 100 s more of its 30 minutes), then the
+	# multi-threaded model over an image for SECONDS, ROUNDS times (its
+	# rare failures are races with the flusher growing the image).
+	# Skipped (one line) without Ceph's daemons.
+	if [[ ( $only == "" || $only == rbd ) && -x $dir/tests/rbd/test_rbd ]]; then
+		cl=$(mktemp -d)
+		if bash "$LPC_ROOT/scripts/ceph-cluster.sh" up "$cl/c" >/dev/null 2>"$cl/up.log"; then
+			for c in basic crash osd second resizeby deadowner full batch; do
+				log=$(mktemp)
+				if env "${san[@]}" "${wrap[@]}" "$dir/tests/rbd/test_rbd" "$cl/c" \
+					"$LPC_ROOT/scripts/ceph-cluster.sh" "$c" >"$log" 2>&1; then
+					pass=$((pass + 1))
+					echo "ok   $v test_rbd $c"
+				else
+					fail=$((fail + 1))
+					echo "FAIL $v test_rbd $c: $(grep -m1 'seed' "$log")"
+					grep -v 'librbd::io::ObjectRequest\|^$' "$log" | tail -n 12 | sed 's/^/     | /'
+				fi
+				rm -f "$log"
+			done
+			for ((r = 0; r < rounds; r++)); do
+				log=$(mktemp)
+				if env "${san[@]}" "${wrap[@]}" "$dir/tests/rbd/model_api_rbd" --backend rbd \
+					--rbd-conf "$cl/c/ceph.conf" --threads 4 --page-size 4096 \
+					--lookup lockless --seconds "$seconds" >"$log" 2>&1; then
+					pass=$((pass + 1))
+					echo "ok   $v model_api_rbd --threads 4 --seconds $seconds"
+				else
+					fail=$((fail + 1))
+					echo "FAIL $v model_api_rbd --threads 4 --seconds $seconds:"
+					grep -A3 '^FAIL\|replay' "$log" | head -n 20 | sed 's/^/     | /'
+				fi
+				rm -f "$log"
+			done
+		else
+			echo "skip $v rbd: no cluster ($(tail -n 1 "$cl/up.log"))"
+		fi
+		bash "$LPC_ROOT/scripts/ceph-cluster.sh" down "$cl/c" >/dev/null 2>&1
+		rm -rf "$cl"
 	fi
 	t=$dir/tests/sqlite/test_sqlite_diff
 	for ((r = 0; r < rounds; r++)); do

@@ -141,7 +141,9 @@ struct lpc_sqlite_opener; /* lpc_sqlite.h */
  * in the VFS's lpc cache; journals are not (each write is in the image
  * when it returns).  Existence checks and removal use one more connection
  * of the opener's own, made at its first use and kept, with the opener's
- * state, until the process ends.  lpc_sqlite_set_opener(3) says the rest.
+ * state, until the process ends (an exit handler shuts it down before
+ * Ceph's libraries are torn down: left running, its threads crashed the
+ * exit).  lpc_sqlite_set_opener(3) says the rest.
  * liblpc_rbd does not link SQLite, nor liblpc_sqlite librbd: the program
  * links both (-llpc_sqlite -llpc_rbd -llpc).
  * Return: 0; -EINVAL for NULL out; -ENOMEM.

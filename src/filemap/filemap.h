@@ -633,21 +633,26 @@ uint64_t lpc_filemap_refresh_size(struct lpc_file *f);
 bool lpc_filemap_short_at_eof(struct lpc_file *f, uint64_t end);
 
 /*
- * Judges a read of page `index` that returned r bytes with
- * lpc_filemap_short_at_eof.  Return: r, or -EIO for a short read where the
- * storage's file goes on.
+ * Reads page `index` of f into frame (a page's frame, or read.c's bounce
+ * frame around the cache), judges a short count with
+ * lpc_filemap_short_at_eof, and reads once more when it came short where
+ * the storage's file goes on (the file may have grown between the read and
+ * the size: the second read then gets the bytes).  Every read of a page
+ * from storage goes through these two tries: a miss (lpc_filemap_read_one)
+ * and a read around a full cache alike (one try there was -EIO from
+ * lpc_pread while the flusher grew an RBD image over a hole:
+ * tests/regress/regress_around_grow.c).  Counts reads, read_pages,
+ * direct_fallbacks; not errors.  Return: the bytes (short only at the
+ * storage's end of file), or a negative errno (-EIO: short twice where the
+ * file goes on).
  */
-ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r);
+ssize_t lpc_filemap_read_frame(struct lpc_file *f, void *frame, uint64_t index,
+			       struct lpc_tcache *t);
 
 /*
- * M4 for one page: reads page `index` of f into p's frame (p locked by the
- * caller, in the index, referenced: rule FRAME-FREED-IN-FLIGHT), judges a
- * short count with lpc_filemap_short_at_eof, and reads once more when it
- * came short where the storage's file goes on (the file may have grown
- * between the read and the size: the second read then gets the bytes).
- * Counts reads, read_pages, direct_fallbacks; not errors.  Return: the
- * bytes (short only at the storage's end of file), or a negative errno
- * (-EIO: short twice where the file goes on).
+ * M4 for one page: lpc_filemap_read_frame into p's frame (p locked by the
+ * caller, in the index, referenced: rule FRAME-FREED-IN-FLIGHT).  Return:
+ * as lpc_filemap_read_frame.
  */
 ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 			     struct lpc_tcache *t);

@@ -128,15 +128,6 @@ bool lpc_filemap_short_at_eof(struct lpc_file *f, uint64_t end)
 	return end >= size;
 }
 
-ssize_t lpc_filemap_check_short(struct lpc_file *f, uint64_t index, ssize_t r)
-{
-	if (r < 0 || (size_t)r >= f->pool->page_size)
-		return r;
-	/* Short where the storage's file ends: the rest of the page is a hole
-	 * (zeros), whether or not lpc's size goes further. */
-	return lpc_filemap_short_at_eof(f, (index << f->page_shift) + (uint64_t)r) ? r : -EIO;
-}
-
 /* True if page `index` lies wholly past the end of the file. */
 static bool past_eof(struct lpc_file *f, uint64_t index)
 {
@@ -149,21 +140,20 @@ static bool past_eof(struct lpc_file *f, uint64_t index)
 	return index >= (size + f->pool->page_size - 1) >> f->page_shift;
 }
 
-ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t index,
-			     struct lpc_tcache *t)
+ssize_t lpc_filemap_read_frame(struct lpc_file *f, void *frame, uint64_t index,
+			       struct lpc_tcache *t)
 {
 	size_t ps = f->pool->page_size;
 	uint64_t start = index << f->page_shift;
 	int fellback = 0;
 	ssize_t r = -EIO;
 
-	lpc_page_debug_read_begin(p);
 	for (int tries = 0; tries < 2; tries++) {
 		/* Sampled (filemap.h), by this thread's reads. */
 		bool timed = lpc_miss_sampled(t, LPC_C_READS);
 		uint64_t t0 = timed ? lpc_miss_now_ns() : 0;
 
-		r = lpc_io_read(f->iodev, &f->io, lpc_page_frame(p), ps, start, index, &fellback);
+		r = lpc_io_read(f->iodev, &f->io, frame, ps, start, index, &fellback);
 		if (timed)
 			lpc_count_add(t, LPC_C_MISS_NS_READ,
 				      (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
@@ -171,11 +161,25 @@ ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t in
 		lpc_count(t, LPC_C_READ_PAGES);
 		if (r < 0 || (size_t)r >= ps || lpc_filemap_short_at_eof(f, start + (uint64_t)r))
 			break;
-		r = -EIO; /* short where the file goes on: once more, then an error */
+		/* Short where the file goes on: once more, then an error.  The
+		 * storage may have grown between the read and the size (a
+		 * writeback of a later page extends it: rbd.c RB1 over a hole);
+		 * the second read then gets the bytes (zeros for a hole). */
+		r = -EIO;
 	}
-	lpc_page_debug_read_end(p);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
+	return r;
+}
+
+ssize_t lpc_filemap_read_one(struct lpc_file *f, struct lpc_page *p, uint64_t index,
+			     struct lpc_tcache *t)
+{
+	ssize_t r;
+
+	lpc_page_debug_read_begin(p);
+	r = lpc_filemap_read_frame(f, lpc_page_frame(p), index, t);
+	lpc_page_debug_read_end(p);
 	return r;
 }
 

@@ -101,20 +101,15 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 		       size_t n, struct lpc_tcache *t)
 {
 	struct lpc_pool *c = f->pool;
-	int fellback = 0;
 	void *bounce;
 	ssize_t r;
 
 	if (posix_memalign(&bounce, c->page_size < 4096 ? 4096 : c->page_size, c->page_size))
 		return -ENOMEM;
-	r = lpc_io_read(f->iodev, &f->io, bounce, c->page_size, index << f->page_shift, index,
-			&fellback);
-	lpc_count(t, LPC_C_READS);
-	lpc_count(t, LPC_C_READ_PAGES);
+	/* C.3's two tries, as a miss (a short count where the storage goes
+	 * on is read once more before it is an error). */
+	r = lpc_filemap_read_frame(f, bounce, index, t);
 	lpc_count(t, LPC_C_READ_AROUND);
-	if (fellback)
-		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
-	r = lpc_filemap_check_short(f, index, r);
 	if (r < 0) {
 		lpc_count(t, LPC_C_READ_ERRORS);
 		free(bounce);

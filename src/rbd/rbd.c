@@ -337,7 +337,17 @@ static void op_release(void *handle)
  *      after it took the last position, which the last callback appended
  *      under the mutex and signalled before unlocking, and it takes the
  *      mutex once more before the batch goes: no callback still uses it
- *      (a callback touches the batch only under the mutex).
+ *      (a callback touches the batch only under the mutex).  The one
+ *      touch after the last unlock is glibc's own: pthread_mutex_unlock
+ *      releases the word and then, if a waiter was marked, calls futex
+ *      wake on its address, which may by then be the caller's next stack
+ *      frame; a futex wake touches no memory, and the most it does is a
+ *      spurious wake-up that glibc's waiters tolerate (POSIX lets a mutex
+ *      be destroyed as soon as it is unlocked; glibc keeps that promise
+ *      this way).  The slot (s->b, s->k) is read before the lock: written
+ *      by the caller before it handed the completion to librbd, ordered
+ *      by librbd's submission (TSan sees its mutexes; tests/rbd under
+ *      TSan report nothing here).
  *  RB7 A run that starts at or past the image's end is an empty read (as
  *      op_read: librbd refuses it with -EINVAL), completed without a
  *      request; a submission that fails completes the run with its error;
@@ -747,11 +757,43 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
  * the process ends), so that a journal's existence costs no new connection.
  */
 struct sq_opener {
+	struct sq_opener *next; /* sq_openers */
 	char *conf;
-	pthread_mutex_t lock; /* admin's creation */
+	pthread_mutex_t lock; /* admin's creation, and its shutdown at exit */
 	rados_t admin;
 	bool up;
 };
+
+/*
+ * The admin connections at exit.  One left running when the process exits
+ * meets libceph-common's static destructors: its threads (MonClient's
+ * tick, the messenger's workers) use objects exit() is freeing, and the
+ * process dies with SIGSEGV after main returned (seen under TSan in
+ * rbd.sqlite.second: "ok" printed, then the signal; test_rbd.c's
+ * image_read_end says the same of a test's own connection).  So every
+ * opener is on sq_openers (never removed: an opener lives until the process
+ * ends), and an atexit handler, registered at the first opener - after
+ * Ceph's libraries were loaded and their destructors registered, so it
+ * runs before them - shuts each admin connection down.  lpc's image
+ * connections are not its business: they go with their lpc files (the
+ * VFS's last close of the database, op_release); one still open at exit
+ * is the application's to close, as with lpc_rbd_open.
+ */
+static pthread_mutex_t sq_openers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sq_opener *sq_openers;
+
+static void sq_openers_exit(void)
+{
+	pthread_mutex_lock(&sq_openers_lock);
+	for (struct sq_opener *o = sq_openers; o; o = o->next) {
+		pthread_mutex_lock(&o->lock);
+		if (o->up)
+			rados_shutdown(o->admin);
+		o->up = false;
+		pthread_mutex_unlock(&o->lock);
+	}
+	pthread_mutex_unlock(&sq_openers_lock);
+}
 
 /* An io context of the opener's connection on name's pool; *image: the
  * image's name (malloc'd).  Return: 0 or a negative errno (-EINVAL for a
@@ -878,6 +920,16 @@ LPC_RBD_EXPORT int lpc_rbd_sqlite_opener(const char *conf, struct lpc_sqlite_ope
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&o->lock, NULL);
+	pthread_mutex_lock(&sq_openers_lock);
+	if (!sq_openers && atexit(sq_openers_exit) != 0) {
+		pthread_mutex_unlock(&sq_openers_lock);
+		free(o->conf);
+		free(o);
+		return -ENOMEM;
+	}
+	o->next = sq_openers;
+	sq_openers = o;
+	pthread_mutex_unlock(&sq_openers_lock);
 	memset(out, 0, sizeof(*out));
 	out->open = sq_open;
 	out->exists = sq_exists;

@@ -42,11 +42,19 @@
  *   batch   batched reads (read_batch, rbd.c RB5-RB7): lpc_page_get_batch
  *           of scattered pages (one past the end) and a read stream over
  *           the image, every page's bytes as librbd reads them
+ *   stress  one image, several threads: writers of stamped pages with
+ *           lpc_fsync, lpc_page_get_batch, a read stream, and a thread
+ *           that invalidates and truncates; every page a reader sees is
+ *           a whole stamp of its own, never newer than written (checked
+ *           under the page lock); at the end the image holds lpc's bytes
+ *           (LPC_STRESS_SECONDS, default 4)
  * Exit: 0 pass, 1 fail, 77 skip (no cluster: the fixture found no Ceph).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -802,12 +810,242 @@ static void case_batch(void)
 	image_read_end();
 }
 
+/* ---- stress ---- */
+
+/* One RBD-backed file, several threads at once (rbd.c RB1-RB7 under lpc's
+ * own threads): writers of whole stamped pages with lpc_fsync among them,
+ * a reader of scattered pages with lpc_page_get_batch, a reader of a read
+ * stream, and one thread that invalidates ranges and truncates the tail.
+ * Page i at version v >= 1 holds stamp_page(i, v); version 0 is zeros.
+ * A writer takes its version (st_max[i]) before it writes, so whatever a
+ * reader sees of page i, checked under the page lock, is zeros or a whole
+ * stamp of page i at a version no newer than st_max[i] loaded after the
+ * read: never another page's bytes, a torn page or bytes from nowhere.
+ * Zeros are accepted only for a page the truncater may have cut (st_zero,
+ * sticky, set before the cut): the image starts with every page at
+ * version 1.  Pages below ST_FLOOR are never cut: the stream reads only
+ * those, and -ENXIO is accepted only at or past it.  At the end the
+ * bytes lpc holds, after lpc_fsync and the close, are the image's. */
+#define ST_PAGES 128u
+#define ST_FLOOR 64u
+
+static _Atomic uint64_t st_max[ST_PAGES];
+static _Atomic bool st_zero[ST_PAGES];
+static _Atomic bool st_stop;
+static struct lpc_file *st_f;
+static _Atomic unsigned long st_ops[4];
+
+static uint64_t st_rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void stamp_page(unsigned char *p, uint64_t i, uint64_t v)
+{
+	uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ v * 0xbf58476d1ce4e5b9ull;
+
+	memcpy(p, &i, 8);
+	memcpy(p + 8, &v, 8);
+	for (unsigned k = 16; k < PAGE; k++) {
+		h ^= h >> 29;
+		h *= 0x94d049bb133111ebull;
+		p[k] = (unsigned char)(h >> 56);
+	}
+}
+
+/* Page i's bytes as a reader got them (under the page lock). */
+static void st_check(uint64_t i, const unsigned char *d, const char *who)
+{
+	static const unsigned char zero[PAGE];
+	unsigned char want[PAGE];
+	uint64_t gi, gv;
+
+	if (memcmp(d, zero, PAGE) == 0) {
+		CHECK(atomic_load(&st_zero[i]), "%s: page %" PRIu64 " is zeros, never cut", who, i);
+		return;
+	}
+	memcpy(&gi, d, 8);
+	memcpy(&gv, d + 8, 8);
+	CHECK(gi == i, "%s: page %" PRIu64 " holds page %" PRIu64 "'s stamp", who, i, gi);
+	CHECK(gv >= 1 && gv <= atomic_load(&st_max[i]),
+	      "%s: page %" PRIu64 " at version %" PRIu64 ", newest written %" PRIu64, who, i, gv,
+	      atomic_load(&st_max[i]));
+	stamp_page(want, i, gv);
+	CHECK(memcmp(d, want, PAGE) == 0, "%s: page %" PRIu64 " version %" PRIu64 " torn", who, i,
+	      gv);
+}
+
+static void st_check_page(struct lpc_page *p, uint64_t i, const char *who)
+{
+	lpc_page_lock(p);
+	st_check(i, lpc_page_data(p), who);
+	lpc_page_unlock(p);
+}
+
+static void *st_writer(void *arg)
+{
+	uint64_t x = (uintptr_t)arg * 0x9e3779b97f4a7c15ull | 1;
+	unsigned char *buf = malloc(PAGE);
+
+	CHECK(buf, "malloc");
+	for (unsigned n = 1; !atomic_load(&st_stop); n++) {
+		uint64_t i = st_rnd(&x) % ST_PAGES, v = atomic_fetch_add(&st_max[i], 1) + 1;
+
+		stamp_page(buf, i, v);
+		ssize_t r = lpc_pwrite(st_f, buf, PAGE, i * PAGE);
+		CHECK(r == PAGE, "writer: lpc_pwrite of page %" PRIu64 ": %zd", i, r);
+		if (n % 16 == 0) {
+			int rc = lpc_fsync(st_f);
+			CHECK(rc == 0, "writer: lpc_fsync: %d", rc);
+		}
+		atomic_fetch_add(&st_ops[0], 1);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *st_batch(void *arg)
+{
+	uint64_t x = (uintptr_t)arg * 0xbf58476d1ce4e5b9ull | 1;
+
+	while (!atomic_load(&st_stop)) {
+		uint64_t idx[8], start = st_rnd(&x) % ST_PAGES, stride = 1 + st_rnd(&x) % 9;
+		struct lpc_page *pg[8];
+		int errs[8];
+
+		for (int k = 0; k < 8; k++)
+			idx[k] = (start + (uint64_t)k * stride) % ST_PAGES;
+		int r = lpc_page_get_batch(st_f, idx, 8, 0, pg, errs);
+		CHECK(r >= 0, "lpc_page_get_batch: %d", r);
+		for (int k = 0; k < 8; k++) {
+			if (errs[k] == 0) {
+				st_check_page(pg[k], idx[k], "lpc_page_get_batch");
+				lpc_page_put(pg[k]);
+			} else {
+				CHECK(errs[k] == -ENXIO && idx[k] >= ST_FLOOR,
+				      "lpc_page_get_batch: page %" PRIu64 ": %d", idx[k], errs[k]);
+			}
+		}
+		atomic_fetch_add(&st_ops[1], 1);
+	}
+	return NULL;
+}
+
+static void *st_stream(void *arg)
+{
+	uint64_t x = (uintptr_t)arg * 0x94d049bb133111ebull | 1;
+	uint64_t list[32];
+
+	while (!atomic_load(&st_stop)) {
+		struct lpc_stream *st;
+		struct lpc_page *p;
+		int r;
+
+		for (int k = 0; k < 32; k++)
+			list[k] = st_rnd(&x) % ST_FLOOR;
+		r = lpc_stream_open(st_f, NULL, NULL,
+				    &(struct lpc_stream_opts){ .max_distance = 8, .indices = list,
+							       .n = 32 },
+				    &st);
+		CHECK(r == 0, "lpc_stream_open: %d", r);
+		for (int k = 0; k < 32; k++) {
+			r = lpc_stream_next(st, &p, NULL);
+			CHECK(r == 1, "lpc_stream_next %d (page %" PRIu64 "): %d", k, list[k], r);
+			st_check_page(p, list[k], "lpc_stream_next");
+			lpc_page_put(p);
+		}
+		CHECK(lpc_stream_next(st, &p, NULL) == 0, "the stream's end");
+		lpc_stream_close(st);
+		atomic_fetch_add(&st_ops[2], 1);
+	}
+	return NULL;
+}
+
+static void *st_cutter(void *arg)
+{
+	uint64_t x = (uintptr_t)arg * 0x2545f4914f6cdd1dull | 1;
+
+	for (unsigned n = 1; !atomic_load(&st_stop); n++) {
+		uint64_t off = st_rnd(&x) % ST_PAGES * PAGE, len = (1 + st_rnd(&x) % 16) * PAGE;
+		int r = lpc_invalidate(st_f, off, len);
+
+		CHECK(r >= 0, "lpc_invalidate: %d", r);
+		if (n % 8 == 0) {
+			uint64_t cut = ST_FLOOR + st_rnd(&x) % (ST_PAGES - ST_FLOOR);
+
+			for (uint64_t i = cut; i < ST_PAGES; i++)
+				atomic_store(&st_zero[i], true);
+			r = lpc_truncate(st_f, cut * PAGE);
+			CHECK(r == 0, "lpc_truncate to page %" PRIu64 ": %d", cut, r);
+		}
+		atomic_fetch_add(&st_ops[3], 1);
+		usleep(2000);
+	}
+	return NULL;
+}
+
+static void case_stress(uint64_t seed)
+{
+	const char *img = "stress";
+	unsigned char *ref = malloc(ST_PAGES * PAGE), *data;
+	struct lpc_cache *c = make_cache(32 * PAGE); /* a quarter of the file */
+	const char *env = getenv("LPC_STRESS_SECONDS");
+	double secs = env ? atof(env) : 4;
+	pthread_t th[5];
+	void *(*fn[5])(void *) = { st_writer, st_writer, st_batch, st_stream, st_cutter };
+	struct direct d;
+	rbd_image_t im;
+
+	CHECK(ref, "malloc");
+	make_image(img, ST_PAGES * PAGE);
+	for (uint64_t i = 0; i < ST_PAGES; i++) {
+		stamp_page(ref + i * PAGE, i, 1);
+		atomic_store(&st_max[i], 1);
+	}
+	direct_connect(&d);
+	CHECK(rbd_open(d.io, img, &im, NULL) == 0, "rbd_open");
+	CHECK(rbd_write(im, 0, ST_PAGES * PAGE, (const char *)ref) == (ssize_t)(ST_PAGES * PAGE),
+	      "rbd_write");
+	rbd_close(im);
+	direct_close(&d);
+	int r = lpc_rbd_open(c, "rbd:lpc/stress", conf_path, O_RDWR, &st_f);
+	CHECK(r == 0, "lpc_rbd_open: %d", r);
+	for (int k = 0; k < 5; k++)
+		CHECK(pthread_create(&th[k], NULL, fn[k], (void *)(uintptr_t)(seed + (uint64_t)k + 1)) == 0,
+		      "pthread_create");
+	usleep((useconds_t)(secs * 1e6));
+	atomic_store(&st_stop, true);
+	for (int k = 0; k < 5; k++)
+		pthread_join(th[k], NULL);
+	printf("stress: %.1f s: %lu writes, %lu batches, %lu streams, %lu invalidate/truncate\n", secs,
+	       atomic_load(&st_ops[0]), atomic_load(&st_ops[1]), atomic_load(&st_ops[2]),
+	       atomic_load(&st_ops[3]));
+	/* Every page lpc holds now, checked, is what the image holds after
+	 * lpc_fsync and the close. */
+	r = lpc_fsync(st_f);
+	CHECK(r == 0, "the last lpc_fsync: %d", r);
+	ssize_t n = lpc_pread(st_f, ref, ST_PAGES * PAGE, 0);
+	CHECK(n >= (ssize_t)(ST_FLOOR * PAGE) && n % PAGE == 0, "lpc_pread of the file: %zd", n);
+	for (uint64_t i = 0; i < (uint64_t)n / PAGE; i++)
+		st_check(i, ref + i * PAGE, "lpc_pread at the end");
+	CHECK(lpc_file_close(st_f) == 0, "close");
+	CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	CHECK(image_read(img, &data) == (uint64_t)n, "the image's size is lpc's, %zd", n);
+	CHECK(memcmp(data, ref, (size_t)n) == 0, "the image holds lpc's bytes");
+	free(data);
+	free(ref);
+	image_read_end();
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner|full|batch [--seed N]\n",
+		fprintf(stderr, "usage: %s CLUSTER_DIR CLUSTER_SCRIPT basic|crash|osd|second|resizeby|deadowner|full|batch|stress [--seed N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -840,6 +1078,8 @@ int main(int argc, char **argv)
 		case_batch();
 	else if (strcmp(argv[3], "deadowner") == 0)
 		case_deadowner();
+	else if (strcmp(argv[3], "stress") == 0)
+		case_stress(seed);
 	else {
 		fprintf(stderr, "unknown case %s\n", argv[3]);
 		return 2;

@@ -372,10 +372,16 @@ static void t_read_around_fail(int backend, int mode)
 	lpc_stats(c, &s1);
 	CHECK_EQ(s1.read_errors - s0.read_errors, 2, "read-around errors counted");
 	CHECK_EQ(s1.read_around - s0.read_around, 3, "read_around");
-	/* A short read-around mid-file is an error too. */
+	/* A read-around short mid-file is read once more, as a miss is
+	 * (lpc_filemap_read_frame: the file may have grown between the read
+	 * and the size, regress_around_grow); short twice, it is an error. */
 	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 1, 0, 300) == 0);
 	r = lpc_pread(t.f, buf, PS, 6 * PS);
-	CHECK_EQ(r, -EIO, "short read-around mid-file");
+	CHECK_EQ(r, (long long)PS, "read-around short once mid-file: read again");
+	CHECK(range_ok(&t, 6 * PS, buf, PS));
+	REQUIRE(arm(c, LPC_IO_READ, 0, 0, 2, 0, 300) == 0);
+	r = lpc_pread(t.f, buf, PS, 6 * PS);
+	CHECK_EQ(r, -EIO, "read-around short twice mid-file");
 	lpc_io_fault_set(&c->io, NULL);
 	r = lpc_pread(t.f, buf, 3 * PS, 5 * PS);
 	CHECK_EQ(r, (long long)(3 * PS));

@@ -332,7 +332,7 @@ static bool cached_right(struct tfile *t, uint64_t index)
  * long, as a backend's readv returns when a later part of it failed
  * (io.h), is short where the storage's file goes on: pages 1-7 are not
  * zeros but the caller's pages read again one by one; a single page read
- * short twice there is -EIO, nothing cached.  (Before: lpc_filemap_check_short
+ * short twice there is -EIO, nothing cached.  (Before: C.3's judgement
  * took any short read for the end of the file once lpc kept the size: 7
  * pages of zeros, cached, read_errors 0.)
  */
