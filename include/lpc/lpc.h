@@ -1389,6 +1389,17 @@ int lpc_ns_setacl(struct lpc_ns *ns, const struct lpc_cred *cred, const char *pa
  * frames, they read less ahead, and each page is then read as lpc_page_get
  * reads it.  Every page handed out has lpc_page_get's guarantees (A.1,
  * C.1-C.3).
+ * How many reads are at the device at once depends on the backend.  A
+ * backend that submits a batch together (io_uring) has the runs of one
+ * file taken in batches, each batch in one submission: one stream's
+ * look-ahead, up to max_distance runs, is at the device at once.  The sync
+ * backend reads one run per readahead thread, and at most four threads read
+ * one file at once (so that a file whose storage stalls holds at most half
+ * of the cache's eight threads, and other files' reads go on): with it, one
+ * file has at most four reads ahead in flight, plus the one its consumer
+ * reads itself when it reaches a run no thread has taken yet, whatever
+ * max_distance is.  That bound is by design; for more depth from one
+ * thread on one file, use io_uring.
  *
  * lpc_page_get_batch gets the pages of f at indices[0..n), as n calls of
  * lpc_page_get (flags must be 0) would, but first starts the reads of every

@@ -25,7 +25,11 @@
  * (2 MiB), 2.84, 1.32, 0.97 (4 MiB); 2 scanners: 1.30, 0.80, 0.73; 1.66,
  * 0.69, 0.60; 1.23, 0.75, 0.66; and lpc_uring's CPU per MiB 0.37-0.45 ms
  * (1 MiB), 0.26-0.37 (2 MiB), 0.22-0.28 (4 MiB): a quarter of the
- * requests for the same bytes. */
+ * requests for the same bytes.  Measured before run.c's run_order_frames:
+ * a run's frames were then descending, and a virtio disk (max_segments
+ * 254) split every request into pieces of at most 1016 KiB, so the cap
+ * set how many pieces went out together, not their size; since, a 4 MiB
+ * run of adjacent frames is one request. */
 #ifndef LPC_READ_MAX_KB_DEFAULT
 #define LPC_READ_MAX_KB_DEFAULT 4096u
 #endif

@@ -15,6 +15,7 @@
  *    the device fails that too), a waiter of another of its pages reads
  *    that page itself;
  *  - readahead_max_kb below a page is one page per read;
+ *  - a run's frames ascend with its pages, after the cache was churned;
  *  - a window a marker hit started completes without its submitter: the
  *    hit returns with the read in flight, another thread waiting on one of
  *    its pages gets it when the device completes (ra_worker.c).
@@ -480,6 +481,44 @@ static void t_cap_small(void)
 	free(buf);
 }
 
+/* A run's frames ascend with its pages (run.c run_order_frames), so that
+ * adjacent frames merge into one segment of the request: checked on a run
+ * read after the cache was filled and evicted (the free lists hand frames
+ * out last-freed first, which gave runs descending frames). */
+static void t_frames_ascending(int mode)
+{
+	struct lpc_cache *c = mk_cache(128, mode, 16 * PS / 1024);
+	unsigned char *buf = malloc(16 * PS);
+	struct lpc_stats s0, s1;
+	struct lpc_page *p;
+	struct tfile t;
+	char *prev = NULL;
+
+	REQUIRE(buf);
+	mk_file(c, &t, 1024 * PS);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	for (uint64_t i = 0; i < 512; i += 16)
+		CHECK_EQ(lpc_pread(t.f, buf, 16 * PS, i * PS), (long long)(16 * PS));
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_pread(t.f, buf, 16 * PS, 600 * PS), (long long)(16 * PS));
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.reads - s0.reads, 1, "16 cold pages, one run");
+	for (uint64_t i = 600; i < 616; i++) {
+		char *d;
+
+		if (!CHECK_EQ(lpc_page_find(t.f, i, &p), 0, "page %" PRIu64 " cached", i))
+			break;
+		d = lpc_page_data(p);
+		CHECK(!prev || d > prev, "page %" PRIu64 "'s frame %p after page %" PRIu64
+		      "'s %p: a run's frames ascend", i, (void *)d, i - 1, (void *)prev);
+		prev = d;
+		lpc_page_put(p);
+	}
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -489,6 +528,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_eof(mode));
 		TST_RUN(t_in_flight(mode, 0));
 		TST_RUN(t_in_flight(mode, EIO));
+		TST_RUN(t_frames_ascending(mode));
 	}
 	for (int mode = 0; mode < 2; mode++) {
 		static const size_t sizes[] = { 512, 4096 };
