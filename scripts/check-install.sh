@@ -11,7 +11,9 @@
 #   6. a CMake project with find_package(lpc) and lpc::lpc builds and runs;
 #   7. the installed bin/lpcbench runs (finds liblpc through its RPATH);
 #   8. with MANPATH=<prefix>/share/man, `man -w` finds a page for every
-#      exported function of src/lpc.map, and lpc(7);
+#      exported function of each installed library's version script
+#      (src/lpc.map; src/sqlite/lpc_sqlite.map and src/rbd/lpc_rbd.map when
+#      liblpc_sqlite and liblpc_rbd were installed), and lpc(7);
 #   9. when liblpc_sqlite was built: lpc_sqlite.h compiles as C11 and C++, a
 #      program linked with -llpc_sqlite -lsqlite3 opens a database through
 #      the VFS "lpc", and the stock sqlite3 shell loads the extension.
@@ -155,16 +157,22 @@ step_lpcbench() {
 }
 
 step_man() {
-	local mandir s ok=0 n=0
+	local mandir s ok=0 n=0 maps
 	mandir=$(dirname "$(find "$prefix" -name lpc.7 -path '*/man7/*' | head -n 1)")
 	mandir=$(dirname "$mandir")
 	if [[ ! -f $mandir/man7/lpc.7 ]]; then
 		echo "no man7/lpc.7 installed"
 		return 1
 	fi
-	for s in lpc $(sed -e 's|/\*.*\*/||' "$root/src/lpc.map" |
+	maps=("$root/src/lpc.map")
+	[[ -e $libdir/liblpc_sqlite.so ]] && maps+=("$root/src/sqlite/lpc_sqlite.map")
+	[[ -e $libdir/liblpc_rbd.so ]] && maps+=("$root/src/rbd/lpc_rbd.map")
+	# Globals: names followed by ';' outside a node's "local:" part, after
+	# the comments (which may span lines) are removed.
+	for s in lpc $(cat "${maps[@]}" | tr '\n' '\v' | sed -e 's|/\*[^*]*\*\+\([^/*][^*]*\*\+\)*/||g' |
+		       tr '\v' '\n' |
 		       awk '/^[[:space:]]*local:/ { l = 1; next } /\{/ { l = 0 }
-			    !l && /^[[:space:]]*lpc_[A-Za-z0-9_]*;/ { gsub(/[;[:space:]]/, ""); print }'); do
+			    !l && /^[[:space:]]*[A-Za-z_][A-Za-z0-9_]*;/ { gsub(/[;[:space:]]/, ""); print }'); do
 		n=$((n + 1))
 		if ! MANPATH="$mandir" man -w "$s" >/dev/null 2>&1; then
 			echo "MANPATH=$mandir man -w $s: no page"

@@ -75,8 +75,25 @@
  *       with no segment at all it reserves fresh frames (fresh_carve).
  *       It subtracts what it took from nfree before the unlock.
  *   SG3 After the unlock the chain is T's alone (fresh_init writes the
- *       reserved descriptors).  fl is read and written only in SG1, SG2
- *       and SP1-SP3: a frame's spare words mean nothing once it is taken.
+ *       reserved descriptors).  fl is read and written only in SG1, SG2,
+ *       SG4 and SP1-SP3: a frame's spare words mean nothing once it is
+ *       taken.
+ *   SG4 A thread whose private list grows past 2 * tbatch cuts tbatch
+ *       frames off its front as one segment, inside its S1-S3 section
+ *       (lpc_page_free_private), and pushes it (SG2).
+ * Pending, the frames that wait for a grace period:
+ *   PD1 a deferred free pushes its frame (lpc_page_free_deferred,
+ *       lpc_page_free_evicted; a chain: lpc_page_free_removed_chain) on
+ *       pending under free_lock, npending counted with it;
+ *   PD2 a drain (lpc_page_pending_drain, under reclaim_lock) takes pending
+ *       whole under free_lock and counts itself in batches_in_flight in
+ *       the same critical section;
+ *   PD3 after its grace period (T2) it frees the chain (SG1-SG2) and
+ *       uncounts itself.
+ * Checked in tests/model/free_segs.pml, with the census (CS1-CS3 in
+ * lpc_pool_census) and broken variants spin must catch (a split that
+ * miscounts the rest: BUG_SPLIT_MISCOUNT; no SP3: BUG_NO_SP3; SG4's
+ * segment pushed twice: BUG_PUSH_TWICE).
  * Invariant under free_lock (rule SEG-COUNT, on each segment taken and in
  * lpc_pool_census): every segment's chain is seg_n long, and the frames on
  * the segments plus the fresh ones are nfree.
@@ -324,7 +341,7 @@ static void free_deferred(struct lpc_page *p, bool submit)
 	/* The caller's read section (registered, or scoped) also makes
 	 * call_rcu below legal. */
 	pthread_mutex_lock(&c->free_lock);
-	p->next = c->pending;
+	p->next = c->pending;						/* PD1 */
 	if (!c->pending)
 		c->pending_tail = p;
 	c->pending = p;
@@ -348,7 +365,7 @@ void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 			break;
 	}
 	pthread_mutex_lock(&c->free_lock);
-	tail->next = c->pending;
+	tail->next = c->pending;					/* PD1 */
 	if (!c->pending)
 		c->pending_tail = tail;
 	c->pending = head;
@@ -396,7 +413,7 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 	 * frames are in our hands between the take and the free list. */
 	pthread_mutex_lock(&c->reclaim_lock);
 	pthread_mutex_lock(&c->free_lock);
-	head = c->pending;
+	head = c->pending;						/* PD2 */
 	tail = c->pending_tail;
 	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
 	c->pending = NULL;
@@ -414,7 +431,7 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 		debug_chain(head, tail, n);
 		lpc_yield_point(LPC_YP_T2);
 		lpc_rcu_synchronize();					/* T2 */
-		lpc_page_free_chain(c, head, tail, n);
+		lpc_page_free_chain(c, head, tail, n);			/* PD3 */
 		/* Release: as free_batch_rcu's. */
 		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
 	}
@@ -507,7 +524,7 @@ void lpc_page_free_private(struct lpc_page *p)
 		}
 		/* Too many kept: give a batch back to the shared list, as one
 		 * segment. */
-		head = tail = t->free;
+		head = tail = t->free;					/* SG4 */
 		for (unsigned i = 1; i < c->tbatch; i++)
 			tail = tail->next;
 		t->free = tail->next;
@@ -850,6 +867,15 @@ static void census_block(struct lpc_tcache *t, void *arg)
 	a->counted += n;
 }
 
+/*
+ * The census's steps:
+ *   CS1 trylock reclaim_lock: no drain or reclaim() holds frames;
+ *   CS2 every thread's private list against its nfree (read without the
+ *       owners: meaningful only on a quiet pool, as tests call it);
+ *   CS3 under free_lock, with no call_rcu batch in flight: every segment
+ *       against its seg_n (1..tbatch), the segments plus the fresh frames
+ *       against nfree (SEG-COUNT), pending; then FRAMES-ACCOUNTED.
+ */
 int lpc_pool_census(struct lpc_pool *c, uint32_t in_use, struct lpc_pool_census *out)
 {
 	struct census_arg a = { .nframes = c->nframes, .frames = 0, .counted = 0 };
@@ -859,10 +885,10 @@ int lpc_pool_census(struct lpc_pool *c, uint32_t in_use, struct lpc_pool_census 
 	/* No drain or reclaim() holds frames while we hold reclaim_lock (both
 	 * keep it from their take to their free list); trylock, so that a
 	 * test may call this with a drain parked (regress_quiet_drain). */
-	if (pthread_mutex_trylock(&c->reclaim_lock) != 0)
+	if (pthread_mutex_trylock(&c->reclaim_lock) != 0)		/* CS1 */
 		return -EAGAIN;
-	lpc_towner_for_each(&c->owner, census_block, &a);
-	pthread_mutex_lock(&c->free_lock);
+	lpc_towner_for_each(&c->owner, census_block, &a);		/* CS2 */
+	pthread_mutex_lock(&c->free_lock);				/* CS3 */
 	if (atomic_load_explicit(&c->batches_in_flight, memory_order_acquire)) {
 		pthread_mutex_unlock(&c->free_lock);
 		pthread_mutex_unlock(&c->reclaim_lock);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/readv_by_read.h"
 #include "cache/cache.h"
 
 static struct {
@@ -45,23 +46,7 @@ static ssize_t fg_readv(struct lpc_io_file *f, const struct iovec *iov, int iovc
 			uint64_t index)
 {
 	fg_pass(f, index);
-	if (fg.inner->readv)
-		return fg.inner->readv(f, iov, iovcnt, off, index);
-	{
-		size_t done = 0;
-
-		for (int k = 0; k < iovcnt; k++) {
-			ssize_t r = fg.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-						   index + (uint64_t)k);
-
-			if (r < 0)
-				return done ? (ssize_t)done : r;
-			done += (size_t)r;
-			if ((size_t)r < iov[k].iov_len)
-				break;
-		}
-		return (ssize_t)done;
-	}
+	return tst_readv_inner(fg.inner, f, iov, iovcnt, off, index);
 }
 
 static inline void fg_install(struct lpc_cache *c)

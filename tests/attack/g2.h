@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "../common/readv_by_read.h"
 #include "cache/cache.h"
 
 static struct {
@@ -42,19 +43,7 @@ static ssize_t g2_readv(struct lpc_io_file *f, const struct iovec *iov, int iovc
 			uint64_t index)
 {
 	g2_pass(f);
-	if (g2.inner->readv)
-		return g2.inner->readv(f, iov, iovcnt, off, index);
-	size_t done = 0;
-	for (int k = 0; k < iovcnt; k++) {
-		ssize_t r = g2.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-					   index + (uint64_t)k);
-		if (r < 0)
-			return done ? (ssize_t)done : r;
-		done += (size_t)r;
-		if ((size_t)r < iov[k].iov_len)
-			break;
-	}
-	return (ssize_t)done;
+	return tst_readv_inner(g2.inner, f, iov, iovcnt, off, index);
 }
 
 static inline void g2_install(struct lpc_cache *c)

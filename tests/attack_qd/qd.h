@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "../common/readv_by_read.h"
 #include "cache/cache.h"
 
 static struct {
@@ -90,23 +91,10 @@ static ssize_t qd_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t of
 static ssize_t qd_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt, uint64_t off,
 			uint64_t index)
 {
-	size_t done = 0;
-
 	qd_pass(f, index, (uint64_t)iovcnt);
 	if (qd_refuse(f))
 		return -EINVAL;
-	if (qd.inner->readv)
-		return qd.inner->readv(f, iov, iovcnt, off, index);
-	for (int k = 0; k < iovcnt; k++) {
-		ssize_t r = qd.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-					   index + (uint64_t)k);
-		if (r < 0)
-			return done ? (ssize_t)done : r;
-		done += (size_t)r;
-		if ((size_t)r < iov[k].iov_len)
-			break;
-	}
-	return (ssize_t)done;
+	return tst_readv_inner(qd.inner, f, iov, iovcnt, off, index);
 }
 
 #if !defined(QD_NO_BATCH) && defined(QD_OLD_IO)

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "../common/readv_by_read.h"
 #include "cache/cache.h"
 
 static struct {
@@ -84,23 +85,6 @@ static ssize_t slow_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 	return r;
 }
 
-static ssize_t slow_readv_plain(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
-				uint64_t off, uint64_t index)
-{
-	size_t done = 0;
-
-	for (int k = 0; k < iovcnt; k++) {
-		ssize_t x = slow.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-					     index + (uint64_t)k);
-		if (x < 0)
-			return done ? (ssize_t)done : x;
-		done += (size_t)x;
-		if ((size_t)x < iov[k].iov_len)
-			break;
-	}
-	return (ssize_t)done;
-}
-
 static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
 			  uint64_t off, uint64_t index)
 {
@@ -109,16 +93,12 @@ static ssize_t slow_readv(struct lpc_io_file *f, const struct iovec *iov, int io
 	if (slow.hold_id && f->id == slow.hold_id)
 		usleep(slow.hold_us);
 	if (slow.only_id && f->id != slow.only_id)
-		return slow.inner->readv ? slow.inner->readv(f, iov, iovcnt, off, index)
-					 : slow_readv_plain(f, iov, iovcnt, off, index);
+		return tst_readv_inner(slow.inner, f, iov, iovcnt, off, index);
 	slow_enter(index, (uint64_t)iovcnt);
-	if (slow_covers_bad(index, (uint64_t)iovcnt)) {
+	if (slow_covers_bad(index, (uint64_t)iovcnt))
 		r = -EIO;
-	} else if (slow.inner->readv) {
-		r = slow.inner->readv(f, iov, iovcnt, off, index);
-	} else {
-		r = slow_readv_plain(f, iov, iovcnt, off, index);
-	}
+	else
+		r = tst_readv_inner(slow.inner, f, iov, iovcnt, off, index);
 	atomic_fetch_sub(&slow.now, 1);
 	atomic_fetch_sub(&slow.pages_now, iovcnt);
 	return r;

@@ -37,6 +37,7 @@
 
 #include "cache/cache.h"
 #include "lpc_test.h"
+#include "readv_by_read.h"
 
 struct tst_gate {
 	pthread_mutex_t mu;
@@ -122,7 +123,7 @@ static ssize_t tst_gate_readv(struct lpc_io_file *f, const struct iovec *iov, in
 			      uint64_t off, uint64_t index)
 {
 	int err = tst_gate_pass_at(LPC_IO_READ, f, index);
-	size_t done = 0, len = 0;
+	size_t len = 0;
 
 	for (int k = 0; k < iovcnt; k++)
 		len += iov[k].iov_len;
@@ -130,19 +131,7 @@ static ssize_t tst_gate_readv(struct lpc_io_file *f, const struct iovec *iov, in
 		err = -EIO;
 	if (err)
 		return err;
-	if (tst_gate.inner->readv)
-		return tst_gate.inner->readv(f, iov, iovcnt, off, index);
-	for (int k = 0; k < iovcnt; k++) {
-		ssize_t r = tst_gate.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-						 index + (uint64_t)k);
-
-		if (r < 0)
-			return done ? (ssize_t)done : r;
-		done += (size_t)r;
-		if ((size_t)r < iov[k].iov_len)
-			break;
-	}
-	return (ssize_t)done;
+	return tst_readv_inner(tst_gate.inner, f, iov, iovcnt, off, index);
 }
 
 static ssize_t tst_gate_write(struct lpc_io_file *f, const void *buf, size_t len,

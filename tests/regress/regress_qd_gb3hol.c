@@ -42,8 +42,8 @@ static void *demand(void *arg)
 static void story(int backend)
 {
 	const char *bn = att_backend_name(backend);
-	char pa[300], pc[300];
-	struct lpc_cache *c = att_cache(64u << 20, QS_PS, backend, LPC_LOOKUP_LOCKLESS, 0, 32);
+	struct qs_files fs;
+	struct lpc_cache *c;
 	struct qd_call call = { .fn = demand };
 	pthread_t x;
 	unsigned before;
@@ -51,23 +51,12 @@ static void story(int backend)
 
 	memset(pages, 0, sizeof(pages));
 	xrc = -1;
-	att_make_file("a", 1u << 20, 1, pa, sizeof(pa));
-	att_make_file("c", 8u << 20, 2, pc, sizeof(pc));
-	qd_install(c, qd_ino(pa));
-	if (lpc_file_open(c, pa, O_RDONLY, 0, &fa) || lpc_file_open(c, pc, O_RDONLY, 0, &fc)) {
-		printf("open failed\n");
-		exit(77);
-	}
+	c = qs_open(backend, 64u << 20, "a", 1u << 20, "c", 8u << 20, &fs);
+	fa = fs.a;
+	fc = fs.b;
 	(void)lpc_fadvise(fa, 0, 0, LPC_FADV_RANDOM);
-	qd_hold2(qd_ino(pc), true);
-	/* C's windows fill the queue (its reads held): then 64 jobs wait and
-	 * every thread reading C (at most its cap) is at the gate. */
-	for (unsigned k = 0; k < 8 && qs_ra(c, NULL).queued < 64; k++)
-		lpc_fadvise(fc, (uint64_t)k * 128u * RUN * QS_PS, 128u * RUN * QS_PS,
-			    LPC_FADV_WILLNEED);
-	full = QS_WAIT_UNTIL(qs_ra(c, NULL).queued == 64 &&
-				     qd_entered() == qs_ra(c, fc).reading,
-			     QS_WAIT_MS);
+	/* C's windows of 128 runs fill the queue (its reads held). */
+	full = qs_fill_queue(c, fc, fs.pb, 8, 128u * RUN * QS_PS, 128u * RUN * QS_PS);
 	ATT_CHECK(full, "%s: setup: C's jobs did not fill the queue (%u)", bn,
 		  qs_ra(c, NULL).queued);
 	for (unsigned i = 0; i < RUN; i++) {
@@ -83,23 +72,15 @@ static void story(int backend)
 	printf("  %s: pread of A's page 16 with GB3's run 0-7 held: %s\n", bn,
 	       ok ? "returned" : "waits");
 	qd_set(false, false, 0);
-	qd_hold2(qd_ino(pc), false);
+	qd_hold2(qd_ino(fs.pb), false);
 	pthread_join(call.th, NULL);
 	pthread_join(x, NULL);
 	ATT_CHECK(ok, "%s: a demand read waited for another run of GB3's batch", bn);
 	ATT_CHECK(got == (ssize_t)QS_PS && att_bad_word(buf, QS_PS, 16u * QS_PS, 1) < 0,
 		  "%s: pread: wrong bytes (got %zd)", bn, got);
 	ATT_CHECK(xrc == 2 * RUN, "%s: lpc_page_get_batch returned %d", bn, xrc);
-	for (unsigned i = 0; i < 2 * RUN; i++) {
-		if (!pages[i])
-			continue;
-		ATT_CHECK(att_bad_word(lpc_page_data(pages[i]), QS_PS, idx[i] * QS_PS, 1) < 0,
-			  "%s: batch page %" PRIu64 ": wrong bytes", bn, idx[i]);
-		lpc_page_put(pages[i]);
-	}
-	lpc_file_close(fa);
-	lpc_file_close(fc);
-	ATT_CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	qs_check_put(pages, idx, 2 * RUN, bn);
+	qs_close(c, &fs);
 }
 
 int main(void)

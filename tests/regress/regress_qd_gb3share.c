@@ -21,9 +21,9 @@
 static void story(int backend)
 {
 	const char *bn = att_backend_name(backend);
-	char pa[300], pc[300];
-	struct lpc_cache *c = att_cache(432u * QS_PS, QS_PS, backend, LPC_LOOKUP_LOCKLESS, 0, 32);
-	struct lpc_file *fa, *fc;
+	struct qs_files fs;
+	struct lpc_cache *c = qs_open(backend, 432u * QS_PS, "a", 4u << 20, "c", 4u << 20, &fs);
+	struct lpc_file *fa = fs.a, *fc = fs.b;
 	static struct lpc_page *pages[MAXN];
 	static uint64_t idx[MAXN];
 	static int errs[MAXN];
@@ -32,20 +32,9 @@ static void story(int backend)
 	bool full;
 	int rc;
 
-	att_make_file("a", 4u << 20, 1, pa, sizeof(pa));
-	att_make_file("c", 4u << 20, 2, pc, sizeof(pc));
-	qd_install(c, qd_ino(pa));
-	if (lpc_file_open(c, pa, O_RDONLY, 0, &fa) || lpc_file_open(c, pc, O_RDONLY, 0, &fc)) {
-		printf("open failed\n");
-		exit(77);
-	}
 	(void)lpc_fadvise(fa, 0, 0, LPC_FADV_RANDOM);
-	qd_hold2(qd_ino(pc), true);
-	for (unsigned k = 0; k < 200 && qs_ra(c, NULL).queued < 64; k++)
-		lpc_fadvise(fc, (uint64_t)k * 2 * QS_PS, QS_PS, LPC_FADV_WILLNEED);
-	full = QS_WAIT_UNTIL(qs_ra(c, NULL).queued == 64 &&
-				     qd_entered() == qs_ra(c, fc).reading,
-			     QS_WAIT_MS);
+	/* C's one-page windows, a page apart, fill the queue (its reads held). */
+	full = qs_fill_queue(c, fc, fs.pb, 200, 2u * QS_PS, QS_PS);
 	pthread_mutex_lock(&c->files.ra.lock);
 	used = c->files.ra.npages + c->files.ra.respages;
 	share = c->pool.nframes / 4;
@@ -60,26 +49,17 @@ static void story(int backend)
 	for (unsigned r = 0; r < nruns; r++)
 		for (unsigned i = 0; i < RUN; i++)
 			idx[r * RUN + i] = (uint64_t)r * 2 * RUN + i;
-	qd.count_id = qd_ino(pa);
+	qd.count_id = qd_ino(fs.pa);
 	rc = lpc_page_get_batch(fa, idx, n, 0, pages, errs);
 	reqs = atomic_load(&qd.reqs);
 	printf("  %s: lpc_page_get_batch: %d of %u pages; requests of A: %u for %u runs\n", bn, rc,
 	       n, reqs, nruns);
 	ATT_CHECK(rc == (int)n, "%s: lpc_page_get_batch returned %d", bn, rc);
-	for (unsigned i = 0; i < n; i++) {
-		if (!pages[i])
-			continue;
-		ATT_CHECK(att_bad_word(lpc_page_data(pages[i]), QS_PS, idx[i] * QS_PS, 1) < 0,
-			  "%s: page %" PRIu64 ": wrong bytes", bn, idx[i]);
-		lpc_page_put(pages[i]);
-		pages[i] = NULL;
-	}
+	qs_check_put(pages, idx, n, bn);
 	ATT_CHECK(reqs <= nruns, "%s: %u requests for %u runs that each fit in what was left of "
 		  "the share: the batch's own grants refused its later runs", bn, reqs, nruns);
-	qd_hold2(qd_ino(pc), false);
-	lpc_file_close(fa);
-	lpc_file_close(fc);
-	ATT_CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	qd_hold2(qd_ino(fs.pb), false);
+	qs_close(c, &fs);
 }
 
 int main(void)

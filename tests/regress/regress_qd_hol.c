@@ -30,25 +30,14 @@ static void *demand(void *arg)
 
 static void story(int backend)
 {
-	char p[300];
-	struct lpc_cache *c = att_cache(64u << 20, QS_PS, backend, LPC_LOOKUP_LOCKLESS, 0, 32);
+	struct qs_files fs;
+	struct lpc_cache *c = qs_open(backend, 64u << 20, "f", 4u << 20, NULL, 0, &fs);
 	struct qd_call call = { .fn = demand };
 	struct qs_ra s;
 	bool entered, ok;
 
-	att_make_file("f", 4u << 20, 1, p, sizeof(p));
-	qd_install(c, qd_ino(p));
-	if (lpc_file_open(c, p, O_RDONLY, 0, &f)) {
-		printf("open failed\n");
-		exit(77);
-	}
-	qd_set(true, false, 0);
-	for (unsigned k = 0; k < 4; k++) {
-		lpc_fadvise(f, (uint64_t)k * QS_JOB * QS_PS, QS_JOB * QS_PS, LPC_FADV_WILLNEED);
-		ATT_CHECK(qd_wait_entered(k + 1, QS_WAIT_MS), "%s: job %u held at the device",
-			  att_backend_name(backend), k);
-	}
-	lpc_fadvise(f, 4u * QS_JOB * QS_PS, 12u * QS_JOB * QS_PS, LPC_FADV_WILLNEED);
+	f = fs.a;
+	qs_hold_jobs(f, att_backend_name(backend));
 	s = qs_ra(c, f);
 	ATT_CHECK(s.queued == 12 && s.reading == 4,
 		  "%s: setup: %u jobs queued behind the cap, %u threads reading (12, 4)",
@@ -66,8 +55,7 @@ static void story(int backend)
 		  att_backend_name(backend));
 	ATT_CHECK(got == (ssize_t)QS_PS && att_bad_word(buf, QS_PS, 10u * QS_JOB * QS_PS, 1) < 0,
 		  "%s: wrong bytes (got %zd)", att_backend_name(backend), got);
-	lpc_file_close(f);
-	ATT_CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	qs_close(c, &fs);
 }
 
 int main(void)

@@ -19,25 +19,14 @@
 static void story(int backend)
 {
 	const char *bn = att_backend_name(backend);
-	char pf[300], pd[300];
-	struct lpc_cache *c = att_cache(64u << 20, QS_PS, backend, LPC_LOOKUP_LOCKLESS, 0, 32);
-	struct lpc_file *f, *d;
+	struct qs_files fs;
+	struct lpc_cache *c = qs_open(backend, 64u << 20, "f", 4u << 20, "d", 4u << 20, &fs);
+	struct lpc_file *f = fs.a, *d = fs.b;
+	const char *pd = fs.pb;
 	struct qs_ra s;
 	bool ok;
 
-	att_make_file("f", 4u << 20, 1, pf, sizeof(pf));
-	att_make_file("d", 4u << 20, 2, pd, sizeof(pd));
-	qd_install(c, qd_ino(pf));
-	if (lpc_file_open(c, pf, O_RDONLY, 0, &f) || lpc_file_open(c, pd, O_RDONLY, 0, &d)) {
-		printf("open failed\n");
-		exit(77);
-	}
-	qd_set(true, false, 0);
-	for (unsigned k = 0; k < 4; k++) {
-		lpc_fadvise(f, (uint64_t)k * QS_JOB * QS_PS, QS_JOB * QS_PS, LPC_FADV_WILLNEED);
-		ATT_CHECK(qd_wait_entered(k + 1, QS_WAIT_MS), "%s: F's job %u held", bn, k);
-	}
-	lpc_fadvise(f, 4u * QS_JOB * QS_PS, 12u * QS_JOB * QS_PS, LPC_FADV_WILLNEED);
+	qs_hold_jobs(f, bn);
 	qd_set(false, true, 5u * QS_JOB); /* jobs 4-15 go on; job 5 held */
 	ATT_CHECK(qd_wait_entered(5, QS_WAIT_MS), "%s: job 5 held", bn);
 	/* Every job of F read but job 5; every thread but its reader idle. */
@@ -61,9 +50,7 @@ static void story(int backend)
 		  "idle; F has %u thread reading (cap 4)", bn, s.threads, s.reading);
 	qd_set(false, false, 0);
 	qd_hold2(qd_ino(pd), false);
-	lpc_file_close(f);
-	lpc_file_close(d);
-	ATT_CHECK(lpc_cache_destroy(c) == 0, "destroy");
+	qs_close(c, &fs);
 }
 
 int main(void)

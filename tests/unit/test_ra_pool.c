@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "../common/lpc_test.h"
+#include "../common/readv_by_read.h"
 #include "cache/cache.h"
 #include "filemap/filemap.h"
 
@@ -69,22 +70,8 @@ static ssize_t gate_read(struct lpc_io_file *f, void *buf, size_t len, uint64_t 
 static ssize_t gate_readv(struct lpc_io_file *f, const struct iovec *iov, int iovcnt,
 			  uint64_t off, uint64_t index)
 {
-	size_t done = 0;
-
 	gate_pass(f);
-	if (gate.inner->readv)
-		return gate.inner->readv(f, iov, iovcnt, off, index);
-	for (int k = 0; k < iovcnt; k++) {
-		ssize_t r = gate.inner->read(f, iov[k].iov_base, iov[k].iov_len, off + done,
-					     index + (uint64_t)k);
-
-		if (r < 0)
-			return done ? (ssize_t)done : r;
-		done += (size_t)r;
-		if ((size_t)r < iov[k].iov_len)
-			break;
-	}
-	return (ssize_t)done;
+	return tst_readv_inner(gate.inner, f, iov, iovcnt, off, index);
 }
 
 /* A fresh cache with the gate over its backend, open, nothing gated. */
