@@ -82,7 +82,7 @@
  * background reclaimer"; F.1: frames_free exact when all is quiet; before
  * RL1-RL4 a small invalidate on a quiet cache left them on pending until
  * some allocation found the free list empty: tests/attack_miss
- * att_pending_stuck, tests/regress/regress_pending_linger.c).  Steps:
+ * att_pending_stuck, tests/unit/test_pending_linger.c).  Steps:
  *   RL1 before it decides to sleep, the thread clears `awake` and
  *      `lingering`, then (seq_cst fence) loads pending and the free count
  *   RL2 free at or above `low`, pending 1..batch-1: it sets `lingering`
