@@ -538,7 +538,9 @@ void lpc_config_init(struct lpc_config *cfg);
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.
  * The cache's background reclaimer thread is not started here: the first
- * allocation that finds the free frames below a low watermark starts it.
+ * allocation that finds the free frames below a low watermark starts it, or
+ * the first lpc_invalidate (or shrinking lpc_truncate) that leaves frames
+ * waiting for a grace period.
  * LPC_IO_URING probes the kernel with a ring (made and closed at once); a
  * refusal makes the cache on LPC_IO_SYNC (counted in uring_fallbacks), never
  * an error.
@@ -774,7 +776,9 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * allocated.
  * Context: may sleep (the file's index lock, taken once per 16 pages); no
  * I/O; never waits for a grace period: the dropped frames are freed after
- * one by the cache's background reclaimer, which it wakes (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
+ * one by the cache's background reclaimer, which it wakes (free_lock; fewer
+ * than 64 frames wait up to 20 ms for more first, so a quiet cache's
+ * frames_free comes back whole).  lpc_page_find may run beside it (A.3).  LOCKED
  * mode: the index lock is the file's rwlock for writing, which every miss on
  * the file holds for reading across its read, so it waits for the reads in
  * flight (the pre-speculative-fault kernel's mmap_sem).

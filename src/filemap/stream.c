@@ -20,12 +20,28 @@
  * a stream never reclaims for its look-ahead, never makes another thread
  * wait for a frame, and reads less when it cannot have one.
  *
- * The batch, chunk by chunk (at most LPC_BATCH_CHUNK entries):
- *   GB1 probe every entry (lpc_filemap_present: no reference, no lock in
- *      lockless mode); the absent indices are sorted and deduplicated
- *   GB2 adjacent absent indices make one run; each run is a window handed to
- *      lpc_filemap_ra_window, asynchronous (the readahead threads; LOCKED
- *      mode reads it here, U3's rwlock being the reader's)
+ * The batch:
+ *   GB0 the plan, once per call: the array's distinct indices sorted, each
+ *      with a state (OPEN: not looked at; OWN: the current chunk's, absent;
+ *      DONE: handed out in a run, or found cached), so that adjacency is
+ *      found across the whole array, whatever the order of its entries (0,
+ *      2, 4, ..., 1, 3, ... is one run).  On the stack up to LPC_BATCH_CHUNK
+ *      entries, else one malloc of 9 bytes an entry, freed at return; when
+ *      that fails the call goes on without a plan (never fails for it):
+ *      GB1-GB3 per chunk alone, adjacency found within a chunk only.
+ *   Then chunk by chunk (LPC_BATCH_CHUNK entries in array order), so the
+ *   reads go out a chunk ahead of GB4, not the whole array at once:
+ *   GB1 probe every entry of the chunk still OPEN (lpc_filemap_present: no
+ *      reference, no lock in lockless mode): absent is OWN, cached DONE
+ *   GB2 each OWN index, ascending, starts a run, extended over the plan's
+ *      adjacent indices both ways: the chunk's OWN ones, and OPEN ones of
+ *      later chunks found absent, the latter at most min(run_max, a quarter
+ *      of the frames) pages per chunk (so a chunk pulls forward at most one
+ *      request's worth, within the share, of what GB4 reaches later; a
+ *      sorted array is read in runs of up to that plus a chunk); every index
+ *      of a run is DONE, probed at most once in the call.  Each run is a
+ *      window handed to lpc_filemap_ra_window, asynchronous (the readahead
+ *      threads; LOCKED mode reads it here, U3's rwlock being the reader's)
  *   GB3 the runs whose window ended early (no queue slot or no share, Q5)
  *      are offered to the window reader again, read here
  *      (lpc_filemap_ra_window_batch): still through Q5's page reservation,
@@ -158,7 +174,8 @@
 
 #include "filemap/stream.h"
 
-/* Entries a batch probes and issues at once (GB1-GB3): on the stack. */
+/* Entries a batch probes and issues at once (GB1-GB3), and the largest
+ * array whose plan (GB0) is on the stack. */
 #define LPC_BATCH_CHUNK 64
 
 /* The stream's defaults and limits. */
@@ -175,7 +192,8 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* GB2 for one run [s, e): handed to the readahead threads (or read here in
- * LOCKED mode, and with !async, GB3), within the share (Q5).  Return: where the window ended early (e: it did not). */
+ * LOCKED mode, and with !async, GB3), within the share (Q5).  Return: where
+ * the window ended early (e: it did not). */
 static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, uint64_t e,
 			  bool async)
 {
@@ -186,8 +204,24 @@ static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, 
 	return stop;
 }
 
-/* GB1-GB3 on v[0..n) (absent indices, any order, duplicates allowed;
- * sorted in place). */
+/* GB3 on the runs whose window ended early: [left_s[k], left_e[k]). */
+static void issue_left(struct lpc_file *f, struct lpc_tcache *t, const uint64_t *left_s,
+		       const uint64_t *left_e, unsigned nleft)
+{
+	struct lpc_filemap_batch b;
+	uint64_t stop;
+
+	if (!nleft)
+		return;
+	lpc_filemap_batch_init(&b, f);
+	for (unsigned k = 0; k < nleft; k++)
+		(void)lpc_filemap_ra_window_batch(&b, left_s[k], left_e[k], t, &stop);
+	lpc_filemap_batch_flush(&b, t);
+}
+
+/* GB1-GB3 of one chunk without GB0's plan (its allocation failed): on
+ * v[0..n) (absent indices, any order, duplicates allowed; sorted in place),
+ * so adjacency is found within the chunk only. */
 static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigned n)
 {
 	uint64_t left_s[LPC_BATCH_CHUNK], left_e[LPC_BATCH_CHUNK], stop;
@@ -207,14 +241,119 @@ static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigne
 			left_e[nleft++] = e;
 		}
 	}
-	if (nleft) {						/* GB3 */
-		struct lpc_filemap_batch b;
+	issue_left(f, t, left_s, left_e, nleft);			/* GB3 */
+}
 
-		lpc_filemap_batch_init(&b, f);
-		for (unsigned k = 0; k < nleft; k++)
-			(void)lpc_filemap_ra_window_batch(&b, left_s[k], left_e[k], t, &stop);
-		lpc_filemap_batch_flush(&b, t);
+/* GB0's plan: the array's distinct indices, ascending, and each one's state. */
+enum { GB_OPEN, GB_OWN, GB_DONE };
+struct gb_plan {
+	uint64_t *u;
+	uint8_t *st;
+	size_t nu;
+	uint64_t budget; /* GB2: pages of later chunks this chunk may still take */
+};
+
+/* The slot of index x in the plan (every entry of the array has one). */
+static size_t plan_find(const struct gb_plan *pl, uint64_t x)
+{
+	size_t lo = 0, hi = pl->nu;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pl->u[mid] <= x)
+			lo = mid;
+		else
+			hi = mid;
 	}
+	return lo;
+}
+
+/* GB2: whether slot k joins the run being built (and is then DONE): this
+ * chunk's own absent entries always; a later chunk's entry if it is absent
+ * and the chunk's budget allows (a cached one is DONE, never probed again). */
+static bool plan_take(struct lpc_file *f, struct gb_plan *pl, size_t k)
+{
+	if (pl->st[k] == GB_OWN) {
+		pl->st[k] = GB_DONE;
+		return true;
+	}
+	if (pl->st[k] != GB_OPEN || !pl->budget)
+		return false;
+	pl->st[k] = GB_DONE;
+	if (lpc_filemap_present(f, pl->u[k]))
+		return false;
+	pl->budget--;
+	return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* GB1-GB3 of the chunk ix[0..m) with GB0's plan. */
+static void issue_planned(struct lpc_file *f, struct lpc_tcache *t, struct gb_plan *pl,
+			  const uint64_t *ix, size_t m)
+{
+	uint64_t left_s[LPC_BATCH_CHUNK], left_e[LPC_BATCH_CHUNK], share, stop;
+	uint32_t own[LPC_BATCH_CHUNK];
+	unsigned nown = 0, nleft = 0;
+
+	for (size_t i = 0; i < m; i++) {				/* GB1 */
+		size_t k = plan_find(pl, ix[i]);
+
+		if (pl->st[k] != GB_OPEN)
+			continue; /* a duplicate, or taken by an earlier run */
+		if (lpc_filemap_present(f, ix[i])) {
+			pl->st[k] = GB_DONE;
+			continue;
+		}
+		pl->st[k] = GB_OWN;
+		own[nown++] = (uint32_t)k;
+	}
+	if (!nown)
+		return;
+	share = f->pool->nframes / 4;
+	pl->budget = f->files->run_max < share ? f->files->run_max : share;
+	if (nown > 1)
+		qsort(own, nown, sizeof(own[0]), cmp_u32);
+	for (unsigned j = 0; j < nown; j++) {				/* GB2 */
+		size_t lo = own[j], hi = own[j];
+
+		if (pl->st[lo] != GB_OWN)
+			continue; /* in an earlier run of this chunk */
+		pl->st[lo] = GB_DONE;
+		while (lo > 0 && pl->u[lo - 1] == pl->u[lo] - 1 && plan_take(f, pl, lo - 1))
+			lo--;
+		while (hi + 1 < pl->nu && pl->u[hi + 1] == pl->u[hi] + 1 &&
+		       plan_take(f, pl, hi + 1))
+			hi++;
+		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, true);
+		if (stop < pl->u[hi] + 1) {
+			left_s[nleft] = stop;
+			left_e[nleft++] = pl->u[hi] + 1;
+		}
+	}
+	issue_left(f, t, left_s, left_e, nleft);			/* GB3 */
+}
+
+/* GB0: the plan of indices[0..n) in u/st (room for n each).  Return: the
+ * number of distinct indices. */
+static size_t plan_make(uint64_t *u, uint8_t *st, const uint64_t *indices, size_t n)
+{
+	size_t nu = 0;
+
+	memcpy(u, indices, n * sizeof(u[0]));
+	if (n > 1)
+		qsort(u, n, sizeof(u[0]), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!nu || u[i] != u[nu - 1])
+			u[nu++] = u[i];
+	memset(st, GB_OPEN, nu);
+	return nu;
 }
 
 LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, size_t n,
@@ -222,6 +361,9 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 {
 	struct lpc_tcache *t;
 	uint64_t v[LPC_BATCH_CHUNK];
+	uint8_t vst[LPC_BATCH_CHUNK];
+	struct gb_plan pl = { .u = v, .st = vst }, *plan = &pl;
+	void *mem = NULL;
 	int got = 0;
 
 	if (!f || (n && (!indices || !pages || !errs)) || flags || n > INT32_MAX)
@@ -230,15 +372,32 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 	t = lpc_file_tcache(f);
 	if (!t)
 		return -ENOMEM;
+	if (n > LPC_BATCH_CHUNK) {					/* GB0 */
+		mem = n <= SIZE_MAX / (sizeof(uint64_t) + 1)
+			      ? malloc(n * (sizeof(uint64_t) + 1))
+			      : NULL;
+		if (mem) {
+			pl.u = mem;
+			pl.st = (uint8_t *)(pl.u + n);
+		} else {
+			plan = NULL; /* chunk by chunk, as GB1-GB3 alone */
+		}
+	}
+	if (plan && n)
+		pl.nu = plan_make(pl.u, pl.st, indices, n);
 	for (size_t base = 0; base < n; base += LPC_BATCH_CHUNK) {
 		size_t m = n - base < LPC_BATCH_CHUNK ? n - base : LPC_BATCH_CHUNK;
 		unsigned nv = 0;
 
-		for (size_t i = 0; i < m; i++)				/* GB1 */
-			if (!lpc_filemap_present(f, indices[base + i]))
-				v[nv++] = indices[base + i];
-		if (nv)
-			issue(f, t, v, nv);
+		if (plan) {
+			issue_planned(f, t, plan, indices + base, m);
+		} else {
+			for (size_t i = 0; i < m; i++)			/* GB1 */
+				if (!lpc_filemap_present(f, indices[base + i]))
+					v[nv++] = indices[base + i];
+			if (nv)
+				issue(f, t, v, nv);
+		}
 		for (size_t i = base; i < base + m; i++) {		/* GB4 */
 			errs[i] = lpc_filemap_get_page(f, indices[i], t, 0, &pages[i]);
 			if (errs[i])
@@ -247,6 +406,7 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 				got++;
 		}
 	}
+	free(mem);
 	return got;
 }
 

@@ -128,7 +128,9 @@
  *    do lpc_invalidate's (lpc_page_free_removed_chain: a gang of pages
  *    with one take of free_lock), and the invalidate wakes the reclaimer
  *    once a batch's worth waits (lpc_page_pending_kick), whose next turn
- *    drains them before it evicts anything: a thread that invalidates and
+ *    drains them before it evicts anything (fewer than a batch: it drains
+ *    them after its linger, RL1-RL4, so a quiet cache's frames_free comes
+ *    back whole): a thread that invalidates and
  *    reads again (seed 002's loop) finds its frames back on the free list
  *    within one grace period, with no malloc, no call_rcu and no eviction
  *    of the pages it still caches.
@@ -377,14 +379,21 @@ void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 
 void lpc_page_pending_kick(struct lpc_pool *c)
 {
-	if (!c->wake || atomic_load_explicit(&c->npending, memory_order_relaxed) < LPC_FREE_BATCH)
+	uint32_t n;
+
+	if (!c->wake)
 		return;
-	/* Pending was written (free_lock) before `awake` is read in the
-	 * wake: with the reclaimer's fence between its clear of `awake` and
-	 * its look at pending (reclaim/reclaimer.c), one of the two sees
-	 * the other (store buffering, which seq_cst fences forbid). */
+	/* Pending was written (free_lock) before `awake` (or `lingering`)
+	 * is read in the wake: with the reclaimer's fence between its clear
+	 * of both and its look at pending (reclaim/reclaimer.c RL1), one of
+	 * the two sees the other (store buffering, which seq_cst fences
+	 * forbid). */
 	atomic_thread_fence(memory_order_seq_cst);
-	c->wake(c->reclaim_arg, true);
+	n = atomic_load_explicit(&c->npending, memory_order_relaxed);
+	if (n >= LPC_FREE_BATCH)
+		c->wake(c->reclaim_arg, true);
+	else if (n && c->linger)
+		c->linger(c->reclaim_arg); /* fewer: drained after the linger */
 }
 
 void lpc_page_free_deferred(struct lpc_page *p)

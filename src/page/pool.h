@@ -80,6 +80,10 @@ struct lpc_pool {
 	 * All NULL: no eviction (a full cache fails the allocation). */
 	unsigned (*evict)(void *arg, unsigned max_batches, struct lpc_tcache *t);
 	void (*wake)(void *arg, bool ra);
+	/* linger: asks the background reclaimer to drain a pending list
+	 * shorter than a batch after a short wait, without evicting
+	 * (reclaim/reclaimer.c RL1-RL4); lpc_page_pending_kick's. */
+	void (*linger)(void *arg);
 	void *reclaim_arg;
 	uint32_t wake_below;    /* low watermark of nfree */
 	uint32_t alloc_wait_ms; /* how long a waiting allocation retries */
@@ -185,9 +189,12 @@ void lpc_page_free_removed_chain(struct lpc_pool *pool, struct lpc_page *head,
 
 /*
  * Wakes the background reclaimer to drain pending (one grace period for
- * all) when a batch's worth waits there.  Context: no read section, no
- * lock held (the wake may create the thread); after frees by
- * lpc_page_free_removed_chain.
+ * all): at once when a batch's worth waits there, else after its linger
+ * (reclaim/reclaimer.c RL1-RL4: a few milliseconds, so the frames of a
+ * small lpc_invalidate on a quiet cache reach the free list too, and
+ * invalidates in a row share one drain).  Nothing when pending is empty.
+ * Context: no read section, no lock held (the wake may create the
+ * thread); after frees by lpc_page_free_removed_chain.
  */
 void lpc_page_pending_kick(struct lpc_pool *pool);
 

@@ -65,6 +65,11 @@ struct lpc_reclaim {
 	/* Background reclaimer.  `awake` is read by allocators below the low
 	 * watermark without the lock; the rest is under `lock` (a leaf). */
 	_Atomic bool awake lpc_cacheline_aligned;
+	/* The thread waits out its linger before it drains a short pending
+	 * list, or a small invalidate's kick has asked it to (reclaimer.c
+	 * RL1-RL4): read by the kicks without the lock, relaxed; written by
+	 * the kick that wins the exchange and by the thread. */
+	_Atomic bool lingering;
 	/* The refill under way was asked for by readahead alone (a wake with
 	 * ra set won the exchange, and no demand wake came since): it spares
 	 * pages read ahead and not used yet (lpc_reclaim_wake).  Relaxed: a
@@ -119,5 +124,9 @@ unsigned lpc_reclaim_evict_sparing(struct lpc_reclaim *r, unsigned max_batches, 
  * relaxed loads when it is already awake.  Context: any but a read
  * section, no index lock (it may create a thread). */
 void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra);
+/* Asks the thread (created if need be) to drain pending after its linger,
+ * without a refill (reclaimer.c RL1-RL4): nothing when it is awake or
+ * lingering already.  Context: as lpc_reclaim_wake. */
+void lpc_reclaim_linger(struct lpc_reclaim *r);
 
 #endif /* LPC_RECLAIM_RECLAIM_H */

@@ -5,9 +5,10 @@
  *
  * One thread per cache, invisible to users (no API): created by the first
  * allocation that leaves fewer than `low` frames on the shared free list, or
- * the first lpc_invalidate that leaves a batch of frames pending
- * (lpc_reclaim_wake through pool->wake, lpc_page_pending_kick), so a
- * process that never fills its cache never starts it.  Awake, it works in
+ * the first lpc_invalidate that leaves frames pending
+ * (lpc_reclaim_wake through pool->wake, or lpc_reclaim_linger through
+ * pool->linger: lpc_page_pending_kick), so a process that never fills nor
+ * invalidates its cache never starts it.  Awake, it works in
  * turns: it evicts batches until the free frames, plus those pending, plus
  * those it evicted reach `high` (frames that frees put on pending need no
  * eviction, only their grace period), then takes the pending list, waits
@@ -75,6 +76,36 @@
  * no fence: it is a hint, and an allocation that finds nothing free takes
  * pending itself (page/alloc.c reclaim()).
  *
+ * Lingering: a pending list shorter than a batch with the free list above
+ * `low` is no reason for a refill, but its frames must not wait for ever
+ * (lpc_invalidate(3): "freed after one grace period by the cache's
+ * background reclaimer"; F.1: frames_free exact when all is quiet; before
+ * RL1-RL4 a small invalidate on a quiet cache left them on pending until
+ * some allocation found the free list empty: tests/attack_miss
+ * att_pending_stuck, tests/unit/test_pending_linger.c).  Steps:
+ *   RL1 before it decides to sleep, the thread clears `awake` and
+ *      `lingering`, then (seq_cst fence) loads pending and the free count
+ *   RL2 free at or above `low`, pending 1..batch-1: it sets `lingering`
+ *      and waits RECLAIM_LINGER_MS on `cond` (a stop or a demand wake,
+ *      r->kick, cuts it short: back to RL1, or the refill); pending 0: it
+ *      sleeps with no timeout, as before
+ *   RL3 the time out: one drain (lpc_page_pending_drain: a grace period)
+ *      of whatever pending holds then, no eviction
+ *   RL4 back to RL1 (a kick that saw `lingering` set during the drain is
+ *      seen there)
+ * The kick of a small invalidate (lpc_page_pending_kick, pending 1..63,
+ * after its frees and a seq_cst fence) does nothing when `awake` or
+ * `lingering` is set (relaxed loads: no shared write, no syscall while
+ * the thread lingers, so invalidates in a row share one drain); else the
+ * kick that wins the exchange of `lingering` takes `lock` and signals,
+ * without r->kick: the thread goes to RL1, not to a refill.  No lost kick:
+ * if the kick's load saw neither flag cleared by RL1, the store buffering
+ * argument above puts its frees before RL1's load of pending, which then
+ * lingers for them; if the flag it saw was set by RL2 or by another kick,
+ * that linger's RL3, or the RL1 after it, takes the frees.  The put path
+ * never kicks (a last put that leaves fewer than a batch pending goes to
+ * call_rcu at the batch as before; a lingering thread drains those too).
+ *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
  */
@@ -88,6 +119,9 @@
 
 #define RECLAIM_BACKOFF_MIN_US 100u
 #define RECLAIM_BACKOFF_MAX_US 10000u
+/* RL2: how long a pending list shorter than a batch waits for more frees
+ * before the thread drains it. */
+#define RECLAIM_LINGER_MS 20u
 
 static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 {
@@ -97,6 +131,11 @@ static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 static void wake_cb(void *arg, bool ra)
 {
 	lpc_reclaim_wake(arg, ra);
+}
+
+static void linger_cb(void *arg)
+{
+	lpc_reclaim_linger(arg);
 }
 
 void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
@@ -118,6 +157,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	atomic_init(&r->demote_all, false);
 	atomic_init(&r->empty_batches, 0);
 	atomic_init(&r->awake, false);
+	atomic_init(&r->lingering, false);
 	atomic_init(&r->spare_ra, false);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
@@ -127,6 +167,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	pool->alloc_wait_ms = alloc_wait_ms;
 	pool->reclaim_arg = r;
 	pool->wake = wake_cb;
+	pool->linger = linger_cb;
 	pool->evict = evict_cb;
 }
 
@@ -196,6 +237,24 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 	}
 }
 
+/* RL2: waits RECLAIM_LINGER_MS on `cond`.  Return: false when the time
+ * ran out; true on a stop or a demand (r->kick).  Context: r->lock held. */
+static bool linger_wait(struct lpc_reclaim *r)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts); /* the cond's clock */
+	ts.tv_nsec += (long)RECLAIM_LINGER_MS * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	while (!r->stop && !r->kick)
+		if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT)
+			return r->stop || r->kick;
+	return true;
+}
+
 static void *reclaimer_main(void *arg)
 {
 	struct lpc_reclaim *r = arg;
@@ -205,17 +264,34 @@ static void *reclaimer_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop) {
 		if (!r->kick) {
+			uint32_t pend;
+
+			/* RL1 */
 			atomic_store_explicit(&r->awake, false, memory_order_relaxed);
-			/* A wake that saw `awake` still set is covered here:
-			 * the fence pairs with lpc_page_pending_kick's (a
-			 * free that saw `awake` set is seen here; an
-			 * allocation's low count is a hint either way). */
+			atomic_store_explicit(&r->lingering, false, memory_order_relaxed);
+			/* A wake that saw `awake` (or a kick that saw
+			 * `lingering`) still set is covered here: the fence
+			 * pairs with lpc_page_pending_kick's (a free whose
+			 * kick saw either set is seen here; an allocation's
+			 * low count is a hint either way). */
 			atomic_thread_fence(memory_order_seq_cst);
-			if ((free_frames(r->pool) >= r->low &&
-			     pending_frames(r->pool) < r->batch) ||
-			    !t) {
-				pthread_cond_wait(&r->cond, &r->lock);
-				continue;
+			pend = pending_frames(r->pool);
+			if ((free_frames(r->pool) >= r->low && pend < r->batch) || !t) {
+				if (!pend || !t) {
+					pthread_cond_wait(&r->cond, &r->lock);
+					continue;
+				}
+				/* RL2-RL3: a short pending list, the free
+				 * list above `low`: nothing to evict; wait
+				 * for more frees (their kicks see `lingering`
+				 * and leave it to us), then drain it all. */
+				atomic_store_explicit(&r->lingering, true, memory_order_relaxed);
+				if (!linger_wait(r)) {
+					pthread_mutex_unlock(&r->lock);
+					lpc_page_pending_drain(r->pool);
+					pthread_mutex_lock(&r->lock);
+				}
+				continue; /* RL4: RL1 again */
 			}
 			atomic_store_explicit(&r->awake, true, memory_order_relaxed);
 		}
@@ -259,9 +335,30 @@ static void spare_end(struct lpc_reclaim *r, bool ra)
 		atomic_store_explicit(&r->spare_ra, false, memory_order_relaxed);
 }
 
-void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)
+/* Creates the thread unless it runs, failed or is being stopped.
+ * Context: r->lock held. */
+static void start_locked(struct lpc_reclaim *r)
 {
 	sigset_t all, old;
+
+	if (r->started || r->failed || r->stop)
+		return;
+	/* The thread blocks every signal (it inherits the mask). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
+		/* Named (a thread inherits its creator's name, which may be
+		 * another lpc thread's). */
+		pthread_setname_np(r->thread, "lpc-reclaim");
+		r->started = true;
+	} else {
+		r->failed = true; /* direct reclaim does the work */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)
+{
 
 	if (atomic_load_explicit(&r->awake, memory_order_relaxed)) {
 		spare_end(r, ra);
@@ -273,20 +370,25 @@ void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)
 	}
 	atomic_store_explicit(&r->spare_ra, ra, memory_order_relaxed);
 	pthread_mutex_lock(&r->lock);
-	if (!r->started && !r->failed && !r->stop) {
-		/* The thread blocks every signal (it inherits the mask). */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
-			/* Named (a thread inherits its creator's name, which
-			 * may be another lpc thread's). */
-			pthread_setname_np(r->thread, "lpc-reclaim");
-			r->started = true;
-		} else
-			r->failed = true; /* direct reclaim does the work */
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	start_locked(r);
 	r->kick = true;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void lpc_reclaim_linger(struct lpc_reclaim *r)
+{
+	/* Awake, the thread reaches RL1 after its refill and sees pending
+	 * (lpc_page_pending_kick's fence); lingering, its RL3 drains it. */
+	if (atomic_load_explicit(&r->awake, memory_order_relaxed) ||
+	    atomic_load_explicit(&r->lingering, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&r->lingering, true, memory_order_relaxed))
+		return;
+	/* No kick: the thread wakes to RL1, finds the short list and lingers
+	 * (it never evicts for it). */
+	pthread_mutex_lock(&r->lock);
+	start_locked(r);
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 }
@@ -309,6 +411,7 @@ void lpc_reclaim_stop(struct lpc_reclaim *r)
 	r->stop = false;
 	r->kick = false;
 	atomic_store_explicit(&r->awake, false, memory_order_relaxed);
+	atomic_store_explicit(&r->lingering, false, memory_order_relaxed);
 	pthread_mutex_unlock(&r->lock);
 }
 

@@ -229,5 +229,10 @@ LPC_EXPORT int lpc_truncate(struct lpc_file *f, uint64_t size)
 	pthread_mutex_unlock(&f->size_lock);
 	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_wb_wpins_cut_end(f);
+	/* The removed pages' frames wait on pending (their last put; fewer
+	 * than a batch never reach call_rcu): the reclaimer drains them after
+	 * its linger (reclaim/reclaimer.c RL1-RL4), as lpc_invalidate's. */
+	if (size < old)
+		lpc_page_pending_kick(f->pool);
 	return rc;
 }

@@ -5,6 +5,9 @@
  *  - batches over random, clustered and duplicate indices, and past the end
  *    of the file: each entry its page (duplicates: one reference each) or
  *    -ENXIO; a batch of cached pages reads nothing;
+ *  - adjacency across the whole array (GB0): a run's indices spread over
+ *    chunks of LPC_BATCH_CHUNK entries (evens then odds; duplicates in a
+ *    later chunk) are one read;
  *  - a bad page (gate_io.h tst_gate_bad: every request that covers it
  *    fails) inside a clustered batch and inside a stream: only its entry
  *    fails (-EIO), every other entry gets its right page;
@@ -220,6 +223,58 @@ static void t_merge(int mode)
 	CHECK(s1.reads - s0.reads <= 100, "%" PRIu64 " reads for 200 adjacent pages",
 	      (uint64_t)(s1.reads - s0.reads));
 #endif
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
+/* GB0: adjacency is found across the whole array, not per chunk of
+ * LPC_BATCH_CHUNK entries: pages 0..127 given as the evens then the odds
+ * (each chunk of 64 holds no two adjacent indices) are one read; so are
+ * pages 200..263 with a duplicate of each in a later chunk (one read, one
+ * reference per entry), and a later chunk's entries that were cached meanwhile
+ * are not read again.  Before GB0: 128 reads of one page for the first. */
+static void t_merge_whole(int mode)
+{
+	struct lpc_cache *c = mk_cache(1024, mode);
+	static uint64_t v[256];
+	static struct lpc_page *pages[256];
+	static int errs[256];
+	struct lpc_stats s0, s1;
+	struct tfile t;
+
+	mk_file(c, &t, 600);
+	for (unsigned i = 0; i < 64; i++) {
+		v[i] = 2 * i;
+		v[64 + i] = 2 * i + 1;
+	}
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_page_get_batch(t.f, v, 128, 0, pages, errs), 128);
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.reads - s0.reads, 1, "128 adjacent pages, evens then odds: one read");
+	CHECK_EQ(s1.read_pages - s0.read_pages, 128);
+	for (unsigned i = 0; i < 128; i++) {
+		CHECK(errs[i] == 0 && page_right(&t, v[i], pages[i]), "entry %u", i);
+		lpc_page_put(pages[i]);
+	}
+	/* 200..263 backwards, then each again forwards (a later chunk), then
+	 * 64 cached pages (0..63) and 300 alone. */
+	for (unsigned i = 0; i < 64; i++) {
+		v[i] = 263 - i;
+		v[64 + i] = 200 + i;
+		v[128 + i] = i;
+	}
+	v[192] = 300;
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_page_get_batch(t.f, v, 193, 0, pages, errs), 193);
+	lpc_stats(c, &s1);
+	CHECK_EQ(s1.reads - s0.reads, 2, "a run of 64 and a page alone");
+	CHECK_EQ(s1.read_pages - s0.read_pages, 65, "each absent page read once");
+	for (unsigned i = 0; i < 193; i++) {
+		CHECK(errs[i] == 0 && page_right(&t, v[i], pages[i]), "entry %u", i);
+		if (i < 64 && pages[i])
+			CHECK(pages[i] == pages[64 + (63 - i)], "duplicate %u: one page", i);
+		lpc_page_put(pages[i]);
+	}
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	tst_cache_destroy(c);
 }
@@ -584,6 +639,7 @@ int main(int argc, char **argv)
 		TST_RUN(t_batch(mode));
 		TST_RUN(t_batch_bad(mode));
 		TST_RUN(t_merge(mode));
+		TST_RUN(t_merge_whole(mode));
 		TST_RUN(t_stream_array(mode, 0, 0, false));
 		TST_RUN(t_stream_array(mode, 64, 8, false));
 		TST_RUN(t_stream_array(mode, 256, 32, true));
