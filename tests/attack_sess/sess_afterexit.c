@@ -34,7 +34,8 @@
  *   child: exit status 1 / DEFECT
  * sq_openers_exit sets o->up false, so the next use builds a whole new
  * connection (rados_create, conf parsing, connect) while Ceph's statics are
- * being torn down; before 835583f the same call reused the running one.
+ * being torn down; before 835583f the same call reused the running one
+ * (rbd.c with 835583f reverted: "exists() = 0", the child exits 0).
  * A fix: sq_openers_exit leaves each opener shut (o->up false and a flag
  * that makes sq_ioctx fail, e.g. -ESHUTDOWN), or it shuts down what a
  * later use makes.

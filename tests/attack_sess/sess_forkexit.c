@@ -26,7 +26,8 @@
  * The hung child's stack (gdb -p): pthread_cond_wait <- librados <-
  * rados_shutdown <- sq_openers_exit (src/rbd/rbd.c:791) <- exit.  Every
  * forked child of a program that used the opener (a shell-out, a
- * daemonizing fork, a pre-fork server) now hangs at exit().  A fix: the
+ * daemonizing fork, a pre-fork server) now hangs at exit(); with 835583f
+ * reverted in rbd.c all three children exit 0.  A fix: the
  * handler shuts down only in the process that made the connection (the
  * pid at rados_connect), or a pthread_atfork child handler forgets the
  * parent's connections (o->up false, never rados_shutdown on them).
