@@ -19,10 +19,10 @@
  *
  * Seen (int 1907d0f, asan, one-node cluster, 2 of 5 rounds; two more
  * printed ASan reports from the thread but exited 0 first):
- *   ./src/osdc/Objecter.cc: 2213: FAILED ceph_assert(initialized)
+ *   Ceph's Objecter.cc line 2213: FAILED ceph_assert(initialized)
  *     ... IoCtx::aio_operate <- librbd <- rbd_open_read_only <- sq_exists
  *   round 0: killed by signal 6
- *   ==ERROR: AddressSanitizer: heap-use-after-free ... thread T19
+ *   ==ERROR: AddressSanitizer: heap-use-after-free ... in a Ceph thread
  *   ==ERROR: AddressSanitizer: SEGV on unknown address 0x0000000000b0
  *   round 4: killed by signal 6
  *   DEFECT
