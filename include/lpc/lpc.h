@@ -1395,8 +1395,9 @@ int lpc_ns_setacl(struct lpc_ns *ns, const struct lpc_cred *cred, const char *pa
  * C.1-C.3).
  * How many reads are at the device at once depends on the backend.  A
  * backend that submits a batch together (io_uring) has the runs of one
- * file taken in batches, each batch in one submission: one stream's
- * look-ahead, up to max_distance runs, is at the device at once.  The sync
+ * file taken in batches of up to 32 runs, each batch in one submission,
+ * by at most four threads at once: one stream's look-ahead, up to
+ * max_distance runs and at most 128, is at the device at once.  The sync
  * backend reads one run per readahead thread, and at most four threads read
  * one file at once (so that a file whose storage stalls holds at most half
  * of the cache's eight threads, and other files' reads go on): with it, one

@@ -143,7 +143,10 @@ struct lpc_sqlite_opener; /* lpc_sqlite.h */
  * of the opener's own, made at its first use and kept, with the opener's
  * state, until the process ends (an exit handler shuts it down before
  * Ceph's libraries are torn down: left running, its threads crashed the
- * exit).  lpc_sqlite_set_opener(3) says the rest.
+ * exit; it leaves alone a connection in use by another thread, or made by
+ * the parent of a fork).  After that handler, the opener's calls fail with
+ * -ESHUTDOWN; a fork's child that uses the opener makes its own
+ * connection.  lpc_sqlite_set_opener(3) says the rest.
  * liblpc_rbd does not link SQLite, nor liblpc_sqlite librbd: the program
  * links both (-llpc_sqlite -llpc_rbd -llpc).
  * Return: 0; -EINVAL for NULL out; -ENOMEM.

@@ -53,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rados/librados.h>
 #include <rbd/librbd.h>
@@ -759,9 +760,13 @@ LPC_RBD_EXPORT int lpc_rbd_open(struct lpc_cache *c, const char *name, const cha
 struct sq_opener {
 	struct sq_opener *next; /* sq_openers */
 	char *conf;
-	pthread_mutex_t lock; /* admin's creation, and its shutdown at exit */
+	pthread_mutex_t lock; /* the fields below */
+	pthread_cond_t idle;  /* users fell to 0 after gone was set */
 	rados_t admin;
-	bool up;
+	pid_t pid;      /* the process that made admin (a fork's child did not) */
+	unsigned users; /* calls between sq_ioctx and sq_put, using admin */
+	bool up;        /* admin connected, in process pid */
+	bool gone;      /* the exit handler ran: no more connections */
 };
 
 /*
@@ -778,26 +783,71 @@ struct sq_opener {
  * connections are not its business: they go with their lpc files (the
  * VFS's last close of the database, op_release); one still open at exit
  * is the application's to close, as with lpc_rbd_open.
+ *
+ * What the handler must not do, each seen by tests/attack_sess:
+ *  - shut down a connection of another process: a fork's child inherits
+ *    the handler and a copy of admin but none of its threads, and
+ *    rados_shutdown there waits for them for ever (sess_forkexit).  Only
+ *    the process that made admin (pid) shuts it down; a child that uses
+ *    the opener makes its own (sq_ioctx drops the parent's copy unclosed:
+ *    it cannot be closed from here).
+ *  - shut down a connection a thread is using: exit() from one thread
+ *    while another is inside an admin call aborted in Ceph's asserts
+ *    (sess_exitbusy).  Each use counts itself in `users` (sq_ioctx to
+ *    sq_put); the handler sets `gone` first, so no use begins after it,
+ *    then waits for the uses in progress (each one admin call, a few
+ *    round trips) for up to SQ_EXIT_WAIT_MS, and leaves a connection
+ *    still busy after that running, as before this handler.
+ *  - let the opener connect again afterwards: another exit handler that
+ *    uses it would build a connection on Ceph's half-destroyed libraries
+ *    (sess_afterexit: a use after free in rados_conf_read_file).  `gone`
+ *    makes every later call fail with -ESHUTDOWN.
+ * The handler only tries the locks: a fork's child may hold a copy of one
+ * that a parent thread held at the fork, which nobody will ever release.
  */
 static pthread_mutex_t sq_openers_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sq_opener *sq_openers;
 
+#define SQ_EXIT_WAIT_MS 2000
+
 static void sq_openers_exit(void)
 {
-	pthread_mutex_lock(&sq_openers_lock);
+	if (pthread_mutex_trylock(&sq_openers_lock) != 0)
+		return;
 	for (struct sq_opener *o = sq_openers; o; o = o->next) {
-		pthread_mutex_lock(&o->lock);
-		if (o->up)
+		struct timespec until;
+
+		if (pthread_mutex_trylock(&o->lock) != 0)
+			continue;
+		o->gone = true;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += SQ_EXIT_WAIT_MS / 1000;
+		while (o->users && o->pid == getpid() &&
+		       pthread_cond_timedwait(&o->idle, &o->lock, &until) == 0)
+			;
+		if (o->up && o->pid == getpid() && o->users == 0) {
 			rados_shutdown(o->admin);
-		o->up = false;
+			o->up = false;
+		}
 		pthread_mutex_unlock(&o->lock);
 	}
 	pthread_mutex_unlock(&sq_openers_lock);
 }
 
+/* The end of a use of o->admin that sq_ioctx began. */
+static void sq_put(struct sq_opener *o)
+{
+	pthread_mutex_lock(&o->lock);
+	if (--o->users == 0 && o->gone)
+		pthread_cond_broadcast(&o->idle);
+	pthread_mutex_unlock(&o->lock);
+}
+
 /* An io context of the opener's connection on name's pool; *image: the
- * image's name (malloc'd).  Return: 0 or a negative errno (-EINVAL for a
- * name that is not "rbd:POOL/IMAGE", -ENOENT for no such pool). */
+ * image's name (malloc'd).  On success the caller uses the connection until
+ * its sq_put (after rados_ioctx_destroy).  Return: 0 or a negative errno
+ * (-EINVAL for a name that is not "rbd:POOL/IMAGE", -ENOENT for no such
+ * pool, -ESHUTDOWN once the process is exiting). */
 static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, char **image)
 {
 	char *pool = NULL, *id = NULL;
@@ -806,7 +856,11 @@ static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, ch
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&o->lock);
-	if (!o->up) {
+	if (o->gone)
+		r = -ESHUTDOWN;
+	else if (o->up && o->pid != getpid())
+		o->up = false; /* a fork's copy, without its threads: left alone */
+	if (r == 0 && !o->up) {
 		r = conf_id(o->conf, &id);
 		if (r == 0)
 			r = rados_create(&o->admin, id);
@@ -815,15 +869,22 @@ static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, ch
 			r = conf_apply(o->admin, o->conf);
 			if (r == 0)
 				r = rados_connect(o->admin);
-			if (r < 0)
+			if (r < 0) {
 				rados_shutdown(o->admin);
-			else
+			} else {
 				o->up = true;
+				o->pid = getpid();
+			}
 		}
 	}
-	pthread_mutex_unlock(&o->lock);
 	if (r == 0)
+		o->users++;
+	pthread_mutex_unlock(&o->lock);
+	if (r == 0) {
 		r = rados_ioctx_create(o->admin, pool, io);
+		if (r < 0)
+			sq_put(o);
+	}
 	free(pool);
 	if (r < 0) {
 		free(*image);
@@ -834,10 +895,11 @@ static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, ch
 
 static int sq_exists(void *arg, const char *name)
 {
+	struct sq_opener *o = arg;
 	rados_ioctx_t io;
 	rbd_image_t im;
 	char *image;
-	int r = sq_ioctx(arg, name, &io, &image);
+	int r = sq_ioctx(o, name, &io, &image);
 
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
@@ -849,20 +911,23 @@ static int sq_exists(void *arg, const char *name)
 		r = 0;
 	}
 	rados_ioctx_destroy(io);
+	sq_put(o);
 	free(image);
 	return r;
 }
 
 static int sq_remove(void *arg, const char *name)
 {
+	struct sq_opener *o = arg;
 	rados_ioctx_t io;
 	char *image;
-	int r = sq_ioctx(arg, name, &io, &image);
+	int r = sq_ioctx(o, name, &io, &image);
 
 	if (r < 0)
 		return r;
 	r = rbd_remove(io, image);
 	rados_ioctx_destroy(io);
+	sq_put(o);
 	free(image);
 	return r;
 }
@@ -878,6 +943,7 @@ static int sq_create(struct sq_opener *o, const char *name)
 		return r;
 	r = rbd_create(io, image, 0, &order);
 	rados_ioctx_destroy(io);
+	sq_put(o);
 	free(image);
 	return r == -EEXIST ? 0 : r;
 }
@@ -920,6 +986,7 @@ LPC_RBD_EXPORT int lpc_rbd_sqlite_opener(const char *conf, struct lpc_sqlite_ope
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->idle, NULL);
 	pthread_mutex_lock(&sq_openers_lock);
 	if (!sq_openers && atexit(sq_openers_exit) != 0) {
 		pthread_mutex_unlock(&sq_openers_lock);

@@ -34,6 +34,7 @@
  * per opener (sq_ioctx to rados_ioctx_destroy) that sq_openers_exit waits
  * for or skips the shutdown on, and -ESHUTDOWN for later uses.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -57,6 +58,10 @@ static void *loop(void *arg)
 	for (;;) {
 		int r = op.exists(op.arg, name);
 
+		/* lpc_rbd.h, after the fix: once the exit handler ran, the
+		 * opener's calls fail with -ESHUTDOWN (the process is ending) */
+		if (r == -ESHUTDOWN)
+			_exit(0);
 		if (r < 0) {
 			fprintf(stderr, "exists() = %d\n", r);
 			_exit(3);
