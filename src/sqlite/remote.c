@@ -121,10 +121,17 @@ static inline struct lpcs_rfile *R(sqlite3_file *f)
 }
 
 /* The opener's errno as xOpen's answer, logged (the one line that says why
- * "unable to open database file"). */
+ * "unable to open database file").  A full storage (-ENOSPC, -EDQUOT: the
+ * cluster cannot hold the journal's new image) is SQLITE_FULL, "database or
+ * disk is full", as the unix VFS says of a full disk: the pager fails the
+ * statement with it and the caller knows to free space, not to look for a
+ * missing file. */
 static int open_error(const char *zName, int r)
 {
-	int rc = r == -EBUSY ? SQLITE_BUSY : r == -ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+	int rc = r == -EBUSY			? SQLITE_BUSY
+		 : r == -ENOMEM			? SQLITE_NOMEM
+		 : r == -ENOSPC || r == -EDQUOT ? SQLITE_FULL
+						: SQLITE_CANTOPEN;
 
 	sqlite3_log(rc, "lpc_sqlite: cannot open %s: %s%s", zName, strerror(-r),
 		    r == -EBUSY ? " (another client holds it)" : "");
