@@ -23,7 +23,9 @@
  *           SQLITE_CANTOPEN with an open handle to close, never a crash; a
  *           journal whose open fails with -ENOSPC or -EDQUOT (a full
  *           cluster, injected in the opener) fails the statement with
- *           SQLITE_FULL and changes no row
+ *           SQLITE_FULL and changes no row; the opener removed while the
+ *           database is open fails a write, SQLite's log names the removed
+ *           prefix, and set again the connection writes
  *   second  while this process has the database open, another process's
  *           open of it, read-write or read-only, is refused: SQLITE_BUSY
  *           ("database is locked")
@@ -166,12 +168,22 @@ static int wrap_remove(void *arg, const char *name)
 	return rbd_op.remove(rbd_op.arg, name);
 }
 
+static const struct lpc_sqlite_opener wrap_op = { wrap_open, wrap_exists, wrap_remove, NULL };
+
 static void setup_vfs(void)
 {
-	struct lpc_sqlite_opener op = { wrap_open, wrap_exists, wrap_remove, NULL };
-
 	CHECK(lpc_rbd_sqlite_opener(conf_path, &rbd_op) == 0, "lpc_rbd_sqlite_opener");
-	CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &op) == SQLITE_OK, "lpc_sqlite_set_opener");
+	CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &wrap_op) == SQLITE_OK, "lpc_sqlite_set_opener");
+}
+
+/* SQLite's log (SQLITE_CONFIG_LOG): the VFS's line of a removed opener. */
+static char no_opener_line[512];
+
+static void sqlite_log(void *arg, int code, const char *msg)
+{
+	(void)arg;
+	if (strstr(msg, "no opener for prefix") && !*no_opener_line)
+		snprintf(no_opener_line, sizeof(no_opener_line), "%d %s", code, msg);
 }
 
 static int db_open(const char *img, const char *params, int flags, sqlite3 **db)
@@ -338,6 +350,26 @@ static void case_sql(void)
 		sqlite3_free(err);
 		CHECK(!image_exists("sqldb-journal"), "a failed journal open left an image");
 		compare_rows(db, n, round, "after a full cluster's failed statement");
+	}
+	/* The opener removed while the connection is open: its journal's name
+	 * goes to the unix VFS as a local path and the statement fails, and
+	 * SQLite's log says why (remote.c lpcs_opener_find); set again, the
+	 * connection writes. */
+	{
+		char *err = NULL;
+		int rc;
+
+		CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, NULL) == SQLITE_OK, "unset the opener");
+		rc = sqlite3_exec(db, "UPDATE t SET r = 8 WHERE id < 30", NULL, NULL, &err);
+		printf("sql: opener unset: %d (%s); log: %s\n", rc, err ? err : "", no_opener_line);
+		CHECK(rc != SQLITE_OK, "a write with the opener unset passed");
+		CHECK(strstr(no_opener_line, "\"" LPC_RBD_PREFIX "\""), "no log line names the removed opener");
+		sqlite3_free(err);
+		CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &wrap_op) == SQLITE_OK, "set it again");
+		*no_opener_line = 0;
+		compare_rows(db, n, round, "after the write without an opener");
+		exec_ok(db, "UPDATE t SET r = r WHERE id < 30");
+		CHECK(!*no_opener_line, "logged a missing opener once set again: %s", no_opener_line);
 	}
 	integrity(db, "rollback journal");
 	CHECK(sqlite3_close(db) == SQLITE_OK, "close");
@@ -615,6 +647,7 @@ int main(int argc, char **argv)
 		return child_crash();
 	printf("test_rbd_sqlite %s\n", argv[3]);
 	fflush(stdout);
+	sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
 	direct_connect();
 	setup_vfs();
 	if (!strcmp(argv[3], "sql"))
