@@ -100,7 +100,9 @@ struct lpc_sqlite_opener {
 /*
  * Routes the names that start with prefix (1 to 15 bytes, e.g. "rbd:") to
  * *opener (copied) in every later open, delete and existence check of the
- * VFS "lpc"; NULL opener removes the prefix's entry.  Registers the VFS
+ * VFS "lpc"; NULL opener removes the prefix's entry (its names are then
+ * local paths, each logged through sqlite3_log until the prefix is set
+ * again).  An opener's -ENOSPC or -EDQUOT is SQLITE_FULL.  Registers the VFS
  * as lpc_sqlite_register(0) does.  Up to 8 prefixes; setting one again
  * replaces it (connections open keep the old one's objects).
  * Return: SQLITE_OK; SQLITE_MISUSE for a bad prefix or an opener without

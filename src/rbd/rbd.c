@@ -254,10 +254,29 @@ static int op_truncate(void *handle, uint64_t size)
 	struct rbd_conn *cn = handle;
 	uint64_t now;
 
-	pthread_mutex_lock(&cn->resize_lock); /* RB2 */
+	/* RB2 and own_size (RB4).  own_size changes only once the image has
+	 * the new size: were it lowered first, a failed resize would leave it
+	 * below the image (harmless: conn_check adopts a larger image), were
+	 * it raised first, above it, and the next conn_check would call the
+	 * image cut behind lpc and set `lost` for good.  librbd 16.2's
+	 * ResizeRequest writes the header's size last (a shrink trims the
+	 * objects past it first, a growth grows the object map first), so
+	 * an error before that step leaves the old size, which own_size
+	 * still holds: the next truncate, sync or size sees no cut.  An error
+	 * after it (the header written but its reply an error, or the object
+	 * map's update after a shrink failing) leaves the image at `size`
+	 * while own_size holds the old one, which for a shrink would be that
+	 * false "cut": so on an error the size is read again, and an image
+	 * that has exactly the size asked for has been truncated, whatever
+	 * rbd_resize said: own_size takes it and truncate succeeds (the
+	 * bytes past it are gone either way; lpc must believe the new size).
+	 * An image that has the size already is not resized. */
+	pthread_mutex_lock(&cn->resize_lock);
 	int r = conn_check(cn, &now);
-	if (r == 0)
+	if (r == 0 && now != size)
 		r = rbd_resize(cn->image, size);
+	if (r < 0 && conn_size(cn, &now) == 0 && now == size)
+		r = 0;
 	if (r == 0)
 		cn->own_size = size;
 	pthread_mutex_unlock(&cn->resize_lock);

@@ -51,13 +51,23 @@ static struct {
 	struct lpc_sqlite_opener op;
 } openers[OPENERS_MAX]; /* under openers_lock */
 static _Atomic int openers_n; /* entries in use; written under openers_lock */
+/* Prefixes whose opener was removed (lpc_sqlite_set_opener(prefix, NULL))
+ * and not set again, so that a name of one, which now goes to the unix VFS
+ * as a local path and fails there with a bare "disk I/O error" or "unable
+ * to open database file" (a connection still open on such a database
+ * creating its journal), is logged with the reason.  Under openers_lock;
+ * removed_n is read without it only to skip the lock. */
+static char removed[OPENERS_MAX][PREFIX_MAX];
+static _Atomic int removed_n;
 
 bool lpcs_opener_find(const char *zName, struct lpc_sqlite_opener *out)
 {
+	char gone[PREFIX_MAX] = "";
 	bool found = false;
 
-	/* No opener set (the usual case): no lock on every open. */
-	if (!zName || !atomic_load_explicit(&openers_n, memory_order_relaxed))
+	/* No opener set or removed (the usual case): no lock on every open. */
+	if (!zName || (!atomic_load_explicit(&openers_n, memory_order_relaxed) &&
+		       !atomic_load_explicit(&removed_n, memory_order_relaxed)))
 		return false;
 	pthread_mutex_lock(&openers_lock);
 	for (int i = 0; i < atomic_load_explicit(&openers_n, memory_order_relaxed) && !found; i++) {
@@ -68,8 +78,35 @@ bool lpcs_opener_find(const char *zName, struct lpc_sqlite_opener *out)
 			found = true;
 		}
 	}
+	for (int i = 0; i < atomic_load_explicit(&removed_n, memory_order_relaxed) && !found; i++)
+		if (!strncmp(zName, removed[i], strlen(removed[i]))) {
+			memcpy(gone, removed[i], sizeof(gone));
+			break;
+		}
 	pthread_mutex_unlock(&openers_lock);
+	if (*gone)
+		sqlite3_log(SQLITE_CANTOPEN,
+			    "lpc_sqlite: %s: no opener for prefix \"%s\" (removed by "
+			    "lpc_sqlite_set_opener(\"%s\", NULL)): taken as a local path",
+			    zName, gone, gone);
 	return found;
+}
+
+/* Under openers_lock: prefix's entry in removed[] added (gone) or dropped. */
+static void removed_mark(const char *prefix, bool gone)
+{
+	int n = atomic_load_explicit(&removed_n, memory_order_relaxed), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(removed[i], prefix))
+			break;
+	if (gone && i == n && n < OPENERS_MAX) {
+		memcpy(removed[n], prefix, strlen(prefix) + 1);
+		atomic_store_explicit(&removed_n, n + 1, memory_order_relaxed);
+	} else if (!gone && i < n) {
+		memcpy(removed[i], removed[n - 1], PREFIX_MAX);
+		atomic_store_explicit(&removed_n, n - 1, memory_order_relaxed);
+	}
 }
 
 LPCS_EXPORT int lpc_sqlite_set_opener(const char *prefix, const struct lpc_sqlite_opener *opener)
@@ -87,10 +124,13 @@ LPCS_EXPORT int lpc_sqlite_set_opener(const char *prefix, const struct lpc_sqlit
 	for (i = 0; i < n; i++)
 		if (!strcmp(openers[i].prefix, prefix))
 			break;
+	if (opener && (i < n || n < OPENERS_MAX))
+		removed_mark(prefix, false);
 	if (!opener) {
 		if (i < n) {
 			openers[i] = openers[n - 1];
 			atomic_store_explicit(&openers_n, n - 1, memory_order_relaxed);
+			removed_mark(prefix, true);
 		}
 	} else if (i < n) {
 		openers[i].op = *opener;
@@ -121,10 +161,17 @@ static inline struct lpcs_rfile *R(sqlite3_file *f)
 }
 
 /* The opener's errno as xOpen's answer, logged (the one line that says why
- * "unable to open database file"). */
+ * "unable to open database file").  A full storage (-ENOSPC, -EDQUOT: the
+ * cluster cannot hold the journal's new image) is SQLITE_FULL, "database or
+ * disk is full", as the unix VFS says of a full disk: the pager fails the
+ * statement with it and the caller knows to free space, not to look for a
+ * missing file. */
 static int open_error(const char *zName, int r)
 {
-	int rc = r == -EBUSY ? SQLITE_BUSY : r == -ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+	int rc = r == -EBUSY			? SQLITE_BUSY
+		 : r == -ENOMEM			? SQLITE_NOMEM
+		 : r == -ENOSPC || r == -EDQUOT ? SQLITE_FULL
+						: SQLITE_CANTOPEN;
 
 	sqlite3_log(rc, "lpc_sqlite: cannot open %s: %s%s", zName, strerror(-r),
 		    r == -EBUSY ? " (another client holds it)" : "");

@@ -38,7 +38,9 @@
  *           (lpc_rbd.h: the writes are tried and the OSD refuses them),
  *           lpc_pread still returns the new bytes, nothing dirty is
  *           dropped: once the ratio is back lpc_fsync succeeds and the
- *           image holds every byte; the ratios are put back at exit
+ *           image holds every byte; a growing lpc_truncate while full
+ *           (0 or -ENOSPC) leaves no false cut (no -EIO from a later
+ *           fsync, rbd.c RB2/RB4); the ratios are put back at exit
  *   batch   batched reads (read_batch, rbd.c RB5-RB7): lpc_page_get_batch
  *           of scattered pages (one past the end) and a read stream over
  *           the image, every page's bytes as librbd reads them
@@ -708,6 +710,13 @@ static void case_full(void)
 		CHECK(lpc_pread(f, buf, PAGE, off) == PAGE, "pread while full");
 		CHECK(memcmp(buf, ref + off, PAGE) == 0, "page %u's new bytes kept while full", i);
 	}
+	/* A resize on the full cluster (rbd.c RB2): librbd's header update
+	 * may be refused (-ENOSPC) or pass; either way op_truncate's own_size
+	 * (RB4) must follow the image, or the fsyncs below would call the
+	 * image cut behind lpc and fail with -EIO for good. */
+	int grown = lpc_truncate(f, size + (4u << 20));
+	printf("full: lpc_truncate to grow by 4 MiB on the full cluster: %d\n", grown);
+	CHECK(grown == 0 || grown == -ENOSPC, "lpc_truncate while full: %d", grown);
 
 	r = set_ratios(0.85, 0.90, 0.95);
 	CHECK(r == 0, "raising the full ratio: %d", r);
@@ -725,6 +734,10 @@ static void case_full(void)
 		usleep(500000);
 	}
 	CHECK(r == 0, "lpc_fsync once there is room: %d", r);
+	r = lpc_truncate(f, size);
+	CHECK(r == 0, "lpc_truncate back to the size once there is room: %d", r);
+	r = lpc_fsync(f);
+	CHECK(r == 0, "lpc_fsync after the truncates: %d (-EIO: a cut seen where lpc resized)", r);
 	CHECK(lpc_file_close(f) == 0, "close");
 	compare_image(img, ref, size, "after the cluster had room again");
 	CHECK(lpc_cache_destroy(c) == 0, "destroy");

@@ -20,7 +20,12 @@
  *           transactions (the WAL is an image), close (checkpointed, the WAL
  *           removed), reopen, every row compared; bad names (no pool, no
  *           slash, a missing image opened without SQLITE_OPEN_CREATE) are
- *           SQLITE_CANTOPEN with an open handle to close, never a crash
+ *           SQLITE_CANTOPEN with an open handle to close, never a crash; a
+ *           journal whose open fails with -ENOSPC or -EDQUOT (a full
+ *           cluster, injected in the opener) fails the statement with
+ *           SQLITE_FULL and changes no row; the opener removed while the
+ *           database is open fails a write, SQLite's log names the removed
+ *           prefix, and set again the connection writes
  *   second  while this process has the database open, another process's
  *           open of it, read-write or read-only, is refused: SQLITE_BUSY
  *           ("database is locked")
@@ -134,12 +139,51 @@ static void fresh(const char *img)
 
 /* ---- SQLite ---- */
 
+/* The RBD opener, wrapped so that case sql can make a journal's open fail
+ * as a full cluster does (open_fail: a negative errno for names that end
+ * in "-journal", 0 for none). */
+static struct lpc_sqlite_opener rbd_op;
+static int open_fail;
+
+static int wrap_open(void *arg, struct lpc_cache *c, const char *name, int oflags, int create,
+		     const struct lpc_backend_ops **ops, void **handle)
+{
+	size_t n = strlen(name);
+
+	(void)arg;
+	if (open_fail && n > 8 && !strcmp(name + n - 8, "-journal"))
+		return open_fail;
+	return rbd_op.open(rbd_op.arg, c, name, oflags, create, ops, handle);
+}
+
+static int wrap_exists(void *arg, const char *name)
+{
+	(void)arg;
+	return rbd_op.exists(rbd_op.arg, name);
+}
+
+static int wrap_remove(void *arg, const char *name)
+{
+	(void)arg;
+	return rbd_op.remove(rbd_op.arg, name);
+}
+
+static const struct lpc_sqlite_opener wrap_op = { wrap_open, wrap_exists, wrap_remove, NULL };
+
 static void setup_vfs(void)
 {
-	struct lpc_sqlite_opener op;
+	CHECK(lpc_rbd_sqlite_opener(conf_path, &rbd_op) == 0, "lpc_rbd_sqlite_opener");
+	CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &wrap_op) == SQLITE_OK, "lpc_sqlite_set_opener");
+}
 
-	CHECK(lpc_rbd_sqlite_opener(conf_path, &op) == 0, "lpc_rbd_sqlite_opener");
-	CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &op) == SQLITE_OK, "lpc_sqlite_set_opener");
+/* SQLite's log (SQLITE_CONFIG_LOG): the VFS's line of a removed opener. */
+static char no_opener_line[512];
+
+static void sqlite_log(void *arg, int code, const char *msg)
+{
+	(void)arg;
+	if (strstr(msg, "no opener for prefix") && !*no_opener_line)
+		snprintf(no_opener_line, sizeof(no_opener_line), "%d %s", code, msg);
 }
 
 static int db_open(const char *img, const char *params, int flags, sqlite3 **db)
@@ -288,6 +332,45 @@ static void case_sql(void)
 	insert_rows(db, 0, 50, 9);
 	exec_ok(db, "ROLLBACK");
 	compare_rows(db, n, round, "after the rollback");
+	/* A full cluster cannot hold the journal's new image: the opener's
+	 * -ENOSPC (or -EDQUOT) is SQLITE_FULL, "database or disk is full", as
+	 * a full disk is for the unix VFS (remote.c open_error), never
+	 * "unable to open database file"; nothing of the statement stays. */
+	for (int k = 0; k < 2; k++) {
+		char *err = NULL;
+		int rc;
+
+		open_fail = k ? -EDQUOT : -ENOSPC;
+		rc = sqlite3_exec(db, "UPDATE t SET r = 8 WHERE id < 30", NULL, NULL, &err);
+		open_fail = 0;
+		printf("sql: journal open %s: %d (%s)\n", k ? "-EDQUOT" : "-ENOSPC", rc,
+		       err ? err : "");
+		CHECK(rc == SQLITE_FULL, "journal open %s: %d %s, expected SQLITE_FULL",
+		      k ? "-EDQUOT" : "-ENOSPC", rc, err ? err : "");
+		sqlite3_free(err);
+		CHECK(!image_exists("sqldb-journal"), "a failed journal open left an image");
+		compare_rows(db, n, round, "after a full cluster's failed statement");
+	}
+	/* The opener removed while the connection is open: its journal's name
+	 * goes to the unix VFS as a local path and the statement fails, and
+	 * SQLite's log says why (remote.c lpcs_opener_find); set again, the
+	 * connection writes. */
+	{
+		char *err = NULL;
+		int rc;
+
+		CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, NULL) == SQLITE_OK, "unset the opener");
+		rc = sqlite3_exec(db, "UPDATE t SET r = 8 WHERE id < 30", NULL, NULL, &err);
+		printf("sql: opener unset: %d (%s); log: %s\n", rc, err ? err : "", no_opener_line);
+		CHECK(rc != SQLITE_OK, "a write with the opener unset passed");
+		CHECK(strstr(no_opener_line, "\"" LPC_RBD_PREFIX "\""), "no log line names the removed opener");
+		sqlite3_free(err);
+		CHECK(lpc_sqlite_set_opener(LPC_RBD_PREFIX, &wrap_op) == SQLITE_OK, "set it again");
+		*no_opener_line = 0;
+		compare_rows(db, n, round, "after the write without an opener");
+		exec_ok(db, "UPDATE t SET r = r WHERE id < 30");
+		CHECK(!*no_opener_line, "logged a missing opener once set again: %s", no_opener_line);
+	}
 	integrity(db, "rollback journal");
 	CHECK(sqlite3_close(db) == SQLITE_OK, "close");
 	CHECK(db_open("sqldb", NULL, SQLITE_OPEN_READWRITE, &db) == SQLITE_OK, "reopen: %s",
@@ -564,6 +647,7 @@ int main(int argc, char **argv)
 		return child_crash();
 	printf("test_rbd_sqlite %s\n", argv[3]);
 	fflush(stdout);
+	sqlite3_config(SQLITE_CONFIG_LOG, sqlite_log, NULL);
 	direct_connect();
 	setup_vfs();
 	if (!strcmp(argv[3], "sql"))
