@@ -486,7 +486,9 @@ static int buf_index(struct lpc_io *io, struct uring *r, struct lpc_tcache *t, c
  * preparation (frames of the registered arena, iovcnt <= UIO_MAXIOV), so
  * only a kernel out of memory for requests made it happen; the code does
  * not rely on that:
- *   RS1 submit (and wait, the first time) until every entry is in;
+ *   RS1 submit (and wait, the first time, for one completion: not for
+ *      `want`, which held every RS5 until the batch's slowest request was
+ *      done and made UB2's early ends late) until every entry is in;
  *   RS2 a submission that fails, or takes nothing, with entries left stops
  *      there;
  *   RS3 reap exactly the completions of the entries submitted (every one has
@@ -512,7 +514,7 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res,
 			"callback did I/O through the cache: io.h lpc_io_readv_batch)");
 	while (sent < want) {						/* RS1 */
 		n = sent ? io_uring_submit(&r->ring)
-			 : io_uring_submit_and_wait(&r->ring, want);
+			 : io_uring_submit_and_wait(&r->ring, 1);
 		if (n == -EINTR)
 			continue;
 		if (n <= 0) {							/* RS2 */
