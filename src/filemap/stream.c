@@ -245,12 +245,13 @@ static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigne
 }
 
 /* GB0's plan: the array's distinct indices, ascending, and each one's state. */
-enum { GB_OPEN, GB_OWN, GB_DONE };
+enum { GB_OPEN, GB_OWN, GB_PULLED, GB_DONE };
 struct gb_plan {
 	uint64_t *u;
 	uint8_t *st;
 	size_t nu;
 	uint64_t budget; /* GB2: pages of later chunks this chunk may still take */
+	uint64_t cap;    /* GB2: pages of one run, its own and pulled ones */
 };
 
 /* The slot of index x in the plan (every entry of the array has one). */
@@ -269,9 +270,10 @@ static size_t plan_find(const struct gb_plan *pl, uint64_t x)
 	return lo;
 }
 
-/* GB2: whether slot k joins the run being built (and is then DONE): this
- * chunk's own absent entries always; a later chunk's entry if it is absent
- * and the chunk's budget allows (a cached one is DONE, never probed again). */
+/* GB2: whether slot k joins the run being built: this chunk's own absent
+ * entries always (then DONE); a later chunk's entry if it is absent and the
+ * chunk's budget allows (then PULLED until the run is issued; a cached one
+ * is DONE, never probed again). */
 static bool plan_take(struct lpc_file *f, struct gb_plan *pl, size_t k)
 {
 	if (pl->st[k] == GB_OWN) {
@@ -280,9 +282,11 @@ static bool plan_take(struct lpc_file *f, struct gb_plan *pl, size_t k)
 	}
 	if (pl->st[k] != GB_OPEN || !pl->budget)
 		return false;
-	pl->st[k] = GB_DONE;
-	if (lpc_filemap_present(f, pl->u[k]))
+	if (lpc_filemap_present(f, pl->u[k])) {
+		pl->st[k] = GB_DONE;
 		return false;
+	}
+	pl->st[k] = GB_PULLED;
 	pl->budget--;
 	return true;
 }
@@ -318,6 +322,7 @@ static void issue_planned(struct lpc_file *f, struct lpc_tcache *t, struct gb_pl
 		return;
 	share = f->pool->nframes / 4;
 	pl->budget = f->files->run_max < share ? f->files->run_max : share;
+	pl->cap = pl->budget ? pl->budget : 1;
 	if (nown > 1)
 		qsort(own, nown, sizeof(own[0]), cmp_u32);
 	for (unsigned j = 0; j < nown; j++) {				/* GB2 */
@@ -326,12 +331,22 @@ static void issue_planned(struct lpc_file *f, struct lpc_tcache *t, struct gb_pl
 		if (pl->st[lo] != GB_OWN)
 			continue; /* in an earlier run of this chunk */
 		pl->st[lo] = GB_DONE;
-		while (lo > 0 && pl->u[lo - 1] == pl->u[lo] - 1 && plan_take(f, pl, lo - 1))
+		/* A run is at most a request, and at most readahead's share:
+		 * the share's check (Q5) lets in what fits, and a longer run's
+		 * tail would go to GB3, short of frames, and be read page by
+		 * page in GB4. */
+		while (hi - lo + 1 < pl->cap && lo > 0 && pl->u[lo - 1] == pl->u[lo] - 1 &&
+		       plan_take(f, pl, lo - 1))
 			lo--;
-		while (hi + 1 < pl->nu && pl->u[hi + 1] == pl->u[hi] + 1 &&
-		       plan_take(f, pl, hi + 1))
+		while (hi - lo + 1 < pl->cap && hi + 1 < pl->nu &&
+		       pl->u[hi + 1] == pl->u[hi] + 1 && plan_take(f, pl, hi + 1))
 			hi++;
 		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, true);
+		/* Pulled pages the run did not take (the share was held by
+		 * other reads) are open again: their own chunk issues them. */
+		for (size_t k = lo; k <= hi; k++)
+			if (pl->st[k] == GB_PULLED)
+				pl->st[k] = pl->u[k] >= stop ? GB_OPEN : GB_DONE;
 		if (stop < pl->u[hi] + 1) {
 			left_s[nleft] = stop;
 			left_e[nleft++] = pl->u[hi] + 1;
