@@ -244,6 +244,9 @@ static void file_free(struct lpc_file *f)
 #endif
 	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
 	lpc_filemap_remove_all(f);
+	/* Its frames wait on pending: the reclaimer's linger frees them
+	 * (RL1-RL4; tests/attack_batch att_close_pend). */
+	lpc_page_pending_kick(f->pool);
 	if (f->io.user) {
 		/* ZN4: after the last operation on the handles (the close's
 		 * writeback is done, readahead quiesced). */

@@ -351,6 +351,15 @@ static void free_deferred(struct lpc_page *p, bool submit)
 	atomic_store_explicit(&c->npending, n, memory_order_relaxed);
 	if (n < LPC_FREE_BATCH || !submit) {
 		pthread_mutex_unlock(&c->free_lock);
+		/* The first frame on an empty pending list asks for the
+		 * reclaimer's linger (RL1-RL4): a last put of pages a truncate
+		 * or an invalidate removed while they were held, or a last
+		 * close's, would otherwise wait there until the next kick
+		 * (tests/attack_batch att_trunc_held, att_close_pend).  Once
+		 * per emptied list, never on a hit: a deferred free is the
+		 * last put of a page already out of its index. */
+		if (n == 1 && submit)
+			lpc_page_pending_kick(c);
 		return;
 	}
 	pending_submit_unlock(c);
