@@ -877,8 +877,12 @@ static int sq_ioctx(struct sq_opener *o, const char *name, rados_ioctx_t *io, ch
 	pthread_mutex_lock(&o->lock);
 	if (o->gone)
 		r = -ESHUTDOWN;
-	else if (o->up && o->pid != getpid())
-		o->up = false; /* a fork's copy, without its threads: left alone */
+	else if (o->up && o->pid != getpid()) {
+		/* A fork's copy, without its threads: left alone, and so are
+		 * the counts of the parent's uses. */
+		o->up = false;
+		o->users = 0;
+	}
 	if (r == 0 && !o->up) {
 		r = conf_id(o->conf, &id);
 		if (r == 0)
