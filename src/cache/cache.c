@@ -230,8 +230,9 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	lpc_files_close_all(&c->files);
 	/* The closes' frees ask for the reclaimer's linger (page/alloc.c
 	 * free_deferred, file.c file_free), which starts its thread again:
-	 * stopped and joined once more, before the pool goes. */
-	lpc_reclaim_stop(&c->reclaim);
+	 * stopped and joined once more, and never started again (the frees
+	 * of the RCU barrier below), before the pool goes. */
+	lpc_reclaim_retire(&c->reclaim);
 	lpc_towner_orphan(&c->pool.owner);
 	/* Wait for call_rcu callbacks that still point into this cache: free
 	 * batches (they touch the free list), index nodes and files. */

@@ -80,6 +80,7 @@ struct lpc_reclaim {
 	pthread_t thread;
 	bool started;  /* thread created and not joined */
 	bool failed;   /* pthread_create failed: direct reclaim only */
+	bool retired;  /* lpc_reclaim_retire: never started again */
 	bool stop;     /* destroy asks the thread to exit */
 	bool kick;     /* an allocator asked for a refill */
 };
@@ -99,6 +100,11 @@ void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window);
 /* Stops and joins the background reclaimer if it runs; a later wake starts
  * it again.  Context: no lock held; not the reclaimer itself. */
 void lpc_reclaim_stop(struct lpc_reclaim *r);
+
+/* As lpc_reclaim_stop, and no wake starts the thread again: the cache is
+ * going (lpc_cache_destroy, after its files' last frees, whose kicks would
+ * start it over a pool about to be freed).  Context: as lpc_reclaim_stop. */
+void lpc_reclaim_retire(struct lpc_reclaim *r);
 
 /* Frees what init made.  Context: the reclaimer stopped. */
 void lpc_reclaim_destroy(struct lpc_reclaim *r);

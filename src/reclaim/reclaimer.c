@@ -161,7 +161,7 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	atomic_init(&r->spare_ra, false);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	r->started = r->failed = r->stop = r->kick = false;
+	r->started = r->failed = r->stop = r->kick = r->retired = false;
 
 	pool->wake_below = r->low;
 	pool->alloc_wait_ms = alloc_wait_ms;
@@ -341,7 +341,7 @@ static void start_locked(struct lpc_reclaim *r)
 {
 	sigset_t all, old;
 
-	if (r->started || r->failed || r->stop)
+	if (r->started || r->failed || r->stop || r->retired)
 		return;
 	/* The thread blocks every signal (it inherits the mask). */
 	sigfillset(&all);
@@ -413,6 +413,14 @@ void lpc_reclaim_stop(struct lpc_reclaim *r)
 	atomic_store_explicit(&r->awake, false, memory_order_relaxed);
 	atomic_store_explicit(&r->lingering, false, memory_order_relaxed);
 	pthread_mutex_unlock(&r->lock);
+}
+
+void lpc_reclaim_retire(struct lpc_reclaim *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->retired = true;
+	pthread_mutex_unlock(&r->lock);
+	lpc_reclaim_stop(r);
 }
 
 void lpc_reclaim_destroy(struct lpc_reclaim *r)
