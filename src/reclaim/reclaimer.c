@@ -103,8 +103,10 @@
  * argument above puts its frees before RL1's load of pending, which then
  * lingers for them; if the flag it saw was set by RL2 or by another kick,
  * that linger's RL3, or the RL1 after it, takes the frees.  The put path
- * never kicks (a last put that leaves fewer than a batch pending goes to
- * call_rcu at the batch as before; a lingering thread drains those too).
+ * kicks once per emptied list: a deferred free (page/alloc.c
+ * free_deferred, a last put of a page already out of its index, never a
+ * hit) that puts the first frame on an empty pending list; the frames after
+ * it share that linger, and a full batch goes to call_rcu as before.
  *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
