@@ -773,8 +773,10 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * NULL; -ENOMEM on the thread's first call when its block cannot be
  * allocated.
  * Context: may sleep (the file's index lock, taken once per 16 pages); no
- * I/O; never waits for a grace period: the dropped frames are freed after
- * one by the cache's background reclaimer, which it wakes (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
+ * I/O; never waits for a grace period: the dropped frames are kept for the
+ * calling thread's next allocations, which wait for one first, or (when it
+ * keeps enough) freed after one by the cache's background reclaimer, which
+ * it wakes (free_lock).  lpc_page_find may run beside it (A.3).  LOCKED
  * mode: the index lock is the file's rwlock for writing, which every miss on
  * the file holds for reading across its read, so it waits for the reads in
  * flight (the pre-speculative-fault kernel's mmap_sem).
