@@ -279,8 +279,9 @@ void lpc_towner_orphan(struct lpc_towner *o)
 	pthread_mutex_lock(&lpc_threads_lock);
 	for (t = o->blocks; t; t = next) {
 		next = t->owner_next;
-		/* Its private list dies with the owner; its thread frees the block. */
+		/* Its private lists die with the owner; its thread frees the block. */
 		t->free = NULL;
+		t->dfree = t->dfree_tail = NULL;
 		tcache_io_free(t);
 		t->owner = NULL;
 	}
@@ -303,7 +304,8 @@ void lpc_towner_sum(struct lpc_towner *o, uint64_t out[LPC_NR_COUNTERS], uint64_
 	for (t = o->blocks; t; t = t->owner_next) {
 		for (int i = 0; i < LPC_NR_COUNTERS; i++)
 			out[i] += atomic_load_explicit(&t->cnt[i], memory_order_relaxed);
-		*tfree += atomic_load_explicit(&t->nfree, memory_order_relaxed);
+		*tfree += atomic_load_explicit(&t->nfree, memory_order_relaxed) +
+			  atomic_load_explicit(&t->ndfree, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&lpc_threads_lock);
 }

@@ -121,6 +121,11 @@ struct lpc_tcache {
 	void *free;
 	_Atomic unsigned nfree;
 	_Atomic bool steal;
+	/* Frames this thread removed from an index and keeps for itself
+	 * once a grace period has passed (page/alloc.c OD1-OD5), opaque
+	 * here too: the same S1-S3 rules as `free`; `ndfree` counts them. */
+	void *dfree, *dfree_tail;
+	_Atomic unsigned ndfree;
 	struct lpc_tcache *owner_next, *owner_prev;
 	struct lpc_tcache *thread_next;
 	/* The I/O layer's per-thread state for this owner, opaque here

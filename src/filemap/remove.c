@@ -148,8 +148,10 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		}
 		done = n < GANG || idx[n - 1] >= last;
 		if (done || seen >= INVAL_CHAIN) { /* k <= seen */
-			if (k)
-				lpc_page_free_removed_chain(f->pool, head, tail, k); /* C */
+			/* C: kept for this thread's next misses (seed
+			 * 002's loop reads the range again), or pending. */
+			if (k && !lpc_page_keep_removed_chain(f->pool, head, tail, k))
+				lpc_page_free_removed_chain(f->pool, head, tail, k);
 			lpc_rcu_read_unlock();
 			if (dropped < INT32_MAX)
 				dropped = k > (uint32_t)(INT32_MAX - dropped) ? INT32_MAX

@@ -162,6 +162,45 @@
  * them free), and it counts itself in batches_in_flight meanwhile for the
  * readers that add up free, pending and in flight.
  *
+ * A thread's own deferred frames (lpc_invalidate's; seed 002's loop).  With
+ * every invalidated frame on pending, the reclaimer's drain landed them on
+ * the shared list, and two threads that each invalidate and read again
+ * allocated each other's frames: the descriptor and the 4 KiB of data last
+ * written on the other CPU (and free_lock, the drain and its wake-ups
+ * between them).  lpc_invalidate now keeps its chains for its own thread,
+ * as the kernel's per-CPU page lists keep a CPU's frees for it.  Steps, the
+ * owner's (OD) against a taker's (T above):
+ *   OD1 inside the read section that froze and removed the chain
+ *       (remove.c), S1: if t->steal is set, the shared list runs short
+ *       (nfree < low_free) or the thread would keep more than half the
+ *       frames (private plus deferred), give up: the chain goes to pending
+ *       as before;
+ *   OD2 else, still inside S1-S3, push the chain on t->dfree and add to
+ *       t->ndfree (plain stores: only the owner and a taker between T2 and
+ *       T4 touch them);
+ *   OD3 an allocation (one that may wait: not NOWAIT, not NORECLAIM) that
+ *       finds t->free empty and t->dfree not, leaves its section and
+ *   OD4 waits for a grace period of its own (lpc_rcu_synchronize).  Every
+ *       frame on dfree was removed from its index before that grace period
+ *       began (this thread did it, before OD3, in program order): no
+ *       speculative getter still holds its pointer after it;
+ *   OD5 then in a new section (S1) splices dfree onto t->free.  If a taker
+ *       flagged the block meanwhile, it leaves the lists alone: the taker
+ *       moves dfree to pending (OD6) and this allocation tries again.
+ *   OD6 A taker at T3, and the thread's exit, put dfree on pending, never on
+ *       a free list: a chain pushed by an owner section that began before T1
+ *       may have been removed while T2 ran, so T2 does not cover it; the
+ *       next grace period of a drain or a reclaim() does.
+ * Frames in transit: from the freeze to OD2 one read section, as for
+ * pending; on dfree they are counted (lpc_pool_census, lpc_stats'
+ * frames_free) and reachable by reclaim()'s steal, so "-ENOMEM means none
+ * free anywhere" still holds.  Costs: one grace period per chain kept, paid
+ * by the thread's next allocation (not by lpc_invalidate, which never
+ * waits for one); a thread that invalidates and allocates no more holds its
+ * frames until an allocator that finds the shared list empty takes them
+ * with reclaim()'s steal (before it evicts anything), and the background
+ * reclaimer, which sees only the shared list, may evict while they wait.
+ *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
  * checked, with broken variants that spin must catch, in
@@ -365,6 +404,24 @@ static void free_deferred(struct lpc_page *p, bool submit)
 	pending_submit_unlock(c);
 }
 
+/* Puts a prepared chain (deferred_prep) of n frames on pending. */
+static void pending_push(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
+			 uint32_t n)
+{
+	pthread_mutex_lock(&c->free_lock);
+	tail->next = c->pending;					/* PD1 */
+	if (!c->pending)
+		c->pending_tail = tail;
+	c->pending = head;
+	atomic_store_explicit(&c->npending,
+			      atomic_load_explicit(&c->npending, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+}
+
+static bool tlist_enter(const struct lpc_tcache *t);
+static void tlist_exit(void);
+
 void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 				 struct lpc_page *tail, uint32_t n)
 {
@@ -375,15 +432,68 @@ void lpc_page_free_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 		if (q == tail)
 			break;
 	}
-	pthread_mutex_lock(&c->free_lock);
-	tail->next = c->pending;					/* PD1 */
-	if (!c->pending)
-		c->pending_tail = tail;
-	c->pending = head;
-	atomic_store_explicit(&c->npending,
-			      atomic_load_explicit(&c->npending, memory_order_relaxed) + n,
+	pending_push(c, head, tail, n);
+}
+
+bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
+				 struct lpc_page *tail, uint32_t n)
+{
+	struct lpc_tcache *t = lpc_tcache(&c->owner);
+	unsigned kept;
+
+	if (!tlist_enter(t))						/* OD1 */
+		return false;
+	kept = atomic_load_explicit(&t->nfree, memory_order_relaxed) +
+	       atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+	/* Short of shared frames, or a hoard past its bound: pending, where
+	 * the reclaimer and every allocator's reclaim() find them. */
+	if (atomic_load_explicit(&c->nfree, memory_order_relaxed) < c->low_free ||
+	    kept + n > c->nframes / 2) {
+		tlist_exit();
+		return false;
+	}
+	lpc_yield_point(LPC_YP_C);
+	debug_chain(head, tail, n);
+	for (struct lpc_page *q = head;; q = q->next) {
+		deferred_prep(c, q);
+		if (q == tail)
+			break;
+	}
+	tail->next = t->dfree;						/* OD2 */
+	if (!t->dfree)
+		t->dfree_tail = tail;
+	t->dfree = head;
+	atomic_store_explicit(&t->ndfree, atomic_load_explicit(&t->ndfree, memory_order_relaxed) + n,
 			      memory_order_relaxed);
-	pthread_mutex_unlock(&c->free_lock);
+	tlist_exit();
+	return true;
+}
+
+/*
+ * OD4-OD5: one grace period of this thread's own, then its deferred frames
+ * join its private list.  Context: an allocation that may wait, outside any
+ * read section, holding no frozen page (lpc_rcu_synchronize's rule).
+ */
+static void own_land(struct lpc_tcache *t)
+{
+	struct lpc_page *tail;
+
+	lpc_yield_point(LPC_YP_T2);
+	lpc_rcu_synchronize();						/* OD4 */
+	if (!tlist_enter(t))
+		return; /* a taker is on the lists: T3 moves dfree to pending */
+	tail = t->dfree_tail;
+	if (t->dfree) {							/* OD5 */
+		tail->next = t->free;
+		t->free = t->dfree;
+		atomic_store_explicit(&t->nfree,
+				      atomic_load_explicit(&t->nfree, memory_order_relaxed) +
+					      atomic_load_explicit(&t->ndfree, memory_order_relaxed),
+				      memory_order_relaxed);
+		t->dfree = t->dfree_tail = NULL;
+		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
+	}
+	tlist_exit();
 }
 
 void lpc_page_pending_kick(struct lpc_pool *c)
@@ -740,6 +850,13 @@ void lpc_pool_thread_exit(struct lpc_tcache *t)
 	n = tcache_take(t, &head, &tail);
 	if (n)
 		lpc_page_free_chain(c, head, tail, n);
+	/* Its deferred frames still need a grace period (OD6). */
+	if (t->dfree) {
+		pending_push(c, t->dfree, t->dfree_tail,
+			     atomic_load_explicit(&t->ndfree, memory_order_relaxed));
+		t->dfree = t->dfree_tail = NULL;
+		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
+	}
 }
 
 static void steal_flag(struct lpc_tcache *t, void *arg)
@@ -761,6 +878,7 @@ static void steal_begin(struct lpc_pool *c)
 }
 
 struct steal_take_arg {
+	struct lpc_pool *pool;
 	struct lpc_page **head;
 	uint32_t n;
 };
@@ -780,6 +898,14 @@ static void steal_take(struct lpc_tcache *t, void *arg)
 		tail->next = *a->head;
 		*a->head = h;
 	}
+	/* Deferred frames may have left their index while T2 ran (OD6):
+	 * they wait on pending for a grace period that begins after now. */
+	if (t->dfree) {
+		pending_push(a->pool, t->dfree, t->dfree_tail,
+			     atomic_load_explicit(&t->ndfree, memory_order_relaxed));
+		t->dfree = t->dfree_tail = NULL;
+		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
+	}
 	/* Release: the owner that sees the flag clear sees the list empty
 	 * (S1's acquire). */
 	lpc_yield_point(LPC_YP_T4);
@@ -790,7 +916,7 @@ static void steal_take(struct lpc_tcache *t, void *arg)
  * chain *head (which may be NULL); the caller owns them.  Return: how many. */
 static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head)
 {
-	struct steal_take_arg a = { .head = head, .n = 0 };
+	struct steal_take_arg a = { .pool = c, .head = head, .n = 0 };
 
 	lpc_towner_for_each(&c->owner, steal_take, &a);
 	return a.n;
@@ -881,6 +1007,14 @@ static void census_block(struct lpc_tcache *t, void *arg)
 		k++;
 	lpc_debug_check(k == n, "SEG-COUNT", t->free,
 			"a thread's private list holds %u frames, counted %u", k, n);
+	a->frames += k;
+	a->counted += n;
+	k = 0;
+	for (struct lpc_page *q = t->dfree; q && k <= a->nframes; q = q->next)
+		k++;
+	n = atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+	lpc_debug_check(k == n, "SEG-COUNT", t->dfree,
+			"a thread's deferred list holds %u frames, counted %u", k, n);
 	a->frames += k;
 	a->counted += n;
 }
@@ -1004,6 +1138,14 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 						      atomic_load_explicit(&t->nfree,
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
+			} else if (t->dfree &&
+				   !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM))) {
+				/* OD3: this thread's own frames, after a
+				 * grace period of its own (an allocation
+				 * that may wait). */
+				tlist_exit();
+				own_land(t);
+				continue;
 			} else {
 				p = shared_take(c, c->tbatch, keep, &got);
 				if (p && got > 1) { /* keep the rest */

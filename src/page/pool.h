@@ -188,6 +188,19 @@ void lpc_page_free_removed_chain(struct lpc_pool *pool, struct lpc_page *head,
 				 struct lpc_page *tail, uint32_t n);
 
 /*
+ * Keeps such a chain (as lpc_page_free_removed_chain's) on this thread's
+ * deferred list instead: its next allocations take them after a grace
+ * period of their own (alloc.c OD1-OD6), so the frames a thread frees come
+ * back to it, still warm in its CPU's cache, and no other thread's lock,
+ * list or wake-up is touched.  Return: true if kept; false (nothing done:
+ * the caller puts them on pending) when the thread's list is being taken,
+ * the shared list runs short, or the thread keeps half the frames already.
+ * Context: as lpc_page_free_removed_chain.
+ */
+bool lpc_page_keep_removed_chain(struct lpc_pool *pool, struct lpc_page *head,
+				 struct lpc_page *tail, uint32_t n);
+
+/*
  * Wakes the background reclaimer to drain pending (one grace period for
  * all): at once when a batch's worth waits there, else after its linger
  * (reclaim/reclaimer.c RL1-RL4: a few milliseconds, so the frames of a

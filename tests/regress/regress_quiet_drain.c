@@ -6,9 +6,10 @@
  * allocated all 128, and 200 ms later lpc_stats counted 128 free).
  *
  * The interleaving:
- *   1. Every page of a file is invalidated: its frames wait on pending, and
- *      the invalidate's kick wakes the background reclaimer (a batch or more
- *      waits: page/alloc.c lpc_page_pending_kick).
+ *   1. Every page of a file is invalidated (by a thread that then exits:
+ *      its kept frames go to pending, page/alloc.c OD6): its frames wait on
+ *      pending, and the kick wakes the background reclaimer (a batch or
+ *      more waits: page/alloc.c lpc_page_pending_kick).
  *   2. The checker reads batches_in_flight: 0, nothing in flight yet (the
  *      reclaimer has not run; on a loaded machine it runs whenever it is
  *      scheduled).
@@ -52,6 +53,19 @@ static void hook(enum lpc_yield_point yp)
 	pthread_mutex_unlock(&mu);
 }
 
+struct inval_arg {
+	struct lpc_file *f;
+	int dropped;
+};
+
+static void *inval_main(void *arg)
+{
+	struct inval_arg *a = arg;
+
+	a->dropped = lpc_invalidate(a->f, 0, 0);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct lpc_pool *pool;
@@ -80,7 +94,17 @@ int main(int argc, char **argv)
 	/* 1: no kick yet (the reclaimer is late). */
 	wake = pool->wake;
 	pool->wake = NULL;
-	CHECK_EQ(lpc_invalidate(f, 0, 0), NPAGES, "every page invalidated");
+	/* From a thread that then exits: an invalidating thread keeps its
+	 * frames for its own next misses (page/alloc.c OD2), and its exit
+	 * puts them on pending (OD6), where this story needs them. */
+	{
+		pthread_t th;
+		struct inval_arg a = { .f = f };
+
+		REQUIRE(pthread_create(&th, NULL, inval_main, &a) == 0, "thread");
+		pthread_join(th, NULL);
+		CHECK_EQ(a.dropped, NPAGES, "every page invalidated");
+	}
 	CHECK_EQ(atomic_load(&pool->npending), (uint32_t)NPAGES, "their frames pending");
 	/* 2: the old check's wait for batches in flight. */
 	CHECK_EQ(atomic_load(&pool->batches_in_flight), 0u, "a batch in flight before the drain");
