@@ -63,8 +63,10 @@
  *                                      E7's deferred free takes free_lock
  *   reclaimer lock                     reclaim/reclaimer.c: a leaf, taken by
  *                                      an allocation that wakes the
- *                                      reclaimer (it may hold page locks)
- *                                      and by destroy; never held while
+ *                                      reclaimer (it may hold page locks),
+ *                                      by a thread's exit under
+ *                                      lpc_threads_lock (page/alloc.c OD6's
+ *                                      kick) and by destroy; never held while
  *                                      evicting or across a grace period
  *   trunc_lock -> size_lock -> page lock  writeback/truncate.c: lpc_truncate
  *                                      locks each page past the end and waits

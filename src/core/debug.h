@@ -56,6 +56,7 @@
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
 	X(M1) X(M2) X(M3) X(M4) X(M4D) X(M5) X(M6) /* miss.c, run.c */            \
 	X(S1) X(S2) X(S3)                    /* alloc.c: private-list owner */   \
+	X(OD5)                               /* alloc.c: own deferred frames */  \
 	X(T1) X(T2) X(T3) X(T4)              /* alloc.c/thread.c: taker */       \
 	X(L1) X(L2) X(L3) X(L4) X(L5)        /* lock.c: lock */                  \
 	X(U1) X(U2)                          /* lock.c: unlock */                \
@@ -156,6 +157,18 @@ const char *lpc_yield_name(enum lpc_yield_point yp);
  * a grace-period wait with one would wait for readers that spin on it.
  */
 extern __thread int lpc_debug_frozen;
+
+/*
+ * Grace periods begun and completed (core/rcu.h lpc_rcu_synchronize: the
+ * number it takes before the wait, then the highest number whose wait has
+ * returned).  A frame stamped with `begun` after its page left its index is
+ * covered once `done` is above the stamp: a grace period that began after
+ * the stamp has completed.  Rule DEFERRED-GRACE (page/alloc.c OD5) checks
+ * it; waits through call_rcu or rcu_barrier are not counted, so the rule
+ * is for frames that their own thread's lpc_rcu_synchronize releases.
+ */
+extern _Atomic uint64_t lpc_debug_gp_begun;
+extern _Atomic uint64_t lpc_debug_gp_done;
 
 /*
  * Page locks this thread holds (lock.c counts them where it records the

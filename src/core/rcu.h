@@ -102,11 +102,21 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
 static inline void lpc_rcu_synchronize(void)
 {
 #if LPC_DEBUG
+	uint64_t gp, done;
+
 	lpc_debug_check(lpc_debug_frozen == 0, "GP-WHILE-FROZEN", NULL,
 			"synchronize_rcu while this thread holds %d frozen page(s) in a slot",
 			lpc_debug_frozen);
+	/* seq_cst, as the stamp's load (alloc.c OD2): a stamp that reads a
+	 * number below gp was loaded before this wait began. */
+	gp = atomic_fetch_add(&lpc_debug_gp_begun, 1) + 1;
 #endif
 	urcu_memb_synchronize_rcu();
+#if LPC_DEBUG
+	done = atomic_load(&lpc_debug_gp_done);
+	while (done < gp && !atomic_compare_exchange_weak(&lpc_debug_gp_done, &done, gp))
+		;
+#endif
 #ifdef LPC_TSAN
 	lpc_tsan_acquire(&lpc_rcu_tsan_token);
 #endif

@@ -125,8 +125,9 @@
  *    pending with its own grace period at once (lpc_page_pending_drain, the
  *    reclaimer; reclaim(), direct reclaim), which call_rcu would delay by
  *    its thread's 10 ms sleep after each batch (reclaim/reclaimer.c).  So
- *    do lpc_invalidate's (lpc_page_free_removed_chain: a gang of pages
- *    with one take of free_lock), and the invalidate wakes the reclaimer
+ *    do lpc_invalidate's when its thread does not keep them (OD1-OD6
+ *    below; lpc_page_free_removed_chain: a gang of pages with one take of
+ *    free_lock), and the invalidate wakes the reclaimer
  *    once a batch's worth waits (lpc_page_pending_kick), whose next turn
  *    drains them before it evicts anything (fewer than a batch: it drains
  *    them after its linger, RL1-RL4, so a quiet cache's frames_free comes
@@ -168,38 +169,68 @@
  * allocated each other's frames: the descriptor and the 4 KiB of data last
  * written on the other CPU (and free_lock, the drain and its wake-ups
  * between them).  lpc_invalidate now keeps its chains for its own thread,
- * as the kernel's per-CPU page lists keep a CPU's frees for it.  Steps, the
- * owner's (OD) against a taker's (T above):
+ * as the kernel's per-CPU page lists keep a CPU's frees for it.
+ * Fields (struct lpc_tcache, core/thread.h): t->dfree and t->dfree_tail, the
+ * chain by next, are written by the owner inside S1-S3 (OD2, OD5), by a
+ * taker between T2 and T4 (OD6), and by the thread's exit or core's orphan
+ * under lpc_threads_lock once the owner makes no more calls: the same
+ * hand-off as t->free, so plain stores.  t->ndfree counts them; relaxed
+ * atomic because lpc_stats (lpc_towner_sum: frames_free) and the census
+ * read it without the owner.  Steps, the owner's (OD) against a taker's
+ * (T above):
  *   OD1 inside the read section that froze and removed the chain
- *       (remove.c), S1: if t->steal is set, the shared list runs short
- *       (nfree < low_free) or the thread would keep more than half the
- *       frames (private plus deferred), give up: the chain goes to pending
- *       as before;
+ *       (remove.c: B, then C), S1 (tlist_enter: the flag's acquire load
+ *       comes after the removal in program order): if t->steal is set,
+ *       the shared list runs short (nfree < low_free) or the thread would
+ *       keep more than half the frames (private plus deferred), give up:
+ *       the chain goes to pending (PD1) as before;
  *   OD2 else, still inside S1-S3, push the chain on t->dfree and add to
- *       t->ndfree (plain stores: only the owner and a taker between T2 and
- *       T4 touch them);
- *   OD3 an allocation (one that may wait: not NOWAIT, not NORECLAIM) that
- *       finds t->free empty and t->dfree not, leaves its section and
+ *       t->ndfree (LPC_DEBUG: each frame is stamped with the grace periods
+ *       begun so far, core/debug.h lpc_debug_gp_begun);
+ *   OD3 an allocation that may wait (not NOWAIT, not NORECLAIM) that finds
+ *       t->free empty and t->dfree not leaves its section (S3) and
  *   OD4 waits for a grace period of its own (lpc_rcu_synchronize).  Every
  *       frame on dfree was removed from its index before that grace period
- *       began (this thread did it, before OD3, in program order): no
- *       speculative getter still holds its pointer after it;
+ *       began: this thread removed it, before OD3, in program order, and
+ *       only this thread pushes on its dfree (a taker only empties it).  A
+ *       getter that loaded the page from its slot did so in a read section
+ *       that began before the removal, so before OD4 began: it has ended;
  *   OD5 then in a new section (S1) splices dfree onto t->free.  If a taker
  *       flagged the block meanwhile, it leaves the lists alone: the taker
- *       moves dfree to pending (OD6) and this allocation tries again.
- *   OD6 A taker at T3, and the thread's exit, put dfree on pending, never on
- *       a free list: a chain pushed by an owner section that began before T1
- *       may have been removed while T2 ran, so T2 does not cover it; the
- *       next grace period of a drain or a reclaim() does.
- * Frames in transit: from the freeze to OD2 one read section, as for
- * pending; on dfree they are counted (lpc_pool_census, lpc_stats'
- * frames_free) and reachable by reclaim()'s steal, so "-ENOMEM means none
- * free anywhere" still holds.  Costs: one grace period per chain kept, paid
- * by the thread's next allocation (not by lpc_invalidate, which never
- * waits for one); a thread that invalidates and allocates no more holds its
- * frames until an allocator that finds the shared list empty takes them
- * with reclaim()'s steal (before it evicts anything), and the background
- * reclaimer, which sees only the shared list, may evict while they wait.
+ *       moves dfree to pending (OD6) and this allocation tries again (with
+ *       the flag set, from the shared list).  Rule DEFERRED-GRACE
+ *       (LPC_DEBUG) checks here that a grace period which began after each
+ *       frame's OD2 has completed (its stamp is below lpc_debug_gp_done).
+ *   OD6 A taker at T3, and the thread's exit (lpc_pool_thread_exit), put
+ *       dfree on pending, never on a free list.  The exit must: no grace
+ *       period has passed since the last OD2.  The taker need not (OD1
+ *       loads the flag after the removal, so a chain kept with the flag
+ *       clear was removed before T1 and T2 covers it: tests/model/
+ *       own_defer.pml finds no error with that move) but shares the code;
+ *       the path is rare.  Both then kick (lpc_page_pending_kick: the
+ *       reclaimer's linger, RL1-RL4, or a drain), or frames of a thread
+ *       that exits or stops allocating would wait on pending until some
+ *       later kick; reclaim() after its steal returns -EAGAIN if it took
+ *       nothing else (its next round's T2 covers them).
+ * What the others see.  The background reclaimer (reclaim/reclaimer.c) sees
+ * only the shared list and pending: frames on a dfree are neither, so it
+ * may evict while a thread holds them (bounded: OD1's half), and a thread
+ * that invalidates and allocates no more holds its frames until an
+ * allocator that finds the shared list empty takes them with reclaim()'s
+ * steal (before it evicts anything: "-ENOMEM means none free anywhere"
+ * still holds, the steal reaches every dfree) or until it exits.  Cache
+ * destroy: its closes and lpc_reclaim_retire come first, then core's
+ * lpc_towner_orphan drops every block's lists (the frames are the pool's
+ * memory, freed with it); a kick after the retire starts nothing.  Counts:
+ * on dfree a frame is counted by lpc_pool_census (FRAMES-ACCOUNTED: free +
+ * pending + private + deferred + in flight + in use == total) and by
+ * lpc_stats' frames_free.  Checked, with broken variants spin must catch
+ * (no OD4: BUG_OWN_NO_GRACE; OD5 ignores the flag: BUG_OD5_IGNORES_FLAG),
+ * in tests/model/own_defer.pml; the mutant own-no-grace (tests/mutants/
+ * run.sh) drops OD4 and rule DEFERRED-GRACE names it.
+ * Costs: one grace period per landing, paid by the thread's next
+ * allocation that finds its private list empty (not by lpc_invalidate,
+ * which never waits for one).
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -456,6 +487,10 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 	debug_chain(head, tail, n);
 	for (struct lpc_page *q = head;; q = q->next) {
 		deferred_prep(c, q);
+#if LPC_DEBUG
+		/* seq_cst, after the removal (B): DEFERRED-GRACE at OD5. */
+		q->dbg_gp = atomic_load(&lpc_debug_gp_begun);
+#endif
 		if (q == tail)
 			break;
 	}
@@ -474,15 +509,30 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
  * join its private list.  Context: an allocation that may wait, outside any
  * read section, holding no frozen page (lpc_rcu_synchronize's rule).
  */
-static void own_land(struct lpc_tcache *t)
+static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 {
 	struct lpc_page *tail;
 
 	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* OD4 */
+	lpc_yield_point(LPC_YP_OD5);
 	if (!tlist_enter(t))
 		return; /* a taker is on the lists: T3 moves dfree to pending */
 	tail = t->dfree_tail;
+#if LPC_DEBUG
+	{
+		uint64_t done = atomic_load(&lpc_debug_gp_done);
+		unsigned k = 0;
+
+		for (struct lpc_page *q = t->dfree; q && k++ <= c->nframes; q = q->next)
+			lpc_debug_check(q->dbg_gp < done, "DEFERRED-GRACE", q,
+					"a deferred frame joins its thread's free list before a grace period "
+					"that began after its removal ended (stamp %llu, done %llu)",
+					(unsigned long long)q->dbg_gp, (unsigned long long)done);
+	}
+#else
+	(void)c;
+#endif
 	if (t->dfree) {							/* OD5 */
 		tail->next = t->free;
 		t->free = t->dfree;
@@ -850,12 +900,17 @@ void lpc_pool_thread_exit(struct lpc_tcache *t)
 	n = tcache_take(t, &head, &tail);
 	if (n)
 		lpc_page_free_chain(c, head, tail, n);
-	/* Its deferred frames still need a grace period (OD6). */
+	/* Its deferred frames still need a grace period (OD6), and nobody
+	 * else would ask for one: a thread that invalidated and exited (or a
+	 * process whose only user thread did) left them on pending until the
+	 * next kick.  The kick asks for the reclaimer's linger (RL1-RL4) or a
+	 * drain; the reclaimer lock is a leaf (cache/cache.h). */
 	if (t->dfree) {
 		pending_push(c, t->dfree, t->dfree_tail,
 			     atomic_load_explicit(&t->ndfree, memory_order_relaxed));
 		t->dfree = t->dfree_tail = NULL;
 		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
+		lpc_page_pending_kick(c);
 	}
 }
 
@@ -881,6 +936,7 @@ struct steal_take_arg {
 	struct lpc_pool *pool;
 	struct lpc_page **head;
 	uint32_t n;
+	uint32_t deferred; /* frames moved from deferred lists to pending */
 };
 
 static void steal_take(struct lpc_tcache *t, void *arg)
@@ -898,9 +954,12 @@ static void steal_take(struct lpc_tcache *t, void *arg)
 		tail->next = *a->head;
 		*a->head = h;
 	}
-	/* Deferred frames may have left their index while T2 ran (OD6):
-	 * they wait on pending for a grace period that begins after now. */
+	/* OD6: deferred frames go to pending, never to a free list: T2
+	 * would cover them (OD1 loads the flag after the removal;
+	 * tests/model/own_defer.pml), but the move is the exit's too, which
+	 * has no grace period of its own, and it is rare. */
 	if (t->dfree) {
+		a->deferred += atomic_load_explicit(&t->ndfree, memory_order_relaxed);
 		pending_push(a->pool, t->dfree, t->dfree_tail,
 			     atomic_load_explicit(&t->ndfree, memory_order_relaxed));
 		t->dfree = t->dfree_tail = NULL;
@@ -913,12 +972,14 @@ static void steal_take(struct lpc_tcache *t, void *arg)
 }
 
 /* Takes the free frames of flagged blocks, putting them in front of the
- * chain *head (which may be NULL); the caller owns them.  Return: how many. */
-static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head)
+ * chain *head (which may be NULL); the caller owns them.  *deferred: how
+ * many deferred frames went to pending (OD6).  Return: how many taken. */
+static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head, uint32_t *deferred)
 {
-	struct steal_take_arg a = { .pool = c, .head = head, .n = 0 };
+	struct steal_take_arg a = { .pool = c, .head = head, .n = 0, .deferred = 0 };
 
 	lpc_towner_for_each(&c->owner, steal_take, &a);
+	*deferred = a.deferred;
 	return a.n;
 }
 
@@ -934,7 +995,7 @@ static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head)
 static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 {
 	struct lpc_page *head, *tail;
-	uint32_t n, in_flight;
+	uint32_t n, in_flight, deferred = 0;
 	bool more_pending;
 	unsigned got;
 	int rc = 0;
@@ -956,7 +1017,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	 * no owner is on a flagged list. */
 	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* T2 */
-	n += steal_end(c, &head);					/* T3, T4 */
+	n += steal_end(c, &head, &deferred);				/* T3, T4 */
 	if (head) {
 		/* Keep one: others cannot take it before we return. */
 		*out = head;
@@ -990,6 +1051,12 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	rc = *out ? 0 : more_pending ? -EAGAIN : -ENOMEM;
 unlock:
 	pthread_mutex_unlock(&c->reclaim_lock);
+	/* Deferred frames the steal put on pending (OD6): this round found
+	 * others or returns -EAGAIN for the next, but a caller that stops
+	 * allocating leaves them there; ask for the drain (the linger's kick,
+	 * as a put that empties pending does). */
+	if (deferred)
+		lpc_page_pending_kick(c);
 	return rc;
 }
 
@@ -1144,7 +1211,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 				 * grace period of its own (an allocation
 				 * that may wait). */
 				tlist_exit();
-				own_land(t);
+				own_land(c, t);
 				continue;
 			} else {
 				p = shared_take(c, c->tbatch, keep, &got);

@@ -138,7 +138,10 @@ struct lpc_page {
 	 * FRAME-FREED-IN-FLIGHT: no frame is freed while one is). */
 	_Atomic uint32_t dbg_reads;
 	uint32_t dbg_pad32;
-	uint64_t dbg_pad[5];
+	/* On a thread's deferred list: lpc_debug_gp_begun when it was put
+	 * there (page/alloc.c OD2; rule DEFERRED-GRACE at OD5). */
+	uint64_t dbg_gp;
+	uint64_t dbg_pad[4];
 #endif
 };
 #if LPC_DEBUG

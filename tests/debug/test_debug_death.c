@@ -119,6 +119,41 @@ static void break_seg_count(void)
 	(void)lpc_pool_census(&cache->pool, 0, &cs);
 }
 
+/* DEFERRED-GRACE: a frame joins its thread's deferred list while the grace
+ * period that lands the list (page/alloc.c OD4) is already over (a push
+ * after OD4 began, as a second pusher on the list would make): OD5 must
+ * not splice it onto the free list.  The hook at OD5 is that pusher. */
+static struct lpc_page *od5_intruder;
+
+static void od5_push_hook(enum lpc_yield_point yp)
+{
+	struct lpc_page *p = od5_intruder;
+
+	if (yp != LPC_YP_OD5 || !p)
+		return;
+	od5_intruder = NULL;
+	atomic_store(&p->ref, 0); /* as a freeze leaves it */
+	lpc_rcu_read_lock();
+	REQUIRE(lpc_page_keep_removed_chain(&cache->pool, p, p, 1), "keep the intruder");
+	lpc_rcu_read_unlock();
+}
+
+static void break_deferred_grace(void)
+{
+	struct lpc_page *p = private_page(), *q;
+
+	od5_intruder = private_page();
+	atomic_store(&p->ref, 0);
+	lpc_rcu_read_lock();
+	REQUIRE(lpc_page_keep_removed_chain(&cache->pool, p, p, 1), "keep");
+	lpc_rcu_read_unlock();
+	lpc_yield_set_hook(od5_push_hook);
+	REQUIRE(lpc_yield_arm("OD5", 1.0, 1) == 0, "arm OD5");
+	/* The private list is empty (tbatch is 1 here): OD3 lands dfree. */
+	for (int i = 0; i < 4; i++)
+		(void)lpc_page_alloc(cache, &q);
+}
+
 /* FRAMES-ACCOUNTED: a quiet pool short of a frame (one handed out and
  * counted as in use by nobody: a lost frame). */
 static void break_frames_accounted(void)
@@ -863,6 +898,7 @@ static const struct {
 	{ "PENDING-CHAIN", break_pending_chain },
 	{ "SEG-COUNT", break_seg_count },
 	{ "FRAMES-ACCOUNTED", break_frames_accounted },
+	{ "DEFERRED-GRACE", break_deferred_grace },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
 	{ "IDENTITY-CHANGE", break_identity },

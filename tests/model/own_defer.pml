@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * own_defer.pml - a thread keeps the frames it removed from an index for its
+ * own next allocations (src/page/alloc.c OD1-OD6), against a speculative
+ * getter that may still hold one of them, and a taker (reclaim()'s steal,
+ * T1-T4) that moves the thread's lists meanwhile.  Checked exhaustively by
+ * spin (see README.md).
+ *
+ * The world: NF = 2 frames, one index slot, one owner thread (the
+ * invalidating thread: lpc_invalidate, then a miss), one getter, one taker.
+ * At the start frame 0 is in the slot and frame 1 on the shared list.
+ *
+ *   slot         the frame in the index slot, NONE if empty
+ *   dhead        the owner's deferred list (t->dfree), linked by next[]
+ *   steal        the owner's t->steal
+ *   in_rs[p]     process p (OWNER, GETTER, TAKER) is inside a read section
+ *   ident[f]     frame f's identity (file, index): the owner writes a new
+ *                one when it reuses f (page_init_private, then the insert)
+ *   where[f]     ghost: INDEX, DFREE, PENDING, PRIV (t->free), SHARED, HELD
+ *
+ * Processes (steps are the labels, as in alloc.c):
+ *   owner   R rounds of: in one read section (S1) remove the slot's page
+ *           (B) and keep it (OD1-OD2), or put it on pending when the taker
+ *           has flagged the thread; then allocate (OD3): its private list,
+ *           else its deferred list after a grace period of its own (OD4,
+ *           then OD5 in a new section: splice, unless flagged), else the
+ *           shared list; reuse the frame (new identity) and insert it.
+ *   getter  R lookups: in a read section load the slot, record the frame's
+ *           identity, and at the section's end assert it is unchanged
+ *           (rule GRACE-PERIOD: a frame is reused only after a grace period
+ *           that began after its page left the index).
+ *   taker   T1 flag, T2 a grace period, T3 move t->free to the shared list
+ *           and t->dfree to pending (OD6: never to a free list), T4 clear
+ *           the flag; then a drain of pending (PD2-PD3: its own grace
+ *           period, then the shared list).  A thread's exit (OD6 too) is
+ *           the same move without the flag.
+ *
+ * Grace period model: the waiter sees each other process outside a read
+ * section at some instant after the wait began, in any order (a reader
+ * that enters after being seen is not waited for, as in RCU).
+ *
+ * What is checked: the getter's identity assertion; every move of a frame
+ * starts where the ghost says it is (no frame on two lists, none handed out
+ * twice); at the end every frame is in the slot or on a list.
+ *
+ * Broken variants (spin -DBUG_...), each must make the check fail:
+ *   BUG_OWN_NO_GRACE      OD4 skipped: the owner reuses a frame a getter
+ *                         loaded before the removal (the getter's assertion)
+ *   BUG_OD5_IGNORES_FLAG  OD5 splices while the taker owns the lists: the
+ *                         splice and T3 move the same chain
+ *
+ * Not a bug, found here: T3 moving t->dfree straight to the shared list
+ * passes too (OD1 loads the flag after the removal, so a chain pushed with
+ * the flag clear was removed before T1, and T2 covers it).  alloc.c keeps
+ * the move to pending anyway (OD6): it is rare, and the exit's move, which
+ * has no grace period of its own, is the same code.
+ */
+
+#define NF 2
+#ifndef R
+#define R 2
+#endif
+#define NONE 255
+#define OWNER 0
+#define GETTER 1
+#define TAKER 2
+#define NP 3
+
+#define INDEX 0
+#define DFREE 1
+#define PENDING 2
+#define PRIV 3
+#define SHARED 4
+#define HELD 5
+
+byte slot;
+byte dhead;
+byte next[NF];
+bool steal;
+bool in_rs[NP];
+byte ident[NF];
+byte where[NF];
+byte done;
+
+/* Waits for a grace period on behalf of process `me`. */
+inline grace(me, s0, s1, s2)
+{
+	s0 = (me == OWNER);
+	s1 = (me == GETTER);
+	s2 = (me == TAKER);
+	do
+	:: !s0 && !in_rs[OWNER] -> s0 = 1
+	:: !s1 && !in_rs[GETTER] -> s1 = 1
+	:: !s2 && !in_rs[TAKER] -> s2 = 1
+	:: s0 && s1 && s2 -> break
+	od
+}
+
+proctype owner()
+{
+	byte n, f, h, g;
+	bool s0, s1, s2;
+
+	n = 0;
+	do
+	:: n < R ->
+		n++;
+		/* lpc_invalidate: remove and keep, in one read section */
+S1:		in_rs[OWNER] = 1;
+		f = slot;
+		if
+		:: f != NONE ->
+B:			atomic { slot = NONE; assert(where[f] == INDEX); where[f] = HELD };
+			if
+			:: !steal ->					/* OD1 */
+OD2:				next[f] = dhead;
+				atomic { dhead = f; where[f] = DFREE }
+			:: else ->					/* PD1 */
+				atomic { assert(where[f] == HELD); where[f] = PENDING }
+			fi
+		:: else
+		fi;
+S3:		in_rs[OWNER] = 0;
+		/* the next miss: lpc_page_alloc_frame */
+		f = NONE;
+		do
+		:: f != NONE -> break
+		:: else ->
+			in_rs[OWNER] = 1;
+			if
+			:: !steal ->
+				h = dhead;
+				if
+				:: where[0] == PRIV -> atomic { f = 0; where[0] = HELD }
+				:: where[1] == PRIV -> atomic { f = 1; where[1] = HELD }
+				:: else -> if
+					:: h != NONE ->			/* OD3 */
+						in_rs[OWNER] = 0;
+#ifndef BUG_OWN_NO_GRACE
+OD4:						grace(OWNER, s0, s1, s2);
+#endif
+OD5:						in_rs[OWNER] = 1;
+#ifndef BUG_OD5_IGNORES_FLAG
+						if
+						:: steal -> goto out	/* the taker moves it */
+						:: else
+						fi;
+#endif
+						h = dhead;
+						atomic {
+							do
+							:: h != NONE ->
+								assert(where[h] == DFREE);
+								where[h] = PRIV;
+								g = next[h];
+								h = g
+							:: else -> break
+							od;
+							dhead = NONE
+						}
+					:: else
+					fi
+				fi
+			:: else
+			fi;
+			if
+			:: f == NONE ->	/* the shared list (free_lock) */
+				atomic {
+					if
+					:: where[0] == SHARED -> f = 0; where[0] = HELD
+					:: where[1] == SHARED -> f = 1; where[1] = HELD
+					:: else
+					fi
+				}
+			:: else
+			fi;
+out:			in_rs[OWNER] = 0
+		od;
+		/* reuse: a new identity, then the insert (the miss's M3) */
+		ident[f] = ident[f] + 1;
+		atomic { assert(where[f] == HELD && slot == NONE); slot = f; where[f] = INDEX };
+		d_step { f = NONE; h = NONE; g = NONE; s0 = 0; s1 = 0; s2 = 0 }
+	:: else -> break
+	od;
+	done++
+}
+
+proctype getter()
+{
+	byte n, p, id;
+
+	n = 0;
+	do
+	:: n < R ->
+		n++;
+		in_rs[GETTER] = 1;
+		p = slot;
+		if
+		:: p != NONE ->
+			id = ident[p];
+			/* ... R3, R4, the copy: still in the section ... */
+			assert(ident[p] == id)			/* GRACE-PERIOD */
+		:: else
+		fi;
+		in_rs[GETTER] = 0;
+		d_step { p = NONE; id = 0 }
+	:: else -> break
+	od;
+	done++
+}
+
+proctype taker()
+{
+	byte f, h, g;
+	bool s0, s1, s2;
+
+T1:	steal = 1;
+T2:	grace(TAKER, s0, s1, s2);
+T3:	atomic {	/* lpc_threads_lock held; the owner is off its lists */
+		f = 0;
+		do
+		:: f < NF ->
+			if :: where[f] == PRIV -> where[f] = SHARED :: else fi;
+			f++
+		:: else -> break
+		od;
+		h = dhead;
+		do
+		:: h != NONE ->
+			assert(where[h] == DFREE);
+			where[h] = PENDING;				/* OD6 */
+			g = next[h];
+			h = g
+		:: else -> break
+		od;
+		dhead = NONE
+	};
+T4:	steal = 0;
+	/* the drain: PD2, its grace period, PD3 */
+	grace(TAKER, s0, s1, s2);
+	atomic {
+		f = 0;
+		do
+		:: f < NF ->
+			if :: where[f] == PENDING -> where[f] = SHARED :: else fi;
+			f++
+		:: else -> break
+		od
+	};
+	done++
+}
+
+init {
+	atomic {
+		slot = 0;
+		where[0] = INDEX;
+		where[1] = SHARED;
+		dhead = NONE;
+		run owner();
+		run getter();
+		run taker()
+	};
+	(done == 3);
+	/* Every frame is somewhere the lists say. */
+	assert(where[0] != HELD && where[1] != HELD);
+	assert(slot == NONE || where[slot] == INDEX)
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_own_defer.c - lpc_invalidate keeps its frames for its own thread
+ * (page/alloc.c OD1-OD6, lpc_page_keep_removed_chain).  Checked with values:
+ *  - an invalidate of fewer than half the frames keeps every one on the
+ *    thread's deferred list (ndfree), puts none on pending and hands none to
+ *    call_rcu, and the census counts them (FRAMES-ACCOUNTED: free + pending
+ *    + private + deferred + in use == total);
+ *  - the thread's next misses get those very frames back (OD3-OD5: after a
+ *    grace period of its own; in LPC_DEBUG builds rule DEFERRED-GRACE checks
+ *    it, and nothing else waits for a grace period between the invalidate
+ *    and the misses here: the mutant own-no-grace dies in this test), and
+ *    the pages read back byte for byte;
+ *  - a thread that invalidates and exits leaves its frames on pending and
+ *    kicks (OD6): a bounded wait sees pending drained and every frame free
+ *    but the cached ones (no frame stranded on a dead thread's list);
+ *  - after all that every frame can be had.
+ *
+ * Usage: test_own_defer [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "../common/lpc_test.h"
+#include "cache/cache.h"
+
+#define PS 4096u
+#define NFRAMES 1024u
+#define NPAGES 128u /* well under half the frames: all kept */
+
+static struct lpc_file *file;
+static uint64_t file_id;
+static unsigned char *scratch;
+
+static uint32_t npending(struct lpc_pool *pool)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&pool->free_lock);
+	n = pool->npending;
+	pthread_mutex_unlock(&pool->free_lock);
+	return n;
+}
+
+/* A thread that caches pages [NPAGES, 2 NPAGES), invalidates them and
+ * exits: its deferred frames must not stay with its dead block. */
+static void *invalidate_and_exit(void *arg)
+{
+	struct lpc_page *p;
+	int *dropped = arg;
+
+	for (unsigned i = NPAGES; i < 2 * NPAGES; i++) {
+		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get %u", i);
+		lpc_page_put(p);
+	}
+	*dropped = lpc_invalidate(file, (uint64_t)NPAGES * PS, (uint64_t)NPAGES * PS);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+	struct lpc_pool *pool;
+	struct lpc_tcache *t;
+	struct lpc_page *p, *frames[NPAGES];
+	struct lpc_pool_census cs;
+	struct lpc_stats s;
+	char path[600];
+	uint32_t pend0;
+	unsigned mine = 0, bad = 0;
+	int dropped, rc = -EAGAIN;
+	pthread_t th;
+
+	tst_init(argc, argv, 60);
+	tst_require_tmpdir();
+	scratch = malloc(PS);
+	REQUIRE(scratch);
+	REQUIRE(tst_make_sparse("owndefer", 4 * NPAGES * PS, path, sizeof(path)) == 0, "file");
+	file_id = tst_file_id(path);
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = NFRAMES * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_kb = LPC_READAHEAD_OFF; /* one page per miss, no thread */
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
+	pool = &c->pool;
+	file = tst_file_open(c, path, O_RDONLY);
+
+	for (unsigned i = 0; i < NPAGES; i++) {
+		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get %u", i);
+		frames[i] = p;
+		lpc_page_put(p);
+	}
+	t = lpc_tcache(&pool->owner);
+	REQUIRE(t, "thread block");
+	pend0 = npending(pool);
+
+	/* OD1-OD2: all kept, nothing on pending, no call_rcu batch. */
+	dropped = lpc_invalidate(file, 0, (uint64_t)NPAGES * PS);
+	CHECK_EQ(dropped, (int)NPAGES, "pages invalidated");
+	CHECK_EQ(atomic_load(&t->ndfree), NPAGES, "frames kept by the invalidating thread");
+	CHECK_EQ(npending(pool), pend0, "kept frames went to pending");
+	CHECK_EQ(atomic_load(&pool->batches_in_flight), 0u, "a call_rcu batch in flight");
+	for (int i = 0; i < 10000 && (rc = lpc_pool_census(pool, 0, &cs)) == -EAGAIN; i++)
+		tst_sleep_us(1000);
+	CHECK_EQ(rc, 0, "census of a quiet pool");
+	CHECK_EQ(cs.total, NFRAMES, "census: every frame free (deferred ones counted)");
+	CHECK(cs.private_frames >= NPAGES, "census: the deferred frames as the thread's");
+	lpc_stats(c, &s);
+	CHECK_EQ(s.frames_free, (uint64_t)NFRAMES, "frames_free counts the deferred frames");
+
+	/* OD3-OD5: the next misses get the same frames, after a grace period
+	 * of the thread's own (the private list's leftover refill first). */
+	for (unsigned i = 0; i < NPAGES; i++) {
+		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get again %u", i);
+		for (unsigned k = 0; k < NPAGES; k++)
+			if (frames[k] == p) {
+				mine++;
+				break;
+			}
+		if (tst_null_check_page(file_id, i, PS, 4 * NPAGES * PS, lpc_page_data(p), scratch))
+			bad++;
+		lpc_page_put(p);
+	}
+	CHECK_EQ(bad, 0u, "pages read back after landing the deferred frames");
+	CHECK_EQ(atomic_load(&t->ndfree), 0u, "the deferred list was not landed");
+	CHECK(mine + pool->tbatch >= NPAGES, "the misses got %u of the thread's own frames", mine);
+
+	/* OD6: an exiting thread's deferred frames reach pending, and its
+	 * kick has them drained (bounded wait, not a timing). */
+	REQUIRE(pthread_create(&th, NULL, invalidate_and_exit, &dropped) == 0, "thread");
+	REQUIRE(pthread_join(th, NULL) == 0, "join");
+	CHECK_EQ(dropped, (int)NPAGES, "pages invalidated by the exiting thread");
+	for (int i = 0; i < 10000 && npending(pool); i++)
+		tst_sleep_us(1000);
+	CHECK_EQ(npending(pool), 0u, "an exited thread's deferred frames stranded on pending");
+	for (int i = 0; i < 10000; i++) {
+		lpc_stats(c, &s);
+		if (s.frames_free == NFRAMES - NPAGES)
+			break;
+		tst_sleep_us(1000);
+	}
+	CHECK_EQ(s.frames_free, (uint64_t)(NFRAMES - NPAGES), "frames free after the exit");
+
+	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NPAGES * PS), (int)NPAGES, "last invalidate");
+	CHECK_EQ(tst_frames_allocatable(c, NFRAMES), NFRAMES, "every frame allocatable");
+	CHECK_EQ(lpc_file_close(file), 0);
+	tst_cache_destroy(c);
+	free(scratch);
+	return tst_finish();
+}
