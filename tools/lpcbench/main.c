@@ -144,6 +144,8 @@ static void usage(FILE *out)
 		"                   [floor,lockless,locked,kernel,lpc_pread,kernel_hot,lpc_pread_hot,\n"
 		"                   lockless_hot,optimistic,kernel_shared,lpc_pread_shared,lockless_shared,\n"
 		"                   optimistic_shared]\n"
+		"                   fault: [lockless,locked,kernel_anon,kernel_file]; also\n"
+		"                   lockless_files (each thread's range its own file)\n"
 		"  -h, --help       this text\n"
 		"\nThe run prints its configuration first, a progress line on stderr, then the\n"
 		"results: median [min - max] over the rounds, ratios, checks against targets\n"

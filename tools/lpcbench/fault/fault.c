@@ -19,6 +19,14 @@
  *                (a minor fault that maps the cached page).  Counted in pages
  *                touched: the kernel's fault-around maps up to 16 cached pages
  *                per fault, so this row is pages mapped, not faults
+ *   lockless_files  (only with --variants) lockless, with each thread's 4 MiB
+ *                its own file in the same cache: the file's index and its
+ *                lock are out of the picture, what two threads still share
+ *                is the pool (free lists, pending, the reclaimer, grace
+ *                periods) and the cache's counters
+ *
+ * --variants LIST runs only those (default: lockless, locked, kernel_anon,
+ * kernel_file); the ratios and checks print where both of their variants ran.
  *
  * Readahead is off in both caches (LPC_READAHEAD_OFF): every get is its own
  * miss and allocation, as every fault is the seed's; with readahead on, a
@@ -56,8 +64,41 @@
 #define FAULT_PS 4096u
 #define FAULT_PAGES (FAULT_RANGE / FAULT_PS)
 
-enum { FV_LOCKLESS, FV_LOCKED, FV_ANON, FV_FILE, FV_NR };
-static const char *const fv_name[FV_NR] = { "lockless", "locked", "kernel_anon", "kernel_file" };
+enum { FV_LOCKLESS, FV_LOCKED, FV_ANON, FV_FILE, FV_FILES, FV_NR };
+static const char *const fv_name[FV_NR] = { "lockless", "locked", "kernel_anon", "kernel_file",
+					    "lockless_files" };
+#define FV_DEFAULT ((1u << FV_LOCKLESS) | (1u << FV_LOCKED) | (1u << FV_ANON) | (1u << FV_FILE))
+
+/* The --variants list as a mask (bit v: run variant v); dies on a bad name. */
+static unsigned fault_variants(const struct bench_opts *o)
+{
+	unsigned mask = 0;
+	const char *s = o->variants;
+
+	if (!s)
+		return FV_DEFAULT;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		unsigned v;
+
+		for (v = 0; v < FV_NR; v++)
+			if (strlen(fv_name[v]) == len && !strncmp(s, fv_name[v], len))
+				break;
+		if (v == FV_NR)
+			die("--variants: unknown fault variant '%.*s' (lockless, locked, kernel_anon, kernel_file, lockless_files)",
+			    (int)len, s);
+		mask |= 1u << v;
+		s += len + (s[len] == ',');
+	}
+	if (!mask)
+		die("--variants: '%s' names no variant", o->variants);
+	return mask;
+}
+
+static void fault_check_opts(const struct bench_opts *o)
+{
+	fault_variants(o);
+}
 
 struct fworker {
 	char *anon;
@@ -69,6 +110,7 @@ struct fworker {
 struct fctx {
 	struct lpc_cache *c[2];
 	struct lpc_file *f[2];
+	struct lpc_file **own; /* lockless_files: thread i's file, in c[0] */
 	struct fworker *wk;
 	struct pool *pool;
 	unsigned nt;          /* thread counts */
@@ -101,9 +143,16 @@ static uint64_t fault_fn(unsigned id, void *arg, const _Atomic unsigned *stop)
 	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
 		switch (fv->v) {
 		case FV_LOCKLESS:
-		case FV_LOCKED: {
+		case FV_LOCKED:
+		case FV_FILES: {
 			struct lpc_file *f = x->f[fv->v == FV_LOCKED];
-			int rc = lpc_invalidate(f, base, FAULT_RANGE);
+			int rc;
+
+			if (fv->v == FV_FILES) {
+				f = x->own[id];
+				base = 0;
+			}
+			rc = lpc_invalidate(f, base, FAULT_RANGE);
 
 			if (rc < 0) {
 				w->err = -rc;
@@ -164,7 +213,8 @@ static void fault_slice(void *arg, unsigned threads, uint64_t slice_ns, struct p
 
 static double fault_estimate_s(const struct bench_opts *o)
 {
-	return (double)(o->rounds + o->warmup) * o->nr_tconf * FV_NR * o->slice_ms / 1000.0;
+	return (double)(o->rounds + o->warmup) * o->nr_tconf *
+	       __builtin_popcount(fault_variants(o)) * o->slice_ms / 1000.0;
 }
 
 static void fault_run(const struct bench_env *env)
@@ -178,7 +228,9 @@ static void fault_run(const struct bench_env *env)
 	struct datafile df;
 	struct pool *pool;
 	uint64_t bytes;
-	int fd;
+	unsigned mask = fault_variants(o);
+	int fd, vi[FV_NR]; /* variant v's place in r.v, -1: not run */
+	char (*own_path)[PATH_MAX + 16] = NULL;
 
 	for (unsigned i = 0; i < o->nr_tconf; i++) {
 		maxt = o->threads[i] > maxt ? o->threads[i] : maxt;
@@ -199,6 +251,18 @@ static void fault_run(const struct bench_env *env)
 	progress("fault: writing a %" PRIu64 " MiB file", bytes >> 20);
 	datafile_create(&df, bytes);
 	progress_done();
+	if (mask & (1u << FV_FILES)) {
+		/* lockless_files: one more 4 MiB file per thread (the null
+		 * backend never reads it; lpc_file_open needs it there). */
+		own_path = xcalloc(maxt, sizeof(*own_path));
+		for (unsigned i = 0; i < maxt; i++) {
+			snprintf(own_path[i], sizeof(own_path[i]), "%s/own%u", df.dir, i);
+			fd = open(own_path[i], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (fd < 0 || ftruncate(fd, FAULT_RANGE))
+				die_err(errno, "fault: %s", own_path[i]);
+			close(fd);
+		}
+	}
 	for (int m = 0; m < 2; m++) {
 		struct lpc_config cfg;
 		int rc;
@@ -214,6 +278,15 @@ static void fault_run(const struct bench_env *env)
 		if (rc < 0)
 			die_err(-rc, "fault: cache or file");
 	}
+	if (own_path) {
+		x.own = xcalloc(maxt, sizeof(*x.own));
+		for (unsigned i = 0; i < maxt; i++) {
+			int rc = lpc_file_open(x.c[0], own_path[i], O_RDONLY, 0, &x.own[i]);
+
+			if (rc < 0)
+				die_err(-rc, "fault: %s", own_path[i]);
+		}
+	}
 	fd = open(df.path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		die_err(errno, "fault: %s", df.path);
@@ -228,10 +301,15 @@ static void fault_run(const struct bench_env *env)
 			die_err(errno, "fault: mmap");
 		madvise(x.wk[i].anon, FAULT_RANGE, MADV_NOHUGEPAGE); /* 4 KiB faults */
 	}
+	r.nv = 0;
 	for (int v = 0; v < FV_NR; v++) {
+		vi[v] = -1;
+		if (!(mask & (1u << v)))
+			continue;
 		fv[v] = (struct fvar){ .x = &x, .v = v };
-		r.v[v] = (struct rounds_variant){ .name = fv_name[v], .fn = fault_fn, .arg = &fv[v],
-						  .slice = fault_slice };
+		vi[v] = (int)r.nv;
+		r.v[r.nv++] = (struct rounds_variant){ .name = fv_name[v], .fn = fault_fn,
+						       .arg = &fv[v], .slice = fault_slice };
 	}
 	x.nt = o->nr_tconf;
 	x.threads = o->threads;
@@ -250,10 +328,16 @@ static void fault_run(const struct bench_env *env)
 	rounds_print(env, &r, "fault: misses (faults) per minute", "M/min", 60e-6, "fault");
 	printf("\n  ratios within a round, median [min - max]:\n");
 	for (unsigned t = 0; t < r.nt; t++) {
-		rounds_print_ratio_at(env, &r, "lockless / kernel_anon", "ratio_lockless_anon", t,
-				      FV_LOCKLESS, FV_ANON);
-		rounds_print_ratio_at(env, &r, "lockless / locked", "ratio_lockless_locked", t,
-				      FV_LOCKLESS, FV_LOCKED);
+		if (vi[FV_LOCKLESS] >= 0 && vi[FV_ANON] >= 0)
+			rounds_print_ratio_at(env, &r, "lockless / kernel_anon", "ratio_lockless_anon",
+					      t, (unsigned)vi[FV_LOCKLESS], (unsigned)vi[FV_ANON]);
+		if (vi[FV_LOCKLESS] >= 0 && vi[FV_LOCKED] >= 0)
+			rounds_print_ratio_at(env, &r, "lockless / locked", "ratio_lockless_locked",
+					      t, (unsigned)vi[FV_LOCKLESS], (unsigned)vi[FV_LOCKED]);
+		if (vi[FV_FILES] >= 0 && vi[FV_LOCKLESS] >= 0)
+			rounds_print_ratio_at(env, &r, "lockless_files / lockless",
+					      "ratio_files_lockless", t, (unsigned)vi[FV_FILES],
+					      (unsigned)vi[FV_LOCKLESS]);
 	}
 	if (t1 != ~0u && t2 != ~0u) {
 		struct summary sc[FV_NR];
@@ -261,13 +345,15 @@ static void fault_run(const struct bench_env *env)
 		for (int v = 0; v < FV_NR; v++) {
 			char l[96];
 
-			sc[v] = rounds_ratio(&r, (unsigned)v, t2, (unsigned)v, t1);
+			if (vi[v] < 0)
+				continue;
+			sc[v] = rounds_ratio(&r, (unsigned)vi[v], t2, (unsigned)vi[v], t1);
 			snprintf(l, sizeof(l), "scaling %s, 2 over 1 thread", fv_name[v]);
 			rounds_print_ratio(env, &r, l, "scaling_2_1", 2, sc[v]);
 		}
-		{
-			struct summary a = rounds_sum(&r, t1, FV_LOCKLESS, 60e-6);
-			struct summary k = rounds_sum(&r, t1, FV_ANON, 60e-6);
+		if (vi[FV_LOCKLESS] >= 0 && vi[FV_ANON] >= 0 && vi[FV_LOCKED] >= 0) {
+			struct summary a = rounds_sum(&r, t1, (unsigned)vi[FV_LOCKLESS], 60e-6);
+			struct summary k = rounds_sum(&r, t1, (unsigned)vi[FV_ANON], 60e-6);
 
 			printf("\n  checks (informational; a loaded machine can miss them):\n");
 			printf("    a) lockless misses/min per thread >= 1.5x kernel_anon faults, 1 thread: "
@@ -282,14 +368,17 @@ static void fault_run(const struct bench_env *env)
 	       "  (background threads included) / pages, median [min - max]:\n");
 	for (unsigned t = 0; t < r.nt; t++) {
 		for (unsigned v = 0; v < FV_NR; v++) {
-			double *c = xcalloc(r.nr, sizeof(double));
+			double *c;
 			struct summary sm;
 
+			if (vi[v] < 0)
+				continue;
+			c = xcalloc(r.nr, sizeof(double));
 			for (unsigned i = 0; i < r.nr; i++)
 				c[i] = x.cpu_op[((size_t)i * r.nt + t) * FV_NR + v];
 			sm = summarize(c, r.nr);
 			free(c);
-			printf("    %u thread%s  %-12s %8.0f [%8.0f - %8.0f]\n", o->threads[t],
+			printf("    %u thread%s  %-14s %8.0f [%8.0f - %8.0f]\n", o->threads[t],
 			       o->threads[t] == 1 ? " " : "s", fv_name[v], sm.med, sm.min, sm.max);
 			csv_summary(env->csv,
 				    &(struct csv_key){ .bench = "fault", .threads = o->threads[t],
@@ -301,7 +390,8 @@ static void fault_run(const struct bench_env *env)
 		uint64_t m = s1.misses - s0.misses;
 		double d = m ? (double)m : 1;
 
-		printf("\n  lockless counters over the measured rounds and the warm-up: misses %" PRIu64
+		printf("\n  lockless counters (lockless and lockless_files: one cache) over the measured\n"
+		       "  rounds and the warm-up: misses %" PRIu64
 		       " reads %" PRIu64 " invalidated %" PRIu64 " retries %" PRIu64 "\n",
 		       m, s1.reads - s0.reads, s1.invalidated - s0.invalidated,
 		       s1.retries - s0.retries);
@@ -317,10 +407,16 @@ static void fault_run(const struct bench_env *env)
 		munmap(x.wk[i].map, FAULT_RANGE);
 	}
 	close(fd);
+	for (unsigned i = 0; x.own && i < maxt; i++)
+		lpc_file_close(x.own[i]);
 	for (int m = 0; m < 2; m++) {
 		lpc_file_close(x.f[m]);
 		lpc_cache_destroy(x.c[m]);
 	}
+	for (unsigned i = 0; own_path && i < maxt; i++)
+		unlink(own_path[i]);
+	free(own_path);
+	free(x.own);
 	free(x.wk);
 	free(x.cpu_op);
 	free(r.ops_s);
@@ -333,6 +429,6 @@ const struct bench bench_fault = {
 		"           (a miss each, null backend), lockless against LOCKED, beside the\n"
 		"           kernel's MADV_DONTNEED + touch of anonymous and MAP_SHARED memory",
 	.run = fault_run,
-	.check_opts = NULL,
+	.check_opts = fault_check_opts,
 	.estimate_s = fault_estimate_s,
 };
