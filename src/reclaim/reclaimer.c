@@ -107,6 +107,12 @@
  * free_deferred, a last put of a page already out of its index, never a
  * hit) that puts the first frame on an empty pending list; the frames after
  * it share that linger, and a full batch goes to call_rcu as before.
+ * Checked in tests/model/linger.pml (RL1-RL4, the wake and the linger kick,
+ * stop and retire, against puts, invalidates and destroy: no lost kick, no
+ * start after retire), with broken variants spin must catch (RL1's clear
+ * after its load of pending: BUG_CLEAR_AFTER_LOAD; no RL4 after the drain:
+ * BUG_NO_RL4; a put that never kicks: BUG_PUT_NO_KICK; start_locked
+ * ignoring the retire: BUG_START_AFTER_RETIRE).
  *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
