@@ -254,7 +254,7 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
  * with it, so the batch and stream counters of 0.3 are past its end), and
  * lpc_stats@LPC_0.1, which programs built against 0.1 call, only the fields
  * its struct had (up to frames_free).  Each old version writes nothing past
- * its struct (tests/unit/test_stats_abi.c).  A static link resolves
+ * its struct (tests/packaging/stats_abi.c).  A static link resolves
  * lpc_stats to the default, @@LPC_0.3.
  */
 LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out);
