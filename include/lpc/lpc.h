@@ -518,6 +518,17 @@ struct lpc_stats {
 	uint64_t wpin_fast;    /* write pins the lockless fast path served */
 	uint64_t wpin_slow;    /* ... that took the slow path */
 	uint64_t wpin_dirtied; /* pages lpc_unpin(LPC_PIN_WRITE) marked dirty */
+	/* Since 0.3 (the symbol lpc_stats@LPC_0.2 fills only the fields
+	 * above): lpc_page_get_batch and read streams */
+	uint64_t batches;      /* lpc_page_get_batch calls with entries */
+	uint64_t batch_runs;   /* runs of adjacent absent pages they read, one
+				* read I/O each (batch_runs / batches: the
+				* runs per batch) */
+	uint64_t batch_pages;  /* pages those runs read (batch_pages /
+				* batch_runs: the pages per batch I/O) */
+	uint64_t stream_runs;  /* runs of adjacent absent pages read streams
+				* read ahead, one read I/O each */
+	uint64_t stream_pages; /* pages those runs read */
 };
 
 /*
@@ -1010,7 +1021,13 @@ int lpc_page_read(struct lpc_file *f, uint64_t index, unsigned flags, lpc_page_r
 /*
  * Sums the counters of every thread into *out (F.1).  NULL arguments are
  * ignored.  A program built against 0.1 (a smaller struct) binds to
- * lpc_stats@LPC_0.1, which fills only the 0.1 fields.
+ * lpc_stats@LPC_0.1, which fills only the 0.1 fields; one built against
+ * 0.2 binds to lpc_stats@LPC_0.2, which fills the fields up to
+ * wpin_dirtied: neither writes past the struct its program has.
+ * batches, batch_runs and batch_pages are exact (F.1): a batch of n
+ * adjacent cold pages that fit readahead's share counts 1 batch, 1 run, n
+ * pages (one read); a run another thread cut by caching a page inside it
+ * meanwhile counts as one run, though it took two reads.
  * Context: may sleep (lpc_threads_lock, files_lock, then free_lock: short
  * internal locks, never held across I/O, so it never waits for a read in
  * flight); no I/O, no grace period; does not register the thread.

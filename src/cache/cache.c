@@ -248,17 +248,20 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 }
 
 /*
- * lpc_stats has two versions (src/lpc.map): lpc_stats@@LPC_0.2 fills the
- * whole struct; lpc_stats@LPC_0.1, which programs built against 0.1 call,
- * fills only the fields its struct had (it is that much smaller).  0.2 is
- * not released yet, so the fields it adds (memory, reads, readahead) all
- * belong to the 0.2 struct.  A static link resolves lpc_stats to the
- * default, @@LPC_0.2.
+ * lpc_stats has three versions (src/lpc.map): lpc_stats@@LPC_0.3 fills the
+ * whole struct; lpc_stats@LPC_0.2, which programs built against 0.2 call,
+ * fills the fields up to wpin_dirtied (the 0.2 struct: 0.2 was released
+ * with it, so the batch and stream counters of 0.3 are past its end), and
+ * lpc_stats@LPC_0.1, which programs built against 0.1 call, only the fields
+ * its struct had (up to frames_free).  Each old version writes nothing past
+ * its struct (tests/packaging/stats_abi.c).  A static link resolves
+ * lpc_stats to the default, @@LPC_0.3.
  */
+LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out);
 LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out);
 LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out);
 
-LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
+LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out)
 {
 	uint64_t cnt[LPC_NR_COUNTERS], tfree;
 
@@ -314,6 +317,11 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	out->wpin_fast = cnt[LPC_C_WPIN_FAST];
 	out->wpin_slow = cnt[LPC_C_WPIN_SLOW];
 	out->wpin_dirtied = cnt[LPC_C_WPIN_DIRTIED];
+	out->batches = cnt[LPC_C_BATCHES];
+	out->batch_runs = cnt[LPC_C_BATCH_RUNS];
+	out->batch_pages = cnt[LPC_C_BATCH_PAGES];
+	out->stream_runs = cnt[LPC_C_STREAM_RUNS];
+	out->stream_pages = cnt[LPC_C_STREAM_PAGES];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 
@@ -335,19 +343,30 @@ LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
 	pthread_mutex_unlock(&c->pool.free_lock);
 }
 
+LPC_EXPORT void lpc_stats_v02(struct lpc_cache *c, struct lpc_stats *out)
+{
+	struct lpc_stats s;
+
+	if (!c || !out)
+		return;
+	lpc_stats_v03(c, &s);
+	memcpy(out, &s, offsetof(struct lpc_stats, batches));
+}
+
 LPC_EXPORT void lpc_stats_v01(struct lpc_cache *c, struct lpc_stats *out)
 {
 	struct lpc_stats s;
 
 	if (!c || !out)
 		return;
-	lpc_stats_v02(c, &s);
+	lpc_stats_v03(c, &s);
 	memcpy(out, &s, offsetof(struct lpc_stats, evictions));
 }
 
 #ifndef LPC_EMBEDDED
 __asm__(".symver lpc_stats_v01, lpc_stats@LPC_0.1");
-__asm__(".symver lpc_stats_v02, lpc_stats@@LPC_0.2");
+__asm__(".symver lpc_stats_v02, lpc_stats@LPC_0.2");
+__asm__(".symver lpc_stats_v03, lpc_stats@@LPC_0.3");
 #else
 /* A private copy inside another library (liblpc_sqlite, built with
  * LPC_EMBEDDED): no symbol versions, since a .symver'ed default version is
@@ -356,7 +375,7 @@ __asm__(".symver lpc_stats_v02, lpc_stats@@LPC_0.2");
  * the current one. */
 void lpc_stats(struct lpc_cache *c, struct lpc_stats *out)
 {
-	lpc_stats_v02(c, out);
+	lpc_stats_v03(c, out);
 }
 #endif
 

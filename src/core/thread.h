@@ -84,6 +84,12 @@ enum lpc_counter {
 	LPC_C_WPIN_FAST,   /* lpc_pin(LPC_PIN_WRITE) calls served by the fast path */
 	LPC_C_WPIN_SLOW,   /* ... that took the slow path */
 	LPC_C_WPIN_DIRTIED, /* pages lpc_unpin(LPC_PIN_WRITE) marked dirty */
+	/* lpc_page_get_batch and read streams (filemap/stream.c) */
+	LPC_C_BATCHES,      /* lpc_page_get_batch calls with entries */
+	LPC_C_BATCH_RUNS,   /* GB2-GB3 windows that inserted pages to read */
+	LPC_C_BATCH_PAGES,  /* ... the pages they inserted */
+	LPC_C_STREAM_RUNS,  /* ST2 runs handed out that inserted pages */
+	LPC_C_STREAM_PAGES, /* ... the pages they inserted */
 	LPC_NR_COUNTERS,
 };
 

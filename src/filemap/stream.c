@@ -66,6 +66,10 @@
  *      or a miss of its own for a page that was dropped, evicted, or never
  *      inserted: no free frame); its page or its own error
  *
+ * Counted (lpc_stats(3), count_run): each call with entries one batch;
+ * each window GB2 or GB3 hands out (ST2's, for a stream) that inserted
+ * pages one run, of the pages it inserted.
+ *
  * The stream keeps a ring of the entries the callback produced and the
  * consumer has not taken (at most max_distance).  Only the thread that
  * calls lpc_stream_next (one at a time: a stream is not shared) touches it;
@@ -191,16 +195,28 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* GB2 for one run [s, e): handed to the readahead threads (or read here in
- * LOCKED mode, and with !async, GB3), within the share (Q5).  Return: where
- * the window ended early (e: it did not). */
+/* lpc_stats' batch_runs and batch_pages (stream_runs and stream_pages for
+ * a stream): a window that inserted pages is one run read, one read I/O
+ * (unless another thread cached a page inside it meanwhile, which splits
+ * it: run.c W1), of the pages it inserted. */
+static void count_run(struct lpc_tcache *t, bool stream, uint64_t pages)
+{
+	if (!pages)
+		return;
+	lpc_count(t, stream ? LPC_C_STREAM_RUNS : LPC_C_BATCH_RUNS);
+	lpc_count_add(t, stream ? LPC_C_STREAM_PAGES : LPC_C_BATCH_PAGES, pages);
+}
+
+/* GB2 (and ST2, `stream`) for one run [s, e): handed to the readahead
+ * threads (or read here in LOCKED mode), within the share (Q5).  Return:
+ * where the window ended early (e: it did not). */
 static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, uint64_t e,
-			  bool async)
+			  bool stream)
 {
 	uint64_t stop;
 	unsigned queued;
 
-	(void)lpc_filemap_ra_window(f, s, e, false, async, t, &queued, &stop);
+	count_run(t, stream, lpc_filemap_ra_window(f, s, e, false, true, t, &queued, &stop));
 	return stop;
 }
 
@@ -215,7 +231,7 @@ static void issue_left(struct lpc_file *f, struct lpc_tcache *t, const uint64_t 
 		return;
 	lpc_filemap_batch_init(&b, f);
 	for (unsigned k = 0; k < nleft; k++)
-		(void)lpc_filemap_ra_window_batch(&b, left_s[k], left_e[k], t, &stop);
+		count_run(t, false, lpc_filemap_ra_window_batch(&b, left_s[k], left_e[k], t, &stop));
 	lpc_filemap_batch_flush(&b, t);
 }
 
@@ -235,7 +251,7 @@ static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigne
 		while (++i < n && v[i] <= e)
 			if (v[i] == e)
 				e++;
-		stop = issue_run(f, t, s, e, true);
+		stop = issue_run(f, t, s, e, false);
 		if (stop < e) {
 			left_s[nleft] = stop;
 			left_e[nleft++] = e;
@@ -341,7 +357,7 @@ static void issue_planned(struct lpc_file *f, struct lpc_tcache *t, struct gb_pl
 		while (hi - lo + 1 < pl->cap && hi + 1 < pl->nu &&
 		       pl->u[hi + 1] == pl->u[hi] + 1 && plan_take(f, pl, hi + 1))
 			hi++;
-		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, true);
+		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, false);
 		/* Pulled pages the run did not take (the share was held by
 		 * other reads) are open again: their own chunk issues them. */
 		for (size_t k = lo; k <= hi; k++)
@@ -387,6 +403,8 @@ LPC_EXPORT int lpc_page_get_batch(struct lpc_file *f, const uint64_t *indices, s
 	t = lpc_file_tcache(f);
 	if (!t)
 		return -ENOMEM;
+	if (n)
+		lpc_count(t, LPC_C_BATCHES);
 	if (n > LPC_BATCH_CHUNK) {					/* GB0 */
 		mem = n <= SIZE_MAX / (sizeof(uint64_t) + 1)
 			      ? malloc(n * (sizeof(uint64_t) + 1))

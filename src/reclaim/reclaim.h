@@ -106,7 +106,8 @@ void lpc_reclaim_stop(struct lpc_reclaim *r);
  * start it over a pool about to be freed).  Context: as lpc_reclaim_stop. */
 void lpc_reclaim_retire(struct lpc_reclaim *r);
 
-/* Frees what init made.  Context: the reclaimer stopped. */
+/* Frees what init made.  Context: the reclaimer retired (rule
+ * RECLAIM-RETIRED: its thread joined and never started again). */
 void lpc_reclaim_destroy(struct lpc_reclaim *r);
 
 /*

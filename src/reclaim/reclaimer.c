@@ -107,6 +107,12 @@
  * free_deferred, a last put of a page already out of its index, never a
  * hit) that puts the first frame on an empty pending list; the frames after
  * it share that linger, and a full batch goes to call_rcu as before.
+ * Checked in tests/model/linger.pml (RL1-RL4, the wake and the linger kick,
+ * stop and retire, against puts, invalidates and destroy: no lost kick, no
+ * start after retire), with broken variants spin must catch (RL1's clear
+ * after its load of pending: BUG_CLEAR_AFTER_LOAD; no RL4 after the drain:
+ * BUG_NO_RL4; a put that never kicks: BUG_PUT_NO_KICK; start_locked
+ * ignoring the retire: BUG_START_AFTER_RETIRE).
  *
  * The thread registers with RCU on its first call (lpc_tcache: it has its
  * own block, where its counters go) and blocks every signal.
@@ -117,6 +123,7 @@
 
 #include <lpc/lpc.h>
 
+#include "core/debug.h"
 #include "reclaim/reclaim.h"
 
 #define RECLAIM_BACKOFF_MIN_US 100u
@@ -337,14 +344,20 @@ static void spare_end(struct lpc_reclaim *r, bool ra)
 		atomic_store_explicit(&r->spare_ra, false, memory_order_relaxed);
 }
 
-/* Creates the thread unless it runs, failed or is being stopped.
- * Context: r->lock held. */
+/* Creates the thread unless it runs, failed, is being stopped or was
+ * retired (lpc_reclaim_retire: a kick from destroy's RCU barrier, after
+ * the last stop, must not start one over a pool about to be freed; rule
+ * RECLAIM-RETIRED, checked here, where every thread is created, and in
+ * lpc_reclaim_destroy).  Context: r->lock held. */
 static void start_locked(struct lpc_reclaim *r)
 {
 	sigset_t all, old;
 
 	if (r->started || r->failed || r->stop || r->retired)
 		return;
+	lpc_debug_check(!r->retired, "RECLAIM-RETIRED", NULL,
+			"reclaimer %p: a kick after lpc_reclaim_retire starts its thread",
+			(void *)r);
 	/* The thread blocks every signal (it inherits the mask). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -427,6 +440,14 @@ void lpc_reclaim_retire(struct lpc_reclaim *r)
 
 void lpc_reclaim_destroy(struct lpc_reclaim *r)
 {
+#if LPC_DEBUG
+	/* Rule RECLAIM-RETIRED: the thread was joined by the last stop and
+	 * nothing started it again (start_locked). */
+	pthread_mutex_lock(&r->lock);
+	lpc_debug_check(!r->started, "RECLAIM-RETIRED", NULL,
+			"reclaimer %p destroyed with its thread running", (void *)r);
+	pthread_mutex_unlock(&r->lock);
+#endif
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
 }

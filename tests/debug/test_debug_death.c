@@ -164,6 +164,16 @@ static void break_frames_accounted(void)
 	(void)lpc_pool_census(&cache->pool, 0, &cs);
 }
 
+/* RECLAIM-RETIRED: the reclaimer destroyed while its thread runs (as if a
+ * kick after lpc_reclaim_retire had started it again: the thread would
+ * run over a pool being freed; the start itself is the mutant
+ * retire-restart's, tests/mutants/run.sh). */
+static void break_reclaim_retired(void)
+{
+	lpc_reclaim_wake(&cache->reclaim, false); /* starts the thread */
+	lpc_reclaim_destroy(&cache->reclaim);
+}
+
 static void break_handed_twice(void)
 {
 	struct lpc_page *p = private_page(), *q;
@@ -899,6 +909,7 @@ static const struct {
 	{ "SEG-COUNT", break_seg_count },
 	{ "FRAMES-ACCOUNTED", break_frames_accounted },
 	{ "DEFERRED-GRACE", break_deferred_grace },
+	{ "RECLAIM-RETIRED", break_reclaim_retired },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
 	{ "IDENTITY-CHANGE", break_identity },

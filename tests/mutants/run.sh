@@ -119,6 +119,10 @@
 #   stream-share   filemap/stream.c: ST6's credit ignores the cache-wide
 #                  quarter (rule STREAM-BOUND, in test_stream_hold's two
 #                  streams)
+#   retire-restart reclaim/reclaimer.c: start_locked ignores r->retired (a
+#                  kick after lpc_reclaim_retire starts the thread again,
+#                  over a pool destroy is about to free; rule
+#                  RECLAIM-RETIRED, in test_pending_linger's retired case)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -174,6 +178,7 @@ mutants=(
 	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RQ4.s \*/@\t\t\t(void)0; /* MUTANT: RQ3 reads a refused run again inside the reap */@'
 	'stream-close-keeps|src/filemap/stream.c|s@^\t\tif (e->page)\t/\* ST7 \*/$@\t\tif (0) /* MUTANT: ST7 keeps its references */@'
 	'stream-share|src/filemap/stream.c|s@^\t\tif (cur >= cap)$@\t\tif (0) /* MUTANT: ST6 past the quarter */@'
+	'retire-restart|src/reclaim/reclaimer.c|s@if (r->started || r->failed || r->stop || r->retired)@if (r->started || r->failed || r->stop) /* MUTANT: start after retire */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
@@ -209,6 +214,7 @@ declare -A killer=(
 	[batch-einval-in-reap]='^unit\.test_read_batch$'
 	[stream-close-keeps]='^unit\.test_stream_hold$'
 	[stream-share]='^unit\.test_stream_hold$'
+	[retire-restart]='^unit\.test_pending_linger$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -18,7 +18,11 @@
  *  - ten invalidates of 3 pages each in a row: the same;
  *  - 40 pages cut by lpc_truncate (their last puts leave them pending,
  *    short of call_rcu's batch): the same;
- *  - every frame can be had afterwards.
+ *  - every frame can be had afterwards;
+ *  - after lpc_reclaim_retire (lpc_cache_destroy's, before its RCU
+ *    barrier), no kick starts the thread again: an invalidate's linger
+ *    kick and a wake leave it unstarted (rule RECLAIM-RETIRED; the mutant
+ *    retire-restart, tests/mutants/run.sh, dies of it here).
  *
  * Usage: test_pending_linger [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
@@ -101,6 +105,18 @@ int main(int argc, char **argv)
 	CHECK_EQ(s1.evictions - s0.evictions, 0u, "evictions");
 
 	CHECK_EQ(tst_frames_allocatable(c, NFRAMES), NFRAMES, "every frame allocatable");
+
+	/* Retired (as destroy does after its closes): the kicks of later
+	 * frees start nothing, and the frames wait on pending. */
+	cache_pages(f, 150, 3); /* below the truncate's cut */
+	lpc_reclaim_retire(&c->reclaim);
+	CHECK_EQ(lpc_invalidate(f, 150ull * PS, 3 * PS), 3, "pages invalidated after retire");
+	lpc_reclaim_wake(&c->reclaim, false);
+	pthread_mutex_lock(&c->reclaim.lock);
+	CHECK(!c->reclaim.started, "a kick after lpc_reclaim_retire started the reclaimer");
+	pthread_mutex_unlock(&c->reclaim.lock);
+	CHECK_EQ(atomic_load(&c->pool.npending), 3u, "pending after retire");
+
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
 	return tst_finish();

@@ -27,7 +27,9 @@
  *            batches reach librbd together where the backend has
  *            read_batch, lpc.h BK7); A and B through librbd's aio at
  *            queue depth 32 (rbd_aio_read, each slot refilled as it
- *            completes): what one thread gets with many reads in flight
+ *            completes): what one thread gets with many reads in flight;
+ *            under it C's pages per stream run (lpc_stats stream_pages /
+ *            stream_runs: pages per request to librbd)
  *   scan     one thread reading the first 8 MiB (or the budget, if larger)
  *            in order, from a cold cache (B and C open anew)
  *   write    1024 random 4 KiB writes to an image of the variant's own,
@@ -262,15 +264,22 @@ static int rb_gen_cb(void *arg, uint64_t *index, void **user)
 #define RB_AIO_QD 32
 
 /* One thread, one slice of random pages with many in flight: a read stream
- * (C) or librbd's aio at queue depth 32 (A, B).  Return: pages/s. */
-static double rb_stream(struct rb_h *h, uint64_t pages, uint64_t seed)
+ * (C) or librbd's aio at queue depth 32 (A, B).  Return: pages/s;
+ * *per_run: C's pages per stream run (lpc_stats stream_pages /
+ * stream_runs: pages per read request to librbd), else NAN. */
+static double rb_stream(struct rb_h *h, uint64_t pages, uint64_t seed, double *per_run)
 {
 	uint64_t t0 = now_ns(), end = t0 + RB_SLICE_NS, ops = 0, s = seed | 1;
 
+	*per_run = NAN;
 	if (h->v == 2) {
 		struct rb_gen g = { .s = seed | 1, .pages = pages };
+		struct lpc_stats s0, s1;
 		struct lpc_stream *st;
-		int r = lpc_stream_open(h->f, rb_gen_cb, &g,
+		int r;
+
+		lpc_stats(h->cache, &s0);
+		r = lpc_stream_open(h->f, rb_gen_cb, &g,
 					&(struct lpc_stream_opts){ .max_distance = RB_STREAM_DIST },
 					&st);
 
@@ -287,6 +296,10 @@ static double rb_stream(struct rb_h *h, uint64_t pages, uint64_t seed)
 			}
 		}
 		lpc_stream_close(st);
+		lpc_stats(h->cache, &s1);
+		if (s1.stream_runs > s0.stream_runs)
+			*per_run = (double)(s1.stream_pages - s0.stream_pages) /
+				   (double)(s1.stream_runs - s0.stream_runs);
 	} else {
 		rbd_completion_t c[RB_AIO_QD];
 		char *buf[RB_AIO_QD];
@@ -454,7 +467,7 @@ static void rb_measure(struct rb_ctx *x, unsigned rounds)
 					       "cold scan", "writes to durable" };
 	static const char *const wunit[NW] = { "reads/s", "reads/s", "reads/s", "reads/s",
 					       "reads/s", "MB/s", "writes/s" };
-	double val[NW][RB_NV][16], hit[RB_NT][RB_NV][16];
+	double val[NW][RB_NV][16], hit[RB_NT][RB_NV][16], per_run[RB_NV][16];
 	uint64_t pages = x->image_bytes / RB_PS;
 
 	rb_fill(x, "bench");
@@ -487,7 +500,7 @@ static void rb_measure(struct rb_ctx *x, unsigned rounds)
 			for (unsigned t = 0; t < RB_NT; t++)
 				val[W_R1 + t][v][k] =
 					rb_rand(&h, rb_threads[t], pages, k * 100 + t, &hit[t][v][k]);
-			val[W_STREAM][v][k] = rb_stream(&h, pages, k * 100 + 50);
+			val[W_STREAM][v][k] = rb_stream(&h, pages, k * 100 + 50, &per_run[v][k]);
 			rb_close(&h);
 			val[W_SCAN][v][k] = rb_scan(x, v, "bench");
 			char w[32];
@@ -514,6 +527,9 @@ static void rb_measure(struct rb_ctx *x, unsigned rounds)
 			rb_print("hit ratio B (est.)", hit[w - W_R1][1], rounds, "(reads < 40 us)");
 			rb_print("hit ratio C", hit[w - W_R1][2], rounds, "(lpc_stats)");
 		}
+		if (w == W_STREAM)
+			rb_print("pages/run C", per_run[2], rounds,
+				 "(lpc_stats stream_pages / stream_runs)");
 	}
 	printf("\n");
 }

@@ -24,6 +24,9 @@
  * within each round.  The goals (informational: a loaded machine misses
  * them): stream64 >= 0.8x direct_qd32 and >= 4x pread.
  *
+ * Then lpc_stats' batch and stream counters of the batch32 and stream64
+ * caches (lpc_stats(3): batches, runs per batch, pages per run).
+ *
  * Default: a 16 MiB cache and a 64 MiB file, 7 rounds of 100 ms (a few
  * seconds); --cache-mb / --file-mb / --rounds / --slice-ms for the full
  * sizes.
@@ -32,6 +35,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <liburing.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,6 +356,26 @@ static void stream_run(const struct bench_env *env0)
 		printf("    a) stream64 >= 0.8x direct_qd32: %.2f: %s\n", a.med,
 		       a.med >= 0.8 ? "PASS" : "FAIL");
 		printf("    b) stream64 >= 4x pread: %.2f: %s\n\n", b.med, b.med >= 4 ? "PASS" : "FAIL");
+	}
+	{
+		/* lpc_stats(3)'s batch and stream counters of the two rows'
+		 * caches, over every round (warm-up included): how many
+		 * read I/Os a batch made, and how many pages each carried
+		 * (random pages: mostly runs of one, adjacency by chance). */
+		struct lpc_stats sb, ss;
+
+		lpc_stats(x.c[SV_BATCH], &sb);
+		lpc_stats(x.c[SV_STREAM], &ss);
+		printf("  counters over all rounds (warm-up included):\n");
+		printf("    batch32   batches %10" PRIu64 "  runs %10" PRIu64 "  pages %10" PRIu64
+		       "  runs/batch %6.2f  pages/run %6.3f\n",
+		       sb.batches, sb.batch_runs, sb.batch_pages,
+		       sb.batches ? (double)sb.batch_runs / (double)sb.batches : NAN,
+		       sb.batch_runs ? (double)sb.batch_pages / (double)sb.batch_runs : NAN);
+		printf("    stream64  %27s  runs %10" PRIu64 "  pages %10" PRIu64
+		       "  %17s  pages/run %6.3f\n\n",
+		       "", ss.stream_runs, ss.stream_pages, "",
+		       ss.stream_runs ? (double)ss.stream_pages / (double)ss.stream_runs : NAN);
 	}
 	kchild_stop(&x.kc);
 	for (int m = 0; m < 3; m++) {
