@@ -138,7 +138,7 @@ step_cmake() {
 	cat >"$tmp/cm/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.25)
 project(consumer LANGUAGES C)
-find_package(lpc 0.2 REQUIRED)
+find_package(lpc 0.3 REQUIRED)
 add_executable(consumer consumer.c)
 target_link_libraries(consumer PRIVATE lpc::lpc)
 CM

@@ -336,9 +336,9 @@ extern "C" {
 #endif
 
 #define LPC_VERSION_MAJOR 0
-#define LPC_VERSION_MINOR 2
+#define LPC_VERSION_MINOR 3
 #define LPC_VERSION_PATCH 0
-#define LPC_VERSION_STRING "0.2.0"
+#define LPC_VERSION_STRING "0.3.0"
 
 /*
  * The version of the library loaded at run time ("MAJOR.MINOR.PATCH"), which
