@@ -555,6 +555,10 @@ void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f);
 uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start,
 				     uint64_t end, struct lpc_tcache *t, uint64_t *stop);
 void lpc_filemap_batch_flush(struct lpc_filemap_batch *b, struct lpc_tcache *t);
+/* run.c U2's order (and write.c WB2's): private frames pages[0..n) sorted
+ * by address, ascending, so that pages given them in index order merge
+ * into few segments of a request.  Context: the frames are private. */
+void lpc_filemap_order_frames(struct lpc_page **pages, uint64_t n);
 /* run.c U1's probe: true if page `index` of f is in its index now (no
  * reference taken, nothing relied on).  Context: outside a read section. */
 bool lpc_filemap_present(struct lpc_file *f, uint64_t index);

@@ -169,6 +169,12 @@ static void run_order_frames(struct lpc_page **pages, uint64_t n)
 		qsort(pages, n, sizeof(*pages), run_frame_cmp);
 }
 
+/* filemap.h: U2's order, for write.c WB2 too. */
+void lpc_filemap_order_frames(struct lpc_page **pages, uint64_t n)
+{
+	run_order_frames(pages, n);
+}
+
 /* run_start's mark for a window's first run: its first page inserted. */
 #define RUN_MARK_FIRST (UINT64_MAX - 1)
 

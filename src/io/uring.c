@@ -547,11 +547,89 @@ static int ring_run(struct uring *r, unsigned want, ssize_t *res,
 }
 
 
+#define URING_PIECES 4 /* R0, UB0: the most READ_FIXED entries a run is cut into */
+
+/*
+ * UB0 (and uring_readv's R0): cuts the iovecs into pieces that each lie
+ * back to back in one registered buffer (one READ_FIXED each), at most
+ * URING_PIECES: a run of 4 MiB never fits one 2 MiB chunk, and was one
+ * READV, whose 1024 pages the kernel pinned per request (gup: a third of a
+ * readahead thread's CPU time in lpcbench scan, where 92 % of the
+ * readahead requests were READV).  Return: the pieces (bytes in len[],
+ * buffers in bi[], starts in base[]), or 0 (not so cut: one entry for all,
+ * as before).
+ */
+static int io_pieces(struct lpc_io *io, struct uring *r, struct lpc_tcache *t,
+		     const struct iovec *iov, int cnt, size_t *len, int *bi, const char **base)
+{
+	const char *arena = (const char *)io->arena;
+	int np = 0, j = 0;
+
+	if (!r->fixed)
+		return 0;
+	while (j < cnt) {
+		const char *b = iov[j].iov_base;
+		size_t n = 0;
+		int first = j;
+
+		if (np == URING_PIECES)
+			return 0;
+		/* The iovecs from j that lie end to end, within b's chunk. */
+		while (j < cnt && (const char *)iov[j].iov_base == b + n &&
+		       (j == first || ((size_t)(b - arena) >> io->chunk_shift) ==
+					      ((size_t)(b + n + iov[j].iov_len - 1 - arena) >>
+					       io->chunk_shift))) {
+			n += iov[j].iov_len;
+			j++;
+		}
+		bi[np] = buf_index(io, r, t, b, n);
+		if (bi[np] < 0)
+			return 0;
+		len[np] = n;
+		base[np++] = b;
+	}
+	return np > 1 ? np : 0;
+}
+
+/*
+ * R0's result: the bytes the pieces' entries (res[], each of len[] bytes)
+ * read end to end from the first, a piece short or failed ending it (the
+ * bytes after it are not taken), or the first piece's error.  *badbi: the
+ * buffer of the piece that ended it by failing, else -1.
+ */
+static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, int np,
+			  int *badbi, int *baderr)
+{
+	ssize_t got = 0;
+
+	*badbi = -1;
+	for (int j = 0; j < np; j++) {
+		if (res[j] == (ssize_t)len[j]) {
+			got += res[j];
+			continue;
+		}
+		if (res[j] > 0)
+			got += res[j];
+		else if (j == 0)
+			got = res[j];
+		if (res[j] < 0 && res[j] != -EINTR && res[j] != -EAGAIN) {
+			*badbi = bi[j];
+			*baderr = (int)res[j];
+		}
+		break;
+	}
+	return got;
+}
+
 /*
  * A miss's run of pages (lpc_io_readv): one READ_FIXED when the frames lie
- * back to back in one registered buffer, else one READV; a partial transfer
- * is completed by more requests on the rest.  Reaped before returning, as
- * every request of this backend.
+ * back to back in one registered buffer; R0 else READ_FIXED pieces, one per
+ * stretch of frames back to back in one buffer (io_pieces), submitted
+ * together, their result the bytes they read end to end (pieces_res); else
+ * one READV.  A partial transfer is completed by more requests on the
+ * rest; a piece whose buffer failed (H5) is done again unregistered (its
+ * chunk leaves `have`, so the next try cuts no piece from it).  Reaped
+ * before returning, as every request of this backend.
  */
 static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int iovcnt,
 			   uint64_t off, uint64_t index)
@@ -571,8 +649,10 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		total += iov[i].iov_len;
 	while (done < total) {
 		struct io_uring_sqe *sqe;
-		const char *base = v[0].iov_base;
-		size_t len, n;
+		const char *base = v[0].iov_base, *pbase[URING_PIECES];
+		size_t len, n, plen[URING_PIECES];
+		ssize_t pres[URING_PIECES];
+		int pbi[URING_PIECES], np, err = 0;
 		bool flat;
 		ssize_t res = 0;
 		int bi;
@@ -580,18 +660,34 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		if (!r)
 			break;
 		flat = iov_flat(v, cnt, &len);
-		sqe = io_uring_get_sqe(&r->ring);
 		bi = flat ? buf_index(io, r, t, base, len) : -1;
-		if (bi >= 0)
-			io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)len, off + done,
-						 bi);
-		else
-			io_uring_prep_readv(sqe, f->fd, v, (unsigned)cnt, off + done);
-		sqe->user_data = 0;
-		if (ring_run(r, 1, &res, NULL, NULL) < 0) {
+		np = bi < 0 ? io_pieces(io, r, t, v, cnt, plen, pbi, pbase) : 0;
+		for (int p = 0, at = 0; p < np; at += (int)plen[p++]) {		/* R0 */
+			sqe = io_uring_get_sqe(&r->ring);
+			io_uring_prep_read_fixed(sqe, f->fd, (void *)pbase[p], (unsigned)plen[p],
+						 off + done + (uint64_t)at, pbi[p]);
+			sqe->user_data = (unsigned)p;
+		}
+		if (!np) {
+			sqe = io_uring_get_sqe(&r->ring);
+			if (bi >= 0)
+				io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)len,
+							 off + done, bi);
+			else
+				io_uring_prep_readv(sqe, f->fd, v, (unsigned)cnt, off + done);
+			sqe->user_data = 0;
+		}
+		if (ring_run(r, np ? (unsigned)np : 1, np ? pres : &res, NULL, NULL) < 0) {
 			ring_kill(t);
 			r = NULL;
 			break;
+		}
+		if (np) {
+			res = pieces_res(pres, plen, pbi, np, &bi, &err);
+			if (bi >= 0 && res > 0) {
+				ring_bad(io, r, t, bi, err); /* H5; the rest again */
+				bi = -1;
+			}
 		}
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
@@ -654,7 +750,9 @@ static ssize_t uring_readv_rest(struct lpc_io_file *f, const struct lpc_io_rrun 
 	return r > 0 ? (ssize_t)(got + (size_t)r) : (ssize_t)got;
 }
 
-/* One submission of a batch of runs (uring_readv_batch), for RS5. */
+/* One submission of a batch of runs (uring_readv_batch), for RS5.  A run's
+ * entries (its pieces, UB0) are consecutive: head[k] is the first of entry
+ * k's run, and left[head] counts its pieces not yet reaped. */
 struct ubatch {
 	struct lpc_io *io;
 	struct lpc_io_file *f;
@@ -662,30 +760,40 @@ struct ubatch {
 	struct lpc_tcache *t;
 	struct lpc_io_rrun *runs;
 	ssize_t res[URING_ENTRIES];
-	int which[URING_ENTRIES], bis[URING_ENTRIES];
-	size_t lens[URING_ENTRIES];
-	unsigned char later[URING_ENTRIES]; /* UB3: 0, UB_AGAIN or UB_REST */
+	int which[URING_ENTRIES], bis[URING_ENTRIES], head[URING_ENTRIES];
+	size_t lens[URING_ENTRIES];   /* the entry's bytes; at a head, the run's */
+	size_t plens[URING_ENTRIES];  /* the entry's bytes */
+	unsigned char later[URING_ENTRIES]; /* UB3, at a head: 0, UB_AGAIN or UB_REST */
+	unsigned char npieces[URING_ENTRIES], left[URING_ENTRIES]; /* at a head */
 };
 
 enum { UB_AGAIN = 1, UB_REST = 2 };
 
-/* UB2-UB3 for entry k, its completion just reaped (RS5). */
+/* UB2-UB3 for entry k, its completion just reaped (RS5): once every piece
+ * of its run is reaped (UB0), the run's result is theirs end to end
+ * (pieces_res). */
 static void ub_cqe(void *arg, unsigned k)
 {
 	struct ubatch *u = arg;
-	struct lpc_io_rrun *w = &u->runs[u->which[k]];
-	ssize_t res = u->res[k];
+	int h = u->head[k];
+	struct lpc_io_rrun *w = &u->runs[u->which[h]];
+	ssize_t res;
+	int bad, err = 0;
 
+	if (--u->left[h])
+		return; /* more pieces of its run at the device */
+	res = pieces_res(u->res + h, u->plens + h, u->bis + h, u->npieces[h], &bad, &err);
+	if (bad >= 0)
+		ring_bad(u->io, u->r, u->t, bad, err); /* H5 */
 	w->res = res;
-	u->later[k] = 0;
+	u->later[h] = 0;
 	if (res == -EINTR || res == -EAGAIN) {
-		u->later[k] = UB_AGAIN;
-	} else if (res < 0 && u->bis[k] >= 0) {
-		ring_bad(u->io, u->r, u->t, u->bis[k], (int)res); /* H5 */
-		u->later[k] = UB_AGAIN;
-	} else if (res > 0 && (size_t)res < u->lens[k] &&
-		   !lpc_io_read_ends(u->f, (size_t)res, u->lens[k])) {
-		u->later[k] = UB_REST;
+		u->later[h] = UB_AGAIN;
+	} else if (res < 0 && bad >= 0) {
+		u->later[h] = UB_AGAIN; /* H5: again, unregistered */
+	} else if (res > 0 && (size_t)res < u->lens[h] &&
+		   !lpc_io_read_ends(u->f, (size_t)res, u->lens[h])) {
+		u->later[h] = UB_REST;
 	} else {
 		lpc_io_rrun_done(w);					/* UB2 */
 	}
@@ -698,6 +806,12 @@ static void ub_cqe(void *arg, unsigned k)
  * time), every completion reaped here before returning, as every request
  * of this backend: one thread has every run of the batch at the device at
  * once and waits on nobody else.  Steps:
+ *   UB0 a run whose frames lie in more than one registered buffer is cut
+ *       into READ_FIXED pieces, one per buffer's stretch (io_pieces, at
+ *       most URING_PIECES; else one READV as before), queued one after the
+ *       other; the run is final once its last piece is reaped, its result
+ *       theirs end to end (pieces_res: a short or failed piece ends it, as
+ *       a short transfer would), then UB2-UB3 as for one entry;
  *   UB1 queue the chunk's runs, submit them together (ring_run);
  *   UB2 as each completion is reaped (RS5), a run whose result is final is
  *       reported to the front at once (lpc_io_rrun_done: io.c RQ3, which
@@ -726,29 +840,51 @@ static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, i
 		unsigned k = 0;
 		int first = i;
 
-		for (; i < nruns && k < URING_ENTRIES; i++) {		/* UB1 */
+		for (; i < nruns && k + URING_PIECES <= URING_ENTRIES; i++) {	/* UB1 */
 			struct lpc_io_rrun *w = &runs[i];
 			struct io_uring_sqe *sqe;
-			const char *base = w->iov[0].iov_base;
-			size_t total;
+			const char *base = w->iov[0].iov_base, *pbase[URING_PIECES];
+			size_t total, plen[URING_PIECES], off = 0;
+			int pbi[URING_PIECES], np;
+			unsigned h = k;
 			bool flat;
 			int bi;
 
 			if (!w->todo)
 				continue;
 			flat = iov_flat(w->iov, w->iovcnt, &total);
-			sqe = io_uring_get_sqe(&u.r->ring);
 			bi = flat ? buf_index(u.io, u.r, u.t, base, total) : -1;
-			if (bi >= 0)
-				io_uring_prep_read_fixed(sqe, f->fd, (void *)base, (unsigned)total,
-							 w->off, bi);
-			else
-				io_uring_prep_readv(sqe, f->fd, w->iov, (unsigned)w->iovcnt, w->off);
-			sqe->user_data = k;
-			u.bis[k] = bi;
-			u.lens[k] = total;
-			u.later[k] = 0;
-			u.which[k++] = i;
+			np = bi < 0 ? io_pieces(u.io, u.r, u.t, w->iov, w->iovcnt, plen, pbi, pbase) : 0;
+			for (int p = 0; p < np; p++) {				/* UB0 */
+				sqe = io_uring_get_sqe(&u.r->ring);
+				io_uring_prep_read_fixed(sqe, f->fd, (void *)pbase[p],
+							 (unsigned)plen[p], w->off + off, pbi[p]);
+				off += plen[p];
+				sqe->user_data = k;
+				u.bis[k] = pbi[p];
+				u.plens[k] = plen[p];
+				u.head[k] = (int)h;
+				u.which[k++] = i;
+			}
+			if (!np) {
+				sqe = io_uring_get_sqe(&u.r->ring);
+				if (bi >= 0)
+					io_uring_prep_read_fixed(sqe, f->fd, (void *)base,
+								 (unsigned)total, w->off, bi);
+				else
+					io_uring_prep_readv(sqe, f->fd, w->iov,
+							    (unsigned)w->iovcnt, w->off);
+				sqe->user_data = k;
+				u.bis[k] = bi;
+				u.plens[k] = total;
+				u.head[k] = (int)h;
+				u.which[k++] = i;
+				np = 1;
+			}
+			u.lens[h] = total;
+			u.later[h] = 0;
+			u.npieces[h] = (unsigned char)np;
+			u.left[h] = (unsigned char)np;
 		}
 		if (!k)
 			break;
@@ -761,7 +897,7 @@ static void uring_readv_batch(struct lpc_io_file *f, struct lpc_io_rrun *runs, i
 		for (unsigned j = 0; j < k; j++) {				/* UB3 */
 			struct lpc_io_rrun *w = &runs[u.which[j]];
 
-			if (!u.later[j])
+			if (u.head[j] != (int)j || !u.later[j])
 				continue;
 			if (u.later[j] == UB_REST)
 				w->res = uring_readv_rest(f, w, (size_t)w->res);

@@ -11,6 +11,34 @@
  * grows before the data is in the page (SZ1, below; the size protocol is in
  * writeback.c).  lpc_pwrite holds f->trunc_lock shared, so lpc_truncate
  * never runs in the middle of it.
+ *
+ * A write's new frames ascend with their pages (WB1-WB3).  Allocated page
+ * by page, a write's pages got descending frames: the free lists hand
+ * frames out last-freed first, and eviction frees them in the clock hand's
+ * ascending order.  Writeback's vectored write of those pages was then one
+ * segment per page (no two adjacent frames in the right order), and a
+ * device with max_segments 254 (virtio-blk) split a 4 MiB write into five
+ * requests, as reads' runs were before run.c U2's order.  Steps, in
+ * lpc_pwrite, for the pages the call covers whole:
+ *   WB1 at a whole page with no frame of the batch left: the next pages it
+ *       covers whole (at most WRITE_BATCH and a sixteenth of the frames),
+ *       those absent now (run.c U1's probe: a hint, nothing relied on), get
+ *       a frame each, LPC_ALLOC_NOWAIT (a frame that cannot be had at once
+ *       ends the batch: the rest are allocated one by one with the call's
+ *       wait, as before); the batch is refilled only past its last page, so
+ *       a write over cached pages probes each page once;
+ *   WB2 the frames sorted ascending (run.c U2's order) and given to the
+ *       absent pages in index order: they are private, so their order is
+ *       free to choose;
+ *   WB3 write_make of page `index` takes the batch's frame for it (the
+ *       page is new after all: write_new_page fills it while private and
+ *       inserts it, or frees it on -EEXIST as its own); a page found cached
+ *       meanwhile leaves its frame unused, and the frames left are freed
+ *       privately (never published) when the batch is refilled and when the
+ *       call ends.
+ * Nothing else changes: each page is still inserted alone, after its data,
+ * in index order, as before; a batch holds at most a sixteenth of the
+ * frames privately for the length of one call's copies.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,19 +47,82 @@
 
 #include "writeback/writeback.h"
 
-/* A new page holding [pgoff, pgoff + n) of src and zeros elsewhere.
- * Return: 0; -EEXIST (someone inserted first: use theirs); -ENOMEM. */
+#define WRITE_BATCH 64u /* WB1: the most frames one batch allocates */
+
+/* WB1-WB3: frames for the absent pages of a write, ascending with them. */
+struct write_frames {
+	struct lpc_page *p[WRITE_BATCH]; /* NULL once taken */
+	uint64_t index[WRITE_BATCH];     /* p[k]'s page, ascending */
+	uint64_t end;                    /* the first page past the batch's */
+	unsigned n, next;                /* frames; the first not yet passed */
+};
+
+/* WB3's end: the frames not taken, freed (private, never published). */
+static void write_frames_drop(struct write_frames *w)
+{
+	for (unsigned k = 0; k < w->n; k++)
+		if (w->p[k])
+			lpc_page_free_private(w->p[k]);
+	w->n = 0;
+	w->next = 0;
+}
+
+/* WB1-WB2 for the `pages` pages from `index` that the call covers whole. */
+static void write_frames_fill(struct lpc_file *f, struct write_frames *w, uint64_t index,
+			      uint64_t pages)
+{
+	uint64_t cap = f->pool->nframes / 16;
+	struct lpc_page *p;
+
+	write_frames_drop(w);
+	if (pages > WRITE_BATCH)
+		pages = WRITE_BATCH;
+	if (pages > cap)
+		pages = cap;
+	w->end = index + (pages ? pages : 1);
+	if (pages < 2)
+		return; /* one page: nothing to order */
+	for (uint64_t k = 0; k < pages; k++) {					/* WB1 */
+		if (lpc_filemap_present(f, index + k))
+			continue;
+		if (lpc_page_alloc_frame(f->pool, LPC_ALLOC_NOWAIT, &p))
+			break;
+		w->index[w->n] = index + k;
+		w->p[w->n++] = p;
+	}
+	lpc_filemap_order_frames(w->p, w->n);					/* WB2 */
+}
+
+/* WB3: the batch's frame for page `index`, or NULL (allocate one). */
+static struct lpc_page *write_frames_take(struct write_frames *w, uint64_t index)
+{
+	struct lpc_page *p;
+
+	while (w->next < w->n && w->index[w->next] < index)
+		w->next++; /* cached after all: its frame stays for the drop */
+	if (w->next == w->n || w->index[w->next] != index)
+		return NULL;
+	p = w->p[w->next];
+	w->p[w->next++] = NULL;
+	return p;
+}
+
+/* A new page holding [pgoff, pgoff + n) of src and zeros elsewhere, in
+ * frame p if not NULL (WB3: consumed whatever the result), else a frame
+ * allocated here.  Return: 0; -EEXIST (someone inserted first: use
+ * theirs); -ENOMEM. */
 static int write_new_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
-			  const void *src)
+			  const void *src, struct lpc_page *p)
 {
 	size_t ps = f->pool->page_size;
-	struct lpc_page *p;
 	char *data;
 	int rc;
 
-	rc = lpc_page_alloc_frame(f->pool, 0, &p);
-	if (rc)
-		return rc;
+	if (!p) {
+		rc = lpc_page_alloc_frame(f->pool, 0, &p);
+		if (rc)
+			return rc;
+	}
 	data = lpc_page_frame(p);
 	/* Private: nobody else can reach it yet.  As M2: the data and the
 	 * identity change inside one seq write section, the identity while
@@ -184,10 +275,12 @@ bool lpc_wb_lock_for_write(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 	return lock_for_write(f, p, index, how, yp);
 }
 
-/* What write_page's make() writes into a new page. */
+/* What write_page's make() writes into a new page, and where its frame
+ * may come from (WB3). */
 struct write_src {
 	size_t pgoff, n;
 	const void *src;
+	struct write_frames *wf;
 };
 
 static int write_make(struct lpc_file *f, uint64_t index, void *arg, struct lpc_page **out)
@@ -196,18 +289,20 @@ static int write_make(struct lpc_file *f, uint64_t index, void *arg, struct lpc_
 
 	debug_check_z1(f, NULL, (index << f->page_shift) + w->pgoff + w->n);
 	*out = NULL; /* inserted dirty: nothing held */
-	return write_new_page(f, index, w->pgoff, w->n, w->src);
+	return write_new_page(f, index, w->pgoff, w->n, w->src,
+			      w->wf ? write_frames_take(w->wf, index) : NULL);	/* WB3 */
 }
 
 /* D1-D3 on page `index`: [pgoff, pgoff + n) from src.  size0 is lpc's size
  * before this write's SZ1 raise (lpc_wb_extend): a page wholly past it holds
  * nothing yet (zeros), so a new page needs no read.  Return: 0 or errno. */
 static int write_page(struct lpc_file *f, uint64_t index, size_t pgoff, size_t n,
-		      const void *src, uint64_t size0, struct lpc_tcache *t)
+		      const void *src, uint64_t size0, struct write_frames *wf,
+		      struct lpc_tcache *t)
 {
 	size_t ps = f->pool->page_size;
 	bool fresh = n == ps || (index << f->page_shift) >= size0;
-	struct write_src w = { pgoff, n, src };
+	struct write_src w = { pgoff, n, src, wf };
 	struct lpc_page *p;
 	int rc;
 
@@ -258,6 +353,7 @@ uint64_t lpc_wb_extend(struct lpc_file *f, uint64_t end)
 LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, uint64_t off)
 {
 	struct lpc_tcache *t;
+	struct write_frames wf = { .end = 0 };
 	size_t done = 0, mask;
 	uint64_t size0;
 	int rc = 0;
@@ -292,13 +388,18 @@ LPC_EXPORT ssize_t lpc_pwrite(struct lpc_file *f, const void *buf, size_t len, u
 
 		if (n > len - done)
 			n = len - done;
+		if (pgoff == 0 && (pos >> f->page_shift) >= wf.end &&
+		    len - done >= 2 * f->pool->page_size)
+			write_frames_fill(f, &wf, pos >> f->page_shift,		/* WB1 */
+					  (len - done) >> f->page_shift);
 		size0 = lpc_wb_extend(f, pos + n);				/* SZ1 */
 		rc = write_page(f, pos >> f->page_shift, pgoff, n, (const char *)buf + done, size0,
-				t);
+				n == f->pool->page_size ? &wf : NULL, t);
 		if (rc)
 			break;
 		done += n;
 	}
+	write_frames_drop(&wf);							/* WB3 */
 	pthread_rwlock_unlock(&f->trunc_lock);
 	lpc_count(t, LPC_C_WRITES);
 	lpc_count_add(t, LPC_C_WRITE_BYTES, done);

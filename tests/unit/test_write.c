@@ -11,6 +11,8 @@
  *    cache is dropped and read again (g_h1, g_h2);
  *  - a whole-page write into an uncached page reads nothing;
  *  - contiguous dirty pages go out in one vectored write (coalescing);
+ *  - a write of several new pages gives them ascending frames, after the
+ *    cache was filled and emptied (frames_ascending);
  *  - lpc_invalidate skips dirty pages, drops them once written (g_h6);
  *  - the last close and lpc_cache_destroy write back first (g_h6);
  *  - lpc_page_mark_dirty: the change reaches the file; its errors (g_h4);
@@ -206,6 +208,72 @@ static void coalescing(int backend)
 	free(buf);
 }
 
+/*
+ * The new pages of one lpc_pwrite get frames that ascend with their index
+ * (write.c WB1-WB3), so writeback's vectored write of them is few segments
+ * (adjacent frames merge).  Checked after the cache was filled and its
+ * pages dropped: the free lists then hand frames out last-freed first, and
+ * a page-by-page allocation gave a write's pages descending frames (every
+ * page its own segment: a 4 MiB write of 1024 segments was split by a
+ * virtio disk, max_segments 254, into five requests).
+ */
+static void frames_ascending(int backend)
+{
+	char path[600], path2[600];
+	/* 1024 frames: a batch of WRITE_BATCH (64) fits in a sixteenth */
+	struct lpc_cache *c = tst_wcache_create(1024, PS, backend, 60000, 80, 90);
+	struct lpc_file *f, *f2;
+	unsigned char *buf = malloc(64 * PS);
+	char *prev = NULL;
+
+	REQUIRE(buf);
+	memset(buf, 0x5a, 64 * PS);
+	tst_wfile("w", path, sizeof(path), 0, 1);
+	tst_wfile("w2", path2, sizeof(path2), 0, 1);
+	f = tst_file_open(c, path, O_RDWR);
+	f2 = tst_file_open(c, path2, O_RDWR);
+	/* Twice the cache written and written back, 64 pages at a time: every
+	 * frame carved, and the clean pages evicted, their frames freed in
+	 * the clock hand's order. */
+	for (uint64_t k = 0; k < 2048; k++) {
+		CHECK_EQ(lpc_pwrite(f2, buf, PS, k * PS), (ssize_t)PS);
+		if (k % 64 == 63)
+			CHECK_EQ(lpc_fsync(f2), 0);
+	}
+	/* 8 cached pages in the middle of the range: the write's new pages
+	 * around them still ascend, the cached ones are written in place. */
+	CHECK_EQ(lpc_pwrite(f, buf, 8 * PS, 20 * PS), (ssize_t)(8 * PS));
+	CHECK_EQ(lpc_pwrite(f, buf, 48 * PS, 0), (ssize_t)(48 * PS));
+	for (uint64_t i = 0; i < 48; i++) {
+		struct lpc_page *p;
+		char *d;
+
+		if (i >= 20 && i < 28)
+			continue;
+		if (!CHECK_EQ(lpc_page_find(f, i, &p), 0, "page %" PRIu64 " cached", i))
+			break;
+		d = lpc_page_data(p);
+		lpc_page_put(p);
+		if (!CHECK(!prev || d > prev, "page %" PRIu64 "'s frame %p, the one before %p: "
+			   "a write's new frames ascend", i, (void *)d, (void *)prev))
+			break;
+		prev = d;
+	}
+	CHECK_EQ(lpc_fsync(f), 0);
+	{
+		struct ref r = { .b = calloc(1, 48 * PS), .cap = 48 * PS, .size = 48 * PS };
+
+		REQUIRE(r.b);
+		memset(r.b, 0x5a, 48 * PS);
+		check_kernel(path, &r);
+		free(r.b);
+	}
+	CHECK_EQ(lpc_file_close(f), 0);
+	CHECK_EQ(lpc_file_close(f2), 0);
+	tst_cache_destroy(c);
+	free(buf);
+}
+
 static void g_h6_invalidate_close_destroy(int backend)
 {
 	char path[600], path2[600];
@@ -368,6 +436,7 @@ int main(int argc, char **argv)
 		TST_RUN(g_h1_h2_round_trips(be, 600));
 		TST_RUN(whole_page_no_read(be));
 		TST_RUN(coalescing(be));
+		TST_RUN(frames_ascending(be));
 		TST_RUN(g_h6_invalidate_close_destroy(be));
 		TST_RUN(g_h4_mark_dirty(be));
 		TST_RUN(g_h4_truncate(be));

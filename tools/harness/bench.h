@@ -36,10 +36,11 @@ struct bench_opts {
 	double zipf_theta; /* read */
 	unsigned policy; /* read: enum bench_policy (--policy) */
 	uint32_t ra_max_kb; /* scan: lpc_config.readahead_max_kb (0: the library's default) */
+	const char *calls; /* scan: --calls, call sizes in KiB; NULL: 4,16,128 */
 	const char *dir; /* NULL: $TMPDIR, else /var/tmp */
 	const char *csv; /* NULL: no CSV */
 	const char *plot; /* --plot DIR; NULL: none */
-	const char *variants; /* lookup's variants to run; NULL: all */
+	const char *variants; /* lookup's, scan's variants to run; NULL: all */
 	uint64_t seed;
 	bool pin;
 };

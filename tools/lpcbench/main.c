@@ -83,6 +83,7 @@ enum {
 	OPT_ZIPF_THETA,
 	OPT_POLICY,
 	OPT_RA_MAX_KB,
+	OPT_CALLS,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +102,7 @@ static const struct option long_opts[] = {
 	{ "zipf-theta", required_argument, NULL, OPT_ZIPF_THETA },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "ra-max-kb", required_argument, NULL, OPT_RA_MAX_KB },
+	{ "calls", required_argument, NULL, OPT_CALLS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -134,6 +136,7 @@ static void usage(FILE *out)
 		"                   side in every round [clock2]\n"
 		"  --ra-max-kb KB   scan: lpc's largest readahead window (lpc_config's\n"
 		"                   readahead_max_kb) [0: the library's default]\n"
+		"  --calls LIST     scan: call sizes in KiB, comma-separated, multiples of 4 [4,16,128]\n"
 		"  --dir DIR        where to create it [$TMPDIR unless tmpfs, else /var/tmp]\n"
 		"  --csv FILE       write every raw per-round value and the summaries [none]\n"
 		"  --plot DIR       write every printed table as DIR/<table>.csv and, with\n"
@@ -146,6 +149,8 @@ static void usage(FILE *out)
 		"                   optimistic_shared]\n"
 		"                   fault: [lockless,locked,kernel_anon,kernel_file]; also\n"
 		"                   lockless_files (each thread's range its own file)\n"
+		"                   scan: the rows to run, e.g. lpc_uring,lpc_sync to compare\n"
+		"                   the backends [lpc_uring,lpc_sync,kernel,direct_1m]\n"
 		"  -h, --help       this text\n"
 		"\nThe run prints its configuration first, a progress line on stderr, then the\n"
 		"results: median [min - max] over the rounds, ratios, checks against targets\n"
@@ -267,6 +272,9 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_VARIANTS:
 			o->variants = optarg;
+			break;
+		case OPT_CALLS:
+			o->calls = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -6,12 +6,15 @@
  * bandwidth (O_DIRECT 1 MiB reads).
  *
  * Rows.  For each scanner count (--threads if given, else 1 and 2) and each
- * call size (4 KiB, 16 KiB, 128 KiB): lpc_uring and lpc_sync (lpc_pread
+ * call size (--calls if given, else 4 KiB, 16 KiB, 128 KiB): lpc_uring and lpc_sync (lpc_pread
  * through a cache of --cache-mb on LPC_IO_URING, LPC_IO_SYNC; readahead with
  * the library's defaults), kernel (buffered pread(2), default readahead: no
  * posix_fadvise, each scanner its own descriptor as separate programs would
  * have); then direct_1m, one thread reading the whole file with O_DIRECT in
- * 1 MiB calls: the device's sequential bandwidth, the ceiling.
+ * 1 MiB calls: the device's sequential bandwidth, the ceiling.  --variants
+ * keeps only the rows named (lpc_uring, lpc_sync, kernel, direct_1m): with
+ * --calls, many rounds of the few rows a question is about fit in the time
+ * one round of all 19 takes.
  *
  * Scanners.  With S scanners, scanner i reads its own 1/S of the file from its
  * start to its end (the last takes the remainder): S concurrent sequential
@@ -34,10 +37,12 @@
  * page to the process that reads it in.  Without a writable memory cgroup
  * they are skipped and the run says why.
  *
- * Rounds.  Every round runs every row once, in the same order (lpc_uring,
- * lpc_sync and kernel side by side at each scanner count and call size,
- * direct_1m last), so every ratio is taken within one round, minutes apart
- * at most; --warmup rounds first, not recorded.  CPU time is the scanning
+ * Rounds.  Every round runs every row once (lpc_uring, lpc_sync and kernel
+ * side by side at each scanner count and call size, direct_1m last; odd
+ * rounds, counting from 0, in the reverse order, so that no row always runs
+ * first, or always right after another row's pass), so every ratio is taken
+ * within one round, minutes apart at most; --warmup rounds first, not
+ * recorded.  CPU time is the scanning
  * process's (CLOCK_PROCESS_CPUTIME_ID around the pass): for lpc that
  * includes its background threads, for the kernel the work done in the
  * reading threads (completion interrupts are charged to nobody).
@@ -138,6 +143,62 @@ static uint64_t scan_cache_bytes(const struct bench_opts *o)
 static uint64_t scan_file_bytes(const struct bench_opts *o)
 {
 	return o->file_mb_set ? (uint64_t)o->file_mb << 20 : 4 * scan_cache_bytes(o);
+}
+
+/* The call sizes in bytes: --calls (KiB) if given, else scan_call_bytes;
+ * dies on a bad list. */
+static unsigned scan_calls(const struct bench_opts *o, uint32_t *out)
+{
+	const char *s = o->calls;
+	unsigned n = 0;
+
+	if (!s) {
+		for (unsigned c = 0; c < SCAN_NR_CALLS; c++)
+			out[c] = scan_call_bytes[c];
+		return SCAN_NR_CALLS;
+	}
+	while (*s) {
+		char *end;
+		unsigned long kb = strtoul(s, &end, 10);
+
+		if (end == s || (*end && *end != ',') || !kb || kb % 4 || kb > 1024)
+			die("--calls: '%s' is not a list of KiB, multiples of 4 up to 1024", o->calls);
+		if (n == BENCH_MAX_TCONF)
+			die("--calls: more than %u sizes", BENCH_MAX_TCONF);
+		out[n++] = (uint32_t)kb << 10;
+		s = end + (*end == ',');
+	}
+	if (!n)
+		die("--calls: '%s' names no size", o->calls);
+	return n;
+}
+
+/* The --variants list as a mask (bit v: rows of variant v run); dies on a
+ * bad name. */
+static unsigned scan_variants(const struct bench_opts *o)
+{
+	const char *s = o->variants;
+	unsigned mask = 0;
+
+	if (!s)
+		return (1u << SV_NR) - 1;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		unsigned v;
+
+		for (v = 0; v < SV_NR; v++)
+			if (strlen(scan_variant_name[v]) == len &&
+			    !strncmp(s, scan_variant_name[v], len))
+				break;
+		if (v == SV_NR)
+			die("--variants: unknown scan variant '%.*s' (lpc_uring, lpc_sync, kernel, direct_1m)",
+			    (int)len, s);
+		mask |= 1u << v;
+		s += len + (s[len] == ',');
+	}
+	if (!mask)
+		die("--variants: '%s' names no variant", o->variants);
+	return mask;
 }
 
 /* The scanner counts: --threads if given, else 1 and 2. */
@@ -356,15 +417,18 @@ static long device_readahead_kb(const struct sctx *x)
 
 static void build_rows(struct scan_results *res, bool cg)
 {
-	struct scan_row *r = xcalloc(res->nr_scanners * SCAN_NR_CALLS * 3 + 1, sizeof(*r));
+	struct scan_row *r = xcalloc(res->nr_scanners * res->nr_calls * 3 + 1, sizeof(*r));
 	unsigned n = 0;
 
 	for (unsigned t = 0; t < res->nr_scanners; t++)
-		for (unsigned c = 0; c < SCAN_NR_CALLS; c++)
+		for (unsigned c = 0; c < res->nr_calls; c++)
 			for (enum scan_variant v = SV_URING; v <= SV_KERNEL; v++)
-				r[n++] = (struct scan_row){ v, res->scanners[t], scan_call_bytes[c],
-							    v == SV_KERNEL && !cg };
-	r[n++] = (struct scan_row){ SV_DIRECT, 1, SCAN_DIRECT_CALL, false };
+				if (res->variants & (1u << v))
+					r[n++] = (struct scan_row){ v, res->scanners[t],
+								    res->calls[c],
+								    v == SV_KERNEL && !cg };
+	if (res->variants & (1u << SV_DIRECT))
+		r[n++] = (struct scan_row){ SV_DIRECT, 1, SCAN_DIRECT_CALL, false };
 	res->rows = r;
 	res->nr_rows = n;
 }
@@ -372,7 +436,11 @@ static void build_rows(struct scan_results *res, bool cg)
 static double scan_estimate_s(const struct bench_opts *o)
 {
 	unsigned sc[BENCH_MAX_TCONF], nt = scan_scanners(o, sc);
-	double passes = nt * SCAN_NR_CALLS * 3.0 + 1;
+	uint32_t calls[BENCH_MAX_TCONF];
+	unsigned nc = scan_calls(o, calls), mask = scan_variants(o);
+	double passes = nt * nc *
+				(double)__builtin_popcount(mask & ((1u << SV_DIRECT) - 1)) +
+			!!(mask & (1u << SV_DIRECT));
 
 	return (o->warmup + scan_rounds(o)) * passes *
 	       ((double)scan_file_bytes(o) / 1e6 / SCAN_EST_MB_S);
@@ -382,6 +450,10 @@ static void scan_check_opts(const struct bench_opts *o)
 {
 	uint64_t file = scan_file_bytes(o);
 	unsigned sc[BENCH_MAX_TCONF], nt = scan_scanners(o, sc);
+	uint32_t calls[BENCH_MAX_TCONF];
+
+	scan_calls(o, calls);
+	scan_variants(o);
 
 	for (unsigned i = 0; i < nt; i++)
 		if ((uint64_t)sc[i] * SCAN_DIRECT_CALL > file)
@@ -418,12 +490,16 @@ static void scan_echo(const struct sctx *x, const struct scan_results *res)
 	else
 		printf("             kernel: SKIPPED: no writable memory cgroup (%s)\n", res->memcg_why);
 	printf("  rows       per scanner count and call size (");
-	for (unsigned c = 0; c < SCAN_NR_CALLS; c++)
-		printf("%s%u KiB", c ? ", " : "", scan_call_bytes[c] >> 10);
+	for (unsigned c = 0; c < res->nr_calls; c++)
+		printf("%s%u KiB", c ? ", " : "", res->calls[c] >> 10);
 	printf("): lpc_uring, lpc_sync (lpc_pread;\n"
 	       "             readahead_kb: the default, readahead_max_kb: %s), kernel (buffered pread,\n"
 	       "             the device's read_ahead_kb %ld%s); then direct_1m (O_DIRECT %u KiB calls, 1 thread)\n",
 	       ra_max, ra, ra < 0 ? ": unknown" : "", SCAN_DIRECT_CALL >> 10);
+	if (o->variants)
+		printf("             only %s (--variants); odd rounds in the reverse order\n", o->variants);
+	else
+		printf("             odd rounds in the reverse order\n");
 	printf("  scanners   ");
 	for (unsigned t = 0; t < res->nr_scanners; t++)
 		printf("%s%u", t ? "," : "", res->scanners[t]);
@@ -449,6 +525,8 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	res->cache_bytes = x->cache_bytes;
 	res->file_bytes = x->file_bytes;
 	res->nr_scanners = scan_scanners(o, res->scanners);
+	res->nr_calls = scan_calls(o, res->calls);
+	res->variants = scan_variants(o);
 	x->nr_workers = 1;
 	for (unsigned t = 0; t < res->nr_scanners; t++)
 		if (res->scanners[t] > x->nr_workers)
@@ -477,9 +555,13 @@ static void scan_setup(struct sctx *x, struct scan_results *res)
 	}
 	/* The child first: before this process has threads or lpc caches. */
 	snprintf(name, sizeof(name), "lpcbench_scan.%d", (int)getpid());
-	child_start(x, name);
+	if (res->variants & (1u << SV_KERNEL)) {
+		child_start(x, name);
+		snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->kc.cg.why);
+	} else {
+		snprintf(res->memcg_why, sizeof(res->memcg_why), "not asked for (--variants)");
+	}
 	res->memcg = x->have_cg;
-	snprintf(res->memcg_why, sizeof(res->memcg_why), "%s", x->kc.cg.why);
 	build_rows(res, x->have_cg);
 	scan_echo(x, res);
 
@@ -671,7 +753,8 @@ static void scan_run(const struct bench_env *env)
 
 		progress("scan: %s round %u/%u, ~%.0f s left", warmup ? "warm-up" : "measured",
 			 warmup ? r + 1 : r - o->warmup + 1, warmup ? o->warmup : res.rounds, left);
-		for (unsigned i = 0; i < res.nr_rows; i++) {
+		for (unsigned j = 0; j < res.nr_rows; j++) {
+			unsigned i = r % 2 ? res.nr_rows - 1 - j : j; /* odd: reversed */
 			struct scan_sample s, *dst;
 
 			if (res.rows[i].skip)

@@ -12,7 +12,7 @@
 
 #include "harness/bench.h"
 
-#define SCAN_NR_CALLS 3 /* call sizes of the lpc and kernel rows */
+#define SCAN_NR_CALLS 3 /* call sizes of the lpc and kernel rows without --calls */
 
 enum scan_variant {
 	SV_URING,  /* lpc_pread, a cache on LPC_IO_URING */
@@ -63,6 +63,9 @@ struct scan_results {
 	struct scan_sample *s; /* [rounds][nr_rows] */
 	unsigned scanners[BENCH_MAX_TCONF];
 	unsigned nr_scanners;
+	uint32_t calls[BENCH_MAX_TCONF]; /* call sizes, bytes: --calls or scan_call_bytes */
+	unsigned nr_calls;
+	unsigned variants; /* bit v: rows of variant v run (--variants) */
 	uint64_t cache_bytes, file_bytes;
 	bool memcg;          /* the kernel rows ran */
 	char memcg_why[256]; /* else why not */

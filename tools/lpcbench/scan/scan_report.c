@@ -256,15 +256,15 @@ static void print_goals(const struct bench_env *env, const struct scan_results *
 	       "  lpc >= %.1fx the kernel's MB/s at every call size; >= %.1fx O_DIRECT 1 MiB at %u KiB calls\n",
 	       GOAL_OVER_KERNEL, GOAL_OVER_DIRECT, GOAL_DIRECT_CALL >> 10);
 	for (unsigned t = 0; t < r->nr_scanners; t++) {
-		for (unsigned c = 0; c < SCAN_NR_CALLS; c++) {
-			int k = scan_find_row(r, SV_KERNEL, r->scanners[t], scan_call_bytes[c]);
+		for (unsigned c = 0; c < r->nr_calls; c++) {
+			int k = scan_find_row(r, SV_KERNEL, r->scanners[t], r->calls[c]);
 
 			for (enum scan_variant v = SV_URING; v <= SV_SYNC; v++) {
-				int l = scan_find_row(r, v, r->scanners[t], scan_call_bytes[c]);
+				int l = scan_find_row(r, v, r->scanners[t], r->calls[c]);
 
 				if (l >= 0 && k >= 0)
 					ratio_line(env, r, pl, l, k, GOAL_OVER_KERNEL, &met, &all);
-				if (l >= 0 && direct >= 0 && scan_call_bytes[c] == GOAL_DIRECT_CALL)
+				if (l >= 0 && direct >= 0 && r->calls[c] == GOAL_DIRECT_CALL)
 					ratio_line(env, r, pl, l, direct, GOAL_OVER_DIRECT, &met,
 						   &all);
 			}
@@ -275,6 +275,37 @@ static void print_goals(const struct bench_env *env, const struct scan_results *
 		printf("  lpc/kernel: no kernel rows (no writable memory cgroup: %s)\n",
 		       r->memcg_why);
 	printf("  %u of %u goals met\n\n", met, all);
+}
+
+/* lpc_uring over lpc_sync within each round: the backends side by side (no
+ * goal; what tells an io_uring cost from the cache's). */
+static void print_backends(const struct bench_env *env, const struct scan_results *r)
+{
+	bool any = false;
+
+	for (unsigned t = 0; t < r->nr_scanners; t++) {
+		for (unsigned c = 0; c < r->nr_calls; c++) {
+			int u = scan_find_row(r, SV_URING, r->scanners[t], r->calls[c]);
+			int s = scan_find_row(r, SV_SYNC, r->scanners[t], r->calls[c]);
+			const struct scan_row *ru;
+			struct summary q;
+			char label[96];
+
+			if (u < 0 || s < 0)
+				continue;
+			if (!any)
+				printf("scan: lpc_uring/lpc_sync within rounds (median [min - max]; no goal)\n");
+			any = true;
+			ru = &r->rows[u];
+			q = ratio_of(r, u, s);
+			snprintf(label, sizeof(label), "%u scanner%s, %3u KiB: lpc_uring/lpc_sync",
+				 ru->scanners, ru->scanners > 1 ? "s" : "", ru->call >> 10);
+			printf("  %-44s %7.3f [%.3f - %.3f]\n", label, q.med, q.min, q.max);
+			csv_sum(env, ru, scan_variant_name[SV_URING], "ratio_lpc_sync", &q);
+		}
+	}
+	if (any)
+		printf("\n");
 }
 
 /* How cold the passes started, and what the io_uring cache ran on. */
@@ -311,5 +342,6 @@ void scan_report(const struct bench_env *env, const struct scan_results *res)
 	print_speed(env, res);
 	print_counters(env, res);
 	print_goals(env, res);
+	print_backends(env, res);
 	print_cold(res);
 }
