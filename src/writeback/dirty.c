@@ -170,7 +170,6 @@ int lpc_wb_insert_dirty(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 	lpc_file_index_lock(f);
 	rc = lpc_radix_insert(&f->tree, index, p);
 	if (!rc) {
-		f->nrpages++;
 		lpc_radix_tag_set(&f->tree, index, LPC_TAG_DIRTY);
 		dirty_inc(f);
 	}
@@ -260,7 +259,6 @@ bool lpc_wb_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index
 	if (removed) {
 		lpc_page_debug_removed(p);
 		lpc_page_mark_removed(p); /* its holders keep it: evict.c E1 */
-		f->nrpages--;
 		if (atomic_fetch_and_explicit(&p->flags, ~(uint32_t)LPC_PG_DIRTY,
 					      memory_order_relaxed) & LPC_PG_DIRTY)
 			dirty_dec(f);
