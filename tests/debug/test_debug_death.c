@@ -16,6 +16,9 @@
  *  - RADIX-NODES-USED (an internal count of radix.c's insert; no caller can
  *    break it): test_debug_radix_nodes.c, with a copy of radix.c broken on
  *    purpose;
+ *  - RADIX-LEAF-COUNT (a leaf's count against its slots, radix.c; no caller
+ *    can break it): test_debug_radix_leaf.c, likewise, and the mutant
+ *    leaf-count (tests/mutants/run.sh);
  *  - LOOKUP-NOT-IN-INDEX (needs the R4 re-check skipped): tests/mutants/run.sh
  *    (mutant no-r4) and tests/regress/regress_r4_failed_read.c.
  * SIZE-CUT has two halves (writeback/writeback.c): the publisher's is broken

@@ -116,6 +116,11 @@
 #   stream-share   filemap/stream.c: ST6's credit ignores the cache-wide
 #                  quarter (rule STREAM-BOUND, in test_stream_hold's two
 #                  streams)
+#   leaf-no-dead   index/radix.c: a fast insert (FI3) does not check that
+#                  its leaf is dead, and puts its entry into a leaf that a
+#                  delete emptied and is unlinking (rule RADIX-LEAF-COUNT at
+#                  the unlock: a dead leaf with an entry; test_radix's
+#                  story "dead", a yield hook at FI2)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -170,6 +175,7 @@ mutants=(
 	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RQ4.s \*/@\t\t\t(void)0; /* MUTANT: RQ3 reads a refused run again inside the reap */@'
 	'stream-close-keeps|src/filemap/stream.c|s@^\t\tif (e->page)\t/\* ST7 \*/$@\t\tif (0) /* MUTANT: ST7 keeps its references */@'
 	'stream-share|src/filemap/stream.c|s@^\t\tif (cur >= cap)$@\t\tif (0) /* MUTANT: ST6 past the quarter */@'
+	'leaf-no-dead|src/index/radix.c|s@^\tif (atomic_load_explicit(\&leaf->lock, memory_order_relaxed) \& RADIX_LEAF_DEAD) { /\* FI3 \*/@\tif (0) { /* MUTANT: FI3 without the dead check */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
@@ -204,6 +210,7 @@ declare -A killer=(
 	[batch-einval-in-reap]='^unit\.test_read_batch$'
 	[stream-close-keeps]='^unit\.test_stream_hold$'
 	[stream-share]='^unit\.test_stream_hold$'
+	[leaf-no-dead]='^unit\.test_radix(_shift2)?$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

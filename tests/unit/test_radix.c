@@ -11,6 +11,8 @@
  *  enomem:  posix_memalign is interposed and fails the Nth call: every
  *           failing insert must return -ENOMEM and leave the tree unchanged.
  *  destroy: lpc_radix_destroy on full trees (LeakSanitizer checks the frees).
+ *  dead:    (LPC_DEBUG builds: a yield hook) a fast insert whose leaf dies
+ *           between its walk and its lock refuses it (FI3).
  *  concurrent: writers insert and delete entries that encode their index
  *           while readers look up, gang and gang_tag under rcu_read_lock and
  *           check every entry found at index i encodes i; pinned entries
@@ -860,6 +862,54 @@ static int test_concurrent(void)
 	return 0;
 }
 
+#if LPC_DEBUG
+/*
+ * dead: the story of FI3, with the yield hook (core/debug.h).  A fast insert
+ * has found the leaf (FI1) and not yet locked it (FI2) when the leaf's only
+ * entry is deleted: the leaf dies and is unlinked.  The insert must refuse
+ * it (-EAGAIN, nothing stored), and the slow insert then puts the entry in
+ * a new leaf.  Without the dead check the entry goes into the unlinked leaf
+ * and is lost (rule RADIX-LEAF-COUNT fires at the unlock: mutant
+ * leaf-no-dead).
+ */
+static struct lpc_radix_root story_root;
+static int story_fired;
+
+static void story_hook(enum lpc_yield_point yp)
+{
+	if (yp == LPC_YP_FI2 && !story_fired++)
+		lpc_radix_delete(&story_root, 8); /* between FI1 and FI2 */
+}
+
+static int test_dead_leaf(void)
+{
+	static char e[3][8] __attribute__((aligned(8)));
+	int rc;
+
+	lpc_radix_init(&story_root);
+	CHECK(!lpc_radix_insert(&story_root, 8, e[0]), "insert 8");
+	CHECK(!lpc_radix_insert(&story_root, 1000, e[2]), "insert 1000");
+	story_fired = 0;
+	CHECK(!lpc_yield_arm("FI2", 1.0, 1), "arm FI2");
+	lpc_yield_set_hook(story_hook);
+	lpc_rcu_read_lock();
+	rc = lpc_radix_insert_fast(&story_root, 9, e[1]);
+	lpc_rcu_read_unlock();
+	lpc_yield_set_hook(NULL);
+	lpc_yield_arm(NULL, 0, 0);
+	CHECK(story_fired == 1, "the hook ran %d times", story_fired);
+	CHECK(rc == -EAGAIN, "fast insert into a leaf that died before its lock: %d", rc);
+	CHECK(!lpc_radix_lookup(&story_root, 9, NULL), "refused entry is in the tree");
+	CHECK(!lpc_radix_insert(&story_root, 9, e[1]), "slow insert after the refusal");
+	CHECK(lpc_radix_lookup(&story_root, 9, NULL) == e[1], "entry of the slow insert");
+	CHECK(lpc_radix_count(&story_root) == 2, "count %" PRIu64, lpc_radix_count(&story_root));
+	lpc_radix_delete(&story_root, 9);
+	lpc_radix_delete(&story_root, 1000);
+	CHECK(!atomic_load(&story_root.rnode), "drained story tree keeps a node");
+	return 0;
+}
+#endif
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -907,6 +957,9 @@ int main(int argc, char **argv)
 	run("random", test_random);
 	run("enomem", test_enomem);
 	run("destroy", test_destroy);
+#if LPC_DEBUG
+	run("dead", test_dead_leaf);
+#endif
 	run("concurrent", test_concurrent);
 	lpc_rcu_barrier(); /* run every call_rcu free before LeakSanitizer looks */
 	urcu_memb_unregister_thread();
