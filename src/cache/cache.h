@@ -27,6 +27,11 @@
  *   wb->lock (the flusher's sleep; a leaf)
  *   page lock (the LOCKED bit: a sleeping lock)
  *     file index lock
+ *       radix leaf lock (a spin lock, index/radix.c: taken after the index
+ *                        lock by a structural writer, or alone by a fast
+ *                        insert or delete; one at a time; its holder takes
+ *                        no other lock, never sleeps, and waits for no grace
+ *                        period, so it is a leaf of this order)
  *       lpc_threads_lock
  *         pool->free_lock (leaf)
  *
@@ -51,6 +56,12 @@
  *                                      from M3 to M5, the insert under tree_lock
  *                                      (miss.c); a failed read drops the read
  *                                      lock before its delete takes the write lock
+ *   index lock -> radix leaf lock      index/radix.c: lpc_radix_insert, delete,
+ *                                      delete_if, tag_set, tag_clear lock the
+ *                                      leaf they write (under the caller's
+ *                                      index lock); lpc_radix_insert_fast and
+ *                                      lpc_radix_leaf_lock take it with no
+ *                                      index lock (miss.c M3, remove.c)
  *   index lock -> free_lock            filemap/remove.c lpc_filemap_remove_all
  *                                      -> lpc_page_release -> lpc_page_free_deferred
  *                                      (the last reference of a page)

@@ -913,7 +913,7 @@ uint64_t lpc_files_nrpages(struct lpc_files *c)
 
 	for (struct lpc_file *f = c->head; f; f = f->next) {
 		lpc_file_index_lock(f);
-		n += f->nrpages;
+		n += lpc_file_nrpages(f);
 		lpc_file_index_unlock(f);
 	}
 	return n;

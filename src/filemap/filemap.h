@@ -75,7 +75,9 @@ struct lpc_file {
 	 * a LOCKED miss inserts under the read lock and tree_lock, miss.c). */
 	pthread_mutex_t tree_lock lpc_cacheline_aligned;
 	pthread_rwlock_t tree_rwlock;
-	uint64_t nrpages; /* pages in the index; under the index lock */
+	/* No count of pages here: a fast insert or delete (radix.c FI, FD)
+	 * holds only its leaf's lock, and a shared counter would be the one
+	 * line every miss writes; lpc_file_nrpages sums the leaves. */
 	/* Bumped by every lpc_invalidate after its walk (release, remove.c):
 	 * a read stream that holds look-ahead pages (stream.c ST5) learns
 	 * that an invalidate may have skipped one of them because of its
@@ -390,6 +392,13 @@ static inline struct lpc_tcache *lpc_file_tcache(const struct lpc_file *f)
 	return lpc_tcache_slow(&f->pool->owner);
 }
 
+/* Pages in f's index (the leaves' counts).  Exact when no writer runs.
+ * Context: index lock, or an RCU read section. */
+static inline uint64_t lpc_file_nrpages(struct lpc_file *f)
+{
+	return lpc_radix_count(&f->tree);
+}
+
 /* Index lock of a file (writers). */
 static inline void lpc_file_index_lock(struct lpc_file *f)
 {
@@ -634,7 +643,7 @@ void lpc_file_wpins_wake(struct lpc_file *f);
  * removal count) and after R4 (LOOKUP-NOT-IN-INDEX), shared with pin.c's P3
  * and P4.  Context: the read section of the lookup or pin. */
 uint32_t lpc_filemap_debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p);
-void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
+void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 				      void *_Atomic const *slot, uint32_t removals);
 #endif
 

@@ -17,7 +17,8 @@
  *      while we hold the reference.  Its identity was (f, index) at R4; to
  *      rely on it later (say, to write it back), lock it and re-check.
  *
- * Removers (remove.c, under the file's index lock):
+ * Removers (remove.c, under the file's index lock, or in lockless mode the
+ * lock of the one leaf they write: radix.c FD1-FD3; steps as here):
  *   A freeze: CAS ref from exactly the index's count (1) to 0.  Fails if any
  *     user, or a speculative getter past R3, holds a reference
  *   B delete the slot (release store of NULL)
@@ -89,21 +90,27 @@ uint32_t lpc_filemap_debug_after_r3(struct lpc_file *f, uint64_t index, struct l
 /*
  * Rule LOOKUP-NOT-IN-INDEX: a page a lookup returns was in the index at its
  * re-check (R4).  Removers count a removal (dbg_removals, release) after B,
- * under the index lock; `removals` was loaded (acquire) after R3, before R4.
+ * under the index lock or, for a fast delete, the leaf's lock (remove.c);
+ * `removals` was loaded (acquire) after R3, before R4.
  * If R4 saw p in the slot, any removal of p came after that load (had the
  * load seen its count, B would be visible to R4), so the count has moved
- * once the remover is done: take the index lock to wait for it.  If R4 was
+ * once the remover is done: take the index lock and the leaf's lock
+ * (lpc_radix_leaf_sync; the leaf is valid in the caller's read section) to
+ * wait for it.  If R4 was
  * skipped (a broken protocol), a page removed before R3 has its count in
  * `removals` and the slot no longer holds it: the check fires.
  */
-void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p,
+void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p, uint64_t index,
 				      void *_Atomic const *slot, uint32_t removals)
 {
 	uint32_t now;
 
 	if (atomic_load_explicit(slot, memory_order_acquire) == p)
 		return;
+	/* A remover counts under the index lock (slow) or the leaf's lock
+	 * (fast delete, radix.c FD1-FD3): wait for both. */
 	lpc_file_index_lock(f);
+	lpc_radix_leaf_sync(slot, index);
 	now = atomic_load_explicit(&p->dbg_removals, memory_order_relaxed);
 	lpc_file_index_unlock(f);
 	lpc_debug_check(now != removals, "LOOKUP-NOT-IN-INDEX", p,
@@ -146,7 +153,7 @@ static lpc_always_inline enum lookup_try filemap_try_rcu(struct lpc_file *f, uin
 	if (unlikely(atomic_load_explicit(slot, memory_order_acquire) != p)) /* R4 */
 		return TRY_MOVED;
 #if LPC_DEBUG
-	lpc_filemap_debug_check_in_index(f, p, slot, removals);
+	lpc_filemap_debug_check_in_index(f, p, index, slot, removals);
 #endif
 	return TRY_HIT;
 }

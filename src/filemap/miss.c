@@ -2,8 +2,9 @@
 /*
  * miss.c - getting a page, reading it on a miss: the speculative fault.
  *
- * A miss takes no lock that other misses or hits share, except the file's
- * index lock for the insert itself; nothing is held across the read but the
+ * A miss takes no lock that other misses or hits share, except its radix
+ * leaf's lock for the insert itself (the file's index lock when the leaf
+ * must be made); nothing is held across the read but the
  * new page's own lock:
  *   M1 allocate a private frame (page/alloc.c)
  *   M2 give it its identity, LOCKED and PUBLISHED, and two references (ours
@@ -12,8 +13,10 @@
  *      closes at M5, so seq is odd from here until the data is in place:
  *      an optimistic reader (optimistic.c) never accepts the page before
  *      M5, whether it is published yet or not
- *   M3 insert it under the index lock (the radix tree publishes it with a
- *      release store).  -EEXIST: another thread inserted first; our page was
+ *   M3 insert it: lockless mode, under the lock of its radix leaf alone when
+ *      the leaf exists (radix.c FI1-FI4), else (and LOCKED mode) under the
+ *      index lock (the radix tree publishes it with a release store either
+ *      way).  -EEXIST: another thread inserted first; our page was
  *      never visible, so it is freed privately, and we wait on theirs (M6)
  *   M4 read into the frame (O_DIRECT), zero what lies past end of file; a
  *      read short of a page where the storage's file does not end (its
@@ -256,12 +259,22 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"PUBLISH-UNPUBLISHED", p,
 			"page inserted in an index without PUBLISHED (its free would skip the grace period)");
+	/* Lockless mode: into the existing leaf under its lock alone (radix.c
+	 * FI1-FI4), so that misses in different leaves of one file share no
+	 * lock and no written line; the read section keeps the leaf valid
+	 * between the walk and its lock.  -EAGAIN (no leaf yet, or a dead
+	 * one): the insert allocates, under tree_lock. */
+	if (!f->locked_lookup) {
+		lpc_rcu_read_lock();
+		rc = lpc_radix_insert_fast(&f->tree, index, p);
+		lpc_rcu_read_unlock();
+		if (rc != -EAGAIN)
+			return rc;
+	}
 	/* tree_lock in both modes: LOCKED mode's caller holds the rwlock for
 	 * reading (see the top of the file). */
 	pthread_mutex_lock(&f->tree_lock);
 	rc = lpc_radix_insert(&f->tree, index, p);
-	if (!rc)
-		f->nrpages++;
 	pthread_mutex_unlock(&f->tree_lock);
 	return rc;
 }

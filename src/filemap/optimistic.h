@@ -87,20 +87,22 @@
  * Rule OPTIMISTIC-NOT-IN-INDEX: a copy O5 accepted was of a page in the
  * index at O5 (the slot re-check).  As LOOKUP-NOT-IN-INDEX (lookup.c):
  * removers count a removal (dbg_removals, release) after B under the index
- * lock; `removals` was loaded after O3.  If the slot no longer holds p and,
- * once the remover is done (the index lock), the count is still what it was
+ * lock or the leaf's (a fast delete); `removals` was loaded after O3.  If
+ * the slot no longer holds p and, once the remover is done (both locks), the count is still what it was
  * at O3, the removal came before O3: a re-check would have refused the copy.
  * Context: inside the read section (taking the index lock there is legal:
  * no index-lock holder waits for a grace period).
  */
 static inline void lpc_debug_optimistic_check(struct lpc_file *f, struct lpc_page *p,
-					      void *_Atomic const *slot, uint32_t removals)
+					      uint64_t index, void *_Atomic const *slot,
+					      uint32_t removals)
 {
 	uint32_t now;
 
 	if (atomic_load_explicit(slot, memory_order_acquire) == p)
 		return;
 	lpc_file_index_lock(f);
+	lpc_radix_leaf_sync(slot, index); /* a fast delete counts under it */
 	now = atomic_load_explicit(&p->dbg_removals, memory_order_relaxed);
 	lpc_file_index_unlock(f);
 	lpc_debug_check(now != removals, "OPTIMISTIC-NOT-IN-INDEX", p,
@@ -150,7 +152,7 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 		     atomic_load_explicit(slot, memory_order_relaxed) != p))
 		return false;
 #if LPC_DEBUG
-	lpc_debug_optimistic_check(f, p, slot, removals);
+	lpc_debug_optimistic_check(f, p, index, slot, removals);
 #endif
 	/* Re-loaded rather than kept across fn: one register less to save. */
 	lpc_page_mark_referenced(p, atomic_load_explicit(&p->flags, memory_order_relaxed));

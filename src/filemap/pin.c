@@ -98,7 +98,7 @@ static unsigned pin_fast_rcu(struct lpc_file *f, uint64_t first, unsigned n,
 			break;
 		}
 #if LPC_DEBUG
-		lpc_filemap_debug_check_in_index(f, p, slot, removals);
+		lpc_filemap_debug_check_in_index(f, p, index, slot, removals);
 #endif
 		flags = lpc_page_flags(p);
 		/* RA_MARK: the slow path starts the next readahead window. */

@@ -14,15 +14,43 @@
 
 bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
+	struct lpc_radix_node *leaf;
 	bool removed;
 
+	/* Lockless mode: B under the leaf's lock alone where that needs no
+	 * structural change (radix.c FD1-FD3); else under the index lock. */
+	if (!f->locked_lookup) {
+		lpc_rcu_read_lock();
+		leaf = lpc_radix_leaf_lock(&f->tree, index);
+		if (leaf) {
+			if (lpc_radix_leaf_entry(leaf, index) != p) {
+				/* The leaf is live: p is not in the tree. */
+				lpc_radix_leaf_unlock(leaf);
+				lpc_rcu_read_unlock();
+				return false;
+			}
+			lpc_yield_point(LPC_YP_B);
+			removed = lpc_radix_leaf_delete(leaf, index);		/* B */
+			if (removed) {
+				lpc_page_mark_removed(p);
+				lpc_page_debug_removed(p); /* under the leaf lock: lookup.c */
+			}
+			lpc_radix_leaf_unlock(leaf);
+			lpc_rcu_read_unlock();
+			if (removed) {
+				lpc_page_release(p); /* the index's reference */
+				return true;
+			}
+		} else {
+			lpc_rcu_read_unlock();
+		}
+	}
 	lpc_file_index_lock(f);
 	lpc_yield_point(LPC_YP_B);
 	removed = lpc_radix_delete_if(&f->tree, index, p);		/* B */
 	if (removed) {
 		lpc_page_mark_removed(p); /* its holders keep it: evict.c E1 */
 		lpc_page_debug_removed(p);
-		f->nrpages--;
 	}
 	lpc_file_index_unlock(f);
 	if (removed)
@@ -55,7 +83,6 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 		}
 	}
 	lpc_radix_destroy(&f->tree);
-	f->nrpages = 0;
 	atomic_store_explicit(&f->nrdirty, 0, memory_order_relaxed);
 	lpc_file_index_unlock(f);
 }
@@ -63,7 +90,9 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 /*
  * Freezes and removes p if it is still at index, clean, unlocked and held by
  * nobody but the index.  Return: true if removed (the caller frees it).
- * Context: f's index lock, inside the read section that frees it.
+ * Context: f's index lock, inside the read section that frees it.  (A and B
+ * need not be atomic against other writers as a whole: only a freezer
+ * removes a page nobody holds, and the freeze is ours.)
  */
 static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
@@ -85,8 +114,58 @@ static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 #if LPC_DEBUG
 	lpc_debug_frozen--; /* out of its slot */
 #endif
-	f->nrpages--;
 	return true;
+}
+
+enum inval_fast {
+	INV_FREED, /* removed: the caller frees it */
+	INV_SKIP,  /* not at index any more, or busy, or held: left */
+	INV_SLOW,  /* removing it changes the tree's structure: index lock */
+};
+
+/*
+ * invalidate_one under the lock of p's leaf alone (radix.c FD1-FD3): A and
+ * B as there, B only where lpc_radix_leaf_delete can (the leaf keeps
+ * another entry, p carries no tag).  Context: `leaf` locked, live, covering
+ * index; inside the read section that frees p.
+ */
+static enum inval_fast invalidate_one_fast(struct lpc_radix_node *leaf, struct lpc_page *p,
+					   uint64_t index)
+{
+	const uint32_t busy = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
+
+	lpc_yield_point(LPC_YP_A);
+	if (lpc_radix_leaf_entry(leaf, index) != p || (lpc_page_flags(p) & busy))
+		return INV_SKIP;
+	/* Before the freeze: once frozen p must leave its slot in this hold. */
+	if (!lpc_radix_leaf_delete_ok(leaf, index))
+		return INV_SLOW;
+	if (!lpc_page_freeze(p, 1))					/* A */
+		return INV_SKIP;
+	if (lpc_page_flags(p) & busy) {
+		lpc_page_unfreeze(p, 1);
+		return INV_SKIP;
+	}
+	lpc_yield_point(LPC_YP_B);
+	lpc_radix_leaf_delete(leaf, index);				/* B */
+	lpc_page_debug_removed(p); /* under the leaf lock: lookup.c */
+#if LPC_DEBUG
+	lpc_debug_frozen--; /* out of its slot */
+#endif
+	return INV_FREED;
+}
+
+/* Appends p, removed, to the chain that C hands to pending. */
+static void inval_chain(struct lpc_page *p, struct lpc_page **head, struct lpc_page **tail,
+			uint32_t *k)
+{
+	p->next = NULL;
+	if (*tail)
+		(*tail)->next = p;
+	else
+		*head = p;
+	*tail = p;
+	(*k)++;
 }
 
 LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
@@ -130,21 +209,43 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		n = lpc_radix_gang(&f->tree, first, pages, idx, GANG);
 		seen += n;
 		if (n && idx[0] <= last) {
-			lpc_file_index_lock(f);
-			for (unsigned i = 0; i < n && idx[i] <= last; i++) {
-				struct lpc_page *p = pages[i];
+			unsigned slow[GANG], ns = 0, i;
 
-				if (!invalidate_one(f, p, idx[i]))
+			/* Lockless mode: each page under its leaf's lock, held
+			 * across the gang's run of pages in that leaf; what
+			 * would change the tree's structure (a leaf's last
+			 * entry, a tagged one) or finds no live leaf waits for
+			 * the index lock below. */
+			for (i = 0; i < n && idx[i] <= last; i++) {
+				struct lpc_radix_node *leaf = NULL;
+				uint64_t key = idx[i] >> LPC_RADIX_SHIFT;
+				unsigned j = i;
+
+				if (f->locked_lookup) {
+					slow[ns++] = i;
 					continue;
-				p->next = NULL;
-				if (tail)
-					tail->next = p;
-				else
-					head = p;
-				tail = p;
-				k++;
+				}
+				leaf = lpc_radix_leaf_lock(&f->tree, idx[i]);
+				for (; j < n && idx[j] <= last && idx[j] >> LPC_RADIX_SHIFT == key; j++) {
+					enum inval_fast r = leaf ? invalidate_one_fast(leaf, pages[j], idx[j])
+								 : INV_SLOW;
+
+					if (r == INV_SLOW)
+						slow[ns++] = j;
+					else if (r == INV_FREED)
+						inval_chain(pages[j], &head, &tail, &k);
+				}
+				if (leaf)
+					lpc_radix_leaf_unlock(leaf);
+				i = j - 1;
 			}
-			lpc_file_index_unlock(f);
+			if (ns) {
+				lpc_file_index_lock(f);
+				for (i = 0; i < ns; i++)
+					if (invalidate_one(f, pages[slow[i]], idx[slow[i]]))
+						inval_chain(pages[slow[i]], &head, &tail, &k);
+				lpc_file_index_unlock(f);
+			}
 		}
 		done = n < GANG || idx[n - 1] >= last;
 		if (done || seen >= INVAL_CHAIN) { /* k <= seen */

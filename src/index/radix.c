@@ -29,10 +29,19 @@
  *
  * Who writes what
  * ---------------
- * Only writers (serialised by the caller's index lock) store to slots, the
- * root pointer, tag bitmaps and the writer-only fields.  Readers never read
- * parent, offset or count, so those are plain fields.  `shift` is written once
+ * Structural writers (serialised by the caller's index lock) store to the
+ * root pointer, inner nodes' slots, counts and bitmaps, and parent/offset.
+ * A leaf's slots, count and bitmaps are written only under the leaf's own
+ * lock (`lock`, bit RADIX_LEAF_LOCKED), by a structural writer (which takes
+ * it after the index lock: index lock -> leaf lock, cache/cache.h) or by a
+ * fast insert or delete (FI, FD below), which holds no index lock.  Readers
+ * never read parent or offset, so those are plain fields; count is atomic
+ * only because lpc_radix_count reads it as a gauge.  `shift` is written once
  * before a node is published and never again, so it is plain too.
+ * RADIX_LEAF_DEAD, in the same word, is set once, under the leaf lock, by
+ * the writer whose delete empties the leaf (N2), before N3 unlinks it (or
+ * by destroy); it is never cleared (a dead leaf is freed after a grace
+ * period and never reused).
  *
  * Memory order of each atomic
  *  - root->rnode and slots, non-NULL stores: release (writer).  Pairs with the
@@ -45,7 +54,13 @@
  *  - tag bitmaps: relaxed loads and stores.  Only writers store (no
  *    read-modify-write is needed under the lock); readers take what they see
  *    as a hint that the caller re-checks on the page itself.
- *  - writer's own loads: relaxed; the index lock orders writers.
+ *  - writer's own loads: relaxed; the index lock orders structural writers,
+ *    and the leaf lock orders every writer of a leaf.
+ *  - leaf lock word: taken with a CAS (acquire), dropped with a store
+ *    (release): the usual lock; what one holder wrote to the leaf (slots,
+ *    count, bitmaps, DEAD) the next holder sees.  Spins (a holder never
+ *    sleeps, makes no call, and holds one leaf), yielding the CPU after a
+ *    while so that a preempted holder can finish.
  *
  * Reader protocol (lookup; gang and tag_get walk the same way)
  *  1. Load root->rnode (acquire).  NULL: miss.
@@ -70,13 +85,57 @@
  *      grow) the new top node into root->rnode.
  *  Delete (steps N1-N4; yield points LPC_YP_N1..N4 in debug builds):
  *   N1. Clear the entry's tags (leaf bit, then up while a bitmap becomes 0).
- *   N2. Store NULL in the leaf slot.
+ *   N2. Under the leaf lock (taken after the index lock): store NULL in the
+ *       leaf slot, count - 1; a count that reaches 0 sets DEAD; unlock.
+ *       (N1's leaf bits are cleared under the same hold.)
  *   N3. While a node's count drops to 0: store NULL in its parent's slot (or
  *      in root->rnode) and call_rcu its free.  The node's own slots are all
  *      NULL already and are not touched again.
  *   N4. Shrink: while the root has shift > 0 and slot 0 is its only used slot,
  *      store that child in root->rnode (release) and call_rcu the old root.
  *      The old root is left as it was: slot 0 still points at the child.
+ *
+ * Fast writers: one leaf, its lock, no index lock (yield points FI2, FD2)
+ *  Fast insert (lpc_radix_insert_fast; a miss, filemap/miss.c):
+ *   FI1 Inside an RCU read section, reader steps 1-3 down to the leaf that
+ *       covers index.  None (a node missing): -EAGAIN, the caller inserts
+ *       under the index lock (I1-I3 allocate what is missing).
+ *   FI2 Lock the leaf (acquire).
+ *   FI3 DEAD: unlock, -EAGAIN (the leaf was emptied and is unlinked or about
+ *       to be; an entry put there would be lost with it).  Slot used: unlock,
+ *       -EEXIST (the leaf is live, so its slot is the tree's: the same answer
+ *       the slow insert gives).
+ *   FI4 count + 1, store the entry in the slot (release: as I3, the one store
+ *       that publishes it), unlock (release).
+ *  Fast delete (lpc_radix_leaf_lock, lpc_radix_leaf_delete, unlock;
+ *  lpc_invalidate and a failed read, filemap/remove.c):
+ *   FD1 As FI1-FI3: the leaf, locked and not DEAD, or NULL (go slow).  The
+ *       caller reads the slot (lpc_radix_leaf_entry) and decides under the
+ *       lock: nobody else writes the leaf's slots while it holds it.
+ *   FD2 Refuse (false, nothing done) if the leaf's count is 1 (N3 would have
+ *       to unlink it) or the slot carries a tag (N1 might have to clear a
+ *       parent's bit): both are structural, under the index lock.  Otherwise
+ *       store NULL in the slot (relaxed, as N2), count - 1.
+ *   FD3 Unlock (release).
+ *  Why no structural change can be missed: a structural writer changes only
+ *  inner nodes and the root (which fast writers never write), and any leaf
+ *  it writes it writes under that leaf's lock.  The leaf a fast writer holds
+ *  at FI3/FD1 not DEAD is linked in the tree at that moment (a leaf leaves
+ *  the tree only through N3, after DEAD, or destroy, which sets DEAD first
+ *  and runs with no other user; grow and shrink move a leaf under a new or
+ *  no parent but keep it reachable), and it stays linked while the lock is
+ *  held (N3 needs count 0, so it follows a delete under the same lock), so
+ *  the fast write is a write to the tree.  The two interleavings that
+ *  matter, in tests/model/leaf_lock.pml:
+ *  - a fast insert that reached the leaf (FI1) while a delete emptied it:
+ *    FI2 after N2 sees DEAD and goes slow, where the index lock waits for N3
+ *    and I1 builds a new leaf; FI2 before N2 fills the slot first, and N2 of
+ *    the other entry leaves count 1: no unlink (spin: BUG_NO_DEAD_CHECK).
+ *  - DEAD must be set in the same hold as the count that reaches 0: set in a
+ *    later hold (or after the unlink), an insert between the two holds puts
+ *    its entry into a leaf that N3 then unlinks (spin: BUG_DEAD_LATE).
+ *  Lookups are unaffected: a slot is still published with one release store
+ *  and emptied with one NULL store, whoever makes it.
  *
  * The interleavings with a lockless reader, and why each is safe
  *  - Grow (I3) against reader step 1.  A reader that loaded the old root walks
@@ -102,8 +161,9 @@
  *    miss is ordered between the delete and the re-insert, and a caller that
  *    wants the current entry retries from the root, never re-reads the slot
  *    in a loop.
- *  - Insert into an unlinked node cannot happen: the writer only reaches
- *    nodes from the root under the lock.
+ *  - Insert into an unlinked node cannot happen: a structural writer only
+ *    reaches nodes from the root under the index lock, and a fast one checks
+ *    DEAD under the leaf lock (FI3).
  *  - Tags: a reader may see a tag bit without the entry (slot already NULL)
  *    or an entry whose bit it missed; lpc_radix_gang_tag skips NULL slots,
  *    and a tag is only ever a hint to a lockless reader.  Under the index lock the bits
@@ -116,6 +176,7 @@
  * those frees.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +190,20 @@ _Static_assert(LPC_RADIX_SHIFT >= 1 && LPC_RADIX_SHIFT <= 6,
 /* The largest shift a node can have: the top level may use fewer slots. */
 #define RADIX_MAX_SHIFT ((63 / LPC_RADIX_SHIFT) * LPC_RADIX_SHIFT)
 #define RADIX_LEVELS (RADIX_MAX_SHIFT / LPC_RADIX_SHIFT + 1)
+
+_Static_assert(offsetof(struct lpc_radix_node, slots) == 0,
+	       "lpc_radix_leaf_sync finds a leaf from its slot");
+
+#define RADIX_LEAF_LOCKED 1u
+#define RADIX_LEAF_DEAD 2u
+
+#if defined(__x86_64__) || defined(__i386__)
+#define radix_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define radix_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define radix_relax() ((void)0)
+#endif
 
 static inline unsigned radix_offset(uint64_t index, unsigned shift)
 {
@@ -151,6 +226,57 @@ static unsigned radix_shift_for(uint64_t index)
 	while (shift < RADIX_MAX_SHIFT && (index >> shift) > LPC_RADIX_MASK)
 		shift += LPC_RADIX_SHIFT;
 	return shift;
+}
+
+/* The leaf lock (see "leaf lock word" above). */
+static void radix_leaf_lock_raw(struct lpc_radix_node *leaf)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		uint32_t v = atomic_load_explicit(&leaf->lock, memory_order_relaxed);
+
+		if (!(v & RADIX_LEAF_LOCKED) &&
+		    atomic_compare_exchange_weak_explicit(&leaf->lock, &v, v | RADIX_LEAF_LOCKED,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return;
+		if (++spins < 128) {
+			radix_relax();
+		} else {
+			spins = 0;
+			sched_yield(); /* a preempted holder: let it run */
+		}
+	}
+}
+
+static inline uint16_t radix_count(const struct lpc_radix_node *node)
+{
+	return atomic_load_explicit(&((struct lpc_radix_node *)node)->count, memory_order_relaxed);
+}
+
+static inline void radix_count_add(struct lpc_radix_node *node, int d)
+{
+	atomic_store_explicit(&node->count, (uint16_t)(radix_count(node) + d), memory_order_relaxed);
+}
+
+/* Drops the leaf lock.  Rule RADIX-LEAF-COUNT: a leaf's count is the number
+ * of its used slots whenever nobody holds its lock, and a DEAD leaf has
+ * none (an entry put into a dead leaf is lost with it: FI3). */
+static void radix_leaf_unlock_raw(struct lpc_radix_node *leaf)
+{
+	uint32_t v = atomic_load_explicit(&leaf->lock, memory_order_relaxed);
+#if LPC_DEBUG
+	unsigned used = 0;
+
+	for (unsigned i = 0; i < LPC_RADIX_SLOTS; i++)
+		used += atomic_load_explicit(&leaf->slots[i], memory_order_relaxed) != NULL;
+	lpc_debug_check(used == radix_count(leaf) && (!(v & RADIX_LEAF_DEAD) || !used),
+			"RADIX-LEAF-COUNT", NULL,
+			"leaf %p: count %u, %u slots used%s", (void *)leaf, radix_count(leaf),
+			used, v & RADIX_LEAF_DEAD ? ", dead" : "");
+#endif
+	atomic_store_explicit(&leaf->lock, v & ~RADIX_LEAF_LOCKED, memory_order_release);
 }
 
 static struct lpc_radix_node *radix_node_alloc(void)
@@ -189,6 +315,8 @@ static void radix_destroy_node(struct lpc_radix_root *root, struct lpc_radix_nod
 {
 	unsigned i;
 
+	if (!node->shift)
+		atomic_store_explicit(&node->lock, RADIX_LEAF_DEAD, memory_order_relaxed);
 	if (node->shift) {
 		for (i = 0; i < LPC_RADIX_SLOTS; i++) {
 			struct lpc_radix_node *child = atomic_load_explicit(
@@ -243,7 +371,7 @@ static void radix_link_private(struct lpc_radix_node *parent, unsigned offset,
 {
 	atomic_store_explicit(&parent->slots[offset], child,
 			      memory_order_relaxed);
-	parent->count++;
+	radix_count_add(parent, 1);
 	child->parent = parent;
 	child->offset = offset;
 }
@@ -348,7 +476,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 		/* node is the new leaf. */
 		atomic_store_explicit(&node->slots[radix_offset(index, 0)], entry,
 				      memory_order_relaxed);
-		node->count = 1;
+		atomic_store_explicit(&node->count, 1, memory_order_relaxed);
 	}
 	lpc_debug_check(used == nr, "RADIX-NODES-USED", NULL,
 			"insert allocated %u nodes and used %u", nr, used);
@@ -358,13 +486,21 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 
 	/* I3: publish: one release store makes the insert visible. */
 	if (!has_path) {
+		/* The leaf exists: its slot is written under its lock, and a
+		 * fast insert (FI4) may have filled it since I1 looked. */
 		off = radix_offset(index, 0);
-		parent->count++;
+		radix_leaf_lock_raw(parent);
+		if (atomic_load_explicit(&parent->slots[off], memory_order_relaxed)) {
+			radix_leaf_unlock_raw(parent);
+			return -EEXIST;
+		}
+		radix_count_add(parent, 1);
 		atomic_store_explicit(&parent->slots[off], entry,
 				      memory_order_release);
+		radix_leaf_unlock_raw(parent);
 	} else if (parent) {
 		off = radix_offset(index, parent->shift);
-		parent->count++;
+		radix_count_add(parent, 1);
 		path->parent = parent;
 		path->offset = off;
 		atomic_store_explicit(&parent->slots[off], path,
@@ -422,7 +558,7 @@ static void radix_shrink(struct lpc_radix_root *root)
 	struct lpc_radix_node *node, *child;
 
 	node = atomic_load_explicit(&root->rnode, memory_order_relaxed);
-	while (node && node->shift && node->count == 1) {
+	while (node && node->shift && radix_count(node) == 1) {
 		child = atomic_load_explicit(&node->slots[0],
 					     memory_order_relaxed);
 		if (!child)
@@ -438,11 +574,13 @@ static void radix_shrink(struct lpc_radix_root *root)
 	}
 }
 
-/* Steps N1-N4 for the entry in slot offset of leaf.  Context: writer. */
+/* Steps N1-N4 for the entry in slot offset of leaf, which the caller has
+ * locked (and this unlocks).  Context: writer. */
 static void radix_delete_slot(struct lpc_radix_root *root,
 			      struct lpc_radix_node *leaf, unsigned offset)
 {
 	struct lpc_radix_node *node, *parent;
+	bool emptied;
 	unsigned i;
 
 	lpc_yield_point(LPC_YP_N1);
@@ -450,9 +588,18 @@ static void radix_delete_slot(struct lpc_radix_root *root,
 		radix_tag_clear_node(leaf, offset, i);			/* N1 */
 	lpc_yield_point(LPC_YP_N2);
 	atomic_store_explicit(&leaf->slots[offset], NULL, memory_order_relaxed); /* N2 */
-	leaf->count--;
+	radix_count_add(leaf, -1);
+	emptied = !radix_count(leaf);
+	/* In the hold that empties it: no fast insert can come in between
+	 * (FI3; spin: BUG_DEAD_LATE). */
+	if (emptied)
+		atomic_store_explicit(&leaf->lock, RADIX_LEAF_LOCKED | RADIX_LEAF_DEAD,
+				      memory_order_relaxed);
+	radix_leaf_unlock_raw(leaf);
+	if (!emptied)
+		goto shrink;
 	node = leaf;
-	while (!node->count) {						/* N3 */
+	while (!radix_count(node)) {					/* N3 */
 		lpc_yield_point(LPC_YP_N3);
 		parent = node->parent;
 		if (!parent) {
@@ -463,10 +610,11 @@ static void radix_delete_slot(struct lpc_radix_root *root,
 		}
 		atomic_store_explicit(&parent->slots[node->offset], NULL,
 				      memory_order_relaxed);
-		parent->count--;
+		radix_count_add(parent, -1);
 		radix_node_free(root, node);
 		node = parent;
 	}
+shrink:
 	lpc_yield_point(LPC_YP_N4);
 	radix_shrink(root);						/* N4 */
 }
@@ -479,9 +627,12 @@ void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index)
 
 	if (!slot)
 		return NULL;
+	radix_leaf_lock_raw(leaf);
 	entry = atomic_load_explicit(slot, memory_order_relaxed);
 	if (entry)
 		radix_delete_slot(root, leaf, radix_offset(index, 0));
+	else
+		radix_leaf_unlock_raw(leaf);
 	return entry;
 }
 
@@ -489,15 +640,138 @@ bool lpc_radix_delete_if(struct lpc_radix_root *root, uint64_t index, void *old)
 {
 	struct lpc_radix_node *leaf;
 	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
-	void *entry;
 
 	if (!slot || !old)
 		return false;
-	entry = atomic_load_explicit(slot, memory_order_relaxed);
-	if (entry != old)
+	radix_leaf_lock_raw(leaf);
+	if (atomic_load_explicit(slot, memory_order_relaxed) != old) {
+		radix_leaf_unlock_raw(leaf);
 		return false;
+	}
 	radix_delete_slot(root, leaf, radix_offset(index, 0));
 	return true;
+}
+
+/* FI1/FD1: the leaf that covers index, by reader steps 1-3, or NULL. */
+static struct lpc_radix_node *radix_leaf_find(struct lpc_radix_root *root, uint64_t index)
+{
+	struct lpc_radix_node *node = atomic_load_explicit(&root->rnode, memory_order_acquire);
+	unsigned shift;
+
+	if (!node)
+		return NULL;
+	shift = node->shift;
+	if ((index >> shift) > LPC_RADIX_MASK)
+		return NULL;
+	return lpc_radix_descend(node, index, shift);
+}
+
+int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *entry)
+{
+	struct lpc_radix_node *leaf;
+	void *_Atomic *slot;
+
+	lpc_debug_check(entry && !((uintptr_t)entry & 1), "RADIX-ENTRY", NULL,
+			"insert of entry %p: NULL or low bit set", entry);
+	leaf = radix_leaf_find(root, index);				/* FI1 */
+	if (!leaf)
+		return -EAGAIN;
+	lpc_yield_point(LPC_YP_FI2);
+	radix_leaf_lock_raw(leaf);					/* FI2 */
+	if (atomic_load_explicit(&leaf->lock, memory_order_relaxed) & RADIX_LEAF_DEAD) { /* FI3 */
+		radix_leaf_unlock_raw(leaf);
+		return -EAGAIN;
+	}
+	slot = &leaf->slots[radix_offset(index, 0)];
+	if (atomic_load_explicit(slot, memory_order_relaxed)) {
+		radix_leaf_unlock_raw(leaf);
+		return -EEXIST;
+	}
+	radix_count_add(leaf, 1);					/* FI4 */
+	atomic_store_explicit(slot, entry, memory_order_release);
+	radix_leaf_unlock_raw(leaf);
+	return 0;
+}
+
+struct lpc_radix_node *lpc_radix_leaf_lock(struct lpc_radix_root *root, uint64_t index)
+{
+	struct lpc_radix_node *leaf = radix_leaf_find(root, index);	/* FD1 */
+
+	if (!leaf)
+		return NULL;
+	lpc_yield_point(LPC_YP_FD2);
+	radix_leaf_lock_raw(leaf);
+	if (atomic_load_explicit(&leaf->lock, memory_order_relaxed) & RADIX_LEAF_DEAD) {
+		radix_leaf_unlock_raw(leaf);
+		return NULL;
+	}
+	return leaf;
+}
+
+void lpc_radix_leaf_unlock(struct lpc_radix_node *leaf)
+{
+	radix_leaf_unlock_raw(leaf);					/* FD3 */
+}
+
+bool lpc_radix_leaf_delete_ok(const struct lpc_radix_node *leaf, uint64_t index)
+{
+	struct lpc_radix_node *l = (struct lpc_radix_node *)leaf;
+	unsigned off = radix_offset(index, 0);
+
+	if (radix_count(l) <= 1)					/* FD2 */
+		return false;
+	for (unsigned i = 0; i < LPC_RADIX_NTAGS; i++)
+		if (atomic_load_explicit(&l->tags[i], memory_order_relaxed) >> off & 1)
+			return false;
+	return true;
+}
+
+bool lpc_radix_leaf_delete(struct lpc_radix_node *leaf, uint64_t index)
+{
+	unsigned off = radix_offset(index, 0);
+
+	lpc_debug_check(atomic_load_explicit(&leaf->slots[off], memory_order_relaxed),
+			"RADIX-ENTRY", NULL, "fast delete of an empty slot");
+	if (!lpc_radix_leaf_delete_ok(leaf, index))
+		return false;
+	atomic_store_explicit(&leaf->slots[off], NULL, memory_order_relaxed);
+#ifndef LPC_RADIX_BREAK_LEAF_COUNT /* tests/debug: RADIX-LEAF-COUNT shown to fire */
+	radix_count_add(leaf, -1);
+#endif
+	return true;
+}
+
+void lpc_radix_leaf_sync(void *_Atomic const *slot, uint64_t index)
+{
+	struct lpc_radix_node *leaf =
+		(struct lpc_radix_node *)(uintptr_t)(slot - (index & LPC_RADIX_MASK));
+
+	radix_leaf_lock_raw(leaf);
+	radix_leaf_unlock_raw(leaf);
+}
+
+static uint64_t radix_count_node(const struct lpc_radix_node *node)
+{
+	uint64_t n = 0;
+
+	if (!node->shift)
+		return radix_count(node);
+	for (unsigned i = 0; i < LPC_RADIX_SLOTS; i++) {
+		const struct lpc_radix_node *child = atomic_load_explicit(
+			&((struct lpc_radix_node *)node)->slots[i], memory_order_acquire);
+
+		if (child)
+			n += radix_count_node(child);
+	}
+	return n;
+}
+
+uint64_t lpc_radix_count(const struct lpc_radix_root *root)
+{
+	const struct lpc_radix_node *node =
+		atomic_load_explicit(&((struct lpc_radix_root *)root)->rnode, memory_order_acquire);
+
+	return node ? radix_count_node(node) : 0;
 }
 
 void lpc_radix_tag_set(struct lpc_radix_root *root, uint64_t index, unsigned tag)
@@ -506,8 +780,12 @@ void lpc_radix_tag_set(struct lpc_radix_root *root, uint64_t index, unsigned tag
 	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
 
 	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
-	if (slot && atomic_load_explicit(slot, memory_order_relaxed))
+	if (!slot)
+		return;
+	radix_leaf_lock_raw(leaf); /* a leaf's bitmaps change under its lock */
+	if (atomic_load_explicit(slot, memory_order_relaxed))
 		radix_tag_set_node(leaf, radix_offset(index, 0), tag);
+	radix_leaf_unlock_raw(leaf);
 }
 
 void lpc_radix_tag_clear(struct lpc_radix_root *root, uint64_t index,
@@ -517,8 +795,11 @@ void lpc_radix_tag_clear(struct lpc_radix_root *root, uint64_t index,
 	void *_Atomic *slot = radix_slot_locked(root, index, &leaf);
 
 	lpc_debug_check(tag < LPC_RADIX_NTAGS, "RADIX-TAG", NULL, "tag %u out of range", tag);
-	if (slot)
-		radix_tag_clear_node(leaf, radix_offset(index, 0), tag);
+	if (!slot)
+		return;
+	radix_leaf_lock_raw(leaf);
+	radix_tag_clear_node(leaf, radix_offset(index, 0), tag);
+	radix_leaf_unlock_raw(leaf);
 }
 
 bool lpc_radix_tag_get(const struct lpc_radix_root *root, uint64_t index,

@@ -8,12 +8,26 @@
  * node; `offset` a slot number inside a node; `entry` the stored pointer.
  *
  * Concurrency contract:
- *  - Writers (insert, delete, tag set/clear, destroy) are serialised by the
- *    caller (the file's index lock).  They publish every slot and root pointer
- *    with a release store, so a reader that loads a pointer (acquire/consume)
+ *  - Structural writers (insert that allocates or links a node, delete that
+ *    empties a leaf, tag set/clear, destroy) are serialised by the caller
+ *    (the file's index lock).  They publish every slot and root pointer with
+ *    a release store, so a reader that loads a pointer (acquire/consume)
  *    sees the node or entry fully initialised.
+ *  - Each leaf has its own lock (struct lpc_radix_node.lock, radix.c steps
+ *    FI1-FI4 and FD1-FD3).  Every write to a leaf's slots, count or tags
+ *    takes it, structural writers too (inside radix.c); the index lock is
+ *    taken BEFORE a leaf lock, never while holding one.  So the fast calls
+ *    (lpc_radix_insert_fast, lpc_radix_leaf_lock + lpc_radix_leaf_delete),
+ *    which hold no index lock, run beside each other and beside a
+ *    structural writer: they write only the one leaf they locked, and only
+ *    where that changes nothing above it (a slot filled in a live leaf; a
+ *    slot emptied, untagged, in a leaf that stays non-empty).  Anything else
+ *    they refuse, and the caller takes the index lock.  A caller that holds
+ *    the index lock therefore no longer sees the leaves' slots frozen: an
+ *    entry may appear in an empty slot of an existing leaf, or leave one,
+ *    beside it (it still sees no node appear or go).
  *  - Readers (lpc_radix_lookup, lpc_radix_lookup_leaf, lpc_radix_gang, lpc_radix_gang_tag,
- *    lpc_radix_tag_get, lpc_radix_tagged) take no lock.  The caller is
+ *    lpc_radix_tag_get, lpc_radix_tagged, lpc_radix_count) take no lock.  The caller is
  *    either inside an RCU read section or holds the index lock (shared or
  *    exclusive): nodes removed from the tree are freed with call_rcu only, so a
  *    reader that raced with a delete walks detached nodes safely.  A detached
@@ -25,7 +39,7 @@
  *    may fail with -ENOMEM, leaving the tree unchanged.  Writers free nodes
  *    with call_rcu, so they run in registered RCU threads; lpc_rcu_barrier()
  *    waits for those frees.
- *
+
  * Memory: a tree has no allocation while empty.  The height grows on insert
  * and shrinks on delete when only slot 0 of the root is used.
  */
@@ -64,7 +78,11 @@ struct lpc_radix_node {
 	void *_Atomic slots[LPC_RADIX_SLOTS];
 	uint8_t shift;		       /* fixed before publication */
 	uint8_t offset;		       /* slot in parent; writer only */
-	uint16_t count;		       /* used slots; writer only */
+	/* Used slots: a leaf's under its lock, an inner node's under the
+	 * index lock; read without either only as a gauge (lpc_radix_count). */
+	_Atomic uint16_t count;
+	/* Leaves only: RADIX_LEAF_LOCKED | RADIX_LEAF_DEAD (radix.c FI/FD). */
+	_Atomic uint32_t lock;
 	struct lpc_radix_node *parent; /* NULL at the root; writer only */
 	_Atomic uint64_t tags[LPC_RADIX_NTAGS];
 	struct rcu_head rcu;
@@ -213,6 +231,54 @@ void *lpc_radix_delete(struct lpc_radix_root *root, uint64_t index);
  * must not delete an entry that was replaced behind them.)
  */
 bool lpc_radix_delete_if(struct lpc_radix_root *root, uint64_t index, void *old);
+
+/*
+ * Fast insert (radix.c FI1-FI4): stores entry at index if the leaf that
+ * covers index exists, is live and has the slot empty, under that leaf's
+ * lock alone.  Return: 0; -EEXIST (index holds an entry: tree unchanged);
+ * -EAGAIN when it cannot (no leaf, or the leaf is dead): the caller takes
+ * the index lock and calls lpc_radix_insert.  Context: RCU read section,
+ * no index lock needed; entry as lpc_radix_insert.
+ */
+int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *entry);
+
+/*
+ * Fast delete (radix.c FD1-FD3).  lpc_radix_leaf_lock finds the leaf that
+ * covers index and locks it; NULL when there is none or it is dead (the
+ * caller goes the slow way).  While it holds the lock, the leaf's slots
+ * change under nobody else: lpc_radix_leaf_entry reads one, and
+ * lpc_radix_leaf_delete empties it if that needs no structural change (the
+ * leaf keeps another entry, the slot carries no tag): false, nothing done,
+ * otherwise.  Context: RCU read section from lock to unlock (the leaf may be
+ * detached the moment it is unlocked), or the index lock (nothing detaches
+ * a leaf without it); no leaf lock held already.
+ */
+struct lpc_radix_node *lpc_radix_leaf_lock(struct lpc_radix_root *root, uint64_t index);
+void lpc_radix_leaf_unlock(struct lpc_radix_node *leaf);
+static inline void *lpc_radix_leaf_entry(const struct lpc_radix_node *leaf, uint64_t index)
+{
+	return atomic_load_explicit(&((struct lpc_radix_node *)leaf)->slots[index & LPC_RADIX_MASK],
+				    memory_order_relaxed);
+}
+bool lpc_radix_leaf_delete(struct lpc_radix_node *leaf, uint64_t index);
+/* Whether lpc_radix_leaf_delete would delete the (used) slot of index now:
+ * it stays so while the caller holds the leaf lock. */
+bool lpc_radix_leaf_delete_ok(const struct lpc_radix_node *leaf, uint64_t index);
+
+/*
+ * Waits until no writer holds the lock of the leaf that `slot` (an address
+ * lpc_radix_lookup returned for index) lies in: what such a writer did
+ * under the lock is visible after (debug checks that must see a removal
+ * complete, lookup.c).  Context: the read section in which slot was found.
+ */
+void lpc_radix_leaf_sync(void *_Atomic const *slot, uint64_t index);
+
+/*
+ * Entries in the tree: the sum of the leaves' counts.  Exact when no writer
+ * runs; a gauge otherwise.  Walks every inner node.  Context: RCU read
+ * section or index lock.
+ */
+uint64_t lpc_radix_count(const struct lpc_radix_root *root);
 
 /* Tags: set/clear on a present entry; get reads one slot's tag. Context: writer
  * for set/clear; reader for get.  Setting a tag on an absent index is a no-op. */

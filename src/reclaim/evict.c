@@ -30,7 +30,7 @@
  *   E5 re-check LOCKED, DIRTY, WRITEBACK after the freeze: set before it
  *      (nobody can set them after: they need a reference), unfreeze (store
  *      1, release) and skip.
- *   E6 delete the slot (step B, radix N1-N4), nrpages--, count the removal
+ *   E6 delete the slot (step B, radix N1-N4), count the removal
  *      for LPC_DEBUG's LOOKUP-NOT-IN-INDEX check (after B, under the lock),
  *      unlock.  No seq bump: data and identity are unchanged (optimistic
  *      readers re-check the slot; the allocator bumps seq on reuse).
@@ -307,7 +307,6 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 #if LPC_DEBUG
 	lpc_debug_frozen--; /* out of its slot */
 #endif
-	f->nrpages--;
 	if (fl & LPC_PG_RA) /* read ahead, never used: the window was too big */
 		lpc_ra_evicted_unused(f, t);
 	/* No seq bump: the page's data and identity do not change here (an

@@ -125,10 +125,13 @@ static void truncate_pages(struct lpc_file *f, uint64_t size)
  * cut on (miss.c M5, run.c U5: lpc_filemap_trunc_from), and every other
  * path that makes pages (lpc_pwrite) waits for trunc_lock.  Pages in flight
  * (not UPTODATE) are a raced read's, which drops them.  Walked under
- * tree_lock, which every insert takes (and in LOCKED mode a read hold of
- * the rwlock, which every removal needs for writing; tried only: a LOCKED
- * miss holds it for reading across its read, and may itself wait here
- * for nothing, so a busy rwlock skips the check). */
+ * tree_lock, which every insert of a page already UPTODATE takes (wpin.c,
+ * dirty.c); a miss's insert may hold only its leaf's lock (radix.c FI1-FI4)
+ * but publishes a page in flight, not UPTODATE, which its M5 drops past the
+ * cut, so a walk that sees it or not judges the same.  (In LOCKED mode a
+ * read hold of the rwlock too, which every removal needs for writing; tried
+ * only: a LOCKED miss holds it for reading across its read, and may itself
+ * wait here for nothing, so a busy rwlock skips the check.) */
 static void debug_nothing_past(struct lpc_file *f, uint64_t size)
 {
 	uint64_t first = (size + f->pool->page_size - 1) >> f->page_shift;

@@ -252,8 +252,6 @@ static int wpin_new_page(struct lpc_file *f, uint64_t index, struct lpc_page **o
 #endif
 	lpc_file_index_lock(f);
 	rc = lpc_radix_insert(&f->tree, index, p);
-	if (!rc)
-		f->nrpages++;
 	lpc_file_index_unlock(f);
 	if (rc) {
 #if LPC_DEBUG

@@ -16,6 +16,9 @@
  *  - RADIX-NODES-USED (an internal count of radix.c's insert; no caller can
  *    break it): test_debug_radix_nodes.c, with a copy of radix.c broken on
  *    purpose;
+ *  - RADIX-LEAF-COUNT (a leaf's count against its slots, radix.c; no caller
+ *    can break it): test_debug_radix_leaf.c, likewise, and the mutant
+ *    leaf-count (tests/mutants/run.sh);
  *  - LOOKUP-NOT-IN-INDEX (needs the R4 re-check skipped): tests/mutants/run.sh
  *    (mutant no-r4) and tests/regress/regress_r4_failed_read.c.
  * SIZE-CUT has two halves (writeback/writeback.c): the publisher's is broken
@@ -824,7 +827,7 @@ static void break_optimistic_in_index(void)
 	q = lpc_radix_lookup(&file->tree, 0, &slot);
 	REQUIRE(q == p, "page 0 in its slot");
 	REQUIRE(lpc_invalidate(file, 0, 4096) == 1, "invalidate page 0");
-	lpc_debug_optimistic_check(file, p, slot,
+	lpc_debug_optimistic_check(file, p, 0, slot,
 				   atomic_load_explicit(&p->dbg_removals, memory_order_acquire));
 	lpc_rcu_read_unlock();
 }

@@ -127,6 +127,11 @@
 #                  kick after lpc_reclaim_retire starts the thread again,
 #                  over a pool destroy is about to free; rule
 #                  RECLAIM-RETIRED, in test_pending_linger's retired case)
+#   leaf-no-dead   index/radix.c: a fast insert (FI3) does not check that
+#                  its leaf is dead, and puts its entry into a leaf that a
+#                  delete emptied and is unlinking (rule RADIX-LEAF-COUNT at
+#                  the unlock: a dead leaf with an entry; test_radix's
+#                  story "dead", a yield hook at FI2)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -184,6 +189,7 @@ mutants=(
 	'stream-share|src/filemap/stream.c|s@^\t\tif (cur >= cap)$@\t\tif (0) /* MUTANT: ST6 past the quarter */@'
 	'retire-restart|src/reclaim/reclaimer.c|s@if (r->started || r->failed || r->stop || r->retired)@if (r->started || r->failed || r->stop) /* MUTANT: start after retire */@'
 	'ra-share-twice|src/filemap/ra_worker.c|s@if (w->act\[i\].stamp \&\& w->act\[i\].key == key) {@if (0) { /* MUTANT: QS1 misses the stream entry */@'
+	'leaf-no-dead|src/index/radix.c|s@^\tif (atomic_load_explicit(\&leaf->lock, memory_order_relaxed) \& RADIX_LEAF_DEAD) { /\* FI3 \*/@\tif (0) { /* MUTANT: FI3 without the dead check */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
@@ -221,6 +227,7 @@ declare -A killer=(
 	[stream-share]='^unit\.test_stream_hold$'
 	[retire-restart]='^unit\.test_pending_linger$'
 	[ra-share-twice]='^unit\.test_readahead$'
+	[leaf-no-dead]='^unit\.test_radix(_shift2)?$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -318,7 +318,7 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 		r = lpc_invalidate(files[i], 0, 0);
 
 		CHECK(r >= 0);
-		CHECK_EQ(files[i]->nrpages, 0, "file %d: pages left after invalidate", i);
+		CHECK_EQ(lpc_file_nrpages(files[i]), 0, "file %d: pages left after invalidate", i);
 		CHECK_EQ(lpc_file_close(files[i]), 0);
 	}
 	CHECK_EQ(lpc_cache_destroy(cache), 0, "destroy");

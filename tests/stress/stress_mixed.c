@@ -283,7 +283,7 @@ static void run_mode(int mode, double seconds, uint64_t seed)
 	for (int i = 0; i < NFILES; i++) {
 		lpc_ra_quiesce(files[i]);
 		CHECK(lpc_invalidate(files[i], 0, 0) >= 0);
-		CHECK_EQ(files[i]->nrpages, 0, "file %d: pages left in the index", i);
+		CHECK_EQ(lpc_file_nrpages(files[i]), 0, "file %d: pages left in the index", i);
 	}
 	/* Every frame is free now, on a list or in transit: pending (waiting
 	 * for a grace period), in a call_rcu batch, or in the hands of the

@@ -11,10 +11,19 @@
  *  enomem:  posix_memalign is interposed and fails the Nth call: every
  *           failing insert must return -ENOMEM and leave the tree unchanged.
  *  destroy: lpc_radix_destroy on full trees (LeakSanitizer checks the frees).
+ *  dead:    (LPC_DEBUG builds: a yield hook) a fast insert whose leaf dies
+ *           between its walk and its lock refuses it (FI3).
  *  concurrent: writers insert and delete entries that encode their index
  *           while readers look up, gang and gang_tag under rcu_read_lock and
  *           check every entry found at index i encodes i; pinned entries
  *           (never deleted, tag never cleared) must always be found.
+ *           Fast writers (lpc_radix_insert_fast, lpc_radix_leaf_lock +
+ *           lpc_radix_leaf_delete: no index lock) own every third position,
+ *           in the same leaves as the locked writers' (dense indices, and
+ *           4-slot leaves in the shift-2 copy, so leaves empty, die and are
+ *           made again all the time): each knows exactly which of its own
+ *           entries are in the tree and checks every answer against that,
+ *           and at the end lpc_radix_count must equal the entries present.
  *
  * Usage: test_radix [--seed N] [--ops N] [--ms N]
  * Exit: 0 pass, 1 fail, 77 skip.  Built twice: 64-slot and 4-slot nodes.
@@ -23,6 +32,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,10 +190,13 @@ static uint64_t pick_index(uint64_t *r, const struct model *m)
 	}
 }
 
-/* The whole tree equals the model: gang, gang_tag, tagged. */
+/* The whole tree equals the model: count, gang, gang_tag, tagged. */
 static int check_all(struct lpc_radix_root *root, const struct model *m)
 {
 	size_t cap = m->n + 8;
+
+	CHECK(lpc_radix_count(root) == m->n, "count %" PRIu64 ", model %zu",
+	      lpc_radix_count(root), m->n);
 	void **ents = malloc(cap * sizeof(void *));
 	uint64_t *idx = malloc(cap * sizeof(uint64_t));
 	unsigned n, t, i, j;
@@ -249,7 +262,14 @@ static int random_op(struct lpc_radix_root *root, struct model *m, uint64_t *r,
 
 	if (op < (filling ? 40u : 15u)) {
 		e = make_entry(index, serial);
-		rc = lpc_radix_insert(root, index, e);
+		/* Half through the fast insert (one thread: its refusals are
+		 * exact: -EAGAIN only where no leaf covers index). */
+		rc = op & 1 ? lpc_radix_insert_fast(root, index, e) : -EAGAIN;
+		if (rc == -EAGAIN) {
+			CHECK(!(op & 1) || !lpc_radix_lookup_leaf(root, index),
+			      "fast insert %" PRIx64 " refused by a live leaf", index);
+			rc = lpc_radix_insert(root, index, e);
+		}
 		if (me) {
 			CHECK(rc == -EEXIST, "insert %" PRIx64 " over an entry: %d", index, rc);
 			CHECK(lpc_radix_lookup(root, index, NULL) == me->entry,
@@ -259,6 +279,18 @@ static int random_op(struct lpc_radix_root *root, struct model *m, uint64_t *r,
 			model_add(m, index, e);
 		}
 	} else if (op < 55) {
+		struct lpc_radix_node *leaf = op & 1 ? lpc_radix_leaf_lock(root, index) : NULL;
+
+		/* Half through the fast delete where it can. */
+		if (leaf && me && lpc_radix_leaf_entry(leaf, index) == me->entry &&
+		    lpc_radix_leaf_delete(leaf, index)) {
+			lpc_radix_leaf_unlock(leaf);
+			model_del(m, me);
+			CHECK(!lpc_radix_lookup(root, index, NULL), "fast delete %" PRIx64, index);
+			return 0;
+		}
+		if (leaf)
+			lpc_radix_leaf_unlock(leaf);
 		e = lpc_radix_delete(root, index);
 		CHECK(e == (me ? me->entry : NULL), "delete %" PRIx64 ": %p", index, e);
 		if (me)
@@ -533,11 +565,18 @@ struct desc {
 };
 
 static struct desc conc_desc[CONC_POS];
-static bool conc_present[CONC_POS]; /* under conc_lock */
+static bool conc_present[CONC_POS]; /* under conc_lock; a fast writer's own: its */
+#define CONC_FAST_WRITERS 2
+/* Position k belongs to fast writer w when k % 3 == 0 and (k / 3) % 2 == w. */
+static bool conc_fast_pos(unsigned k)
+{
+	return k >= CONC_PINNED && k % 3 == 0;
+}
 static struct lpc_radix_root conc_root;
 static pthread_mutex_t conc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int conc_stop;
 static _Atomic long conc_errors, conc_reads, conc_writes, conc_hits, conc_roots;
+static _Atomic long conc_fast_ins, conc_fast_del, conc_slow_ins, conc_slow_del;
 
 static void conc_fail(const char *what, uint64_t index)
 {
@@ -559,6 +598,8 @@ static void *conc_writer(void *arg)
 		struct desc *d = &conc_desc[k];
 		unsigned op = rnd(&r) % 100;
 
+		if (conc_fast_pos(k))
+			continue; /* a fast writer's */
 		if (++ops % 4000 == 0)
 			drain = !drain; /* fill, then drain: grow and shrink */
 		pthread_mutex_lock(&conc_lock);
@@ -586,6 +627,102 @@ static void *conc_writer(void *arg)
 			atomic_fetch_add_explicit(&conc_roots, 1, memory_order_relaxed);
 		}
 		pthread_mutex_unlock(&conc_lock);
+		atomic_fetch_add_explicit(&conc_writes, 1, memory_order_relaxed);
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+/* Inserts d (absent: ours) fast, or under conc_lock when refused. */
+static void conc_fast_insert(struct desc *d)
+{
+	int rc;
+
+	lpc_rcu_read_lock();
+	rc = lpc_radix_insert_fast(&conc_root, d->index, d);
+	lpc_rcu_read_unlock();
+	if (rc == -EAGAIN) {
+		pthread_mutex_lock(&conc_lock);
+		rc = lpc_radix_insert(&conc_root, d->index, d);
+		pthread_mutex_unlock(&conc_lock);
+		atomic_fetch_add_explicit(&conc_slow_ins, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&conc_fast_ins, 1, memory_order_relaxed);
+	}
+	if (rc)
+		conc_fail("fast insert", d->index);
+}
+
+/* Deletes d (present: ours) fast, or under conc_lock when refused; a
+ * tagged entry must be refused. */
+static void conc_fast_delete(struct desc *d, bool tagged)
+{
+	struct lpc_radix_node *leaf;
+	bool done = false;
+
+	lpc_rcu_read_lock();
+	leaf = lpc_radix_leaf_lock(&conc_root, d->index);
+	if (leaf) {
+		if (lpc_radix_leaf_entry(leaf, d->index) != d)
+			conc_fail("fast delete: entry not in its live leaf", d->index);
+		else
+			done = lpc_radix_leaf_delete(leaf, d->index);
+		if (done && tagged)
+			conc_fail("fast delete of a tagged entry", d->index);
+		lpc_radix_leaf_unlock(leaf);
+	}
+	lpc_rcu_read_unlock();
+	if (done) {
+		atomic_fetch_add_explicit(&conc_fast_del, 1, memory_order_relaxed);
+		return;
+	}
+	pthread_mutex_lock(&conc_lock);
+	if (!lpc_radix_delete_if(&conc_root, d->index, d))
+		conc_fail("slow delete after a refused fast one", d->index);
+	pthread_mutex_unlock(&conc_lock);
+	atomic_fetch_add_explicit(&conc_slow_del, 1, memory_order_relaxed);
+}
+
+static void *conc_fast_writer(void *arg)
+{
+	unsigned w = (unsigned)(uintptr_t)arg;
+	uint64_t r = seed * 53 + w;
+	bool tagged[CONC_POS] = { false };
+	unsigned long ops = 0;
+	bool drain = w & 1;
+
+	urcu_memb_register_thread();
+	while (!atomic_load_explicit(&conc_stop, memory_order_relaxed)) {
+		unsigned k = CONC_PINNED + rnd(&r) % (CONC_POS - CONC_PINNED);
+		struct desc *d = &conc_desc[k];
+		unsigned op = rnd(&r) % 100;
+		const struct desc *e;
+
+		if (!conc_fast_pos(k) || (k / 3) % CONC_FAST_WRITERS != w)
+			continue;
+		if (++ops % 2000 == 0)
+			drain = !drain;
+		if (rnd(&r) % 512 == 0)
+			sched_yield(); /* let the others into the window */
+		if (conc_present[k] && op < 8) {
+			/* A tag: its delete must go the slow way. */
+			pthread_mutex_lock(&conc_lock);
+			lpc_radix_tag_set(&conc_root, d->index, LPC_TAG_TOWRITE);
+			pthread_mutex_unlock(&conc_lock);
+			tagged[k] = true;
+		} else if (conc_present[k] && (drain ? op < 90 : op < 40)) {
+			conc_fast_delete(d, tagged[k]);
+			conc_present[k] = tagged[k] = false;
+		} else if (!conc_present[k] && !drain && op < 70) {
+			conc_fast_insert(d);
+			conc_present[k] = true;
+		}
+		/* Only this thread writes d's slot: the answer is exact. */
+		lpc_rcu_read_lock();
+		e = lpc_radix_lookup(&conc_root, d->index, NULL);
+		lpc_rcu_read_unlock();
+		if (e != (conc_present[k] ? d : NULL))
+			conc_fail("fast writer's own entry", d->index);
 		atomic_fetch_add_explicit(&conc_writes, 1, memory_order_relaxed);
 	}
 	urcu_memb_unregister_thread();
@@ -655,7 +792,8 @@ static int test_concurrent(void)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nw = ncpu >= 2 ? 2 : 1, nr = ncpu >= 4 ? 3 : 2, i, k;
-	pthread_t th[8];
+	pthread_t th[8 + CONC_FAST_WRITERS];
+	uint64_t present = 0;
 	uint64_t r = seed ^ 0xc0c0, v[CONC_POS];
 	struct timespec ts = { run_ms / 1000, (run_ms % 1000) * 1000000L };
 
@@ -689,11 +827,17 @@ static int test_concurrent(void)
 		pthread_create(&th[i], NULL, conc_writer, (void *)(uintptr_t)i);
 	for (i = 0; i < nr; i++)
 		pthread_create(&th[nw + i], NULL, conc_reader, (void *)(uintptr_t)i);
+	for (i = 0; i < CONC_FAST_WRITERS; i++)
+		pthread_create(&th[nw + nr + i], NULL, conc_fast_writer, (void *)(uintptr_t)i);
 	nanosleep(&ts, NULL);
 	atomic_store(&conc_stop, 1);
-	for (i = 0; i < nw + nr; i++)
+	for (i = 0; i < nw + nr + CONC_FAST_WRITERS; i++)
 		pthread_join(th[i], NULL);
 
+	for (k = 0; k < CONC_POS; k++)
+		present += conc_present[k];
+	CHECK(lpc_radix_count(&conc_root) == present, "count %" PRIu64 ", %" PRIu64 " present",
+	      lpc_radix_count(&conc_root), present);
 	for (k = 0; k < CONC_POS; k++) {
 		if (!conc_present[k])
 			continue;
@@ -705,12 +849,66 @@ static int test_concurrent(void)
 	       "%ld reads (%ld hits)\n",
 	       nw, nr, atomic_load(&conc_writes), atomic_load(&conc_roots),
 	       atomic_load(&conc_reads), atomic_load(&conc_hits));
+	printf("concurrent: fast writers: %ld fast inserts, %ld slow; %ld fast deletes, %ld slow\n",
+	       atomic_load(&conc_fast_ins), atomic_load(&conc_slow_ins),
+	       atomic_load(&conc_fast_del), atomic_load(&conc_slow_del));
+	CHECK(atomic_load(&conc_fast_ins) > 0 && atomic_load(&conc_fast_del) > 0 &&
+		      atomic_load(&conc_slow_ins) > 0 && atomic_load(&conc_slow_del) > 0,
+	      "fast writers never took one of the four ways");
 	CHECK(!atomic_load(&conc_errors), "%ld reader or writer errors",
 	      atomic_load(&conc_errors));
 	CHECK(atomic_load(&conc_reads) > 0 && atomic_load(&conc_writes) > 0,
 	      "threads did not run");
 	return 0;
 }
+
+#if LPC_DEBUG
+/*
+ * dead: the story of FI3, with the yield hook (core/debug.h).  A fast insert
+ * has found the leaf (FI1) and not yet locked it (FI2) when the leaf's only
+ * entry is deleted: the leaf dies and is unlinked.  The insert must refuse
+ * it (-EAGAIN, nothing stored), and the slow insert then puts the entry in
+ * a new leaf.  Without the dead check the entry goes into the unlinked leaf
+ * and is lost (rule RADIX-LEAF-COUNT fires at the unlock: mutant
+ * leaf-no-dead).
+ */
+static struct lpc_radix_root story_root;
+static int story_fired;
+
+static void story_hook(enum lpc_yield_point yp)
+{
+	if (yp == LPC_YP_FI2 && !story_fired++)
+		lpc_radix_delete(&story_root, 8); /* between FI1 and FI2 */
+}
+
+static int test_dead_leaf(void)
+{
+	static char e[3][8] __attribute__((aligned(8)));
+	int rc;
+
+	lpc_radix_init(&story_root);
+	CHECK(!lpc_radix_insert(&story_root, 8, e[0]), "insert 8");
+	CHECK(!lpc_radix_insert(&story_root, 1000, e[2]), "insert 1000");
+	story_fired = 0;
+	CHECK(!lpc_yield_arm("FI2", 1.0, 1), "arm FI2");
+	lpc_yield_set_hook(story_hook);
+	lpc_rcu_read_lock();
+	rc = lpc_radix_insert_fast(&story_root, 9, e[1]);
+	lpc_rcu_read_unlock();
+	lpc_yield_set_hook(NULL);
+	lpc_yield_arm(NULL, 0, 0);
+	CHECK(story_fired == 1, "the hook ran %d times", story_fired);
+	CHECK(rc == -EAGAIN, "fast insert into a leaf that died before its lock: %d", rc);
+	CHECK(!lpc_radix_lookup(&story_root, 9, NULL), "refused entry is in the tree");
+	CHECK(!lpc_radix_insert(&story_root, 9, e[1]), "slow insert after the refusal");
+	CHECK(lpc_radix_lookup(&story_root, 9, NULL) == e[1], "entry of the slow insert");
+	CHECK(lpc_radix_count(&story_root) == 2, "count %" PRIu64, lpc_radix_count(&story_root));
+	lpc_radix_delete(&story_root, 9);
+	lpc_radix_delete(&story_root, 1000);
+	CHECK(!atomic_load(&story_root.rnode), "drained story tree keeps a node");
+	return 0;
+}
+#endif
 
 static double now_ms(void)
 {
@@ -759,6 +957,9 @@ int main(int argc, char **argv)
 	run("random", test_random);
 	run("enomem", test_enomem);
 	run("destroy", test_destroy);
+#if LPC_DEBUG
+	run("dead", test_dead_leaf);
+#endif
 	run("concurrent", test_concurrent);
 	lpc_rcu_barrier(); /* run every call_rcu free before LeakSanitizer looks */
 	urcu_memb_unregister_thread();

@@ -84,7 +84,7 @@ static uint64_t nrpages(struct lpc_file *f)
 	uint64_t n;
 
 	lpc_file_index_lock(f);
-	n = f->nrpages;
+	n = lpc_file_nrpages(f);
 	lpc_file_index_unlock(f);
 	return n;
 }
