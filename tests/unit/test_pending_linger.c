@@ -26,6 +26,8 @@
  *
  * Usage: test_pending_linger [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "../common/lpc_test.h"
@@ -48,6 +50,16 @@ static uint64_t wait_all_free(void)
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	}
 	return s.frames_free;
+}
+
+/* The retired case's invalidate, on a thread that then exits: an
+ * invalidating thread keeps its frames (page/alloc.c OD2) and its exit puts
+ * them on pending with a kick (OD6), which must start nothing after retire. */
+static void *invalidate_and_exit(void *arg)
+{
+	struct lpc_file *f = arg;
+
+	return (void *)(intptr_t)lpc_invalidate(f, 150ull * PS, 3 * PS);
 }
 
 static void cache_pages(struct lpc_file *f, unsigned first, unsigned n)
@@ -107,10 +119,18 @@ int main(int argc, char **argv)
 	CHECK_EQ(tst_frames_allocatable(c, NFRAMES), NFRAMES, "every frame allocatable");
 
 	/* Retired (as destroy does after its closes): the kicks of later
-	 * frees start nothing, and the frames wait on pending. */
+	 * frees (a thread's exit with the frames its invalidate kept, a wake)
+	 * start nothing, and the frames wait on pending. */
 	cache_pages(f, 150, 3); /* below the truncate's cut */
 	lpc_reclaim_retire(&c->reclaim);
-	CHECK_EQ(lpc_invalidate(f, 150ull * PS, 3 * PS), 3, "pages invalidated after retire");
+	{
+		pthread_t th;
+		void *r = NULL;
+
+		CHECK_EQ(pthread_create(&th, NULL, invalidate_and_exit, f), 0);
+		CHECK_EQ(pthread_join(th, &r), 0);
+		CHECK_EQ((int)(intptr_t)r, 3, "pages invalidated after retire");
+	}
 	lpc_reclaim_wake(&c->reclaim, false);
 	pthread_mutex_lock(&c->reclaim.lock);
 	CHECK(!c->reclaim.started, "a kick after lpc_reclaim_retire started the reclaimer");
