@@ -56,11 +56,17 @@ static void t_invalidate_waits(int mode)
 	REQUIRE(pthread_create(&tb, NULL, tst_getter_main, &b) == 0);
 	CHECK(tst_gate_wait_entered(2, 5000), "a miss on page 6 runs beside the read of 5");
 	REQUIRE(pthread_create(&tv, NULL, inval_main, &v) == 0);
-	tst_sleep_us(50000);
-	if (mode == LPC_LOOKUP_LOCKED)
+	if (mode == LPC_LOOKUP_LOCKED) {
+		tst_sleep_us(50000);
 		CHECK_EQ(atomic_load(&v.done), 0, "LOCKED invalidate waits for the reads in flight");
-	else
+	} else {
+		/* Returns while both reads are still held at the gate: polled
+		 * (up to 10 s), not a fixed 50 ms, which a loaded machine
+		 * can spend before the thread even runs. */
+		for (unsigned ms = 0; ms < 10000 && !atomic_load(&v.done); ms++)
+			tst_sleep_us(1000);
 		CHECK_EQ(atomic_load(&v.done), 1, "lockless invalidate does not wait");
+	}
 	tst_gate_open(0);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
