@@ -195,7 +195,8 @@
  *       only this thread pushes on its dfree (a taker only empties it).  A
  *       getter that loaded the page from its slot did so in a read section
  *       that began before the removal, so before OD4 began: it has ended;
- *   OD5 then in a new section (S1) splices dfree onto t->free.  If a taker
+ *   OD5 then in a new section (S1) splices dfree onto t->free, at most
+ *       tbatch frames of it (OD7).  If a taker
  *       flagged the block meanwhile, it leaves the lists alone: the taker
  *       moves dfree to pending (OD6) and this allocation tries again (with
  *       the flag set, from the shared list).  Rule DEFERRED-GRACE
@@ -211,14 +212,24 @@
  *       reclaimer's linger, RL1-RL4, or a drain), or frames of a thread
  *       that exits or stops allocating would wait on pending until some
  *       later kick; reclaim() after its steal returns -EAGAIN if it took
- *       nothing else (its next round's T2 covers them).
- * What the others see.  The background reclaimer (reclaim/reclaimer.c) sees
- * only the shared list and pending: frames on a dfree are neither, so it
- * may evict while a thread holds them (bounded: OD1's half), and a thread
- * that invalidates and allocates no more holds its frames until an
- * allocator that finds the shared list empty takes them with reclaim()'s
- * steal (before it evicts anything: "-ENOMEM means none free anywhere"
- * still holds, the steal reaches every dfree) or until it exits.  Cache
+ *       nothing else (its next round's T2 covers them).  The background
+ *       reclaimer is such a taker too (RT1-RT4, lpc_page_deferred_take),
+ *       of the deferred lists only.
+ *   OD7 the frames of dfree that OD5 does not keep (the private list at
+ *       tbatch or more) go to the shared list as one chain (SG1-SG2)
+ *       inside the same section, as SG4's give-back.
+ * What the others see.  The background reclaimer (reclaim/reclaimer.c
+ * refill) counts only the shared list and pending, but before it evicts
+ * (free below `high`) it takes every dfree to pending (RT1-RT4 below) and
+ * counts them there: a thread that invalidates and then idles, or reads
+ * with lpc_pread only (NOWAIT: OD3 never lands for it), no longer holds its
+ * frames while the reclaimer evicts cached pages for want of them (before
+ * RT1-RT4: up to OD1's half of the cache, for as long as the thread lived;
+ * tests/unit/test_own_hoard.c).  A frame lands on a private list only
+ * within SG4's bound (OD7), which the reclaimer does not take.  An
+ * allocator that finds the shared list empty takes every dfree with
+ * reclaim()'s steal (before it evicts anything: "-ENOMEM means none free
+ * anywhere" still holds, the steal reaches every dfree).  Cache
  * destroy: its closes and lpc_reclaim_retire come first, then core's
  * lpc_towner_orphan drops every block's lists (the frames are the pool's
  * memory, freed with it); a kick after the retire starts nothing.  Counts:
@@ -511,7 +522,8 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
  */
 static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 {
-	struct lpc_page *tail;
+	struct lpc_page *tail, *keep_tail, *rest;
+	uint32_t n, nfree, keep;
 
 	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* OD4 */
@@ -530,18 +542,38 @@ static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 					"that began after its removal ended (stamp %llu, done %llu)",
 					(unsigned long long)q->dbg_gp, (unsigned long long)done);
 	}
-#else
-	(void)c;
 #endif
-	if (t->dfree) {							/* OD5 */
-		tail->next = t->free;
-		t->free = t->dfree;
-		atomic_store_explicit(&t->nfree,
-				      atomic_load_explicit(&t->nfree, memory_order_relaxed) +
-					      atomic_load_explicit(&t->ndfree, memory_order_relaxed),
-				      memory_order_relaxed);
+	n = atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+	nfree = atomic_load_explicit(&t->nfree, memory_order_relaxed);
+	if (t->dfree) {
+		/* OD7: the private list stays within SG4's bound: at most a
+		 * refill's tbatch frames of dfree join it (none if it holds
+		 * that many), the rest go back to the shared list as one
+		 * chain, still inside S1-S3 as SG4's give-back (a reclaim()
+		 * that finds nothing must not miss frames in our hands).
+		 * Spliced whole, a landing parked up to half the frames on
+		 * an idle thread's list, which the reclaimer never takes
+		 * (RT3) and SG4 trims only on a free.  They are this
+		 * thread's frames on top of the shared stack (SG2): its next
+		 * refills pop them back, unless another thread is quicker. */
+		keep = nfree < c->tbatch ? c->tbatch - nfree : 0;
+		if (keep > n)
+			keep = n;
+		rest = t->dfree;
+		keep_tail = NULL;
+		for (uint32_t i = 0; i < keep; i++) {
+			keep_tail = rest;
+			rest = rest->next;
+		}
+		if (keep) {						/* OD5 */
+			keep_tail->next = t->free;
+			t->free = t->dfree;
+			atomic_store_explicit(&t->nfree, nfree + keep, memory_order_relaxed);
+		}
 		t->dfree = t->dfree_tail = NULL;
 		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
+		if (rest)						/* OD7 */
+			lpc_page_free_chain(c, rest, tail, n - keep);
 	}
 	tlist_exit();
 }
@@ -914,9 +946,23 @@ void lpc_pool_thread_exit(struct lpc_tcache *t)
 	}
 }
 
+/* NULL arg: flag every block (reclaim()); else the reclaimer's RT2, which
+ * flags only the blocks holding deferred frames and counts them. */
+struct steal_flag_arg {
+	uint32_t flagged;
+};
+
 static void steal_flag(struct lpc_tcache *t, void *arg)
 {
-	(void)arg;
+	struct steal_flag_arg *a = arg;
+
+	/* RT2: ndfree is a hint (relaxed, the owner's); a block that keeps
+	 * frames after this load stays unflagged, as a block made after T1,
+	 * and the next refill turn takes them. */
+	if (a && !atomic_load_explicit(&t->ndfree, memory_order_relaxed))
+		return;
+	if (a)
+		a->flagged++;
 	atomic_store_explicit(&t->steal, true, memory_order_relaxed);	/* T1 */
 }
 
@@ -937,6 +983,7 @@ struct steal_take_arg {
 	struct lpc_page **head;
 	uint32_t n;
 	uint32_t deferred; /* frames moved from deferred lists to pending */
+	bool deferred_only; /* RT3: leave the private lists alone */
 };
 
 static void steal_take(struct lpc_tcache *t, void *arg)
@@ -949,7 +996,7 @@ static void steal_take(struct lpc_tcache *t, void *arg)
 	if (!atomic_load_explicit(&t->steal, memory_order_relaxed))
 		return;
 	lpc_yield_point(LPC_YP_T3);
-	if (t->free) {							/* T3 */
+	if (t->free && !a->deferred_only) {				/* T3 */
 		a->n += tcache_take(t, &h, &tail);
 		tail->next = *a->head;
 		*a->head = h;
@@ -976,11 +1023,72 @@ static void steal_take(struct lpc_tcache *t, void *arg)
  * many deferred frames went to pending (OD6).  Return: how many taken. */
 static uint32_t steal_end(struct lpc_pool *c, struct lpc_page **head, uint32_t *deferred)
 {
-	struct steal_take_arg a = { .pool = c, .head = head, .n = 0, .deferred = 0 };
+	struct steal_take_arg a = {
+		.pool = c, .head = head, .n = 0, .deferred = 0, .deferred_only = false
+	};
 
 	lpc_towner_for_each(&c->owner, steal_take, &a);
 	*deferred = a.deferred;
 	return a.n;
+}
+
+static void sum_deferred(struct lpc_tcache *t, void *arg)
+{
+	*(uint32_t *)arg += atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+}
+
+/*
+ * The background reclaimer's take of the deferred frames
+ * (reclaim/reclaimer.c refill, below `high` and about to evict).  Without
+ * it a thread's deferred list (OD2) reached the free list only through its
+ * own allocation that may wait (OD3: never lpc_pread's NOWAIT one) or an
+ * allocation that found the shared list empty (reclaim()'s steal); a
+ * reader the reclaimer kept supplied never emptied it, and the reclaimer,
+ * seeing only the shared list and pending, evicted cached pages while up to
+ * half the frames sat on an idle thread's list
+ * (tests/unit/test_own_hoard.c).  Steps:
+ *   RT1 sum ndfree over the blocks (relaxed: a hint); none, and the counts
+ *       are read as in RT4 with no steal;
+ *   RT2 under reclaim_lock (one taker at a time, as reclaim()), T1 on the
+ *       blocks that hold deferred frames only;
+ *   RT3 T2 (a grace period), then T3 takes only their deferred lists, to
+ *       pending (OD6, then the refill's drain lands them after a grace
+ *       period of its own), never a private list (bounded by SG4 and OD7:
+ *       at most 2 * tbatch, what the steal-free design always allowed);
+ *       T4 clears the flags;
+ *   RT4 still under reclaim_lock, reads nfree, then npending (free_lock):
+ *       no drain and no reclaim() holds frames between its take and the
+ *       free list meanwhile (both hold reclaim_lock for it), so what the
+ *       refill compares with `high` counts every frame they would land;
+ *       one read outside the lock could miss a reclaim()'s whole pending
+ *       take and evict for it.
+ * The owners' side is S1-S3 and OD1-OD5 unchanged: this is reclaim()'s
+ * taker (tests/model/own_defer.pml's), on fewer blocks.
+ */
+uint32_t lpc_page_deferred_take(struct lpc_pool *c, uint32_t *free, uint32_t *pend)
+{
+	struct steal_flag_arg f = { .flagged = 0 };
+	struct steal_take_arg a = {
+		.pool = c, .head = NULL, .n = 0, .deferred = 0, .deferred_only = true
+	};
+	uint32_t sum = 0;
+
+	lpc_towner_for_each(&c->owner, sum_deferred, &sum);		/* RT1 */
+	pthread_mutex_lock(&c->reclaim_lock);
+	if (sum) {
+		lpc_towner_for_each(&c->owner, steal_flag, &f);		/* RT2 */
+		if (f.flagged) {
+			lpc_yield_point(LPC_YP_T2);
+			lpc_rcu_synchronize();				/* RT3 */
+			lpc_towner_for_each(&c->owner, steal_take, &a);
+		}
+	}
+	pthread_mutex_lock(&c->free_lock);				/* RT4 */
+	*free = atomic_load_explicit(&c->nfree, memory_order_relaxed);
+	*pend = atomic_load_explicit(&c->npending, memory_order_relaxed);
+	pthread_mutex_unlock(&c->free_lock);
+	pthread_mutex_unlock(&c->reclaim_lock);
+	return a.deferred;
 }
 
 /*

@@ -175,6 +175,18 @@ void lpc_page_pending_flush(struct lpc_pool *pool);
 uint32_t lpc_page_pending_drain(struct lpc_pool *pool);
 
 /*
+ * The background reclaimer's take of deferred frames before it evicts
+ * (alloc.c RT1-RT4): moves every thread's deferred list (OD2) to pending
+ * with reclaim()'s steal (T1-T4, OD6), then reads the shared free count
+ * and the pending count into *free and *pend under reclaim_lock (no drain
+ * or reclaim() holds frames in its hands then).  Return: how many deferred
+ * frames went to pending.  Context: a registered thread outside any read
+ * section, no frozen page held, no lock held (takes reclaim_lock; waits for
+ * a grace period when some thread holds deferred frames).
+ */
+uint32_t lpc_page_deferred_take(struct lpc_pool *pool, uint32_t *free, uint32_t *pend);
+
+/*
  * Puts n published frames, frozen and out of their index (ref 0), chained
  * head..tail by next, on pending with one take of free_lock, without
  * handing pending to call_rcu (as lpc_page_free_evicted: the reclaimer's

@@ -8,10 +8,12 @@
  * the first lpc_invalidate that leaves frames pending
  * (lpc_reclaim_wake through pool->wake, or lpc_reclaim_linger through
  * pool->linger: lpc_page_pending_kick), so a process that never fills nor
- * invalidates its cache never starts it.  Awake, it works in
- * turns: it evicts batches until the free frames, plus those pending, plus
- * those it evicted reach `high` (frames that frees put on pending need no
- * eviction, only their grace period), then takes the pending list, waits
+ * invalidates its cache never starts it.  Awake, it works in turns: below
+ * `high`, it first takes the threads' deferred frames to pending (RF1:
+ * page/alloc.c RT1-RT4), evicts batches until the free frames, plus those
+ * pending, plus those it evicted reach `high` (RF2: frames that frees put
+ * on pending need no eviction, only their grace period), then (RF3) takes
+ * the pending list, waits
  * for one grace period and puts its frames on the free list itself
  * (lpc_page_pending_drain: no read section and no frozen page held): one
  * drain per turn, and looks again; it sleeps on `cond` when the free
@@ -221,9 +223,18 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 		 * period (lpc_page_pending_kick wakes us for one). */
 		if (free >= high && pend < r->batch)
 			return true;
-		/* What pending brings counts: evict only the rest, never the
-		 * cached pages that frees (lpc_invalidate, puts) made room
-		 * for already. */
+		/* RF1: about to evict: first the frames that threads keep
+		 * on their deferred lists (lpc_invalidate's, page/alloc.c
+		 * OD2) go to pending, and the counts are read again under
+		 * reclaim_lock (lpc_page_deferred_take, RT1-RT4), so that
+		 * they, and frames in a reclaim()'s hands, count as what
+		 * pending brings: an idle thread's or a lpc_pread reader's
+		 * deferred frames are no reason to evict cached pages. */
+		if (free + pend < high)
+			lpc_page_deferred_take(c, &free, &pend);
+		/* RF2: what pending brings counts: evict only the rest, never
+		 * the cached pages that frees (lpc_invalidate, puts) made
+		 * room for already. */
 		while (free + pend + got < high && b < max_batches) {
 			/* A demand wake meanwhile ends the sparing, and the
 			 * window's extra room with it. */
@@ -239,9 +250,10 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 		}
 		if (!got && !pend)
 			return false;
-		/* One drain per turn: the evicted frames wait on pending with
-		 * the frees' (E7 never hands them to call_rcu), and one grace
-		 * period of our own lands them all. */
+		/* RF3: one drain per turn: the evicted frames wait on pending
+		 * with the frees' (E7 never hands them to call_rcu) and the
+		 * deferred frames RF1 took, and one grace period of our own
+		 * lands them all. */
 		lpc_page_pending_drain(c);
 	}
 }

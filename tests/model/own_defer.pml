@@ -33,7 +33,13 @@
  *           and t->dfree to pending (OD6: never to a free list), T4 clear
  *           the flag; then a drain of pending (PD2-PD3: its own grace
  *           period, then the shared list).  A thread's exit (OD6 too) is
- *           the same move without the flag.
+ *           the same move without the flag.  The background reclaimer's
+ *           take before it evicts (alloc.c RT1-RT4) is this taker on the
+ *           blocks that hold deferred frames, moving t->dfree only: a
+ *           subset of the moves checked here.  OD7 (a landing gives the
+ *           frames past tbatch to the shared list, inside OD5's section,
+ *           after OD4 as the spliced ones) is not modelled: it is OD5's
+ *           splice with SHARED for PRIV.
  *
  * Grace period model: the waiter sees each other process outside a read
  * section at some instant after the wait began, in any order (a reader
