@@ -595,14 +595,19 @@ static int io_pieces(struct lpc_io *io, struct uring *r, struct lpc_tcache *t,
  * R0's result: the bytes the pieces' entries (res[], each of len[] bytes)
  * read end to end from the first, a piece short or failed ending it (the
  * bytes after it are not taken), or the first piece's error.  *badbi: the
- * buffer of the piece that ended it by failing, else -1.
+ * buffer of the piece that ended it by failing, else -1.  *failed: a piece
+ * after the first ended it with an error (EINTR and EAGAIN included), so
+ * the prefix is not a short transfer: R0a, the caller reads the rest again
+ * and never takes it for the end of an O_DIRECT file (lpc_io_read_ends
+ * would, and the run's pages past the prefix were dropped as a read error).
  */
 static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, int np,
-			  int *badbi, int *baderr)
+			  int *badbi, int *baderr, bool *failed)
 {
 	ssize_t got = 0;
 
 	*badbi = -1;
+	*failed = false;
 	for (int j = 0; j < np; j++) {
 		if (res[j] == (ssize_t)len[j]) {
 			got += res[j];
@@ -612,6 +617,8 @@ static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, 
 			got += res[j];
 		else if (j == 0)
 			got = res[j];
+		else if (res[j] < 0)
+			*failed = true;					/* R0a */
 		if (res[j] < 0 && res[j] != -EINTR && res[j] != -EAGAIN) {
 			*badbi = bi[j];
 			*baderr = (int)res[j];
@@ -653,7 +660,7 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		size_t len, n, plen[URING_PIECES];
 		ssize_t pres[URING_PIECES];
 		int pbi[URING_PIECES], np, err = 0;
-		bool flat;
+		bool flat, failed = false;
 		ssize_t res = 0;
 		int bi;
 
@@ -683,7 +690,7 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 			break;
 		}
 		if (np) {
-			res = pieces_res(pres, plen, pbi, np, &bi, &err);
+			res = pieces_res(pres, plen, pbi, np, &bi, &err, &failed);
 			if (bi >= 0 && res > 0) {
 				ring_bad(io, r, t, bi, err); /* H5; the rest again */
 				bi = -1;
@@ -700,7 +707,7 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		if (res == 0)
 			return (ssize_t)done;
 		done += (size_t)res;
-		if (lpc_io_read_ends(f, (size_t)res, len))
+		if (!failed && lpc_io_read_ends(f, (size_t)res, len))	/* R0a */
 			return (ssize_t)done;
 		for (n = (size_t)res; cnt > 0 && n >= v->iov_len; cnt--, v++)
 			n -= v->iov_len;
@@ -779,10 +786,12 @@ static void ub_cqe(void *arg, unsigned k)
 	struct lpc_io_rrun *w = &u->runs[u->which[h]];
 	ssize_t res;
 	int bad, err = 0;
+	bool failed;
 
 	if (--u->left[h])
 		return; /* more pieces of its run at the device */
-	res = pieces_res(u->res + h, u->plens + h, u->bis + h, u->npieces[h], &bad, &err);
+	res = pieces_res(u->res + h, u->plens + h, u->bis + h, u->npieces[h], &bad, &err,
+			 &failed);
 	if (bad >= 0)
 		ring_bad(u->io, u->r, u->t, bad, err); /* H5 */
 	w->res = res;
@@ -792,8 +801,8 @@ static void ub_cqe(void *arg, unsigned k)
 	} else if (res < 0 && bad >= 0) {
 		u->later[h] = UB_AGAIN; /* H5: again, unregistered */
 	} else if (res > 0 && (size_t)res < u->lens[h] &&
-		   !lpc_io_read_ends(u->f, (size_t)res, u->lens[h])) {
-		u->later[h] = UB_REST;
+		   (failed || !lpc_io_read_ends(u->f, (size_t)res, u->lens[h]))) {
+		u->later[h] = UB_REST; /* R0a: a failed later piece, the rest again */
 	} else {
 		lpc_io_rrun_done(w);					/* UB2 */
 	}
