@@ -26,6 +26,8 @@
  * Run: cmake --build ../../build-release --target lpc_static && make VARIANT=release &&
  *      out-release/idx_trunc_inval [SECS]
  */
+#include <execinfo.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "../attack_miss/mh.h"
@@ -61,6 +63,18 @@ static void *trunc_thread(void *arg)
 		(void)lpc_truncate(f, (uint64_t)NP * PS);
 		pthread_barrier_wait(&done);
 	}
+}
+
+/* Where a crash happened (the defect's symptom in a release build). */
+static void on_fault(int sig)
+{
+	void *bt[32];
+	int n = backtrace(bt, 32);
+
+	dprintf(1, "  signal %d in:\n", sig);
+	backtrace_symbols_fd(bt, n, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static int story(double secs)
@@ -141,8 +155,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	(void)att_tmpdir();
 	pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		signal(SIGSEGV, on_fault);
+		signal(SIGBUS, on_fault);
 		_exit(story(secs));
+	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		return 2;
 	att_cleanup();
