@@ -250,7 +250,8 @@ int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *ent
  * lpc_radix_leaf_delete empties it if that needs no structural change (the
  * leaf keeps another entry, the slot carries no tag): false, nothing done,
  * otherwise.  Context: RCU read section from lock to unlock (the leaf may be
- * detached the moment it is unlocked); no leaf lock held already.
+ * detached the moment it is unlocked), or the index lock (nothing detaches
+ * a leaf without it); no leaf lock held already.
  */
 struct lpc_radix_node *lpc_radix_leaf_lock(struct lpc_radix_root *root, uint64_t index);
 void lpc_radix_leaf_unlock(struct lpc_radix_node *leaf);

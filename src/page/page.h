@@ -66,7 +66,7 @@
  *   REMOVED    taken out of its index by a truncate-like removal (the last
  *              close, a failed read) while someone still holds it: its file
  *              may be freed under it, so the evictor never follows p->file
- *              (reclaim/evict.c E1-E2); set under the index lock (release)
+ *              (reclaim/evict.c E1-E2); set under the index lock or the leaf's (release)
  *              before the file's free is queued, cleared at reallocation
  */
 #ifndef LPC_PAGE_PAGE_H
@@ -249,7 +249,8 @@ static inline bool lpc_page_maybe_pinned(const struct lpc_page *p)
 
 /*
  * Freeze: takes the page out of reach of speculative getters if nobody but
- * the index (`expected` references) holds it.  Context: the file's index lock.
+ * the index (`expected` references) holds it.  Context: the file's index lock,
+ * or (a fast invalidate, filemap/remove.c) the lock of p's radix leaf.
  * Return: true if frozen (ref is now 0).
  */
 static inline bool lpc_page_freeze(struct lpc_page *p, uint32_t expected)
@@ -343,7 +344,8 @@ static inline void lpc_page_debug_read_end(struct lpc_page *p)
 			p, "%s with seq odd: a write section was left open", what)
 
 /* Debug: counts a removal of p from an index, after its slot was cleared (B).
- * Context: the file's index lock.  See the R4 check in lookup.c. */
+ * Context: the file's index lock, or the lock of the leaf whose slot was
+ * cleared (a fast delete, index/radix.c FD2).  See the R4 check in lookup.c. */
 static inline void lpc_page_debug_removed(struct lpc_page *p)
 {
 #if LPC_DEBUG
@@ -354,7 +356,8 @@ static inline void lpc_page_debug_removed(struct lpc_page *p)
 }
 
 /* Marks a page taken out of its index by a truncate-like removal (no
- * freeze): see REMOVED in the legend.  Context: the file's index lock. */
+ * freeze): see REMOVED in the legend.  Context: the file's index lock, or
+ * the lock of the leaf it left (a failed read's fast delete, remove.c). */
 static inline void lpc_page_mark_removed(struct lpc_page *p)
 {
 	atomic_fetch_or_explicit(&p->flags, LPC_PG_REMOVED, memory_order_release);

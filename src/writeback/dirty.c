@@ -272,19 +272,49 @@ bool lpc_wb_truncate_page(struct lpc_file *f, struct lpc_page *p, uint64_t index
 unsigned lpc_wb_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
 				  struct lpc_page **pages, uint64_t *idx, unsigned max)
 {
-	unsigned n;
+	unsigned n, k = 0;
 
 	lpc_file_index_lock(f);
-	if (tag == LPC_WB_ANY)
-		n = lpc_radix_gang(&f->tree, first, (void **)pages, idx, max);
-	else
-		n = lpc_radix_gang_tag(&f->tree, first, tag, (void **)pages, idx, max);
-	/* Under the index lock a page in the tree holds the index's reference
-	 * (removers freeze and delete under it): a plain increment is safe. */
-	for (unsigned i = 0; i < n; i++)
-		atomic_fetch_add_explicit(&pages[i]->ref, 1, memory_order_acquire);
+	do {
+		if (tag == LPC_WB_ANY)
+			n = lpc_radix_gang(&f->tree, first, (void **)pages, idx, max);
+		else
+			n = lpc_radix_gang_tag(&f->tree, first, tag, (void **)pages, idx, max);
+		/* Under the index lock a page in the tree holds the index's
+		 * reference, except one that a fast invalidate (remove.c,
+		 * under its leaf's lock alone: radix.c FD1-FD3) has frozen and
+		 * is about to delete or unfreeze in the same leaf hold.  (A
+		 * tagged page never is: FD2 refuses a tagged slot.)  So: an
+		 * increment unless zero; on a zero, wait for the leaf's holder
+		 * by taking the lock (index lock -> leaf lock), under which a
+		 * page still in its slot is not frozen and a plain increment is
+		 * safe; a page gone meanwhile is left out. */
+		for (unsigned i = 0; i < n; i++) {
+			struct lpc_page *p = pages[i];
+			bool got = lpc_page_try_get(p);
+
+			if (!got) {
+				struct lpc_radix_node *leaf = lpc_radix_leaf_lock(&f->tree, idx[i]);
+
+				if (leaf) {
+					got = lpc_radix_leaf_entry(leaf, idx[i]) == p;
+					if (got)
+						atomic_fetch_add_explicit(&p->ref, 1,
+									  memory_order_acquire);
+					lpc_radix_leaf_unlock(leaf);
+				}
+			}
+			if (got) {
+				pages[k] = p;
+				idx[k++] = idx[i];
+			}
+		}
+		/* All left out: the callers stop at 0, so look further. */
+		if (n && !k)
+			first = idx[n - 1] + 1;
+	} while (n && !k && first);
 	lpc_file_index_unlock(f);
-	return n;
+	return k;
 }
 
 /* errseq: bits 0-11 the errno, bit 12 SEEN, the rest a counter. */

@@ -767,7 +767,7 @@ static void break_optimistic_in_index(void)
 	q = lpc_radix_lookup(&file->tree, 0, &slot);
 	REQUIRE(q == p, "page 0 in its slot");
 	REQUIRE(lpc_invalidate(file, 0, 4096) == 1, "invalidate page 0");
-	lpc_debug_optimistic_check(file, p, slot,
+	lpc_debug_optimistic_check(file, p, 0, slot,
 				   atomic_load_explicit(&p->dbg_removals, memory_order_acquire));
 	lpc_rcu_read_unlock();
 }
