@@ -288,6 +288,12 @@ struct lpc_wb;
  * run, LPC_RUN_BATCH_PAGES pages (never more than LPC_IO_MAX_IOV). */
 #define LPC_RUN_BATCH 32
 #define LPC_RUN_BATCH_PAGES 256
+/* Q5's split of the share between streams (ra_worker.c QS1-QS3): the
+ * streams that sized a window lately, at most LPC_RA_ACTIVE of them, and
+ * how many window sizings of the cache's streams a stream stays active
+ * after its own last. */
+#define LPC_RA_ACTIVE 8
+#define LPC_RA_ACTIVE_AGE (2 * LPC_RA_ACTIVE)
 struct lpc_ra_job {
 	struct lpc_file *f;
 	uint64_t index, mark, n;
@@ -305,6 +311,15 @@ struct lpc_ra_worker {
 	unsigned nres;          /* slots reserved by windows being built (Q0) */
 	uint64_t npages;        /* pages of the queued and running jobs (Q5) */
 	uint64_t respages;      /* pages reserved by windows being built or read by their caller (Q5) */
+	/* QS1: the streams that sized a window lately, by key (the stream's
+	 * slot, compared, never followed: a slot reused, or its file freed,
+	 * costs at most a stream counted too long); stamp: wclock at its last
+	 * sizing (0: an empty entry). */
+	struct {
+		const void *key;
+		uint64_t stamp;
+	} act[LPC_RA_ACTIVE];
+	uint64_t wclock;        /* window sizings so far (QS1) */
 	bool failed, stop;
 	pthread_t threads[LPC_RA_THREADS];
 };
@@ -489,6 +504,14 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted);
  * job's) or by lpc_ra_unreserve with the same pages and slot (the run read
  * by its caller, after its U5, or not built). */
 uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot);
+/* QS1-QS2: the largest window stream `key` may read now, so that two
+ * windows of every active stream fit readahead's share together: share /
+ * (2 x the streams active, key counted), at least 1; UINT32_MAX (no cap)
+ * when key is the only one; the call counts as key's activity, but for the
+ * window that reaches the end of the file (`last`): key counts no more.
+ * Context: any thread, no lock but f->ra_lock (only ever tried, so w->lock
+ * under it cannot deadlock). */
+uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last);
 void lpc_ra_unreserve(struct lpc_files *fs, uint64_t pages, bool slot);
 /* Q6: a thread about to wait on page p of f (M6) reads p's run itself if
  * the run is still queued.  Return: whether it did. */

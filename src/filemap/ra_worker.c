@@ -95,7 +95,48 @@
  *      whose pages are inserted is always queued (the window's caller never
  *      reads it at the device: WILLNEED and a marker hit return at once);
  *      a slot is refused while the queue is full.  So frames locked by reads
- *      at a slow device stay a bounded share, the rest serve demand misses
+ *      at a slow device stay a bounded share, the rest serve demand misses.
+ *      The share is split between the streams that read ahead (QS1-QS3):
+ *      a marker's window (readahead.c A2) is started while the stream's
+ *      window before it may still be at the device (the marker is on that
+ *      window's first page), so a stream keeps two windows in flight; two
+ *      streams of windows of ra_max (1/8 of the frames by default) asked
+ *      for four, twice the share, and whichever stream's marker came second
+ *      was granted what the other left: windows cut, the next miss read by
+ *      the scanner at the device (lpcbench scan, two scanners at 128 KiB:
+ *      217 of 309 marker windows cut)
+ *   QS1 every sizing of a stream's window (readahead.c S1, A2:
+ *      lpc_ra_window_cap, under w->lock) stamps the stream in w->act (its
+ *      key: the stream's slot; a new stream takes the entry sized longest
+ *      ago, or an empty one) with ++w->wclock, and counts the streams active:
+ *      the entries stamped within the last LPC_RA_ACTIVE_AGE sizings, the
+ *      caller's own among them.  A window that reaches the end of the
+ *      file is its stream's last: sized as the others, then the stream's
+ *      entry is emptied.  A stream that stopped elsewhere (its reader done
+ *      or gone random, a random reader's chance stream, S3) stops counting
+ *      after that many sizings of the others, its windows halved the
+ *      others' meanwhile;
+ *      one that is slower than the device (its windows read before its
+ *      reader reaches them, nothing of it in flight) still counts, so the
+ *      others do not grow back over its next window
+ *   QS2 with two streams active or more, the window is at most share / (2
+ *      x active) pages (at least 1; a lone stream's is not capped: ra_max,
+ *      1/8 of the frames by default, is half the share, and a small cache's
+ *      lone stream keeps the windows it had): the
+ *      two windows of each active stream fit the share together, so in a
+ *      steady state (the same streams, each window sized after the last
+ *      stream started) no stream's marker window is cut by another's: the
+ *      grant of Q5 covers it.  Every stream keeps its next window in
+ *      flight, a smaller one; a run is still at most run_max
+ *   QS3 what QS2 does not promise: a window sized before a stream joined
+ *      may still be in flight, bigger than the new split, and the joining
+ *      stream's first windows may be cut (Q5 grants what is left, as
+ *      before; readahead reads less, never waits); QS2's windows end that
+ *      within two windows of each stream.  Windows not of a stream (WILLNEED,
+ *      read streams' GB3) are not split: they take what is left.  Q5's
+ *      bound is the strict one; the split only sizes windows, so a wrong
+ *      count costs speed, never the bound (rule RA-SHARE checks both: the
+ *      sum, and that no stream is counted twice in w->act)
  *   Q6 a reader that would wait on a page of a run still queued (M6), and
  *      the last close waiting for its file's runs (Q3), take that run out
  *      of the queue and read it themselves: a demand read never waits for
@@ -141,6 +182,25 @@
 			(unsigned long long)(fs)->ra.npages,                                \
 			(unsigned long long)(fs)->ra.respages,                              \
 			(unsigned long long)((fs)->pool->nframes / 4))
+
+/* Rule RA-SHARE (QS1): a stream is counted once among the active ones
+ * (twice, it would halve every stream's window for nothing).  Checked under
+ * w->lock after each stamp. */
+static void ra_check_act(const struct lpc_ra_worker *w)
+{
+#if LPC_DEBUG
+	for (unsigned i = 0; i < LPC_RA_ACTIVE; i++)
+		for (unsigned k = i + 1; k < LPC_RA_ACTIVE; k++)
+			lpc_debug_check(!w->act[i].stamp || !w->act[k].stamp ||
+						w->act[i].key != w->act[k].key,
+					"RA-SHARE", NULL,
+					"stream %p is counted twice among readahead's active streams "
+					"(entries %u and %u)",
+					w->act[i].key, i, k);
+#else
+	(void)w;
+#endif
+}
 
 /* Q2's pick: the oldest job whose file is below its cap, or -1. */
 static int ra_pick(struct lpc_ra_worker *w)
@@ -300,6 +360,9 @@ void lpc_ra_worker_init(struct lpc_files *fs)
 	pthread_cond_init(&w->idle, NULL);
 	w->n = w->nthreads = w->nready = w->nidle = w->nres = 0;
 	w->npages = w->respages = 0;
+	for (unsigned i = 0; i < LPC_RA_ACTIVE; i++)
+		w->act[i].key = NULL, w->act[i].stamp = 0;
+	w->wclock = 0;
 	w->failed = w->stop = false;
 }
 
@@ -390,6 +453,44 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
 	ra_check_share(fs);
 	pthread_mutex_unlock(&w->lock);
 	return got;
+}
+
+uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last)
+{
+	struct lpc_ra_worker *w = &fs->ra;
+	uint64_t share = fs->pool->nframes / 4, cap;
+	unsigned i, e = LPC_RA_ACTIVE, active = 0;
+
+	pthread_mutex_lock(&w->lock);					/* QS1 */
+	w->wclock++;
+	for (i = 0; i < LPC_RA_ACTIVE; i++)
+		if (w->act[i].stamp && w->act[i].key == key) {
+			e = i;
+			break;
+		}
+	if (e == LPC_RA_ACTIVE) {
+		e = 0;
+		for (i = 1; i < LPC_RA_ACTIVE; i++)
+			if (w->act[i].stamp < w->act[e].stamp)
+				e = i;
+	}
+	w->act[e].key = key;
+	w->act[e].stamp = w->wclock;
+	for (i = 0; i < LPC_RA_ACTIVE; i++)
+		if (w->act[i].stamp && w->wclock - w->act[i].stamp < LPC_RA_ACTIVE_AGE)
+			active++; /* the caller's own among them */
+	ra_check_act(w);
+	if (last)
+		w->act[e].stamp = 0; /* its last window: counted no more */
+	pthread_mutex_unlock(&w->lock);
+	/* QS2; a lone stream as before the split (its windows up to ra_max,
+	 * its synchronous window's first run outside the share, run.c U6) */
+	if (active < 2)
+		return UINT32_MAX;
+	cap = share / (2 * (uint64_t)active);
+	if (cap < 1)
+		cap = 1;
+	return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
 }
 
 void lpc_ra_unreserve(struct lpc_files *fs, uint64_t pages, bool slot)

@@ -17,7 +17,10 @@
  *      under 1/16 of ra_max, then ×2, up to ra_max (the kernel's
  *      get_next_ra_size); a window shrinks by half instead when a page it
  *      read ahead was evicted unused since (ra_thrash: the cache cannot
- *      hold what is read ahead)
+ *      hold what is read ahead); and it is at most the stream's part of
+ *      readahead's share (ra_fair: ra_worker.c QS1-QS2, share / (2 x the
+ *      streams active)), so that several streams each keep their next
+ *      window in flight (A2) rather than cut each other's
  *   S2 the window is read with the miss (run.c U1-U6): the nr pages asked
  *      for in the same I/O as the window's start, the rest of the window
  *      after them, its cached pages skipped; the first page past what was
@@ -52,10 +55,10 @@
  *      window is read by this thread there)
  *   A2 that thread finds the stream whose last window holds the marker
  *      (next - size <= index < next) and is fresh (LPC_RA_FRESH), grows
- *      the window (S1's ramp), and reads [next, next + size): its absent pages, cached ones skipped
- *      (run.c W1), RA_MARK on the first page inserted, so that a reader
- *      that keeps going hits the next marker one window before the data
- *      runs out; a window with nothing absent counts nothing; a window that
+ *      the window (S1's ramp, within its part of the share), and reads
+ *      [next, next + size): its absent pages, cached ones skipped (run.c
+ *      W1), RA_MARK on the first page inserted, so that a reader that keeps
+ *      going hits the next marker one window before the data runs out; a window with nothing absent counts nothing; a window that
  *      ended early (no free frame: run.c W1) moves the stream's next back
  *      to where it ended (lpc_ra_cut), so the reader's miss there
  *      continues the stream (S1) instead of starting one from ra_init
@@ -151,6 +154,22 @@ static uint32_t ra_next_size(struct lpc_file *f, uint32_t cur)
 	return cur > max ? max : cur;
 }
 
+/* S1/A2's window [start, start + size) for stream s, at most its part of
+ * readahead's share (ra_worker.c QS1-QS2: two windows of every active
+ * stream fit the share, so no stream's marker window is cut by another's);
+ * a window that reaches the end of the file is the stream's last (QS1: it
+ * stops counting).  The ramp goes on from the size returned: a stream
+ * alone again grows back x2 a window. */
+static uint32_t ra_fair(struct lpc_file *f, const struct lpc_ra_stream *s, uint64_t start,
+			uint32_t size)
+{
+	uint64_t eof = (atomic_load_explicit(&f->size, memory_order_relaxed) + f->pool->page_size - 1) >>
+		       f->page_shift;
+	uint32_t cap = lpc_ra_window_cap(f->files, s, start + size >= eof);
+
+	return size > cap ? cap : size;
+}
+
 static struct lpc_ra_stream *ra_oldest(struct lpc_ra_stream *v, unsigned n)
 {
 	struct lpc_ra_stream *o = &v[0];
@@ -218,8 +237,9 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 		/* SEQUENTIAL: every miss is a stream, at the largest window. */
 		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
 	}
-	/* S1 */
+	/* S1, within the stream's part of the share (ra_worker.c QS2) */
 	size = advice == LPC_FADV_SEQUENTIAL ? f->files->ra_max : ra_next_size(f, s->size);
+	size = ra_fair(f, s, index, size);
 	if (size < nr)
 		size = (uint32_t)(nr < UINT32_MAX ? nr : UINT32_MAX);
 	if (size > nr) {
@@ -264,10 +284,12 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	start = s->next;
 	if (start >= (atomic_load_explicit(&f->size, memory_order_acquire) + f->pool->page_size - 1) >>
 			     f->page_shift) {
-		/* The stream reached the end of the file: no window. */
+		/* The stream reached the end of the file: no window (nor
+		 * activity: QS1 stops counting it). */
 		pthread_mutex_unlock(&f->ra_lock);
 		return;
 	}
+	size = ra_fair(f, s, start, size); /* QS2: its part of the share */
 	s->size = size;
 	s->next = start + size;
 	s->stamp = ++f->ra_clock;

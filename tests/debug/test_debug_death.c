@@ -329,6 +329,21 @@ static void break_ra_share(void)
 	(void)lpc_ra_reserve(fs, 1, false);
 }
 
+/* RA-SHARE (QS1): a stream counted twice among the active ones, as a
+ * stamp that missed the stream's own entry would leave it; the next sizing
+ * checks the table. */
+static void break_ra_share_twice(void)
+{
+	struct lpc_files *fs = file->files;
+	static int stream;
+
+	pthread_mutex_lock(&fs->ra.lock);
+	fs->ra.act[0].key = fs->ra.act[1].key = &stream;
+	fs->ra.act[0].stamp = fs->ra.act[1].stamp = ++fs->ra.wclock;
+	pthread_mutex_unlock(&fs->ra.lock);
+	(void)lpc_ra_window_cap(fs, fs, false);
+}
+
 /* URING-REAP-NESTED: a batch's end callback that reads through the cache
  * while the batch's other runs are in flight on this thread's ring. */
 static struct lpc_file *nest_file;
@@ -940,6 +955,7 @@ static const struct {
 	{ "WPIN-GATE", break_wpin_gate },
 	{ "WPIN-SELF-WAIT", break_wpin_self_wait },
 	{ "RA-SHARE", break_ra_share },
+	{ "RA-SHARE", break_ra_share_twice },
 	{ "STREAM-BOUND", break_stream_bound },
 	{ "STREAM-TWICE", break_stream_twice },
 	{ "STREAM-HELD", break_stream_held },

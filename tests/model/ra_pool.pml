@@ -4,7 +4,8 @@
  * read-ahead pages queued by one thread and read by a pool of others, with
  * a per-file cap on the threads reading one file's runs, against a file
  * whose device stalls, a reader waiting on a queued run's page, the last
- * close (Q3) and destroy (Q4).  Checked exhaustively by spin; the broken
+ * close (Q3) and destroy (Q4); how Q5's share is split between streams
+ * (QS1-QS3) is ra_share.pml's.  Checked exhaustively by spin; the broken
  * variants (-DBUG_*) must be caught.
  *
  * The world: two files, A (1) and B (2).  A's device completes a read only

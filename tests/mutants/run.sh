@@ -68,6 +68,10 @@
 #                  scan would flush the hot set: rule RA-INACTIVE, named by
 #                  tests/unit/test_readahead.c; SCAN-RESISTANCE by
 #                  test_evict_scan)
+#   ra-share-twice  ra_worker.c: QS1 never finds a stream's own entry in
+#                  the active streams (each sizing takes another: the stream
+#                  counted twice, every window halved; rule RA-SHARE, named
+#                  by tests/unit/test_readahead.c at a stream's second window)
 #   ra-failed-kept run.c: a failed or dropped page of a run or window stays
 #                  in the index (U5c; rule FAILED-PAGE-IN-INDEX, a waiter in
 #                  test_read_run)
@@ -174,6 +178,7 @@ mutants=(
 	'batch-einval-in-reap|src/io/io.c|s@^\t\t\treturn; /\* RQ4.s \*/@\t\t\t(void)0; /* MUTANT: RQ3 reads a refused run again inside the reap */@'
 	'stream-close-keeps|src/filemap/stream.c|s@^\t\tif (e->page)\t/\* ST7 \*/$@\t\tif (0) /* MUTANT: ST7 keeps its references */@'
 	'stream-share|src/filemap/stream.c|s@^\t\tif (cur >= cap)$@\t\tif (0) /* MUTANT: ST6 past the quarter */@'
+	'ra-share-twice|src/filemap/ra_worker.c|s@if (w->act\[i\].stamp \&\& w->act\[i\].key == key) {@if (0) { /* MUTANT: QS1 misses the stream entry */@'
 	'handle-no-park|src/filemap/file.c|s@^\t\t\tp->handle = atomic_load_explicit(\&f->io.handle, memory_order_relaxed);@&\n\t\t\tif (ops->release) ops->release(p->handle); /* MUTANT: ZN3 releases at once */@'
 )
 # Run by a plain run and when named, skipped by --quick.
@@ -209,6 +214,7 @@ declare -A killer=(
 	[batch-einval-in-reap]='^unit\.test_read_batch$'
 	[stream-close-keeps]='^unit\.test_stream_hold$'
 	[stream-share]='^unit\.test_stream_hold$'
+	[ra-share-twice]='^unit\.test_readahead$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -20,6 +20,9 @@
  *    read held at a gate, the reader that reaches its first page (the
  *    marker, set as the page was inserted) starts window N+1 before it
  *    waits (readahead.c A1-A2);
+ *  - two interleaved streams, their windows held at the device, each keep
+ *    their next window in flight within readahead's share (ra_worker.c
+ *    QS1-QS2: windows split, none cut);
  *  - every byte read is the file's (the null backend's pattern).
  * CLOCK2's scan resistance with readahead on is test_evict_scan's (it runs
  * with the default configuration).
@@ -733,6 +736,83 @@ static void t_two_windows_in_flight(void)
 	tst_cache_destroy(c);
 }
 
+/* Two interleaved sequential streams on one file both keep their next
+ * window in flight (ra_worker.c QS1-QS2).  1024 frames: readahead's share
+ * is 256 pages, the largest window 128.  Stream A at 0 and stream B at 1000
+ * start with the device open (windows [1, 33) and [1001, 1033), markers on
+ * 2 and 1002); then every read from page 33 on is held at the gate.  The
+ * hits on 2 and 1002 read [33, 97) and [1033, 1097) (64 pages each: the
+ * ramp, within the split, 256 / (2 x 2)); a reader per stream goes on to
+ * the next window's first page, in flight, whose marker starts its next
+ * window before the reader waits: 64 pages each (the ramp's 128, split),
+ * [97, 161) and [1097, 1161).  All four windows in flight at once, 256
+ * pages, the share exactly.  Before the split, the windows were 64 and 128
+ * pages: the first stream's two took 192, and the second stream's next
+ * window got the 0 left (cut: nothing of it in flight, its reader then
+ * read it at the device).  Counters exact once the gate opens: the readers
+ * stop before the next markers (97, 1097). */
+static void t_two_streams_share(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct seq_reader ra, rb;
+	struct lpc_stats s0, d;
+	pthread_t ta, tb;
+	bool both = false;
+	struct tf t;
+
+	gate_set(false, 0, 0);
+	gate.inner = c->io.ops;
+	gate.ops = *c->io.ops;
+	gate.ops.read = gate_read;
+	gate.ops.readv = gate_readv;
+	gate.ops.readv_batch = NULL;
+	c->io.ops = &gate.ops;
+	mk_file(c, &t, 2000);
+	lpc_stats(c, &s0);
+	read_page(&t, 0);
+	read_page(&t, 1); /* this thread's next: the stream, window [1, 33) */
+	read_page(&t, 1000);
+	read_page(&t, 1001); /* [1001, 1033) */
+	CHECK(flags_of(t.f, 2) & LPC_PG_RA_MARK, "A's marker on page 2");
+	CHECK(flags_of(t.f, 1002) & LPC_PG_RA_MARK, "B's marker on page 1002");
+	gate_set(true, 33, UINT64_MAX / PS);
+	read_page(&t, 2);    /* A's marker: [33, 97) to the gate */
+	read_page(&t, 1002); /* B's marker: [1033, 1097) */
+	ra = (struct seq_reader){ .t = &t, .from = 3, .to = 97 };
+	rb = (struct seq_reader){ .t = &t, .from = 1003, .to = 1097 };
+	REQUIRE(pthread_create(&ta, NULL, seq_reader_main, &ra) == 0);
+	REQUIRE(pthread_create(&tb, NULL, seq_reader_main, &rb) == 0);
+	/* Both next windows in the cache (locked, at the gate): at most 5 s. */
+	for (int ms = 0; ms < 5000 && !both; ms++) {
+		both = (flags_of(t.f, 97) & LPC_PG_RA_MARK) && (flags_of(t.f, 1097) & LPC_PG_RA_MARK) &&
+		       flags_of(t.f, 160) && flags_of(t.f, 1160);
+		if (!both)
+			usleep(1000);
+	}
+	CHECK(both, "both streams' next windows in flight: page 97 0x%x, 160 0x%x, 1097 0x%x, "
+		    "1160 0x%x", flags_of(t.f, 97), flags_of(t.f, 160), flags_of(t.f, 1097),
+	      flags_of(t.f, 1160));
+	CHECK(!flags_of(t.f, 161) && !flags_of(t.f, 1161), "windows of 64 pages: 161 0x%x, 1161 0x%x",
+	      flags_of(t.f, 161), flags_of(t.f, 1161));
+	pthread_mutex_lock(&c->files.ra.lock);
+	CHECK(c->files.ra.npages + c->files.ra.respages <= 256, "within the share: %" PRIu64,
+	      c->files.ra.npages + c->files.ra.respages);
+	pthread_mutex_unlock(&c->files.ra.lock);
+	gate_set(false, 0, 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	CHECK_EQ(lpc_file_close(t.f), 0); /* waits for the windows (Q3) */
+	delta(c, &s0, &d);
+	CHECK_EQ(d.reads, 8, "pages 0 and 1000 alone, the sync windows, 4 async");
+	CHECK_EQ(d.read_pages, 2 * 161);
+	CHECK_EQ(d.ra_windows, 6);
+	CHECK_EQ(d.ra_async, 4, "both streams' marker windows, whole");
+	CHECK_EQ(d.ra_pages, 2 * (31 + 64 + 64));
+	CHECK_EQ(d.ra_used, 2 * 95, "pages 2..96 of each");
+	CHECK_EQ(d.ra_wasted, 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -750,5 +830,6 @@ int main(int argc, char **argv)
 	TST_RUN(t_willneed_full());
 	TST_RUN(t_full_cache_windows());
 	TST_RUN(t_two_windows_in_flight());
+	TST_RUN(t_two_streams_share());
 	return tst_finish();
 }
