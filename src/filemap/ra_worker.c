@@ -114,17 +114,15 @@
  *      file is its stream's last: sized as the others, then the stream's
  *      entry is emptied.  A stream that stopped elsewhere (its reader done
  *      or gone random, a random reader's chance stream, S3) stops counting
- *      after that many sizings of the others, its windows halved the
- *      others' meanwhile;
- *      one that is slower than the device (its windows read before its
- *      reader reaches them, nothing of it in flight) still counts, so the
- *      others do not grow back over its next window
+ *      after that many sizings of the others, which meanwhile read smaller
+ *      windows; one that is slower than the device (its windows read before
+ *      its reader reaches them, nothing of it in flight) still counts, so
+ *      the others do not grow back over its next window
  *   QS2 with two streams active or more, the window is at most share / (2
  *      x active) pages (at least 1; a lone stream's is not capped: ra_max,
  *      1/8 of the frames by default, is half the share, and a small cache's
- *      lone stream keeps the windows it had): the
- *      two windows of each active stream fit the share together, so in a
- *      steady state (the same streams, each window sized after the last
+ *      lone stream keeps the windows it had): the two windows of each
+ *      active stream fit the share together, so in a steady state (the same streams, each window sized after the last
  *      stream started) no stream's marker window is cut by another's: the
  *      grant of Q5 covers it.  Every stream keeps its next window in
  *      flight, a smaller one; a run is still at most run_max
