@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_inj.h - fails one READ_FIXED piece of a run (uring.c R0/UB0) in the
+ * kernel, the way a stale registration does: io_uring_submit and
+ * io_uring_submit_and_wait are interposed (the program defines them; the
+ * real ones come from liburing.so by dlsym RTLD_NEXT), and before the real
+ * submit the pending SQEs are scanned for two READ_FIXED entries back to
+ * back in the file (a.off + a.len == b.off) in different registered
+ * buffers: pieces of one run.  The second one's buf_index is set to an
+ * index never registered, so the kernel completes it with -EFAULT (as
+ * for a chunk whose registration went away, H5).  Once per program when
+ * inj_armed is set.
+ */
+#include <dlfcn.h>
+#include <liburing.h>
+#include <stdatomic.h>
+
+static atomic_int inj_armed, inj_done;
+static atomic_uint inj_pieces_seen; /* submissions that carried pieces */
+
+static void inj_scan(struct io_uring *ring)
+{
+	struct io_uring_sq *sq = &ring->sq;
+	struct io_uring_sqe *prev = NULL;
+
+	for (unsigned i = sq->sqe_head; i != sq->sqe_tail; i++) {
+		struct io_uring_sqe *s = &sq->sqes[i & sq->ring_mask];
+
+		if (s->opcode != IORING_OP_READ_FIXED) {
+			prev = NULL;
+			continue;
+		}
+		if (prev && prev->off + prev->len == s->off && prev->buf_index != s->buf_index) {
+			atomic_fetch_add(&inj_pieces_seen, 1);
+			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1))
+				s->buf_index = 60000; /* never registered: -EFAULT */
+		}
+		prev = s;
+	}
+}
+
+int io_uring_submit(struct io_uring *ring)
+{
+	static int (*real)(struct io_uring *);
+
+	if (!real)
+		real = (int (*)(struct io_uring *))dlsym(RTLD_NEXT, "io_uring_submit");
+	inj_scan(ring);
+	return real(ring);
+}
+
+int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
+{
+	static int (*real)(struct io_uring *, unsigned);
+
+	if (!real)
+		real = (int (*)(struct io_uring *, unsigned))dlsym(RTLD_NEXT,
+								  "io_uring_submit_and_wait");
+	inj_scan(ring);
+	return real(ring, wait_nr);
+}
