@@ -16,26 +16,41 @@
 #include <stdatomic.h>
 
 static atomic_int inj_armed, inj_done;
+/* inj_misalign: instead, every piece of that run gets off + 1, so an
+ * O_DIRECT read of each is refused -EINVAL (as on a device whose logical
+ * block is larger than the page: io.h lpc_io_read_ends, io.c direct_off). */
+static atomic_int inj_misalign;
 static atomic_uint inj_pieces_seen; /* submissions that carried pieces */
 
 static void inj_scan(struct io_uring *ring)
 {
 	struct io_uring_sq *sq = &ring->sq;
 	struct io_uring_sqe *prev = NULL;
+	uint64_t prev_end = 0;
+	bool mine = false; /* this submission is the one faulted */
 
 	for (unsigned i = sq->sqe_head; i != sq->sqe_tail; i++) {
 		struct io_uring_sqe *s = &sq->sqes[i & sq->ring_mask];
+		uint64_t off = s->off, end = s->off + s->len;
 
 		if (s->opcode != IORING_OP_READ_FIXED) {
 			prev = NULL;
 			continue;
 		}
-		if (prev && prev->off + prev->len == s->off && prev->buf_index != s->buf_index) {
+		if (prev && prev_end == off && prev->buf_index != s->buf_index) {
 			atomic_fetch_add(&inj_pieces_seen, 1);
-			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1))
-				s->buf_index = 60000; /* never registered: -EFAULT */
+			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1)) {
+				mine = true;
+				if (atomic_load(&inj_misalign))
+					prev->off += 1;
+				else
+					s->buf_index = 60000; /* never registered: -EFAULT */
+			}
+			if (mine && atomic_load(&inj_misalign))
+				s->off += 1;
 		}
 		prev = s;
+		prev_end = end;
 	}
 }
 
