@@ -20,6 +20,9 @@ static atomic_int inj_armed, inj_done;
  * O_DIRECT read of each is refused -EINVAL (as on a device whose logical
  * block is larger than the page: io.h lpc_io_read_ends, io.c direct_off). */
 static atomic_int inj_misalign;
+/* inj_short: instead, the first piece of that run asks 4196 B less (a
+ * short transfer of it, ending inside a page, the later pieces full). */
+static atomic_int inj_short;
 static atomic_uint inj_pieces_seen; /* submissions that carried pieces */
 
 static void inj_scan(struct io_uring *ring)
@@ -41,7 +44,9 @@ static void inj_scan(struct io_uring *ring)
 			atomic_fetch_add(&inj_pieces_seen, 1);
 			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1)) {
 				mine = true;
-				if (atomic_load(&inj_misalign))
+				if (atomic_load(&inj_short))
+					prev->len -= 4196;
+				else if (atomic_load(&inj_misalign))
 					prev->off += 1;
 				else
 					s->buf_index = 60000; /* never registered: -EFAULT */
