@@ -17,7 +17,8 @@
  * and no read error is counted for a registration fault lpc says it
  * recovers from (H5: "again, unregistered").
  *
- * Usage: att_ring_direct [buffered]  ("buffered": the file taken off
+ * Usage: att_ring_direct [buffered] [miss]  ("miss": RANDOM advice, 768 KiB
+ * preads (frames taken in order cross 2 MiB chunks), so the faulted run is the caller's own, uring_readv's path)  ("buffered": the file taken off
  * O_DIRECT after open, as io.c's direct_off does: the control, which holds)    Exit: 0 held, 1 defect, 77 skip (no O_DIRECT,
  * no io_uring, no pieces submitted).
  */
@@ -30,7 +31,12 @@
 
 int main(int argc, char **argv)
 {
-	bool buffered = argc > 1 && !strcmp(argv[1], "buffered");
+	bool buffered = false, miss = false;
+
+	for (int i = 1; i < argc; i++) {
+		buffered |= !strcmp(argv[i], "buffered");
+		miss |= !strcmp(argv[i], "miss");
+	}
 	char pa[300];
 	struct lpc_cache *c = att_cache(64u << 20, PS, LPC_IO_URING, LPC_LOOKUP_LOCKLESS, 1024, 4096);
 	struct lpc_file *f;
@@ -51,7 +57,20 @@ int main(int argc, char **argv)
 	}
 	lpc_stats(c, &s0);
 	atomic_store(&inj_armed, 1);
-	for (uint64_t off = 0; off < SIZE; off += 64 * 1024) {
+	if (miss) {
+		/* No readahead: the caller's own runs (lpc_io_readv, uring_readv). */
+		(void)lpc_fadvise(f, 0, 0, LPC_FADV_RANDOM);
+		for (uint64_t off = 0; off < SIZE; off += 768u << 10) {
+			size_t len = SIZE - off < (768u << 10) ? SIZE - off : 768u << 10;
+			ssize_t n = lpc_pread(f, buf + off, len, off);
+
+			if (n != (ssize_t)len) {
+				short_reads++;
+				printf("  lpc_pread(off %" PRIu64 ") = %zd\n", off, n);
+			}
+		}
+	}
+	for (uint64_t off = 0; !miss && off < SIZE; off += 64 * 1024) {
 		ssize_t n = lpc_pread(f, buf + off, 64 * 1024, off);
 
 		if (n != 64 * 1024) {
@@ -67,8 +86,10 @@ int main(int argc, char **argv)
 			bad_pages++;
 		}
 	printf("  file on O_DIRECT: %d\n", atomic_load(&f->io.direct));
-	printf("  submissions with pieces: %u, fault injected: %d\n", atomic_load(&inj_pieces_seen),
-	       atomic_load(&inj_done));
+	printf("  submissions with pieces: %u, fault injected: %d (%s)\n",
+	       atomic_load(&inj_pieces_seen), atomic_load(&inj_done),
+	       atomic_load(&inj_main) ? "main thread: a miss's run, uring_readv"
+				      : "readahead thread: a batch, ub_cqe");
 	printf("  pages with wrong bytes: %ld (first %ld), short preads %ld, read_errors +%" PRIu64
 	       ", uring_unregistered +%" PRIu64 "\n",
 	       bad_pages, first_bad, short_reads, s1.read_errors - s0.read_errors,

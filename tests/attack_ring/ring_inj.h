@@ -12,6 +12,7 @@
  * inj_armed is set.
  */
 #include <dlfcn.h>
+#include <unistd.h>
 #include <liburing.h>
 #include <stdatomic.h>
 
@@ -24,6 +25,7 @@ static atomic_int inj_misalign;
  * short transfer of it, ending inside a page, the later pieces full). */
 static atomic_int inj_short;
 static atomic_uint inj_pieces_seen; /* submissions that carried pieces */
+static atomic_int inj_main; /* the faulted submission was the main thread's */
 
 static void inj_scan(struct io_uring *ring)
 {
@@ -44,6 +46,7 @@ static void inj_scan(struct io_uring *ring)
 			atomic_fetch_add(&inj_pieces_seen, 1);
 			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1)) {
 				mine = true;
+				atomic_store(&inj_main, gettid() == getpid());
 				if (atomic_load(&inj_short))
 					prev->len -= 4196;
 				else if (atomic_load(&inj_misalign))
