@@ -10,7 +10,11 @@
  *     short inside a page (4196 B less), the later pieces full: only the
  *     prefix may count; the pages after it must be read again, not taken
  *     from the later pieces nor zero-filled.
- * Usage: att_ring_mt [short]    Exit: 0 held, 1 defect, 77 skip.
+ *   "partial": O_DIRECT, the submission carrying a run's pieces takes
+ *     only its first entry and the next submit fails -EBUSY (RS1-RS4: the
+ *     ring is killed, what was not read is read sync): no hang, no error,
+ *     no wrong byte.
+ * Usage: att_ring_mt [short|partial]    Exit: 0 held, 1 defect, 77 skip.
  */
 #include "../attack/att.h"
 #include "ring_inj.h"
@@ -46,6 +50,7 @@ static void *reader(void *arg)
 int main(int argc, char **argv)
 {
 	bool shortp = argc > 1 && !strcmp(argv[1], "short");
+	bool partial = argc > 1 && !strcmp(argv[1], "partial");
 	struct lpc_cache *c = att_cache(64u << 20, PS, LPC_IO_URING, LPC_LOOKUP_LOCKLESS, 1024, 4096);
 	struct lpc_stats s0, s1;
 	pthread_t th[NT];
@@ -59,6 +64,7 @@ int main(int argc, char **argv)
 	else if (!atomic_load(&f->io.direct))
 		return 77;
 	atomic_store(&inj_short, shortp);
+	atomic_store(&inj_partial, partial);
 	pthread_barrier_init(&bar, NULL, NT);
 	lpc_stats(c, &s0);
 	atomic_store(&inj_armed, 1);
@@ -68,10 +74,13 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	lpc_stats(c, &s1);
 	printf("  %s: injected %d, reader errors %ld, wrong reads %ld, read_errors +%" PRIu64
-	       ", pages read +%" PRIu64 "\n",
-	       shortp ? "short 1st piece, buffered" : "EFAULT 2nd piece, O_DIRECT",
+	       ", pages read +%" PRIu64 ", uring_fallbacks +%" PRIu64 "\n",
+	       partial  ? "partial submission then -EBUSY, O_DIRECT"
+	       : shortp ? "short 1st piece, buffered"
+			: "EFAULT 2nd piece, O_DIRECT",
 	       atomic_load(&inj_done), atomic_load(&errs), atomic_load(&wrong),
-	       s1.read_errors - s0.read_errors, s1.read_pages - s0.read_pages);
+	       s1.read_errors - s0.read_errors, s1.read_pages - s0.read_pages,
+	       s1.uring_fallbacks - s0.uring_fallbacks);
 	if (!atomic_load(&inj_done))
 		return 77;
 	ATT_CHECK(atomic_load(&errs) == 0, "readers got errors or short counts");

@@ -24,10 +24,15 @@ static atomic_int inj_misalign;
 /* inj_short: instead, the first piece of that run asks 4196 B less (a
  * short transfer of it, ending inside a page, the later pieces full). */
 static atomic_int inj_short;
+/* inj_partial: instead, that submission takes only its first entry (the
+ * rest stay in the SQ, as when io_uring_enter cannot allocate requests),
+ * and the submit after it fails -EBUSY (uring.c RS1-RS4). */
+static atomic_int inj_partial;
+static int inj_partial_next; /* the next io_uring_submit fails (one ring) */
 static atomic_uint inj_pieces_seen; /* submissions that carried pieces */
 static atomic_int inj_main; /* the faulted submission was the main thread's */
 
-static void inj_scan(struct io_uring *ring)
+static bool inj_scan(struct io_uring *ring)
 {
 	struct io_uring_sq *sq = &ring->sq;
 	struct io_uring_sqe *prev = NULL;
@@ -47,7 +52,9 @@ static void inj_scan(struct io_uring *ring)
 			if (atomic_load(&inj_armed) && !atomic_exchange(&inj_done, 1)) {
 				mine = true;
 				atomic_store(&inj_main, gettid() == getpid());
-				if (atomic_load(&inj_short))
+				if (atomic_load(&inj_partial))
+					;
+				else if (atomic_load(&inj_short))
 					prev->len -= 4196;
 				else if (atomic_load(&inj_misalign))
 					prev->off += 1;
@@ -60,6 +67,7 @@ static void inj_scan(struct io_uring *ring)
 		prev = s;
 		prev_end = end;
 	}
+	return mine;
 }
 
 int io_uring_submit(struct io_uring *ring)
@@ -68,6 +76,10 @@ int io_uring_submit(struct io_uring *ring)
 
 	if (!real)
 		real = (int (*)(struct io_uring *))dlsym(RTLD_NEXT, "io_uring_submit");
+	if (inj_partial_next && ring->sq.sqe_head != ring->sq.sqe_tail) {
+		inj_partial_next = 0;
+		return -EBUSY;
+	}
 	inj_scan(ring);
 	return real(ring);
 }
@@ -79,6 +91,15 @@ int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 	if (!real)
 		real = (int (*)(struct io_uring *, unsigned))dlsym(RTLD_NEXT,
 								  "io_uring_submit_and_wait");
-	inj_scan(ring);
+	if (inj_scan(ring) && atomic_load(&inj_partial)) {
+		unsigned tail = ring->sq.sqe_tail;
+		int n;
+
+		ring->sq.sqe_tail = ring->sq.sqe_head + 1;
+		n = real(ring, wait_nr);
+		ring->sq.sqe_tail = tail;
+		inj_partial_next = 1;
+		return n;
+	}
 	return real(ring, wait_nr);
 }
