@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 	       s1.read_pages - s0.read_pages);
 	if (!atomic_load(&inj_done)) {
 		printf("  no run was cut into pieces: skip\n");
+		att_cleanup();
 		return 77;
 	}
 	ATT_CHECK(bad_pages == 0, "%ld pages read wrong", bad_pages);
