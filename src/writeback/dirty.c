@@ -288,7 +288,11 @@ unsigned lpc_wb_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
 		 * increment unless zero; on a zero, wait for the leaf's holder
 		 * by taking the lock (index lock -> leaf lock), under which a
 		 * page still in its slot is not frozen and a plain increment is
-		 * safe; a page gone meanwhile is left out. */
+		 * safe; a page gone meanwhile is left out.  In a read section:
+		 * a page a fast invalidate freed after the gang saw it cannot
+		 * be handed out again (its frame waits for a grace period) before
+		 * the try-get looks at its count. */
+		lpc_rcu_read_lock();
 		for (unsigned i = 0; i < n; i++) {
 			struct lpc_page *p = pages[i];
 			bool got = lpc_page_try_get(p);
@@ -309,6 +313,7 @@ unsigned lpc_wb_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
 				idx[k++] = idx[i];
 			}
 		}
+		lpc_rcu_read_unlock();
 		/* All left out: the callers stop at 0, so look further. */
 		if (n && !k)
 			first = idx[n - 1] + 1;
