@@ -108,3 +108,36 @@ void sleep_ns(uint64_t ns)
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
 }
+
+unsigned bench_name_mask(const char *list, const char *const *names, unsigned n, unsigned all,
+			 const char *what)
+{
+	const char *s = list;
+	unsigned mask = 0;
+
+	if (!s)
+		return all;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		unsigned v;
+
+		for (v = 0; v < n; v++)
+			if (strlen(names[v]) == len && !strncmp(s, names[v], len))
+				break;
+		if (v == n) {
+			char known[512];
+			size_t k = 0;
+
+			known[0] = 0;
+			for (unsigned i = 0; i < n && k < sizeof(known); i++)
+				k += (size_t)snprintf(known + k, sizeof(known) - k, "%s%s",
+						      i ? ", " : "", names[i]);
+			die("--variants: unknown %s variant '%.*s' (%s)", what, (int)len, s, known);
+		}
+		mask |= 1u << v;
+		s += len + (s[len] == ',');
+	}
+	if (!mask)
+		die("--variants: '%s' names no variant", list);
+	return mask;
+}

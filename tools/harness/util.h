@@ -28,6 +28,14 @@
 void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...);
 
 /*
+ * A --variants list ("a,b,c") as a mask over names[0..n) (bit v: names[v]
+ * named); NULL: `all`.  Dies on a name not in names or a list that names
+ * none, printing the names that `what` (e.g. "scan") knows.
+ */
+unsigned bench_name_mask(const char *list, const char *const *names, unsigned n, unsigned all,
+			 const char *what);
+
+/*
  * Prints "lpcbench: <message>: strerror(err)" and exits 1.  err is a positive
  * errno; for lpc's return codes pass -rc.
  */

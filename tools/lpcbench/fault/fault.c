@@ -72,27 +72,7 @@ static const char *const fv_name[FV_NR] = { "lockless", "locked", "kernel_anon",
 /* The --variants list as a mask (bit v: run variant v); dies on a bad name. */
 static unsigned fault_variants(const struct bench_opts *o)
 {
-	unsigned mask = 0;
-	const char *s = o->variants;
-
-	if (!s)
-		return FV_DEFAULT;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		unsigned v;
-
-		for (v = 0; v < FV_NR; v++)
-			if (strlen(fv_name[v]) == len && !strncmp(s, fv_name[v], len))
-				break;
-		if (v == FV_NR)
-			die("--variants: unknown fault variant '%.*s' (lockless, locked, kernel_anon, kernel_file, lockless_files)",
-			    (int)len, s);
-		mask |= 1u << v;
-		s += len + (s[len] == ',');
-	}
-	if (!mask)
-		die("--variants: '%s' names no variant", o->variants);
-	return mask;
+	return bench_name_mask(o->variants, fv_name, FV_NR, FV_DEFAULT, "fault");
 }
 
 static void fault_check_opts(const struct bench_opts *o)

@@ -381,28 +381,8 @@ static uint32_t hot_page(uint32_t nr_pages, uint64_t seed)
 /* The --variants list as a mask (bit v: run variant v); dies on a bad name. */
 static unsigned lookup_variants(const struct bench_opts *o)
 {
-	unsigned mask = 0;
-	const char *s = o->variants;
-
-	if (!s)
-		return (1u << LV_NR) - 1;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		unsigned v;
-
-		for (v = 0; v < LV_NR; v++)
-			if (strlen(lookup_variant_name[v]) == len &&
-			    !strncmp(s, lookup_variant_name[v], len))
-				break;
-		if (v == LV_NR)
-			die("--variants: unknown variant '%.*s' (floor, lockless, locked, kernel, lpc_pread, kernel_hot, lpc_pread_hot, lockless_hot, optimistic, kernel_shared, lpc_pread_shared, lockless_shared, optimistic_shared)",
-			    (int)len, s);
-		mask |= 1u << v;
-		s += len + (s[len] == ',');
-	}
-	if (!mask)
-		die("--variants: '%s' names no variant", o->variants);
-	return mask;
+	return bench_name_mask(o->variants, lookup_variant_name, LV_NR, (1u << LV_NR) - 1,
+			       "lookup");
 }
 
 static void lookup_check_opts(const struct bench_opts *o)

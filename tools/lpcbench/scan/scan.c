@@ -177,28 +177,7 @@ static unsigned scan_calls(const struct bench_opts *o, uint32_t *out)
  * bad name. */
 static unsigned scan_variants(const struct bench_opts *o)
 {
-	const char *s = o->variants;
-	unsigned mask = 0;
-
-	if (!s)
-		return (1u << SV_NR) - 1;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		unsigned v;
-
-		for (v = 0; v < SV_NR; v++)
-			if (strlen(scan_variant_name[v]) == len &&
-			    !strncmp(s, scan_variant_name[v], len))
-				break;
-		if (v == SV_NR)
-			die("--variants: unknown scan variant '%.*s' (lpc_uring, lpc_sync, kernel, direct_1m)",
-			    (int)len, s);
-		mask |= 1u << v;
-		s += len + (s[len] == ',');
-	}
-	if (!mask)
-		die("--variants: '%s' names no variant", o->variants);
-	return mask;
+	return bench_name_mask(o->variants, scan_variant_name, SV_NR, (1u << SV_NR) - 1, "scan");
 }
 
 /* The scanner counts: --threads if given, else 1 and 2. */
