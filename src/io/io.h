@@ -371,8 +371,10 @@ uint64_t lpc_io_faults_fired(struct lpc_io *io);
 
 /*
  * The null backend's data: fills len bytes of buf for page `index` of file
- * `id`.  The first 16 bytes are the stamp {id, index} (two uint64_t), the rest
- * a pattern of both, so a test can check any byte of any page.
+ * `id`.  The first 16 bytes are the stamp {id, index} (two uint64_t); then
+ * every 64-byte line starts with a word of both and its offset, and the
+ * other bytes are a fill byte of both (null.c), so a test can check any byte
+ * of any page.
  */
 void lpc_io_null_pattern(uint64_t id, uint64_t index, void *buf, size_t len);
 
