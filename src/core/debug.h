@@ -72,6 +72,7 @@
 	X(Z3) X(ZJ)                          /* filemap/file.c: last close */    \
 	X(ZL1)                               /* filemap/file.c: open's lookup */ \
 	X(SZ1) X(SZ2) X(SZ3) X(SZ4) X(SZ5)   /* writeback/: the file's size */   \
+	X(ST2)                               /* filemap/stream.c: run out */     \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 
 /*

@@ -530,11 +530,15 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
  * run handed to the readahead threads (async, lockless mode) or read here;
  * RA_MARK on the first page inserted when mark_first (set before its insert).  Return: pages inserted;
  * *queued: runs handed to the threads; *stop: where the window ended early
- * (no free frame, no share left: ra_worker.c Q5, end of file), else end.  lpc_filemap_ra_finish: U4-U5 of a
- * job, by any thread; frees the job. */
+ * (no free frame, no share left: ra_worker.c Q5, end of file), else end.
+ * held (NULL: none; stream.c ST4 b): held[k] gets a reference of the
+ * caller's on page start + k when this call inserted it, taken before its
+ * run is handed to a reader (W2); entries of pages it did not insert are
+ * left as they were (the caller clears them first).  lpc_filemap_ra_finish:
+ * U4-U5 of a job, by any thread; frees the job. */
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued, uint64_t *stop);
+			       unsigned *queued, uint64_t *stop, struct lpc_page **held);
 /* readahead.c: the stream whose next window was to start at old_next ended
  * its last window at new_next (no free frame): its next miss there
  * continues it.  Tried only (ra_lock busy: nothing). */

@@ -297,7 +297,7 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	/* The pages are inserted here, locked; the readahead threads read
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
 	 * mode, or no thread to take a run: read here. */
-	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop);
+	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop, NULL);
 	if (stop < start + size)
 		lpc_ra_cut(f, start + size, stop);
 	if (got) {
@@ -385,7 +385,8 @@ LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int a
 
 		if (n > max)
 			n = max;
-		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued, &stop))
+		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued, &stop,
+					  NULL))
 			lpc_count(t, LPC_C_RA_WINDOWS);
 		first += n;
 	}

@@ -20,7 +20,10 @@
  *      hold of the rwlock, from here to U5).  -EEXIST on page 0: nothing
  *      done, the caller looks up again; on page k > 0: the run ends before
  *      k (a page cached splits a run), pages k.. are freed privately (never
- *      visible)
+ *      visible).  The inserted pages are LOCKED and referenced by this
+ *      thread (ref 2: the index's and the run's) until U5; a window with
+ *      `held` (a stream's, W2) adds one more reference per page here,
+ *      before any reader has the run: a holder's like any M6 waiter's
  *   U4 M4 once: lpc_io_readv of the run's frames, iov[k] = page index + k;
  *      or the run is one of a batch of runs of the same file (a readahead
  *      thread's, ra_worker.c Q2, or stream.c GB3's), read together with
@@ -87,8 +90,8 @@
  * that page alone, so one bad page fails no other page of its request, and
  * no waiter of another page learns its error; the caller learns page 0's
  * result only, and its own next page is a new miss.  Pages 1.. keep only
- * the index's reference and are not marked referenced: the caller's next
- * lookup of each does that, as for any page.
+ * the index's reference (and a stream's, W2's `held`) and are not marked
+ * referenced: the caller's next lookup of each does that, as for any page.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -498,7 +501,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	if (from < stop)
 		rest = lpc_filemap_ra_window(f, from, index + nr + ra,
 					     mark != UINT64_MAX && mark >= index + n, true, t,
-					     &queued, &stop);
+					     &queued, &stop, NULL);
 	if (n > nr || rest)
 		lpc_count(t, LPC_C_RA_WINDOWS);
 	if (stop < index + nr + ra)
@@ -593,13 +596,13 @@ static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned n
 
 static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
 			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
-			  struct lpc_filemap_batch *b);
+			  struct lpc_filemap_batch *b, struct lpc_page **held);
 
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued, uint64_t *stop)
+			       unsigned *queued, uint64_t *stop, struct lpc_page **held)
 {
-	return ra_window(f, start, end, mark_first, async, t, queued, stop, NULL);
+	return ra_window(f, start, end, mark_first, async, t, queued, stop, NULL, held);
 }
 
 void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f)
@@ -643,15 +646,17 @@ uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start
 	unsigned queued;
 
 	if (b->f->locked_lookup || !lpc_io_batches(b->f->iodev, &b->f->io))
-		return lpc_filemap_ra_window(b->f, start, end, false, false, t, &queued, stop);
-	return ra_window(b->f, start, end, false, false, t, &queued, stop, b);
+		return lpc_filemap_ra_window(b->f, start, end, false, false, t, &queued, stop,
+					     NULL);
+	return ra_window(b->f, start, end, false, false, t, &queued, stop, b, NULL);
 }
 
 static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
 			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
-			  struct lpc_filemap_batch *b)
+			  struct lpc_filemap_batch *b, struct lpc_page **held)
 {
 	struct lpc_page *buf[LPC_IO_MAX_IOV];
+	const uint64_t base = start; /* held[k] is page base + k's */
 	uint64_t total = 0;
 
 	*queued = 0;
@@ -670,8 +675,14 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 	 * rwlock is the reader's) and when !async (stream.c GB3): then the
 	 * grant is held until the read's U5 and given back after it, so the
 	 * frames locked by read-ahead stay within the share whoever reads
-	 * them.  *stop: where the window ended early (no share, no frame, end
-	 * of file), or end. */
+	 * them.  With `held` (a stream's run, stream.c ST4 b), W2 first takes
+	 * the caller's reference on each page the run inserted, after U3 and
+	 * before the hand-out: no reader has the run yet, so the page is
+	 * LOCKED, unread and unevictable then, and from then on it has a
+	 * holder, so no read that completes and no evictor can leave the
+	 * caller without it (a lookup after the hand-out could).  NULL (GB2,
+	 * GB3, readahead): nothing taken, one branch per run.  *stop: where
+	 * the window ended early (no share, no frame, end of file), or end. */
 	while (start < end) {
 		uint64_t i = start, n, mark, want, got;
 		struct lpc_page **pages;
@@ -721,6 +732,19 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 		mark = mark_first && total == 0 ? i : UINT64_MAX;
 		total += n;
 		start = i + n;
+		if (held) {
+			/* W2's holds (stream.c ST4 b): the run's pages are
+			 * LOCKED and referenced by this thread (U3), and
+			 * nobody reads them before the hand-out below, so
+			 * the caller's reference is taken while no read can
+			 * have completed and no evictor can take them (E4:
+			 * ref 1 only).  A plain increment: the run's own
+			 * reference keeps the page from being frozen. */
+			for (uint64_t k = 0; k < n; k++) {
+				atomic_fetch_add_explicit(&pages[k]->ref, 1, memory_order_relaxed);
+				held[i + k - base] = pages[k];
+			}
+		}
 		if (pool) {
 			j = ra_job(f, i, mark, pages, n);
 			if (j && lpc_ra_submit(j, got)) {

@@ -88,7 +88,8 @@
  *   ST2 merge: an absent entry that continues the pending run at either end
  *      (its index the run's end: forwards; the one before its start:
  *      backwards, a descending list) extends it; any other closes the run,
- *      which is handed to lpc_filemap_ra_window (GB2's way) and a new one
+ *      which is handed to lpc_filemap_ra_window (GB2's way, its pages held
+ *      from their insert: ST4 b) and a new one
  *      starts; the pending run is handed out when it reaches a quarter of
  *      the distance, when it holds the ring's head (the consumer would wait
  *      on it), or when the list ended; else it waits for the next fill,
@@ -109,13 +110,25 @@
  *      takes look-ahead its consumer is about to use:
  *        a) a cached entry: from the fill's lookup (lpc_filemap_lookup: a
  *           reference whatever the page's state) to its hand-out;
- *        b) an absent entry: from just after its run was handed to the
- *           readers (ST2: the lookup finds the page inserted LOCKED, in
- *           flight or read already; not inserted, no frame or share: none
- *           held, the consumer reads it itself) to its hand-out.  The
- *           reader's protocol is unchanged: a reference on a LOCKED page
- *           is what any waiter of M6 holds; a failed run's pages are
- *           removed with the holders keeping them (lpc_filemap_delete);
+ *        b) an absent entry: from its page's insert to its hand-out.
+ *           ST2's window takes the reference on each page it inserts
+ *           while the page is LOCKED and only this thread's, after U3
+ *           and before W2 hands the run to a reader (run.c W2: `held`),
+ *           so no read of it can have completed and no evictor taken it
+ *           (E4: ref 1 only) before the stream holds it: there is no
+ *           window between the hand-out and the hold.  (Taken by a lookup
+ *           after the hand-out, as before, the run's read could complete
+ *           and eviction take the page, read ahead and so unreferenced
+ *           and inactive, in between: the stream held nothing and the
+ *           consumer read the page twice; regress_stream_hold.c.)  A page
+ *           of the run the window did not insert: another thread's,
+ *           cached or in flight, looked up after the hand-out as at a);
+ *           none (no frame or share): none held, the consumer reads it
+ *           itself.  Beyond credit (ST6) the reference is put back at
+ *           once.  The reader's protocol is unchanged: a reference on a
+ *           LOCKED page is what any waiter of M6 holds; a failed or
+ *           dropped run's pages are removed with the holders keeping
+ *           them (lpc_filemap_delete), and c) reads them again;
  *        c) the hand-out: lpc_filemap_get_page gives the consumer its own
  *           reference (a hit on the held page while it is f's page at that
  *           index and UPTODATE; otherwise the miss path: a page truncated
@@ -165,12 +178,14 @@
  * What crosses threads is the readahead jobs (ra_worker.c Q0-Q7, model
  * ra_pool.pml), the pages (miss.c M1-M6, model spec_get.pml: the stream's
  * references are a holder's like lpc_page_get's, taken by the same
- * lookup) and the two counters above (ST5: one writer's release bump, one
- * reader's acquire load; ST6: a bounded CAS count): no Promela model of
- * the stream's own.  The frames the stream may have locked, filled or held
- * ahead of its consumer are at most `claimed` <= max_pages; the pages it
- * has handed out are the consumer's (one reference each, put by the
- * consumer).
+ * lookup, or on its own run's pages by a plain increment before any other
+ * thread can reach them but through the index, where the run's reference
+ * keeps them from being frozen: ST4 b) and the two counters above (ST5:
+ * one writer's release bump, one reader's acquire load; ST6: a bounded CAS
+ * count): no Promela model of the stream's own.  The frames the stream may
+ * have locked, filled or held ahead of its consumer are at most `claimed`
+ * <= max_pages; the pages it has handed out are the consumer's (one
+ * reference each, put by the consumer).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -207,16 +222,19 @@ static void count_run(struct lpc_tcache *t, bool stream, uint64_t pages)
 	lpc_count_add(t, stream ? LPC_C_STREAM_PAGES : LPC_C_BATCH_PAGES, pages);
 }
 
-/* GB2 (and ST2, `stream`) for one run [s, e): handed to the readahead
- * threads (or read here in LOCKED mode), within the share (Q5).  Return:
- * where the window ended early (e: it did not). */
+/* GB2 (and ST2: `held`, a stream's) for one run [s, e): handed to the
+ * readahead threads (or read here in LOCKED mode), within the share (Q5);
+ * held (ST4 b): held[k] gets the stream's reference on page s + k if the
+ * window inserted it (run.c W2).  Return: where the window ended early (e:
+ * it did not). */
 static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, uint64_t e,
-			  bool stream)
+			  struct lpc_page **held)
 {
 	uint64_t stop;
 	unsigned queued;
 
-	count_run(t, stream, lpc_filemap_ra_window(f, s, e, false, true, t, &queued, &stop));
+	count_run(t, held != NULL,
+		  lpc_filemap_ra_window(f, s, e, false, true, t, &queued, &stop, held));
 	return stop;
 }
 
@@ -251,7 +269,7 @@ static void issue(struct lpc_file *f, struct lpc_tcache *t, uint64_t *v, unsigne
 		while (++i < n && v[i] <= e)
 			if (v[i] == e)
 				e++;
-		stop = issue_run(f, t, s, e, false);
+		stop = issue_run(f, t, s, e, NULL);
 		if (stop < e) {
 			left_s[nleft] = stop;
 			left_e[nleft++] = e;
@@ -357,7 +375,7 @@ static void issue_planned(struct lpc_file *f, struct lpc_tcache *t, struct gb_pl
 		while (hi - lo + 1 < pl->cap && hi + 1 < pl->nu &&
 		       pl->u[hi + 1] == pl->u[hi] + 1 && plan_take(f, pl, hi + 1))
 			hi++;
-		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, false);
+		stop = issue_run(f, t, pl->u[lo], pl->u[hi] + 1, NULL);
 		/* Pulled pages the run did not take (the share was held by
 		 * other reads) are open again: their own chunk issues them. */
 		for (size_t k = lo; k <= hi; k++)
@@ -545,12 +563,21 @@ static void stream_drop(struct lpc_stream *s, struct lpc_stream_ent *e)
 	s->held--;
 }
 
-/* ST2: the pending run handed out, and its entries' pages held (ST4). */
+/* ST2: the pending run handed out, and its entries' pages held (ST4 b). */
 static void stream_flush(struct lpc_stream *s, struct lpc_tcache *t)
 {
-	if (s->run_s == s->run_e)
+	uint64_t n = s->run_e - s->run_s;
+	struct lpc_page **got = s->run_pages;
+
+	if (!n)
 		return;
-	(void)issue_run(s->f, t, s->run_s, s->run_e, true);
+	/* The window takes the stream's reference on each page it inserts
+	 * before the run goes to a reader (run.c W2), so no read of it has
+	 * completed and no evictor can have taken it by the time it is held
+	 * here.  n <= max_distance: each page of the run is one entry's. */
+	memset(got, 0, n * sizeof(got[0]));
+	(void)issue_run(s->f, t, s->run_s, s->run_e, got);
+	lpc_yield_point(LPC_YP_ST2); /* handed out (regress_stream_hold.c) */
 	/* Its entries lie from the run's first one to the ring's tail (the
 	 * fill flushes a run before the head reaches it). */
 	for (uint32_t k = (uint32_t)(s->run_first - s->taken); k < s->count; k++) {
@@ -560,12 +587,24 @@ static void stream_flush(struct lpc_stream *s, struct lpc_tcache *t)
 		if (!(e->flags & LPC_STREAM_PENDING))
 			continue;
 		e->flags &= ~LPC_STREAM_PENDING;
-		/* Inserted (in flight or read already), or not (no frame or
-		 * share: the consumer reads it itself). */
-		p = lpc_filemap_lookup(s->f, e->index, t);
+		/* Inserted by the run: its reference from W2.  Not: another
+		 * thread's page (cached or in flight, looked up as the fill
+		 * looks up a cached entry), or none (no frame or share: the
+		 * consumer reads it itself). */
+		p = got[e->index - s->run_s];
+		got[e->index - s->run_s] = NULL;
+		if (!p)
+			p = lpc_filemap_lookup(s->f, e->index, t);
 		if (p)
-			stream_hold(s, e, p);
+			stream_hold(s, e, p);	/* or put back: no credit (ST6) */
 	}
+#if LPC_DEBUG
+	for (uint64_t k = 0; k < n; k++)
+		lpc_debug_check(!got[k], "STREAM-HELD", got[k],
+				"stream %p: page %llu of its run [%llu, %llu) is no entry's",
+				(void *)s, (unsigned long long)(s->run_s + k),
+				(unsigned long long)s->run_s, (unsigned long long)s->run_e);
+#endif
 	s->run_s = s->run_e = 0;
 	s->pend = 0;
 }
@@ -712,9 +751,11 @@ LPC_EXPORT int lpc_stream_open(struct lpc_file *f, lpc_stream_cb *cb, void *arg,
 	share = (uint32_t)(f->pool->nframes / 4 ? f->pool->nframes / 4 : 1);
 	if (o.max_pages > share)
 		o.max_pages = share;
-	s = calloc(1, sizeof(*s) + o.max_distance * sizeof(s->ring[0]));
+	s = calloc(1, sizeof(*s) + o.max_distance * sizeof(s->ring[0]) +
+			      o.max_distance * sizeof(s->run_pages[0]));
 	if (!s)
 		return -ENOMEM;
+	s->run_pages = (struct lpc_page **)&s->ring[o.max_distance];
 	s->f = f;
 	s->cb = cb;
 	s->arg = arg;

@@ -37,6 +37,10 @@ struct lpc_stream {
 				 * when the fill saw them (no I/O) */
 	bool ended;
 	int cb_err;
+	/* ST2/ST4 b: the pending run's pages as its window inserted them,
+	 * each with the stream's reference (max_distance entries, after the
+	 * ring: a run's entries are in the ring) */
+	struct lpc_page **run_pages;
 	struct lpc_stream_ent {
 		uint64_t index;
 		void *user;
