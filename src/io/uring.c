@@ -75,12 +75,18 @@
  *   H4 a chunk the ring cannot have: the request is a plain READ or
  *      WRITEV, the ring is counted unregistered (once per ring) and asks
  *      for no new chunk again (`closed`: no lock on later I/O);
- *   H5 a fixed request that fails with an error other than EINTR/EAGAIN
- *      (-EFAULT: a slot the kernel does not hold after all) is done again
- *      unregistered (READ through the ring; WRITEV the sync way), and chunk
- *      i is never used registered on that ring again (`bad` bit i; `have`
- *      bit cleared; H4's count and line).  A real I/O error thus comes
- *      back from the second try, as it would have without registration.
+ *   H5 a fixed request that fails -EFAULT (what the kernel answers for a
+ *      buffer it does not hold: an index past the table, an empty slot, a
+ *      range outside the buffer) is done again unregistered (READ through
+ *      the ring; WRITEV the sync way), and chunk i is never used registered
+ *      on that ring again (`bad` bit i; `have` bit cleared; H4's count and
+ *      line).  Any other error is the request's own, not the buffer's, and
+ *      is taken as the same request unregistered would have met it, the
+ *      chunk kept: -EINVAL on an O_DIRECT file (a transfer the device
+ *      refuses: io.c direct_off reads it again buffered, for good), -EIO
+ *      (the I/O error itself, returned), EINTR/EAGAIN (tried again).  A
+ *      refusal answered by H5 was a defect: it cost the chunk registered
+ *      I/O on that ring for an error registration had no part in.
  * Why it holds: a ring uses buffer i only after it set bit i itself, in H1
  * or H3, with slot i in its table (cloned from a slot that G2 filled; a
  * clone copies the whole table, so no bit outlives its slot whatever the
@@ -595,11 +601,17 @@ static int io_pieces(struct lpc_io *io, struct uring *r, struct lpc_tcache *t,
  * R0's result: the bytes the pieces' entries (res[], each of len[] bytes)
  * read end to end from the first, a piece short or failed ending it (the
  * bytes after it are not taken), or the first piece's error.  *badbi: the
- * buffer of the piece that ended it by failing, else -1.  *failed: a piece
- * after the first ended it with an error (EINTR and EAGAIN included), so
- * the prefix is not a short transfer: R0a, the caller reads the rest again
- * and never takes it for the end of an O_DIRECT file (lpc_io_read_ends
- * would, and the run's pages past the prefix were dropped as a read error).
+ * buffer of the piece that ended it by failing -EFAULT (H5: the buffer's
+ * failure, the only one), else -1.  *failed: a piece after the first ended
+ * it with an error (EINTR and EAGAIN included), so the prefix is not a
+ * short transfer: R0a, the caller reads the rest again and never takes it
+ * for the end of an O_DIRECT file (lpc_io_read_ends would, and the run's
+ * pages past the prefix were dropped as a read error).  R0b: a piece after
+ * the first refused -EINVAL refuses the run: one READV of the same frames
+ * at the same offset (the run unregistered) is refused whole, the kernel
+ * checking a direct transfer's alignment before any byte, and io.c's
+ * direct_off answers -EINVAL only (a prefix would read the rest again
+ * direct, refused again, and end the run short: a read error).
  */
 static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, int np,
 			  int *badbi, int *baderr, bool *failed)
@@ -615,11 +627,11 @@ static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, 
 		}
 		if (res[j] > 0)
 			got += res[j];
-		else if (j == 0)
+		else if (j == 0 || res[j] == -EINVAL)			/* R0b */
 			got = res[j];
 		else if (res[j] < 0)
 			*failed = true;					/* R0a */
-		if (res[j] < 0 && res[j] != -EINTR && res[j] != -EAGAIN) {
+		if (res[j] == -EFAULT) {					/* H5 */
 			*badbi = bi[j];
 			*baderr = (int)res[j];
 		}
@@ -634,9 +646,11 @@ static ssize_t pieces_res(const ssize_t *res, const size_t *len, const int *bi, 
  * stretch of frames back to back in one buffer (io_pieces), submitted
  * together, their result the bytes they read end to end (pieces_res); else
  * one READV.  A partial transfer is completed by more requests on the
- * rest; a piece whose buffer failed (H5) is done again unregistered (its
- * chunk leaves `have`, so the next try cuts no piece from it).  Reaped
- * before returning, as every request of this backend.
+ * rest; a piece whose buffer failed (H5: -EFAULT) is done again
+ * unregistered (its chunk leaves `have`, so the next try cuts no piece
+ * from it); any other error of a piece is the run's as one READV's would
+ * be (R0a, R0b: -EINVAL refuses the run, for io.c's direct_off), the
+ * chunk kept.  Reaped before returning, as every request of this backend.
  */
 static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int iovcnt,
 			   uint64_t off, uint64_t index)
@@ -698,7 +712,7 @@ static ssize_t uring_readv(struct lpc_io_file *f, const struct iovec *iov0, int 
 		}
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
-		if (res < 0 && bi >= 0) {
+		if (res == -EFAULT && bi >= 0) {
 			ring_bad(io, r, t, bi, (int)res); /* H5: again, unregistered */
 			continue;
 		}
@@ -820,7 +834,10 @@ static void ub_cqe(void *arg, unsigned k)
  *       most URING_PIECES; else one READV as before), queued one after the
  *       other; the run is final once its last piece is reaped, its result
  *       theirs end to end (pieces_res: a short or failed piece ends it, as
- *       a short transfer would), then UB2-UB3 as for one entry;
+ *       a short transfer would; a piece refused -EINVAL refuses the run,
+ *       R0b, reported so to the front, which answers it, io.c RQ4's
+ *       direct_off; only -EFAULT is the buffer's, H5), then UB2-UB3 as for
+ *       one entry;
  *   UB1 queue the chunk's runs, submit them together (ring_run);
  *   UB2 as each completion is reaped (RS5), a run whose result is final is
  *       reported to the front at once (lpc_io_rrun_done: io.c RQ3, which
@@ -829,8 +846,9 @@ static void ub_cqe(void *arg, unsigned k)
  *   UB3 a run that needs another request is reported after the chunk's
  *       reaps, when the ring is idle again (a request made with others in
  *       flight would reap their completions as its own): interrupted before
- *       any byte (EINTR, EAGAIN), or a fixed request that failed (H5), is
- *       done again alone (uring_readv: unregistered after H5); a short
+ *       any byte (EINTR, EAGAIN), or a fixed request whose buffer failed
+ *       (H5: -EFAULT), is done again alone (uring_readv: unregistered
+ *       after H5); a short
  *       transfer where the file goes on (!lpc_io_read_ends) is completed
  *       alone, as uring_readv completes its own;
  *   UB4 a ring that fails to submit is killed and the chunk's runs not yet
@@ -973,8 +991,10 @@ static void uring_writev_batch(struct lpc_io_file *f, struct lpc_io_wrun *runs, 
 
 			w->res = res[j];
 			/* Interrupted before any byte: once more, the sync way;
-			 * a fixed request that failed too (H5). */
-			if (w->res < 0 && w->res != -EINTR && w->res != -EAGAIN && bis[j] >= 0)
+			 * a fixed request whose buffer failed too (H5: -EFAULT;
+			 * any other error is the write's, as WRITEV's would be:
+			 * -EINVAL on O_DIRECT goes to io.c's direct_off). */
+			if (w->res == -EFAULT && bis[j] >= 0)
 				ring_bad(io, r, t, bis[j], (int)w->res);
 			else if (w->res != -EINTR && w->res != -EAGAIN)
 				continue;

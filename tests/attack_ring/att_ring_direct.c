@@ -49,8 +49,12 @@ int main(int argc, char **argv)
 		printf("open failed\n");
 		return 77;
 	}
-	if (buffered) /* the control: as after io.c's fallback (direct_off) */
+	if (buffered) { /* the control: as after io.c's fallback (direct_off) */
+		int fd = atomic_load(&f->io.fd);
+
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_DIRECT);
 		atomic_store(&f->io.direct, 0);
+	}
 	if (!buffered && !atomic_load(&f->io.direct)) {
 		printf("  not on O_DIRECT here: skip\n");
 		return 77;
