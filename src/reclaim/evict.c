@@ -177,6 +177,9 @@
  *  LPC_DEBUG checks each adjustment (the RMW flipped the bit, p not
  *  frozen, no decrement from 0) and, at lpc_cache_destroy, that no frame
  *  carries ACTIVE and the count is 0 (lpc_reclaim_active_census).
+ *  Modelled, against the fast invalidate, a hit and the frame's reuse, in
+ *  tests/model/active.pml (broken variant BUG_NO_LEAF_LOCK: the old
+ *  decision at E3, which spin catches).
  *  CLOCK: second chance only: REFERENCED -> clear, keep; else evict.
  */
 #include <errno.h>
