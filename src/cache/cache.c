@@ -238,6 +238,19 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
 	 * batches (they touch the free list), index nodes and files. */
 	lpc_rcu_barrier();
 	lpc_rcu_scope_exit(scoped);
+#if LPC_DEBUG
+	{
+		/* Rule ACTIVE-COUNT at quiescence (reclaim/evict.c): every page
+		 * was freed, each active one leaving the count as it went. */
+		uint32_t freed, live = lpc_reclaim_active_census(&c->reclaim, &freed);
+		uint32_t n = atomic_load_explicit(&c->pool.nactive, memory_order_relaxed);
+
+		lpc_debug_check(live == 0 && freed == 0 && n == 0, "ACTIVE-COUNT", NULL,
+				"at destroy the active count is %u and %u held, %u free frames carry "
+				"ACTIVE (want 0 of each)",
+				n, live, freed);
+	}
+#endif
 	lpc_wb_destroy(&c->wb);
 	lpc_io_uring_destroy(&c->io); /* after every thread's ring (orphan) */
 	lpc_pool_destroy(&c->pool);

@@ -63,7 +63,7 @@
 	X(W1) X(W2) X(W3)                    /* lock.c: wait for unlock */       \
 	X(N1) X(N2) X(N3) X(N4)              /* radix.c: delete writer steps */  \
 	X(FI2) X(FD2)                        /* radix.c: fast insert, delete */  \
-	X(E1) X(E2) X(E3) X(E4) X(E5) X(E6) X(E7) X(E8) /* reclaim/evict.c */ \
+	X(E1) X(E2) X(E3) X(E3P) X(E4) X(E5) X(E6) X(E7) X(E8) /* evict.c */ \
 	X(Q1) X(Q2) X(Q3) X(Q4) X(Q5) X(Q6)  /* names/walk.c: rcu-walk */        \
 	X(V1) X(V2) X(V3) X(V4)              /* names/ns.c: name writers */      \
 	X(D1) X(D2) X(D3)                    /* writeback/write.c: dirtying */   \

@@ -61,8 +61,9 @@
  *              an RCU grace period.  Clear: the page is private, its owner is
  *              its only user, and freeing it takes no atomic operation.
  *   ACTIVE     CLOCK2's active list (reclaim/evict.c): set and cleared by
- *              the evictor under the file's index lock; cleared by the
- *              deferred free (alloc.c), which keeps pool->nactive exact
+ *              the evictor under the file's index lock and the page's leaf
+ *              lock (AC1-AC3); cleared by the deferred free (alloc.c),
+ *              which keeps pool->nactive exact (rule ACTIVE-COUNT)
  *   REMOVED    taken out of its index by a truncate-like removal (the last
  *              close, a failed read) while someone still holds it: its file
  *              may be freed under it, so the evictor never follows p->file

@@ -23,8 +23,10 @@
  *   E3 under the lock: the slot at `index` must hold p, else skip (busy).
  *      This is what ties (f, index) to p: a page removed by a truncate-like
  *      removal (failed read) that still has one holder has ref 1 and is no
- *      longer in the slot.  The policy's decisions that change the active
- *      count (promote, demote) are taken here, where p cannot leave.
+ *      longer in the slot.  The policy decides here; a decision that
+ *      changes the active count (promote, demote) is taken again under
+ *      p's leaf lock too (AC1-AC3 below): the index lock alone does not
+ *      keep p in its slot, a fast removal needs only the leaf's.
  *   E4 freeze: CAS ref 1 -> 0 (the remover's step A).  Failure: a user or
  *      a speculative getter past R3 holds it: skip (held), untouched.
  *   E5 re-check LOCKED, DIRTY, WRITEBACK after the freeze: set before it
@@ -105,8 +107,12 @@
  *    index lock, which the evictor holds from E3 to E6: it sees p (-EEXIST,
  *    its lookup retries) or the empty slot after E6 (it inserts its page).
  *  - lpc_page_lock, lpc_invalidate, the last close: the lock needs a
- *    reference (E4 fails, or E5 sees LOCKED); invalidate and close take the
- *    index lock (E2's trylock fails, or E3 sees the slot changed).
+ *    reference (E4 fails, or E5 sees LOCKED); the close and invalidate's
+ *    slow path take the index lock (E2's trylock fails, or E3 sees the slot
+ *    changed); invalidate's fast path (remove.c, radix.c FD1-FD3) takes
+ *    only p's leaf lock and freezes p first: E4's CAS fails once it has
+ *    (ref 0), and its own freeze fails once E4 has; between E3 and E4 it
+ *    can remove p, which only AC1 (below) must see.
  *
  * Policy (scan resistance), in the descriptor's flags; the hit path only
  * sets REFERENCED when it is clear (filemap/lookup.c), a miss never does.
@@ -122,6 +128,58 @@
  *    at first sight, and the hot set, active, stays.  The active count
  *    (pool->nactive) is kept by the evictor and by the deferred free of an
  *    active page (page/alloc.c), never by the hit path.
+ *
+ *  The active count.  Invariant (rule ACTIVE-COUNT): at quiescence,
+ *  pool->nactive is the number of descriptors with ACTIVE set, and only a
+ *  page in an index carries ACTIVE (a free frame never does: the allocator
+ *  clears the flags with a plain store when it hands the frame out again,
+ *  and a flag still set then would leave the count one too high for ever).
+ *  Who changes ACTIVE, and the count with it (each with the RMW's result,
+ *  so one flip is counted once):
+ *   - the evictor's promotion (0 -> 1, +1) and demotion (1 -> 0, -1),
+ *     AC1-AC3 below, on a page in its slot;
+ *   - the deferred free of a published page (page/alloc.c deferred_prep:
+ *     1 -> 0, -1), the one place every removed page passes (eviction E7,
+ *     the last put of a page a close, a truncate or a failed read took
+ *     out, lpc_invalidate's chains whether kept, OD2, or pending): a page
+ *     removed from its index with ACTIVE set leaves the count there, and
+ *     no removal path touches ACTIVE itself.
+ *  Nothing else writes ACTIVE: the hit path only sets REFERENCED, the
+ *  allocator's store is on a frame deferred_prep has cleared.  What must
+ *  hold is that the evictor's change comes before deferred_prep's in
+ *  ACTIVE's modification order: a promotion after it marks a freed frame
+ *  (+1 never undone), a demotion decided before it and done after it
+ *  subtracts a second time (the count 1 -> 0 -> UINT32_MAX: every hot
+ *  page demoted, scan resistance lost).  E3's index lock does not give
+ *  that: lpc_invalidate's fast path (filemap/remove.c, radix.c FD1-FD3)
+ *  and a failed read's lpc_filemap_delete remove a page under its leaf's
+ *  lock alone, and their frees need no index lock (tests/regress/
+ *  regress_active_invalidate.c: both stories drifted).  So:
+ *   AC1 under the index lock (E3 saw p in its slot), in lockless mode lock
+ *       p's leaf (radix.c's order: index lock, then leaf lock) and check
+ *       the slot still holds p, else skip (busy).  In LOCKED mode every
+ *       removal takes the index lock: no leaf lock needed.
+ *   AC2 re-load the flags, decide again, and change ACTIVE with one RMW
+ *       whose result says whether this call flipped it; count the flip
+ *       (relaxed: the count is a balance hint, read relaxed by
+ *       above_target; the flip and its count need no order between them
+ *       because nobody compares them but at quiescence).
+ *   AC3 unlock the leaf.
+ *  Why that suffices: every removal deletes the slot under the leaf's lock
+ *  (fast: FD1-FD3; slow: N2, under the index lock that the evictor holds
+ *  anyway), so a removal of p is either before AC1 (the check skips) or
+ *  after AC3 (the unlock's release and the remover's lock acquire order
+ *  the evictor's RMW before the removal, the removal before the free's
+ *  deferred_prep: its fetch_and sees the evictor's change and counts it).
+ *  And p is not frozen at AC2: a freezer that takes it out deletes it in
+ *  the same hold of the leaf lock (or of the index lock), a freezer that
+ *  puts it back (E5, an invalidate's busy re-check) changes no flag.
+ *  LPC_DEBUG checks each adjustment (the RMW flipped the bit, p not
+ *  frozen, no decrement from 0) and, at lpc_cache_destroy, that no frame
+ *  carries ACTIVE and the count is 0 (lpc_reclaim_active_census).
+ *  Modelled, against the fast invalidate, a hit and the frame's reuse, in
+ *  tests/model/active.pml (broken variant BUG_NO_LEAF_LOCK: the old
+ *  decision at E3, which spin catches).
  *  CLOCK: second chance only: REFERENCED -> clear, keep; else evict.
  */
 #include <errno.h>
@@ -174,14 +232,75 @@ static bool above_target(struct lpc_reclaim *r)
 	       atomic_load_explicit(&r->demote_all, memory_order_relaxed);
 }
 
+/* Rule ACTIVE-COUNT at one adjustment (AC2): the RMW changed ACTIVE (nobody
+ * else changes it on a page in its slot), the page is not frozen, and the
+ * count does not go below 0. */
+static void debug_active_step(struct lpc_pool *c, struct lpc_page *p, uint32_t old, bool set)
+{
+#if LPC_DEBUG
+	lpc_debug_check(!(old & LPC_PG_ACTIVE) == set, "ACTIVE-COUNT", p,
+			"%s of a page whose ACTIVE was %s already", set ? "promotion" : "demotion",
+			set ? "set" : "cleared");
+	lpc_debug_check(atomic_load_explicit(&p->ref, memory_order_relaxed) != 0, "ACTIVE-COUNT",
+			p, "%s of a frozen or freed page", set ? "promotion" : "demotion");
+	lpc_debug_check(set || atomic_load_explicit(&c->nactive, memory_order_relaxed) != 0,
+			"ACTIVE-COUNT", p, "demotion with the active count at 0");
+#else
+	(void)c, (void)p, (void)old, (void)set;
+#endif
+}
+
 /*
- * The policy's decision under the index lock (E3 done: p is in its slot and
- * cannot leave it).  Return: -1 to go on and evict, or the skip reason.
+ * AC1-AC3: a promotion or demotion of p, in its slot at index.  Context: f's
+ * index lock (E3 done), the batch's read section.  Return: SK_REFERENCED
+ * (kept), or SK_BUSY if p left its slot since E3.
  */
-static int policy_locked(struct lpc_reclaim *r, struct lpc_page *p, uint32_t fl)
+static int active_change(struct lpc_reclaim *r, struct lpc_file *f, struct lpc_page *p,
+			 uint64_t index)
 {
 	struct lpc_pool *c = r->pool;
+	struct lpc_radix_node *leaf = NULL;
+	uint32_t fl, old;
 
+	if (!f->locked_lookup) {
+		leaf = lpc_radix_leaf_lock(&f->tree, index);			/* AC1 */
+		if (!leaf)
+			return SK_BUSY;
+		if (lpc_radix_leaf_entry(leaf, index) != p) {
+			lpc_radix_leaf_unlock(leaf);
+			return SK_BUSY; /* a fast removal took it since E3 */
+		}
+	}
+	fl = atomic_load_explicit(&p->flags, memory_order_relaxed);		/* AC2 */
+	if (fl & LPC_PG_ACTIVE) {
+		if (!(fl & LPC_PG_REFERENCED) && above_target(r)) {
+			old = atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE,
+							memory_order_relaxed);
+			debug_active_step(c, p, old, false);
+			if (old & LPC_PG_ACTIVE)
+				atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
+		} else {
+			clear_referenced(p);
+		}
+	} else if (fl & LPC_PG_REFERENCED) {
+		old = atomic_fetch_or_explicit(&p->flags, LPC_PG_ACTIVE, memory_order_relaxed);
+		debug_active_step(c, p, old, true);
+		if (!(old & LPC_PG_ACTIVE))
+			atomic_fetch_add_explicit(&c->nactive, 1, memory_order_relaxed);
+		clear_referenced(p);
+	}
+	if (leaf)
+		lpc_radix_leaf_unlock(leaf);					/* AC3 */
+	return SK_REFERENCED;
+}
+
+/*
+ * The policy's decision under the index lock (E3 done: p was in its slot).
+ * Return: -1 to go on and evict, or the skip reason.
+ */
+static int policy_locked(struct lpc_reclaim *r, struct lpc_file *f, struct lpc_page *p,
+			 uint64_t index, uint32_t fl)
+{
 	if (r->policy == LPC_RECLAIM_CLOCK) {
 		if (fl & LPC_PG_REFERENCED) {
 			clear_referenced(p);
@@ -191,21 +310,13 @@ static int policy_locked(struct lpc_reclaim *r, struct lpc_page *p, uint32_t fl)
 	}
 	if (fl & LPC_PG_ACTIVE) {
 		/* E1 let it through: demote if still above the target. */
-		if (!(fl & LPC_PG_REFERENCED) && above_target(r)) {
-			atomic_fetch_and_explicit(&p->flags, ~LPC_PG_ACTIVE, memory_order_relaxed);
-			atomic_fetch_sub_explicit(&c->nactive, 1, memory_order_relaxed);
-		} else {
-			clear_referenced(p);
-		}
-		return SK_REFERENCED;
-	}
-	if (fl & LPC_PG_REFERENCED) {
-		/* Promote: referenced since it came in (or was demoted). */
-		atomic_fetch_or_explicit(&p->flags, LPC_PG_ACTIVE, memory_order_relaxed);
+		if (!(fl & LPC_PG_REFERENCED) && above_target(r))
+			return active_change(r, f, p, index);
 		clear_referenced(p);
-		atomic_fetch_add_explicit(&c->nactive, 1, memory_order_relaxed);
 		return SK_REFERENCED;
 	}
+	if (fl & LPC_PG_REFERENCED) /* promote: referenced since it came in */
+		return active_change(r, f, p, index);
 	return -1;
 }
 
@@ -280,7 +391,8 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 		goto unlock;
 	}
 	fl = atomic_load_explicit(&p->flags, memory_order_relaxed);
-	why = policy_locked(r, p, fl);
+	lpc_yield_point(LPC_YP_E3P);
+	why = policy_locked(r, f, p, index, fl);
 	if (why >= 0)
 		goto unlock;
 	lpc_yield_point(LPC_YP_E4);
@@ -385,4 +497,24 @@ unsigned lpc_reclaim_evict_sparing(struct lpc_reclaim *r, unsigned max_batches, 
 				   struct lpc_tcache *t)
 {
 	return evict_batches(r, max_batches, spare_ra, t);
+}
+
+uint32_t lpc_reclaim_active_census(const struct lpc_reclaim *r, uint32_t *freed)
+{
+	const struct lpc_pool *c = r->pool;
+	uint32_t live = 0, dead = 0;
+
+	for (uint32_t i = 0; i < c->nframes; i++) {
+		const struct lpc_page *p = &c->pages[i];
+
+		if (!(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_ACTIVE))
+			continue;
+		if (atomic_load_explicit(&p->ref, memory_order_relaxed))
+			live++;
+		else
+			dead++;
+	}
+	if (freed)
+		*freed = dead;
+	return live;
 }

@@ -123,6 +123,13 @@ unsigned lpc_reclaim_evict(struct lpc_reclaim *r, unsigned max_batches, struct l
 unsigned lpc_reclaim_evict_sparing(struct lpc_reclaim *r, unsigned max_batches, bool spare_ra,
 				   struct lpc_tcache *t);
 
+/* Rule ACTIVE-COUNT's walk (evict.c, "The active count"): the descriptors
+ * with ACTIVE set that are held (ref > 0: in an index); *freed (if not
+ * NULL) receives those with ref 0 (free or in transit), which must be none.
+ * Context: a quiescent cache (no evictor, no removal running), for tests
+ * and lpc_cache_destroy's LPC_DEBUG check; it reads every descriptor. */
+uint32_t lpc_reclaim_active_census(const struct lpc_reclaim *r, uint32_t *freed);
+
 /* pool->wake: wakes (and the first time starts) the background reclaimer.
  * ra: readahead asks (page/alloc.c, LPC_ALLOC_NORECLAIM): the refill then
  * spares the pages read ahead and not used yet, so that readahead never

@@ -865,6 +865,18 @@ static void break_evict_slot(void)
 		lpc_reclaim_evict(&cache->reclaim, 4, t);
 }
 
+/* ACTIVE-COUNT: a writer that ignored AC1-AC3 marks a cached page ACTIVE
+ * without counting it; the last close's free takes it out of the count
+ * (deferred_prep), which goes below 0, and the destroy's census fires. */
+static void break_active_count(void)
+{
+	struct lpc_page *p = cached_page();
+
+	atomic_fetch_or(&p->flags, LPC_PG_ACTIVE);
+	lpc_file_close(file);
+	lpc_cache_destroy(cache);
+}
+
 /* A name space over a fresh directory holding one file, "x", looked up
  * once so that its dentry is cached. */
 static struct lpc_ns *ns_with_x(struct ns_dentry **x)
@@ -958,6 +970,7 @@ static const struct {
 	{ "PAGE-LOCK-HELD", break_page_lock_held },
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
+	{ "ACTIVE-COUNT", break_active_count },
 	{ "RUN-FRAME-IN-FLIGHT", break_run_frame_in_flight },
 	{ "FRAME-FREED-IN-FLIGHT", break_frame_freed_in_flight },
 	{ "TRUNC-PAST-END", break_trunc_past_end },

@@ -39,6 +39,10 @@
 #                  tests/stress/stress_optimistic.c)
 #   opt-no-slot-check   optimistic.h: O5 validates seq only, not the slot
 #                  (rule OPTIMISTIC-NOT-IN-INDEX)
+#   active-no-leaf-lock  evict.c: a promotion or demotion without its leaf
+#                  lock (AC1): a fast invalidate frees the page between E3
+#                  and AC2, and the promotion marks the freed frame (rule
+#                  ACTIVE-COUNT, in regress_active_invalidate)
 #   no-y3          writeback.c: lpc_fsync does not wait for writes in flight
 #                  (Y3; rule FSYNC-INFLIGHT, in regress_fsync_inflight, which
 #                  ctest runs first).  Not in --quick (CI's time stays put):
@@ -164,6 +168,7 @@ mutants=(
 	'no-redirty|src/writeback/dirty.c|s@if (err \&\& !(lpc_page_flags(p) \& LPC_PG_DIRTY)) {@if (0) { /* MUTANT: K5 drops a failed page */@'
 	'opt-no-seq-recheck|src/filemap/optimistic.h|s@if (unlikely(atomic_load_explicit(\&p->seq, memory_order_relaxed) != s1 ||@if (unlikely(0 /* MUTANT: no seq re-check */ ||@'
 	'opt-no-slot-check|src/filemap/optimistic.h|s@^\t\t     atomic_load_explicit(slot, memory_order_relaxed) != p))@\t\t     0 /* MUTANT: seq only, no slot check */))@'
+	'active-no-leaf-lock|src/reclaim/evict.c|s@^\tif (!f->locked_lookup) {$@\tif (0) { /* MUTANT: AC1 without the leaf lock */@'
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
@@ -231,6 +236,7 @@ declare -A killer=(
 	[retire-restart]='^unit\.test_pending_linger$'
 	[ra-share-twice]='^unit\.test_readahead$'
 	[leaf-no-dead]='^unit\.test_radix(_shift2)?$'
+	[active-no-leaf-lock]='^regress\.regress_active_invalidate$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)
