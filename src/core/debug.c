@@ -20,8 +20,6 @@
 
 _Atomic unsigned char lpc_yield_armed[LPC_YP_NR];
 __thread int lpc_debug_frozen;
-_Atomic uint64_t lpc_debug_gp_begun;
-_Atomic uint64_t lpc_debug_gp_done;
 __thread int lpc_debug_page_locks;
 
 static const char *const yield_names[LPC_YP_NR] = {

@@ -161,18 +161,6 @@ const char *lpc_yield_name(enum lpc_yield_point yp);
 extern __thread int lpc_debug_frozen;
 
 /*
- * Grace periods begun and completed (core/rcu.h lpc_rcu_synchronize: the
- * number it takes before the wait, then the highest number whose wait has
- * returned).  A frame stamped with `begun` after its page left its index is
- * covered once `done` is above the stamp: a grace period that began after
- * the stamp has completed.  Rule DEFERRED-GRACE (page/alloc.c OD5) checks
- * it; waits through call_rcu or rcu_barrier are not counted, so the rule
- * is for frames that their own thread's lpc_rcu_synchronize releases.
- */
-extern _Atomic uint64_t lpc_debug_gp_begun;
-extern _Atomic uint64_t lpc_debug_gp_done;
-
-/*
  * Page locks this thread holds (lock.c counts them where it records the
  * owner, miss.c for M2's lock).  Rule PAGE-LOCK-HELD: a thread that holds
  * one never takes a file's trunc_lock or size_lock, nor flushes a

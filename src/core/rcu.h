@@ -96,30 +96,77 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
 	lpc_tsan_acquire(head);
 }
 
+/*
+ * Grace periods begun and completed, counted by lpc_rcu_synchronize (always,
+ * not only under LPC_DEBUG): GC1 the number it takes before its wait
+ * (lpc_rcu_gp_begun, seq_cst RMW), GC2 its wait, GC3 the highest number
+ * whose wait has returned (lpc_rcu_gp_done, a CAS to the max: two waits may
+ * return out of order).  Waits through call_rcu or rcu_barrier are not
+ * counted.  A remover stamps what it removed (lpc_rcu_gp_stamp: a seq_cst
+ * fence after the removal, then a load of begun); once lpc_rcu_gp_passed
+ * (done > stamp) a grace period that took its number after the stamp was
+ * loaded, so after the removal, has completed: every reader that could see
+ * the removed object has ended, as if the remover had waited itself.  (The
+ * stamp's load reads a number below gp, so it precedes GC1's RMW in the
+ * seq_cst order; the remover's fence, before the load, precedes GC1 too, and
+ * the removal before it.)  page/alloc.c OD2-OD5 lands a thread's deferred
+ * frames on it: a wait another thread (or the reclaimer) paid covers them.
+ * Each counter on its own line: written once per wait, read once per chain.
+ */
+extern _Atomic uint64_t lpc_rcu_gp_begun;
+extern _Atomic uint64_t lpc_rcu_gp_done;
+
 /* Waits for a grace period.  Context: a registered thread, outside any read
  * section, holding no frozen page in a slot (readers spin on one: the rule in
  * cache/cache.h). */
 static inline void lpc_rcu_synchronize(void)
 {
-#if LPC_DEBUG
 	uint64_t gp, done;
 
+#if LPC_DEBUG
 	lpc_debug_check(lpc_debug_frozen == 0, "GP-WHILE-FROZEN", NULL,
 			"synchronize_rcu while this thread holds %d frozen page(s) in a slot",
 			lpc_debug_frozen);
-	/* seq_cst, as the stamp's load (alloc.c OD2): a stamp that reads a
-	 * number below gp was loaded before this wait began. */
-	gp = atomic_fetch_add(&lpc_debug_gp_begun, 1) + 1;
 #endif
-	urcu_memb_synchronize_rcu();
-#if LPC_DEBUG
-	done = atomic_load(&lpc_debug_gp_done);
-	while (done < gp && !atomic_compare_exchange_weak(&lpc_debug_gp_done, &done, gp))
+	/* GC1, seq_cst, as the stamp's fence (lpc_rcu_gp_stamp): a stamp that
+	 * reads a number below gp was loaded before this wait began. */
+	gp = atomic_fetch_add(&lpc_rcu_gp_begun, 1) + 1;
+	urcu_memb_synchronize_rcu();					/* GC2 */
+	/* GC3: release (seq_cst CAS): a lpc_rcu_gp_passed that reads it
+	 * acquires the wait's end. */
+	done = atomic_load_explicit(&lpc_rcu_gp_done, memory_order_relaxed);
+	while (done < gp && !atomic_compare_exchange_weak(&lpc_rcu_gp_done, &done, gp))
 		;
-#endif
 #ifdef LPC_TSAN
 	lpc_tsan_acquire(&lpc_rcu_tsan_token);
 #endif
+}
+
+/* The stamp of what this thread removed from an index before the call: a
+ * later lpc_rcu_gp_passed(stamp) says a grace period that began after the
+ * removal has completed.  Context: any thread, after the removal (a store
+ * or RMW on the slot), inside or outside a read section. */
+static inline uint64_t lpc_rcu_gp_stamp(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load(&lpc_rcu_gp_begun);
+}
+
+/* Whether a grace period that began after `stamp` was taken has completed
+ * (GC3's number above it).  On true the caller may reuse what it removed
+ * before the stamp, as after its own lpc_rcu_synchronize.  Context: any
+ * registered thread. */
+static inline bool lpc_rcu_gp_passed(uint64_t stamp)
+{
+	if (atomic_load_explicit(&lpc_rcu_gp_done, memory_order_acquire) <= stamp)
+		return false;
+#ifdef LPC_TSAN
+	/* The wait that passed it acquired every reader's unlock before it
+	 * ended; tsan sees no edge through the counter, so take the token
+	 * as that wait did. */
+	lpc_tsan_acquire(&lpc_rcu_tsan_token);
+#endif
+	return true;
 }
 
 /* Waits for every callback queued so far.  Context: a registered thread,

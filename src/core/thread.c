@@ -53,6 +53,9 @@ __thread struct lpc_thread lpc_self;
 #ifdef LPC_TSAN
 char lpc_rcu_tsan_token; /* see core/rcu.h */
 #endif
+/* GC1-GC3 (core/rcu.h), each on its own line. */
+_Alignas(64) _Atomic uint64_t lpc_rcu_gp_begun;
+_Alignas(64) _Atomic uint64_t lpc_rcu_gp_done;
 
 static pthread_mutex_t lpc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lpc_thread_key_lock = PTHREAD_MUTEX_INITIALIZER;

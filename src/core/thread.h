@@ -132,6 +132,10 @@ struct lpc_tcache {
 	 * here too: the same S1-S3 rules as `free`; `ndfree` counts them. */
 	void *dfree, *dfree_tail;
 	_Atomic unsigned ndfree;
+	/* The newest chain's grace-period stamp (core/rcu.h lpc_rcu_gp_stamp):
+	 * every frame on dfree is covered once it has passed (OD2, OD5);
+	 * written with dfree, under the same rules. */
+	uint64_t dfree_gp;
 	struct lpc_tcache *owner_next, *owner_prev;
 	struct lpc_tcache *thread_next;
 	/* The I/O layer's per-thread state for this owner, opaque here

@@ -184,27 +184,38 @@
  *       the shared list runs short (nfree < low_free) or the thread would
  *       keep more than half the frames (private plus deferred), give up:
  *       the chain goes to pending (PD1) as before;
- *   OD2 else, still inside S1-S3, push the chain on t->dfree and add to
- *       t->ndfree (LPC_DEBUG: each frame is stamped with the grace periods
- *       begun so far, core/debug.h lpc_debug_gp_begun);
- *   OD3 an allocation that may wait (not NOWAIT, not NORECLAIM) that finds
- *       t->free empty and t->dfree not leaves its section (S3) and
+ *   OD2 else, still inside S1-S3, stamp the chain (core/rcu.h
+ *       lpc_rcu_gp_stamp: a seq_cst fence after the removal, then the
+ *       number of grace periods begun, GC1), push it on t->dfree, raise
+ *       t->dfree_gp to the stamp (the newest chain's: it covers the list)
+ *       and add to t->ndfree (LPC_DEBUG: each frame keeps the stamp);
+ *   OD3 an allocation that finds t->free empty and t->dfree not, inside
+ *       its section: if lpc_rcu_gp_passed(t->dfree_gp) (a grace period
+ *       that took its number after the stamp has completed, GC3: the
+ *       thread's own earlier one, another thread's landing, a steal's
+ *       T2, the reclaimer's drain) it goes on to OD5 at once; else, when
+ *       it may wait (not NOWAIT, not NORECLAIM), it leaves its section
+ *       (S3) and
  *   OD4 waits for a grace period of its own (lpc_rcu_synchronize).  Every
  *       frame on dfree was removed from its index before that grace period
  *       began: this thread removed it, before OD3, in program order, and
  *       only this thread pushes on its dfree (a taker only empties it).  A
  *       getter that loaded the page from its slot did so in a read section
- *       that began before the removal, so before OD4 began: it has ended;
- *   OD5 then in a new section (S1) splices dfree onto t->free, at most
- *       tbatch frames of it (OD7).  If a taker
+ *       that began before the removal, so before OD4 began: it has ended.
+ *       OD3's shortcut is the same argument for a wait begun after the
+ *       stamp, so after the removal (core/rcu.h GC1-GC3);
+ *   OD5 then (after OD4: in a new section, S1) moves at most tbatch
+ *       frames off dfree's front onto t->free (own_take); the rest stay
+ *       on dfree (OD7).  If a taker
  *       flagged the block meanwhile, it leaves the lists alone: the taker
  *       moves dfree to pending (OD6) and this allocation tries again (with
  *       the flag set, from the shared list).  Rule DEFERRED-GRACE
  *       (LPC_DEBUG) checks here that a grace period which began after each
- *       frame's OD2 has completed (its stamp is below lpc_debug_gp_done).
+ *       moved frame's OD2 has completed (its stamp is below
+ *       lpc_rcu_gp_done).
  *   OD6 A taker at T3, and the thread's exit (lpc_pool_thread_exit), put
  *       dfree on pending, never on a free list.  The exit must: no grace
- *       period has passed since the last OD2.  The taker need not (OD1
+ *       period need have passed since the last OD2.  The taker need not (OD1
  *       loads the flag after the removal, so a chain kept with the flag
  *       clear was removed before T1 and T2 covers it: tests/model/
  *       own_defer.pml finds no error with that move) but shares the code;
@@ -215,18 +226,25 @@
  *       nothing else (its next round's T2 covers them).  The background
  *       reclaimer is such a taker too (RT1-RT4, lpc_page_deferred_take),
  *       of the deferred lists only.
- *   OD7 the frames of dfree that OD5 does not keep (the private list at
- *       tbatch or more) go to the shared list as one chain (SG1-SG2)
- *       inside the same section, as SG4's give-back.
+ *   OD7 the frames OD5 does not move stay on dfree, covered (t->dfree_gp
+ *       has passed until the next OD2 raises it): the next OD3 moves
+ *       another tbatch with no wait.  So the private list stays within
+ *       SG4's bound, and what a landing does not use stays where RT1-RT4
+ *       and the steal take it.  (Before, OD7 gave them to the shared list
+ *       inside OD5's section: each landing pushed about 4 MiB of frames
+ *       on the shared stack for seed 002's loop, and with two threads
+ *       each one's refills popped the other's, descriptors and data last
+ *       written on the other CPU, and took free_lock every tbatch misses.)
  * What the others see.  The background reclaimer (reclaim/reclaimer.c
  * refill) counts only the shared list and pending, but before it evicts
  * (free below `high`) it takes every dfree to pending (RT1-RT4 below) and
  * counts them there: a thread that invalidates and then idles, or reads
- * with lpc_pread only (NOWAIT: OD3 never lands for it), no longer holds its
+ * with lpc_pread only (NOWAIT: OD3 lands only what others' waits
+ * covered), no longer holds its
  * frames while the reclaimer evicts cached pages for want of them (before
  * RT1-RT4: up to OD1's half of the cache, for as long as the thread lived;
  * tests/unit/test_own_hoard.c).  A frame lands on a private list only
- * within SG4's bound (OD7), which the reclaimer does not take.  An
+ * within SG4's bound (OD5, OD7), which the reclaimer does not take.  An
  * allocator that finds the shared list empty takes every dfree with
  * reclaim()'s steal (before it evicts anything: "-ENOMEM means none free
  * anywhere" still holds, the steal reaches every dfree).  Cache
@@ -236,12 +254,16 @@
  * on dfree a frame is counted by lpc_pool_census (FRAMES-ACCOUNTED: free +
  * pending + private + deferred + in flight + in use == total) and by
  * lpc_stats' frames_free.  Checked, with broken variants spin must catch
- * (no OD4: BUG_OWN_NO_GRACE; OD5 ignores the flag: BUG_OD5_IGNORES_FLAG),
- * in tests/model/own_defer.pml; the mutant own-no-grace (tests/mutants/
- * run.sh) drops OD4 and rule DEFERRED-GRACE names it.
- * Costs: one grace period per landing, paid by the thread's next
- * allocation that finds its private list empty (not by lpc_invalidate,
- * which never waits for one).
+ * (no OD4: BUG_OWN_NO_GRACE; OD5 ignores the flag: BUG_OD5_IGNORES_FLAG;
+ * OD2 keeps the oldest chain's stamp: BUG_STAMP_OLDEST; the stamp loaded
+ * before the removal: BUG_STAMP_EARLY), in tests/model/own_defer.pml; the
+ * mutant own-no-grace (tests/mutants/run.sh) drops OD4 and rule
+ * DEFERRED-GRACE names it.
+ * Costs: at most one grace period per chain kept (per lpc_invalidate),
+ * paid by the thread's first allocation that finds its private list empty
+ * after it (not by lpc_invalidate, which never waits for one), and none
+ * when another wait covered the chain first: with two threads in seed
+ * 002's loop, one wait often lands both.
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -481,6 +503,7 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 				 struct lpc_page *tail, uint32_t n)
 {
 	struct lpc_tcache *t = lpc_tcache(&c->owner);
+	uint64_t stamp;
 	unsigned kept;
 
 	if (!tlist_enter(t))						/* OD1 */
@@ -496,11 +519,14 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 	}
 	lpc_yield_point(LPC_YP_C);
 	debug_chain(head, tail, n);
+	/* After the removal (B): a fence, then the count of grace periods
+	 * begun (core/rcu.h GC1-GC3).  One that takes a higher number
+	 * covers the chain once it completes (OD5). */
+	stamp = lpc_rcu_gp_stamp();
 	for (struct lpc_page *q = head;; q = q->next) {
 		deferred_prep(c, q);
 #if LPC_DEBUG
-		/* seq_cst, after the removal (B): DEFERRED-GRACE at OD5. */
-		q->dbg_gp = atomic_load(&lpc_debug_gp_begun);
+		q->dbg_gp = stamp; /* DEFERRED-GRACE at OD5 */
 #endif
 		if (q == tail)
 			break;
@@ -509,6 +535,10 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 	if (!t->dfree)
 		t->dfree_tail = tail;
 	t->dfree = head;
+	/* The newest stamp covers the whole list: stamps only grow, and
+	 * older chains' are below it. */
+	if (stamp > t->dfree_gp)
+		t->dfree_gp = stamp;
 	atomic_store_explicit(&t->ndfree, atomic_load_explicit(&t->ndfree, memory_order_relaxed) + n,
 			      memory_order_relaxed);
 	tlist_exit();
@@ -516,65 +546,56 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 }
 
 /*
- * OD4-OD5: one grace period of this thread's own, then its deferred frames
- * join its private list.  Context: an allocation that may wait, outside any
- * read section, holding no frozen page (lpc_rcu_synchronize's rule).
+ * OD5: up to tbatch frames off the front of dfree join the private list,
+ * which is empty (OD3); the rest stay on dfree, where the reclaimer's take
+ * (RT1-RT4) and reclaim()'s steal still reach them, and the next OD3 finds
+ * them covered.  Context: the owner inside S1-S3 with t->steal clear, every
+ * frame on dfree covered (OD4 returned, or lpc_rcu_gp_passed(t->dfree_gp)).
+ */
+static void own_take(struct lpc_pool *c, struct lpc_tcache *t)
+{
+	struct lpc_page *head = t->dfree, *last = head;
+	uint32_t n = atomic_load_explicit(&t->ndfree, memory_order_relaxed), k = 1;
+#if LPC_DEBUG
+	uint64_t done = atomic_load(&lpc_rcu_gp_done);
+#endif
+
+	for (;;) {
+#if LPC_DEBUG
+		lpc_debug_check(last->dbg_gp < done, "DEFERRED-GRACE", last,
+				"a deferred frame joins its thread's free list before a grace period "
+				"that began after its removal ended (stamp %llu, done %llu)",
+				(unsigned long long)last->dbg_gp, (unsigned long long)done);
+#endif
+		if (k >= c->tbatch || !last->next)
+			break;
+		last = last->next;
+		k++;
+	}
+	t->dfree = last->next;
+	if (!t->dfree)
+		t->dfree_tail = NULL;
+	last->next = NULL;
+	atomic_store_explicit(&t->ndfree, n - k, memory_order_relaxed);
+	t->free = head;							/* OD5 */
+	atomic_store_explicit(&t->nfree, k, memory_order_relaxed);
+}
+
+/*
+ * OD4-OD5: one grace period of this thread's own, then the front of its
+ * deferred frames joins its private list.  Context: an allocation that may
+ * wait, outside any read section, holding no frozen page
+ * (lpc_rcu_synchronize's rule).
  */
 static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 {
-	struct lpc_page *tail, *keep_tail, *rest;
-	uint32_t n, nfree, keep;
-
 	lpc_yield_point(LPC_YP_T2);
 	lpc_rcu_synchronize();						/* OD4 */
 	lpc_yield_point(LPC_YP_OD5);
 	if (!tlist_enter(t))
 		return; /* a taker is on the lists: T3 moves dfree to pending */
-	tail = t->dfree_tail;
-#if LPC_DEBUG
-	{
-		uint64_t done = atomic_load(&lpc_debug_gp_done);
-		unsigned k = 0;
-
-		for (struct lpc_page *q = t->dfree; q && k++ <= c->nframes; q = q->next)
-			lpc_debug_check(q->dbg_gp < done, "DEFERRED-GRACE", q,
-					"a deferred frame joins its thread's free list before a grace period "
-					"that began after its removal ended (stamp %llu, done %llu)",
-					(unsigned long long)q->dbg_gp, (unsigned long long)done);
-	}
-#endif
-	n = atomic_load_explicit(&t->ndfree, memory_order_relaxed);
-	nfree = atomic_load_explicit(&t->nfree, memory_order_relaxed);
-	if (t->dfree) {
-		/* OD7: the private list stays within SG4's bound: at most a
-		 * refill's tbatch frames of dfree join it (none if it holds
-		 * that many), the rest go back to the shared list as one
-		 * chain, still inside S1-S3 as SG4's give-back (a reclaim()
-		 * that finds nothing must not miss frames in our hands).
-		 * Spliced whole, a landing parked up to half the frames on
-		 * an idle thread's list, which the reclaimer never takes
-		 * (RT3) and SG4 trims only on a free.  They are this
-		 * thread's frames on top of the shared stack (SG2): its next
-		 * refills pop them back, unless another thread is quicker. */
-		keep = nfree < c->tbatch ? c->tbatch - nfree : 0;
-		if (keep > n)
-			keep = n;
-		rest = t->dfree;
-		keep_tail = NULL;
-		for (uint32_t i = 0; i < keep; i++) {
-			keep_tail = rest;
-			rest = rest->next;
-		}
-		if (keep) {						/* OD5 */
-			keep_tail->next = t->free;
-			t->free = t->dfree;
-			atomic_store_explicit(&t->nfree, nfree + keep, memory_order_relaxed);
-		}
-		t->dfree = t->dfree_tail = NULL;
-		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
-		if (rest)						/* OD7 */
-			lpc_page_free_chain(c, rest, tail, n - keep);
-	}
+	if (t->dfree && !t->free)
+		own_take(c, t);
 	tlist_exit();
 }
 
@@ -1041,7 +1062,8 @@ static void sum_deferred(struct lpc_tcache *t, void *arg)
  * The background reclaimer's take of the deferred frames
  * (reclaim/reclaimer.c refill, below `high` and about to evict).  Without
  * it a thread's deferred list (OD2) reached the free list only through its
- * own allocation that may wait (OD3: never lpc_pread's NOWAIT one) or an
+ * own allocation that may wait (OD3: lpc_pread's NOWAIT one only when
+ * another wait covered it) or an
  * allocation that found the shared list empty (reclaim()'s steal); a
  * reader the reclaimer kept supplied never emptied it, and the reclaimer,
  * seeing only the shared list and pending, evicted cached pages while up to
@@ -1307,6 +1329,14 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		if (tlist_enter(t)) {
 			lpc_yield_point(LPC_YP_S2);
 			p = t->free;					/* S2 */
+			if (!p && t->dfree && lpc_rcu_gp_passed(t->dfree_gp)) {
+				/* OD3: this thread's own frames, covered
+				 * by a grace period that began after the
+				 * newest was removed (anyone's: OD5 with
+				 * no wait of its own). */
+				own_take(c, t);
+				p = t->free;
+			}
 			if (p) {
 				t->free = p->next;
 				atomic_store_explicit(&t->nfree,
@@ -1315,9 +1345,8 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 						      memory_order_relaxed);
 			} else if (t->dfree &&
 				   !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM))) {
-				/* OD3: this thread's own frames, after a
-				 * grace period of its own (an allocation
-				 * that may wait). */
+				/* OD3: else, after a grace period of its
+				 * own (an allocation that may wait). */
 				tlist_exit();
 				own_land(c, t);
 				continue;

@@ -139,8 +139,8 @@ struct lpc_page {
 	 * FRAME-FREED-IN-FLIGHT: no frame is freed while one is). */
 	_Atomic uint32_t dbg_reads;
 	uint32_t dbg_pad32;
-	/* On a thread's deferred list: lpc_debug_gp_begun when it was put
-	 * there (page/alloc.c OD2; rule DEFERRED-GRACE at OD5). */
+	/* On a thread's deferred list: its chain's stamp (core/rcu.h
+	 * lpc_rcu_gp_stamp, page/alloc.c OD2; rule DEFERRED-GRACE at OD5). */
 	uint64_t dbg_gp;
 	uint64_t dbg_pad[4];
 #endif

@@ -10,7 +10,12 @@
  *    grace period of its own; in LPC_DEBUG builds rule DEFERRED-GRACE checks
  *    it, and nothing else waits for a grace period between the invalidate
  *    and the misses here: the mutant own-no-grace dies in this test), and
- *    the pages read back byte for byte;
+ *    the pages read back byte for byte; one wait lands the whole list, a
+ *    tbatch at a time (OD5, OD7: core/rcu.h's count of grace periods
+ *    begun goes up by one);
+ *  - after a wait of another thread's that began after the invalidate,
+ *    the misses land the list with no wait of their own (OD3's shortcut,
+ *    core/rcu.h GC1-GC3);
  *  - a thread that invalidates and exits leaves its frames on pending and
  *    kicks (OD6): a bounded wait sees pending drained and every frame free
  *    but the cached ones (no frame stranded on a dead thread's list);
@@ -57,6 +62,16 @@ static void *invalidate_and_exit(void *arg)
 	return NULL;
 }
 
+/* Another thread's grace period (a landing, a steal's T2, a drain). */
+static void *other_wait(void *arg)
+{
+	bool entered = lpc_rcu_scope_enter();
+
+	lpc_rcu_synchronize();
+	lpc_rcu_scope_exit(entered);
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	struct lpc_config cfg;
@@ -68,6 +83,7 @@ int main(int argc, char **argv)
 	struct lpc_stats s;
 	char path[600];
 	uint32_t pend0;
+	uint64_t gp0;
 	unsigned mine = 0, bad = 0;
 	int dropped, rc = -EAGAIN;
 	pthread_t th;
@@ -112,6 +128,7 @@ int main(int argc, char **argv)
 
 	/* OD3-OD5: the next misses get the same frames, after a grace period
 	 * of the thread's own (the private list's leftover refill first). */
+	gp0 = atomic_load(&lpc_rcu_gp_begun);
 	for (unsigned i = 0; i < NPAGES; i++) {
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get again %u", i);
 		for (unsigned k = 0; k < NPAGES; k++)
@@ -124,8 +141,33 @@ int main(int argc, char **argv)
 		lpc_page_put(p);
 	}
 	CHECK_EQ(bad, 0u, "pages read back after landing the deferred frames");
-	CHECK_EQ(atomic_load(&t->ndfree), 0u, "the deferred list was not landed");
+	/* OD5 moves tbatch at a time: what is left is under one tbatch (the
+	 * private list's leftover was used first). */
+	CHECK(atomic_load(&t->ndfree) < pool->tbatch, "the deferred list was not landed (%u left)",
+	      atomic_load(&t->ndfree));
 	CHECK(mine + pool->tbatch >= NPAGES, "the misses got %u of the thread's own frames", mine);
+	/* One wait landed it all (OD7: the rest stayed covered), not one per
+	 * tbatch moved. */
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 1u, "grace periods the landings waited for");
+
+	/* OD3's shortcut: a wait another thread paid after the invalidate
+	 * (here a plain lpc_rcu_synchronize) covers the chain, and the misses
+	 * land it with no wait of their own. */
+	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NPAGES * PS), (int)NPAGES, "invalidate again");
+	REQUIRE(pthread_create(&th, NULL, other_wait, NULL) == 0, "thread");
+	REQUIRE(pthread_join(th, NULL) == 0, "join");
+	gp0 = atomic_load(&lpc_rcu_gp_begun);
+	for (unsigned i = 0; i < NPAGES; i++) {
+		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get a third time %u", i);
+		if (tst_null_check_page(file_id, i, PS, 4 * NPAGES * PS, lpc_page_data(p), scratch))
+			bad++;
+		lpc_page_put(p);
+	}
+	CHECK_EQ(bad, 0u, "pages read back after a covered landing");
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u,
+		 "grace periods waited for though another's covered the chain");
+	CHECK(atomic_load(&t->ndfree) < pool->tbatch, "the covered list was not landed (%u left)",
+	      atomic_load(&t->ndfree));
 
 	/* OD6: an exiting thread's deferred frames reach pending, and its
 	 * kick has them drained (bounded wait, not a timing). */

@@ -14,11 +14,13 @@
  *    lpc_page_get.  A's deferred list is taken back (bounded wait for its
  *    ndfree to reach 0), no page is evicted, passes 2 and 3 read nothing
  *    from the backend, and the census counts every frame;
- *  - pread: one thread, lpc_pread only (LPC_ALLOC_NOWAIT: its OD3 never
- *    lands its own deferred list): the same;
+ *  - pread: one thread, lpc_pread only (LPC_ALLOC_NOWAIT: its OD3 lands
+ *    its own deferred list only once another wait, the reclaimer's, has
+ *    covered it): the same;
  *  - landed: A lands its deferred list with allocations that may wait
- *    (OD3-OD5): its private list then holds at most 2 * tbatch frames
- *    (OD7; spliced whole it held all NA of them), and the same.
+ *    (OD3-OD5): one tbatch of it moves, its private list then holds at
+ *    most 2 * tbatch frames (spliced whole it held all NA of them), the
+ *    rest stays deferred (OD7) and is taken back as in idle, and the same.
  * Before RT1-RT4 and OD7 each evicted Y's pages and read them again on every
  * pass (the review's attack programs att_hoard, att_hoard_pread and
  * att_hoard_landed).
@@ -74,11 +76,14 @@ static void *thread_a(void *arg)
 	if (sc == LANDED) {
 		unsigned i = NA;
 
-		/* The private list's leftover first, then the landing. */
-		while (atomic_load(&ta->ndfree) && i < NX)
+		/* The private list's leftover first, then the landing: one
+		 * tbatch of the deferred frames (OD5), the rest stay on
+		 * the deferred list (OD7), where the reclaimer takes them. */
+		while (atomic_load(&ta->ndfree) == NA && i < NX)
 			get_put(fx, i++);
 		a_extra = i - NA;
-		CHECK_EQ(atomic_load(&ta->ndfree), 0u, "A's deferred list landed (OD3-OD5)");
+		CHECK_EQ(atomic_load(&ta->ndfree), NA - pool->tbatch,
+			 "A's landing moved one tbatch of its deferred frames (OD5)");
 		a_private = atomic_load(&ta->nfree);
 		CHECK(a_private <= 2 * pool->tbatch,
 		      "A's private list holds %u frames after its landing, bound %u (OD7)", a_private,
