@@ -135,6 +135,26 @@
  *      bound is the strict one; the split only sizes windows, so a wrong
  *      count costs speed, never the bound (rule RA-SHARE checks both: the
  *      sum, and that no stream is counted twice in w->act)
+ *   QS4 the frames for those windows: a window takes free frames only
+ *      (run.c U2), and a refill for readahead (reclaimer.c ra_target) made
+ *      room for one largest window, ra_max (half the share by default).
+ *      A lone stream's markers come one a window, and the refill has that
+ *      window's read to land; the markers of two streams come in pairs,
+ *      each a window of share / 4: the pair took the whole room, and the
+ *      next pair came while the refill of the last one was still evicting
+ *      (lpcbench scan, two scanners: about 1 page in 8 of the pass in
+ *      windows cut for want of a free frame, against 1 in 25 for one
+ *      scanner).  So a marker's window that QS2 split and that ended
+ *      before its end for want of a frame or share (readahead.c A2) stores
+ *      in the pool's ra_room the room for two windows of every active
+ *      stream, the share; a sizing that counts fewer than two streams
+ *      active stores 0 (the lone stream's room, as before); each written
+ *      only when it changes.  The reclaimer reads it at each turn of a
+ *      refill for readahead.  Only a cut grows it: streams over a file the
+ *      cache holds never cut a window, and a refill to the share there
+ *      evicted cached pages for frames nobody took (test_readahead
+ *      t_many_streams read pages twice).  A hint both ways (relaxed): a
+ *      stale room sizes one refill wrongly, never the share's bound (Q5)
  *   Q6 a reader that would wait on a page of a run still queued (M6), and
  *      the last close waiting for its file's runs (Q3), take that run out
  *      of the queue and read it themselves: a demand read never waits for
@@ -481,6 +501,10 @@ uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last)
 	if (last)
 		w->act[e].stamp = 0; /* its last window: counted no more */
 	pthread_mutex_unlock(&w->lock);
+	/* QS4: a lone stream again: the refill's room back to one window
+	 * (written on a change only) */
+	if (active < 2 && atomic_load_explicit(&fs->pool->ra_room, memory_order_relaxed))
+		atomic_store_explicit(&fs->pool->ra_room, 0, memory_order_relaxed);
 	/* QS2; a lone stream as before the split (its windows up to ra_max,
 	 * its synchronous window's first run outside the share, run.c U6) */
 	if (active < 2)

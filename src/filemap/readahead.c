@@ -65,11 +65,15 @@
  *   A3 no stream holds the marker (the table moved on): nothing; the
  *      stream's next miss (S1 at slot.next, or S3) picks it up again
  *   A4 after A2's window, with fewer frames free than the largest window
- *      above twice readahead's reserve: the background reclaimer woken for
- *      readahead (ra_refill: reclaimer.c refills to room for a whole
- *      window), so that the next marker's window finds its frames free
- *      and is read whole: two windows at the device or unread ahead of the
- *      reader, not one cut to what the last refill happened to leave
+ *      above twice readahead's reserve (while several streams read ahead:
+ *      room for two windows of each, the share, ra_worker.c QS4): the
+ *      background reclaimer woken for readahead (ra_refill: reclaimer.c
+ *      refills to room for a whole window, or the streams' room), so that
+ *      the next marker's window finds its frames free and is read whole:
+ *      two windows at the device or unread ahead of the reader, not one
+ *      cut to what the last refill happened to leave; a window of a split
+ *      stream (ra_worker.c QS2) cut before its end anyway grows the
+ *      streams' room to the share (ra_room_grow, QS4)
  * A2's window is read by the cache's readahead threads (ra_worker.c), one
  * I/O per run of at most run_max pages, several at once, so the reader that
  * hit the marker returns at once and an established scanner finds the next
@@ -124,16 +128,21 @@ void lpc_ra_init(struct lpc_file *f)
  * (the last refill's room less one window, but not yet that low) woke
  * nobody, and the next marker's window was cut to what was left.  So after
  * every marker's window, with less than a window free above twice the
- * reserve, a refill for readahead (reclaimer.c: to `ra_high`, room for the
- * largest window, sparing the pages read ahead and not used yet), while
+ * reserve (or less than the room for two windows of every stream while
+ * several read ahead: ra_worker.c QS4), a refill for readahead
+ * (reclaimer.c ra_target: to `ra_high`, room for the largest window, or
+ * the streams' room, sparing the pages read ahead and not used yet), while
  * the reader reads this window.  One relaxed load when the reclaimer is
  * already awake. */
 static void ra_refill(struct lpc_file *f)
 {
 	struct lpc_pool *c = f->pool;
+	uint32_t room = atomic_load_explicit(&c->ra_room, memory_order_relaxed);
 
+	if (room < f->files->ra_max)
+		room = f->files->ra_max;
 	if (c->wake && atomic_load_explicit(&c->nfree, memory_order_relaxed) <
-			       2 * (uint64_t)lpc_pool_ra_reserve(c) + f->files->ra_max)
+			       2 * (uint64_t)lpc_pool_ra_reserve(c) + room)
 		c->wake(c->reclaim_arg, true);
 }
 
@@ -161,13 +170,24 @@ static uint32_t ra_next_size(struct lpc_file *f, uint32_t cur)
  * stops counting).  The ramp goes on from the size returned: a stream
  * alone again grows back x2 a window. */
 static uint32_t ra_fair(struct lpc_file *f, const struct lpc_ra_stream *s, uint64_t start,
-			uint32_t size)
+			uint32_t size, bool *split)
 {
 	uint64_t eof = (atomic_load_explicit(&f->size, memory_order_relaxed) + f->pool->page_size - 1) >>
 		       f->page_shift;
 	uint32_t cap = lpc_ra_window_cap(f->files, s, start + size >= eof);
 
+	*split = cap != UINT32_MAX;
 	return size > cap ? cap : size;
+}
+
+/* A4 (ra_worker.c QS4): a split window cut short: the refill's room for
+ * two windows of every stream, the share (written on a change only). */
+static void ra_room_grow(struct lpc_file *f)
+{
+	uint32_t share = f->pool->nframes / 4;
+
+	if (atomic_load_explicit(&f->pool->ra_room, memory_order_relaxed) != share)
+		atomic_store_explicit(&f->pool->ra_room, share, memory_order_relaxed);
 }
 
 static struct lpc_ra_stream *ra_oldest(struct lpc_ra_stream *v, unsigned n)
@@ -186,7 +206,7 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 	struct lpc_ra_stream *s = NULL;
 	uint64_t ra = 0;
 	uint32_t size;
-	bool mine;
+	bool mine, split;
 
 	*mark = UINT64_MAX;
 	if (!f->files->ra_max || advice == LPC_FADV_RANDOM)
@@ -239,7 +259,7 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 	}
 	/* S1, within the stream's part of the share (ra_worker.c QS2) */
 	size = advice == LPC_FADV_SEQUENTIAL ? f->files->ra_max : ra_next_size(f, s->size);
-	size = ra_fair(f, s, index, size);
+	size = ra_fair(f, s, index, size, &split);
 	if (size < nr)
 		size = (uint32_t)(nr < UINT32_MAX ? nr : UINT32_MAX);
 	if (size > nr) {
@@ -259,6 +279,7 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	uint64_t start, got, stop;
 	unsigned queued;
 	uint32_t size;
+	bool split;
 
 	if (!f->files->ra_max ||
 	    atomic_load_explicit(&f->ra_advice, memory_order_relaxed) == LPC_FADV_RANDOM)
@@ -289,7 +310,7 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		pthread_mutex_unlock(&f->ra_lock);
 		return;
 	}
-	size = ra_fair(f, s, start, size); /* QS2: its part of the share */
+	size = ra_fair(f, s, start, size, &split); /* QS2: its part of the share */
 	s->size = size;
 	s->next = start + size;
 	s->stamp = ++f->ra_clock;
@@ -298,8 +319,11 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
 	 * mode, or no thread to take a run: read here. */
 	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop, NULL);
-	if (stop < start + size)
+	if (stop < start + size) {
 		lpc_ra_cut(f, start + size, stop);
+		if (split)
+			ra_room_grow(f); /* QS4 */
+	}
 	if (got) {
 		lpc_count(t, LPC_C_RA_WINDOWS);
 		if (queued)

@@ -87,6 +87,12 @@ struct lpc_pool {
 	void *reclaim_arg;
 	uint32_t wake_below;    /* low watermark of nfree */
 	uint32_t alloc_wait_ms; /* how long a waiting allocation retries */
+	/* The room a refill for readahead makes beyond `high` while two
+	 * streams or more read ahead (0: one stream or none, the largest
+	 * window's room; reclaim/reclaimer.c ra_target).  Written by
+	 * readahead's sizing (filemap/ra_worker.c QS4) only when it changes,
+	 * read by the reclaimer; relaxed both: a hint that sizes a refill. */
+	_Atomic uint32_t ra_room;
 	/* Pages with ACTIVE set: incremented by the evictor (promotion),
 	 * decremented by it (demotion) and by the deferred free. */
 	_Atomic uint32_t nactive lpc_cacheline_aligned;

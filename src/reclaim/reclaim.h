@@ -53,7 +53,9 @@ struct lpc_reclaim {
 	uint32_t low, high;      /* watermarks of the shared free list */
 	uint32_t ra_high;        /* a refill for readahead alone stops here:
 				  * high plus the largest window
-				  * (lpc_reclaim_set_ra_window) */
+				  * (lpc_reclaim_set_ra_window), or higher
+				  * while streams share (reclaimer.c
+				  * ra_target) */
 
 	/* The clock hand: a descriptor number, taken a batch at a time. */
 	_Atomic uint64_t hand lpc_cacheline_aligned;

@@ -64,7 +64,12 @@
  * free (the refill ran while the reader read the window before), and two
  * whole windows are in flight or unread ahead of the reader, as in the
  * kernel; the frames kept free for it are the consumed pages of the scan
- * (the refill spares the unread ones).
+ * (the refill spares the unread ones).  While two streams or more read
+ * ahead, the refill goes on to `high` plus readahead's share instead
+ * (ra_target: two windows of every active stream, ra_worker.c QS4): their
+ * markers come in pairs, and room for one window a stream left the next
+ * pair to what the last refill had landed (lpcbench scan, two scanners:
+ * 1 page in 8 in windows cut for want of a frame, 1 in 25 with one).
  *
  * Waking: allocators that see nfree below `low`, and lpc_invalidate once a
  * batch waits on pending (lpc_page_pending_kick), read `awake` (relaxed) and
@@ -199,6 +204,21 @@ static uint32_t pending_frames(struct lpc_pool *c)
 	return atomic_load_explicit(&c->npending, memory_order_relaxed);
 }
 
+/* A refill for readahead stops here: ra_high (room for the largest window
+ * beyond `high`), or, while two streams or more read ahead, room for two
+ * windows of each (the pool's ra_room, readahead's share: ra_worker.c QS4),
+ * at most a quarter of the frames beyond `high`. */
+static uint32_t ra_target(const struct lpc_reclaim *r)
+{
+	uint32_t room = atomic_load_explicit(&r->pool->ra_room, memory_order_relaxed);
+	uint32_t cap = r->pool->nframes / 4, t;
+
+	if (room > cap)
+		room = cap;
+	t = r->high + room;
+	return t > r->ra_high ? t : r->ra_high;
+}
+
 /* One wake-up's work: turns of (evict what pending will not bring, then one
  * drain).  Return: false when its last turn found nothing to evict and
  * nothing pending with the free list short of `high`.  Context: the
@@ -213,8 +233,8 @@ static bool refill(struct lpc_reclaim *r, struct lpc_tcache *t)
 	for (;;) {
 		uint32_t free = free_frames(c), pend = pending_frames(c), got = 0;
 		bool spare = atomic_load_explicit(&r->spare_ra, memory_order_relaxed);
-		/* Readahead alone asked: room for its next window too. */
-		uint32_t high = spare ? r->ra_high : r->high;
+		/* Readahead alone asked: room for its next windows too. */
+		uint32_t high = spare ? ra_target(r) : r->high;
 		unsigned b = 0;
 
 		if (atomic_load_explicit(&r->awake, memory_order_relaxed) == false)

@@ -643,6 +643,72 @@ static void t_full_cache_windows(void)
 	tst_cache_destroy(c);
 }
 
+/* Two streams scanning halves of a file 4x a full cache, one thread, in
+ * turns of 32 pages (lpcbench scan's two scanners at 128 KiB), the refill's
+ * room grown to the share (ra_worker.c QS4: as a cut window of theirs does,
+ * t_two_streams_cut_room): once the reader settles, the free frames hold two
+ * windows of each stream, the share (4 windows of 256 pages: QS2), beyond
+ * readahead's reserve (reclaimer.c ra_target), and every marker's window is
+ * whole.  With a refill to room for one largest window (512) alone, 798
+ * frames were free at a marker: the markers of the two streams come in
+ * pairs, and the next pair found what that refill had landed. */
+static void t_two_streams_room(void)
+{
+	enum { FR = 4096, PAGES = 4 * FR, HALF = PAGES / 2, MAXW = 512, TURN = 32 };
+	enum { SHARE = FR / 4, W = SHARE / 4, RESERVE = 128 };
+	struct lpc_config cfg;
+	struct lpc_cache *c = NULL;
+	struct lpc_stats s0, d;
+	unsigned whole = 0, cut = 0, checked = 0;
+	struct tf t;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = FR * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_max_kb = MAXW * PS / 1024;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c);
+	mk_file(c, &t, PAGES);
+	for (uint64_t k = 0; k < HALF; k += TURN) {
+		if (k == FR / 2) /* both streams past their ramps */
+			atomic_store_explicit(&c->pool.ra_room, SHARE, memory_order_relaxed);
+		for (uint64_t half = 0; half < 2; half++) {
+			for (uint64_t i = half * HALF + k; i < half * HALF + k + TURN; i++) {
+				if (!(flags_of(t.f, i) & LPC_PG_RA_MARK)) {
+					read_page(&t, i);
+					continue;
+				}
+				settle(c, t.f);
+				lpc_stats(c, &s0);
+				read_page(&t, i);
+				lpc_ra_quiesce(t.f);
+				delta(c, &s0, &d);
+				/* Past the first fill of the cache (two
+				 * halves), before the end of either half. */
+				if (k < FR || k + 4 * W >= HALF)
+					continue;
+				checked++;
+				CHECK(s0.frames_free >= SHARE + RESERVE,
+				      "%" PRIu64 " frames free before the marker at %" PRIu64, s0.frames_free, i);
+				if (d.ra_windows == 1 && d.ra_pages == W) {
+					whole++;
+				} else {
+					cut++;
+					fprintf(stderr, "  marker %" PRIu64 ": %" PRIu64 " windows, %" PRIu64 " pages\n",
+						i, d.ra_windows, d.ra_pages);
+				}
+			}
+		}
+	}
+	CHECK(checked >= 8, "%u markers checked", checked);
+	CHECK_EQ(cut, 0, "windows cut short with two streams (%u whole)", whole);
+	lpc_stats(c, &d);
+	CHECK(d.evictions >= PAGES - FR, "the cache was full: %" PRIu64 " evictions", d.evictions);
+	CHECK_EQ(d.ra_wasted, 0, "the refill spared what was read ahead");
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* A read gate by offset: while closed, every read that touches pages
  * [lo, hi) is held there and counted (the device is slow on window N). */
 static struct {
@@ -842,6 +908,66 @@ static void t_two_streams_share(void)
 	tst_cache_destroy(c);
 }
 
+/* A split window cut short grows the refill's room to the share
+ * (readahead.c A2, ra_worker.c QS4).  t_two_streams_share's streams, every
+ * read from page 33 on held at the gate: both streams' next windows take
+ * the share (256 pages of 1024 frames), and a reader that reaches page 97,
+ * in flight with its marker, starts A's next window before it waits:
+ * granted nothing (Q5), cut at its start, and the room is 256 (0 before:
+ * the streams' windows were whole). */
+static void t_two_streams_cut_room(void)
+{
+	struct lpc_cache *c = mk_cache(1024, 0);
+	struct seq_reader ra, rb, rc;
+	pthread_t ta, tb, tc;
+	bool both = false;
+	uint32_t room = 0;
+	struct tf t;
+
+	gate_set(false, 0, 0);
+	gate.inner = c->io.ops;
+	gate.ops = *c->io.ops;
+	gate.ops.read = gate_read;
+	gate.ops.readv = gate_readv;
+	gate.ops.readv_batch = NULL;
+	c->io.ops = &gate.ops;
+	mk_file(c, &t, 2000);
+	read_page(&t, 0);
+	read_page(&t, 1);
+	read_page(&t, 1000);
+	read_page(&t, 1001);
+	gate_set(true, 33, UINT64_MAX / PS);
+	read_page(&t, 2);    /* A's marker: [33, 97) to the gate */
+	read_page(&t, 1002); /* B's marker: [1033, 1097) */
+	ra = (struct seq_reader){ .t = &t, .from = 3, .to = 97 };
+	rb = (struct seq_reader){ .t = &t, .from = 1003, .to = 1097 };
+	REQUIRE(pthread_create(&ta, NULL, seq_reader_main, &ra) == 0);
+	REQUIRE(pthread_create(&tb, NULL, seq_reader_main, &rb) == 0);
+	for (int ms = 0; ms < 5000 && !both; ms++) {
+		both = (flags_of(t.f, 97) & LPC_PG_RA_MARK) && (flags_of(t.f, 1097) & LPC_PG_RA_MARK) &&
+		       flags_of(t.f, 160) && flags_of(t.f, 1160);
+		if (!both)
+			usleep(1000);
+	}
+	REQUIRE(both, "both streams' next windows in flight");
+	CHECK_EQ(atomic_load_explicit(&c->pool.ra_room, memory_order_relaxed), 0,
+		 "whole windows: the lone stream's room");
+	rc = (struct seq_reader){ .t = &t, .from = 97, .to = 98 };
+	REQUIRE(pthread_create(&tc, NULL, seq_reader_main, &rc) == 0);
+	for (int ms = 0; ms < 5000 && room == 0; ms++) {
+		room = atomic_load_explicit(&c->pool.ra_room, memory_order_relaxed);
+		if (!room)
+			usleep(1000);
+	}
+	CHECK_EQ(room, 256, "A's window at 161 cut: the room for two windows of each stream");
+	gate_set(false, 0, 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pthread_join(tc, NULL);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -858,7 +984,9 @@ int main(int argc, char **argv)
 	TST_RUN(t_many_streams());
 	TST_RUN(t_willneed_full());
 	TST_RUN(t_full_cache_windows());
+	TST_RUN(t_two_streams_room());
 	TST_RUN(t_two_windows_in_flight());
 	TST_RUN(t_two_streams_share());
+	TST_RUN(t_two_streams_cut_room());
 	return tst_finish();
 }
