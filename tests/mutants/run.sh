@@ -10,8 +10,15 @@
 # only when an LPC_DEBUG check or a test names the broken rule ("rule X
 # violated") within the time limit; a plain failure, a hang or a timeout
 # counts as SURVIVED.  First the same suite runs on the unmutated tree (the
-# baseline): if it fails, the run stops there.  Exit: 0 if every mutant was
-# killed, 1 if one survived, 2 if the baseline or the build failed.
+# baseline): if it fails, the run stops there.  A mutant whose tests failed
+# naming no rule is charged to the mutant unless every test that failed also
+# fails without it: each is run again (up to 10 tries, until it fails) on
+# the unmutated build, and if all fail there the mutant's verdict is
+# "ERROR (flaky test X)", the run's fault, not a survivor.
+# Exit: 0 if every mutant was killed; 1 if one survived (or its sed no
+# longer matches, or it does not build); 2 if the baseline or the build of
+# the unmutated tree failed, or none survived but a flaky test left a
+# mutant unjudged.
 #
 #   --quick        the mutants with a known killing test (killer[]), each
 #                  judged by that test; shorter stress runs (CI: the
@@ -148,7 +155,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=1 ;;
-	-h | --help) sed -n '3,49p' "$0"; exit 0 ;;
+	-h | --help) awk 'NR > 2 && /^set /{exit} NR > 2' "$0"; exit 0 ;;
 	*) want+=("$a") ;;
 	esac
 done
@@ -222,8 +229,13 @@ full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-fir
 
 # The tests that kill each mutant first (ctest -R; seen in full runs): run
 # alone before the whole suite, which runs only if they name no rule.
+# no-r4: regress_r4_failed_read's second story stops a lookup before R3
+# while a failed read takes its page out of the index, so R3 succeeds on a
+# removed page and LOOKUP-NOT-IN-INDEX fires at once, every run (the stress
+# tests find that window by chance: in CI both passed three tries of 4 s
+# and the mutant fell through to the suite).
 declare -A killer=(
-	[no-r4]='^stress\.stress_(pin_evict|lookup_race)$'
+	[no-r4]='^(regress\.regress_r4_failed_read|stress\.stress_(pin_evict|lookup_race))$'
 	[no-grace]='^stress\.stress_pin_evict$'
 	[own-no-grace]='^unit\.test_own_defer$'
 	[plain-inc]='^unit\.test_guarantees$'
@@ -257,11 +269,17 @@ cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 || { tail -30 "$w
 # write pins' bytes"), not a debug rule, and with --stop-on-failure its
 # failure stopped the suite before the test that names the rule
 # (no-redirty and opt-no-seq-recheck survived so; test_wpin and regress_wpin
-# still run).
+# still run).  bench.scan is left out: a check that `lpcbench scan` runs
+# (about 2 s), it reads 12 passes of a 64 MiB file, and under yield injection
+# (a yield or a 1-50 us sleep at 5% of the steps) it took 36 s alone at load
+# 13 and 102 s at load 24, and ran past its 120 s TIMEOUT beside the rbd
+# tests in ctest -j2: a timeout that names no rule, charged to the mutant.
+# No mutant is known to be killed by it alone (readahead's rules are named
+# by test_readahead), and every CI variant runs it without yields.
 suite() {
 	(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
 		timeout -k 5 "${2:-$limit}" ctest -j "$jobs" -LE 'model|packaging|examples|yield' \
-		-E '^stress\.stress_wpin$' --stop-on-failure --output-on-failure) >>"$1" 2>&1
+		-E '^(stress\.stress_wpin|bench\.scan)$' --stop-on-failure --output-on-failure) >>"$1" 2>&1
 }
 
 # killers LOG REGEX: the tests that killed a mutant before (killer[] below),
@@ -301,7 +319,24 @@ if (($? != 0)); then
 fi
 echo "mutants: baseline passed ($((SECONDS - start)) s)"
 
-killed=0 survived=0 results=()
+# flaky LOG TESTS...: run each failed test again on the unmutated tree (the
+# caller has restored the mutated file), with the suite's settings, up to
+# 10 tries until it fails.  Return: 0 if every one failed there too (the
+# failures were not the mutant's), 1 if one passed its 10 tries or the
+# tree did not build.
+flaky() {
+	local log=$1 t
+	shift
+	cmake --build "$work/build" -j "$jobs" >>"$log" 2>&1 || return 1
+	for t in "$@"; do
+		(cd "$work/build" && LPC_YIELD=all LPC_YIELD_PROB=0.05 LPC_STRESS_SECONDS=$stress_s \
+			timeout -k 5 "$limit" ctest -R "^${t//./\\.}\$" --repeat until-fail:10 \
+			--output-on-failure) >>"$log" 2>&1 && return 1
+	done
+	return 0
+}
+
+killed=0 survived=0 errors=0 results=()
 for m in "${mutants[@]}"; do
 	IFS='|' read -r name file expr <<<"$m"
 	if ((${#want[@]})) && [[ " ${want[*]} " != *" $name "* ]]; then
@@ -337,7 +372,12 @@ for m in "${mutants[@]}"; do
 		rule=$(grep -oE 'rule [A-Z0-9-]+ violated' "$log" | head -n 1 | awk '{print $2}')
 	fi
 	took=$((SECONDS - start))
-	by=$(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception)' "$log" |
+	# The test whose output (ctest prints it after the test's result line)
+	# named the rule, or else the first test that failed.
+	by=$(awk '/Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception)/ {
+			t = $0; sub(/.*Test +#[0-9]+: /, "", t); sub(/ .*/, "", t) }
+		/rule [A-Z0-9-]+ violated/ { print t; exit }' "$log")
+	[[ -n $by ]] || by=$(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception)' "$log" |
 		head -n 1 | awk '{print $3}')
 	if [[ -n $rule ]]; then
 		results+=("$name: KILLED by rule $rule in ${by:-?} (${took} s)")
@@ -346,9 +386,19 @@ for m in "${mutants[@]}"; do
 		results+=("$name: SURVIVED (timeout after ${took} s; a timeout does not count)")
 		survived=$((survived + 1))
 	else
-		results+=("$name: SURVIVED (ctest exit $rc, no rule named; log: $log)")
-		survived=$((survived + 1))
 		grep -E 'FAIL|Failed|\*\*\*' "$log" | head -n 5
+		mapfile -t failed < <(grep -oE 'Test +#[0-9]+: [^ ]+ \.*\**(Failed|Subprocess aborted|Exception|Timeout)' \
+			"$log" | awk '{print $3}' | sort -u)
+		cp "$work/src-orig/cur" "$work/$file"
+		if ((${#failed[@]})) && flaky "$work/$name.flaky.log" "${failed[@]}"; then
+			grep -E 'FAIL|\*\*\*' "$work/$name.flaky.log" | head -n 5
+			msg="flaky test ${failed[*]}: fails without the mutant too; not judged"
+			results+=("$name: ERROR ($msg; logs: $log, $work/$name.flaky.log)")
+			errors=$((errors + 1))
+		else
+			results+=("$name: SURVIVED (ctest exit $rc, no rule named; log: $log)")
+			survived=$((survived + 1))
+		fi
 	fi
 	cp "$work/src-orig/cur" "$work/$file"
 done
@@ -356,5 +406,6 @@ done
 echo
 echo "=== mutants"
 printf '%s\n' "${results[@]}"
-echo "killed $killed, survived $survived"
-((survived == 0))
+echo "killed $killed, survived $survived, not judged (flaky tests) $errors"
+((survived == 0)) || exit 1
+((errors == 0)) || exit 2
