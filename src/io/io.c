@@ -124,8 +124,9 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  * run of the batch (ra_worker.c Q6: a demand read waits only for the
  * device).  Steps (all on the calling thread):
  *   RQ1 the hook first, once per run, in run order, before any read (as
- *       lpc_io_readv would see them one after another); a run the hook
- *       fails, or with no iovec, is ended at once (RQ5) with its error;
+ *       lpc_io_readv would see them one after another); every run starts
+ *       not `ended`; a run the hook fails, or with no iovec, is ended at
+ *       once (RQ5) with its error;
  *   RQ2 every other run is `todo` (the backend's to read) and carries
  *       `done` and `front`, this batch;
  *   RQ3 a backend with readv_batch (io_uring) reads them together and
@@ -138,16 +139,26 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  *       (sync, null, user) reads the runs in turn, each ended (RQ4-RQ5)
  *       right after its own read;
  *   RQ4 when readv_batch returns (every request reaped: the ring idle),
- *       each run still todo (refused direct, or not reported by a wrapper
- *       that took the reports over) is ended; a refused one is read again
- *       buffered first (every refused run, whoever turned direct off);
- *   RQ5 a run ends once: the hook's short size applied, todo cleared, then
- *       the caller's end(arg, w) (ra_worker.c and stream.c GB3: run.c's
- *       U5 of that run, which unlocks its pages and wakes their waiters).
- * Why no run is lost or ended twice: todo is set at RQ2 for exactly the
- * runs RQ1 did not end, cleared only at RQ5, and RQ5 runs only on a todo
- * run; RQ4 ends every run still todo.  So every run is ended before this
- * call returns, and a caller's pages all leave their locks by then.
+ *       each run not yet ended is ended, whatever its todo says: refused
+ *       direct, not reported by a wrapper that took the reports over
+ *       (done NULL), or answered by a wrapper itself with todo cleared
+ *       to keep it from the backend below (attack_stream/slow.h fails a
+ *       run -EIO so: when RQ4 ended only the runs still todo, that run's
+ *       U5 never came and its pages stayed LOCKED for ever, every reader
+ *       of them waiting in lpc_page_wait_unlocked); a refused one is read
+ *       again buffered first (every refused run, whoever turned direct
+ *       off);
+ *   RQ5 a run ends once: the hook's short size applied, todo cleared,
+ *       `ended` set, then the caller's end(arg, w) (ra_worker.c and
+ *       stream.c GB3: run.c's U5 of that run, which unlocks or removes
+ *       every page of it, a failed run's too, and wakes their waiters).
+ * Why no run is lost or ended twice: `ended` is the front's alone (io.h
+ * lpc_io_rrun: no backend writes it), false from RQ1, set only at RQ5, and
+ * RQ5 runs only on a run not ended; RQ4 ends every run not ended, and a
+ * backend's report (RQ3) of a run already ended is no second end.  So
+ * every run is ended exactly once before this call returns, whatever a
+ * backend or a wrapper did with todo, and a caller's pages all leave their
+ * locks by then.
  */
 struct rbatch {
 	struct lpc_io *io;
@@ -161,7 +172,7 @@ struct rbatch {
  * reap (RQ3), where a refused run waits for RQ4. */
 static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
 {
-	if (!w->todo)
+	if (w->ended)
 		return;
 	/* The device refused a direct transfer: buffered for good, and this
 	 * run again (lpc_io_readv's rule).  Every run of the batch that went
@@ -179,6 +190,7 @@ static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
 	if (w->cut > 0 && w->res > w->cut)					/* RQ5 */
 		w->res = w->cut;
 	w->todo = 0;
+	w->ended = true;
 	if (b->end)
 		b->end(b->arg, w);
 }
@@ -200,6 +212,7 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 		struct lpc_io_rrun *w = &runs[i];
 
 		w->todo = 1;
+		w->ended = false;
 		w->cut = 0;
 		w->done = rrun_done;
 		w->front = &b;
@@ -212,6 +225,7 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 			w->todo = w->cut >= 0;
 		}
 		if (!w->todo) {
+			w->ended = true;
 			if (end)
 				end(arg, w); /* RQ5: failed before any read */
 			continue;

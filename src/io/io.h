@@ -119,11 +119,14 @@ struct lpc_io_wrun {
 /*
  * One run of a batched read (lpc_io_readv_batch): the whole pages iov[k] =
  * page index + k, read at off.  `todo` belongs to the front and the backend
- * (readv_batch): set while the run is to be read and not yet ended (RQ2);
- * `cut`, `done` and `front` to the front (the hook's short size; the call
- * that reports the run's completion, RQ3, and its batch); `res` is the
- * run's result, as lpc_io_readv returns it: bytes read (short at end of
- * file) or negative errno.
+ * (readv_batch): set while the run is the backend's to read (RQ2; a wrapper
+ * may clear it to keep a run it answers itself from the backend below it);
+ * `cut`, `done`, `front` and `ended` to the front alone (the hook's short
+ * size; the call that reports the run's completion, RQ3; its batch; set
+ * once the run is ended, RQ5: whether a run is ended is never read from
+ * `todo`, which a backend may change); `res` is the run's result, as
+ * lpc_io_readv returns it: bytes read (short at end of file) or negative
+ * errno.
  */
 struct lpc_io_rrun {
 	const struct iovec *iov;
@@ -131,6 +134,7 @@ struct lpc_io_rrun {
 	uint64_t off;
 	uint64_t index;
 	int todo;
+	bool ended;
 	ssize_t cut;
 	ssize_t res;
 	void (*done)(struct lpc_io_rrun *w);
