@@ -147,7 +147,11 @@ ssize_t lpc_io_readv(struct lpc_io *io, struct lpc_io_file *f, const struct iove
  *       U5 never came and its pages stayed LOCKED for ever, every reader
  *       of them waiting in lpc_page_wait_unlocked); a refused one is read
  *       again buffered first (every refused run, whoever turned direct
- *       off);
+ *       off), but only when the file went direct as the batch began: on a
+ *       file that was buffered already, or a user backend's (never
+ *       direct), -EINVAL is the backend's own answer and ends the run as
+ *       it is (read again, a user backend's read_batch answer was
+ *       replaced by its read()'s: tests/attack_io att_user_einval);
  *   RQ5 a run ends once: the hook's short size applied, todo cleared,
  *       `ended` set, then the caller's end(arg, w) (ra_worker.c and
  *       stream.c GB3: run.c's U5 of that run, which unlocks or removes
@@ -166,6 +170,7 @@ struct rbatch {
 	int *fellback;
 	lpc_io_rrun_end_fn *end;
 	void *arg;
+	bool direct; /* f went direct when the batch began (RQ1) */
 };
 
 /* RQ4-RQ5 for run w of b, its res set.  may_read: false inside a backend's
@@ -179,7 +184,7 @@ static void rrun_end(struct rbatch *b, struct lpc_io_rrun *w, bool may_read)
 	 * direct met the same refusal, but only the first to ask turns direct
 	 * off: the others (and a run another thread's refusal cut) are read
 	 * again buffered too, not failed. */
-	if (w->res == -EINVAL) {
+	if (w->res == -EINVAL && b->direct) {
 		if (!may_read)
 			return; /* RQ4's */
 		if (direct_off(b->f))
@@ -205,7 +210,8 @@ void lpc_io_readv_batch(struct lpc_io *io, struct lpc_io_file *f, struct lpc_io_
 			int nruns, int *fellback, lpc_io_rrun_end_fn *end, void *arg)
 {
 	const struct lpc_io_backend_ops *ops = lpc_io_ops(io, f);
-	struct rbatch b = { io, f, fellback, end, arg };
+	struct rbatch b = { io, f, fellback, end, arg,
+			    atomic_load_explicit(&f->direct, memory_order_relaxed) };
 	int ntodo = 0;
 
 	for (int i = 0; i < nruns; i++) {					/* RQ1 */
