@@ -123,19 +123,25 @@ int main(int argc, char **argv)
 	 * start nothing, and the frames wait on pending. */
 	cache_pages(f, 150, 3); /* below the truncate's cut */
 	lpc_reclaim_retire(&c->reclaim);
+	/* The reclaimer may still evict one of the three before the retire
+	 * (under yield injection it did: 2 invalidated, 2 pending), so the
+	 * frames on pending are checked against what the invalidate dropped. */
 	{
 		pthread_t th;
 		void *r = NULL;
 
 		CHECK_EQ(pthread_create(&th, NULL, invalidate_and_exit, f), 0);
 		CHECK_EQ(pthread_join(th, &r), 0);
-		CHECK_EQ((int)(intptr_t)r, 3, "pages invalidated after retire");
+		dropped = (int)(intptr_t)r;
+		CHECK(dropped >= 1 && dropped <= 3, "%d pages invalidated after retire, want 1-3",
+		      dropped);
 	}
 	lpc_reclaim_wake(&c->reclaim, false);
 	pthread_mutex_lock(&c->reclaim.lock);
 	CHECK(!c->reclaim.started, "a kick after lpc_reclaim_retire started the reclaimer");
 	pthread_mutex_unlock(&c->reclaim.lock);
-	CHECK_EQ(atomic_load(&c->pool.npending), 3u, "pending after retire (the exit put them there)");
+	CHECK_EQ(atomic_load(&c->pool.npending), (unsigned)dropped,
+		 "pending after retire (the exit put them there)");
 
 	CHECK_EQ(lpc_file_close(f), 0);
 	tst_cache_destroy(c);
