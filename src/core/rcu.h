@@ -112,6 +112,10 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
  * the removal before it.)  page/alloc.c OD2-OD5 lands a thread's deferred
  * frames on it: a wait another thread (or the reclaimer) paid covers them.
  * Each counter on its own line: written once per wait, read once per chain.
+ * Model: tests/model/gp_count.pml checks GC1-GC3, the stamp and passed with
+ * waits that overlap and complete out of order (a GC3 that counts a wait not
+ * yet ended, GC1 after the wait, passed off by one, the stamp before the
+ * removal: each caught); tests/model/own_defer.pml checks OD1-OD7 on them.
  */
 extern _Atomic uint64_t lpc_rcu_gp_begun;
 extern _Atomic uint64_t lpc_rcu_gp_done;
