@@ -14,7 +14,8 @@
 #                  error of this kind: assert | end | np
 #
 # Generates and compiles pan in a temporary directory, runs it with a search
-# depth large enough that a truncated search is an error, prints pan's summary
+# depth large enough that a truncated search is an error (so is one cut short
+# by memory), prints pan's summary
 # (and the counterexample trail when an error is found).
 # Exit: 0 pass, 1 fail, 77 skip (no spin or no C compiler), 2 usage.
 
@@ -90,6 +91,12 @@ if [ -z "$errors" ]; then
 fi
 if grep -q 'max search depth too small' pan.out; then
 	echo "FAIL: search truncated (depth)"
+	exit 1
+fi
+# pan prints its summary, "errors: 0" included, after running out of
+# memory too: a search cut short proves nothing
+if grep -q 'out of memory' pan.out; then
+	echo "FAIL: search cut short (pan ran out of memory)"
 	exit 1
 fi
 
