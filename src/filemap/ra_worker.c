@@ -150,7 +150,9 @@
  *      stream, the share; a sizing that counts fewer than two streams
  *      active stores 0 (the lone stream's room, as before); each written
  *      only when it changes.  The reclaimer reads it at each turn of a
- *      refill for readahead.  Only a cut grows it: streams over a file the
+ *      refill for readahead, and evicts a quarter of it beyond (reclaimer.c
+ *      RF4: one grace period per two windows, not per window).  Only a cut
+ *      grows it: streams over a file the
  *      cache holds never cut a window, and a refill to the share there
  *      evicted cached pages for frames nobody took (test_readahead
  *      t_many_streams read pages twice).  A hint both ways (relaxed): a

@@ -68,7 +68,8 @@
  *      above twice readahead's reserve (while several streams read ahead:
  *      room for two windows of each, the share, ra_worker.c QS4): the
  *      background reclaimer woken for readahead (ra_refill: reclaimer.c
- *      refills to room for a whole window, or the streams' room), so that
+ *      refills to room for a whole window, or the streams' room and a
+ *      quarter of it more: RF4), so that
  *      the next marker's window finds its frames free and is read whole:
  *      two windows at the device or unread ahead of the reader, not one
  *      cut to what the last refill happened to leave; a window of a split
