@@ -73,6 +73,7 @@
 	X(ZL1)                               /* filemap/file.c: open's lookup */ \
 	X(SZ1) X(SZ2) X(SZ3) X(SZ4) X(SZ5)   /* writeback/: the file's size */   \
 	X(ST2)                               /* filemap/stream.c: run out */     \
+	X(A2)                                /* filemap/readahead.c: marker */   \
 	X(FILE_FREE)                         /* file.c: struct lpc_file freed */
 
 /*

@@ -156,8 +156,8 @@ struct lpc_file {
 	 * exchange) by evictors, cleared by the flusher's pick. */
 	_Atomic bool wb_reclaim;
 
-	/* Readahead's streams (readahead.c): under ra_lock, which only misses
-	 * and marker hits try (never wait for); ra_thrash is set by eviction
+	/* Readahead's streams (readahead.c): under ra_lock, which misses only
+	 * try (never wait for) and marker hits wait for (A2); ra_thrash is set by eviction
 	 * of a page read ahead and never used, and taken by the next window. */
 	pthread_mutex_t ra_lock;
 	struct lpc_ra_stream {
@@ -518,8 +518,8 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot);
  * (2 x the streams active, key counted), at least 1; UINT32_MAX (no cap)
  * when key is the only one; the call counts as key's activity, but for the
  * window that reaches the end of the file (`last`): key counts no more.
- * Context: any thread, no lock but f->ra_lock (only ever tried, so w->lock
- * under it cannot deadlock). */
+ * Context: any thread, no lock but f->ra_lock (w->lock is taken under it,
+ * never the other way round, so it cannot deadlock). */
 uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last);
 void lpc_ra_unreserve(struct lpc_files *fs, uint64_t pages, bool slot);
 /* Q6: a thread about to wait on page p of f (M6) reads p's run itself if

@@ -6,10 +6,13 @@
  *
  * Streams.  A file keeps LPC_RA_STREAMS stream slots (several readers of one
  * file scanning different parts each keep their own) and LPC_RA_CANDS
- * candidate slots (misses that may start a stream), under f->ra_lock,
- * which is only ever tried (pthread_mutex_trylock): a miss or a marker hit
- * that finds it taken reads no window this time, so misses never wait for
- * each other here and the hit path never sees the lock.  Candidates and
+ * candidate slots (misses that may start a stream), under f->ra_lock.  A
+ * miss only tries it (pthread_mutex_trylock): one that finds it taken
+ * reads no window this time, so misses never wait for each other here (the
+ * stream's next miss at slot.next continues it, S1).  A marker hit (A1)
+ * waits for it: the marker is gone once taken, so a hit that gave up
+ * started nothing and left the scanner to read the next window at the
+ * device (A2).  A plain hit never sees the lock.  Candidates and
  * streams are apart so that random misses, which churn the candidates,
  * never take an established stream's slot.
  *   S1 a miss of pages [i, i + nr) that starts where a stream expects its
@@ -53,7 +56,16 @@
  *      the reader waited for the window first and the device had one
  *      window at a time.  LOCKED mode takes the marker after the wait (the
  *      window is read by this thread there)
- *   A2 that thread finds the stream whose last window holds the marker
+ *   A2 that thread takes f->ra_lock, waiting for it (the one place that
+ *      does: the marker is this thread's alone, A1, and no other hit will
+ *      start the stream's window, so a trylock that failed while another
+ *      stream's reader held the lock lost the window: two scanners of one
+ *      file that reached their markers together, one of them then read its
+ *      next window at the device, test_readahead t_two_streams_share and
+ *      regress_ra_mark_lock.c); the lock is held for the table's scan and
+ *      QS1's sizing (w->lock, whose holders never wait for ra_lock: no
+ *      cycle), never across a read or a page lock.  It finds the stream
+ *      whose last window holds the marker
  *      (next - size <= index < next) and is fresh (LPC_RA_FRESH), grows
  *      the window (S1's ramp, within its part of the share), and reads
  *      [next, next + size): its absent pages, cached ones skipped (run.c
@@ -285,8 +297,10 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	if (!f->files->ra_max ||
 	    atomic_load_explicit(&f->ra_advice, memory_order_relaxed) == LPC_FADV_RANDOM)
 		return;
-	if (pthread_mutex_trylock(&f->ra_lock))
-		return;
+	/* A2: waited for, not tried (the marker is taken: a hit that gave up
+	 * here lost the stream's window for good). */
+	pthread_mutex_lock(&f->ra_lock);
+	lpc_yield_point(LPC_YP_A2);
 	for (unsigned i = 0; i < LPC_RA_STREAMS; i++) {		/* A2 */
 		struct lpc_ra_stream *x = &f->ra_streams[i];
 

@@ -845,7 +845,11 @@ static void t_two_windows_in_flight(void)
  * pages: the first stream's two took 192, and the second stream's next
  * window got the 0 left (cut: nothing of it in flight, its reader then
  * read it at the device).  Counters exact once the gate opens: the readers
- * stop before the next markers (97, 1097). */
+ * stop before the next markers (97, 1097).  The two readers reach their
+ * markers (33, 1033) at about the same time: when a marker hit only tried
+ * f->ra_lock, the one that came while the other held it started nothing
+ * (page 1097 absent, reads 7, ra_async 3: once in CI; readahead.c A2, the
+ * story in regress_ra_mark_lock.c). */
 static void t_two_streams_share(void)
 {
 	struct lpc_cache *c = mk_cache(1024, 0);
