@@ -9,9 +9,9 @@
  *    times): every page of A is read exactly once.  Before the stream held
  *    its look-ahead (ST4), its pages were readahead's (unreferenced, RA:
  *    evicted first) and most were read twice;
- *  - descending: 256 adjacent cold pages in descending order take at most
- *    64 reads (17-36 seen: the distance starts at 1, so the first runs are
- *    short, and a consumer as slow as the reads (TSan) doubles it later).
+ *  - descending: 256 adjacent cold pages in descending order are read in
+ *    runs: at most 16 reads of one page (6-8 seen: the distance starts at
+ *    1, so the first runs are one page each), so at most 136 reads.
  *    Before ST2 extended a run backwards, 256 reads: one per page;
  *  - share (white box, with the new stream.h): two streams in a 128-frame
  *    cache hold at most a quarter of its frames together, each within its
@@ -39,7 +39,7 @@
 static const struct lpc_io_backend_ops *inner;
 static struct lpc_io_backend_ops count_ops;
 static uint64_t count_id; /* the file whose reads are counted and slowed */
-static _Atomic uint64_t nreads, npages;
+static _Atomic uint64_t nreads, npages, nsingle; /* nsingle: reads of one page */
 
 static void counted(struct lpc_io_file *f, uint64_t pages)
 {
@@ -49,6 +49,8 @@ static void counted(struct lpc_io_file *f, uint64_t pages)
 		return;
 	atomic_fetch_add(&nreads, 1);
 	atomic_fetch_add(&npages, pages);
+	if (pages == 1)
+		atomic_fetch_add(&nsingle, 1);
 	while (nanosleep(&ts, &ts) != 0)
 		;
 }
@@ -83,6 +85,7 @@ static void count_install(struct lpc_cache *c, uint64_t id)
 	count_id = id;
 	atomic_store(&nreads, 0);
 	atomic_store(&npages, 0);
+	atomic_store(&nsingle, 0);
 }
 
 struct tfile {
@@ -166,7 +169,25 @@ static void t_evict(int mode)
 	REQUIRE(lpc_cache_destroy(c) == 0);
 }
 
-/* Adjacent pages in descending order: runs, not one read per page. */
+/* Adjacent pages in descending order: runs, not one read per page.
+ *
+ * How many runs depends on the consumer's pace, not only on ST2: a run is
+ * handed out at a quarter of the distance, and the distance doubles only
+ * when the consumer finds the head not yet read (ST3).  A consumer as fast
+ * as the reads (2 ms each here) waits now and then and takes the distance
+ * to 32 or 64 (runs of 8 or 16: 26-45 reads seen); one slower than a
+ * run's read (ASan with LPC_YIELD=all LPC_YIELD_PROB=0.3: 3 runs in 25
+ * failed the bound of 64 reads this case had) never waits once the
+ * look-ahead covers a read, and the distance stays where it was: held at
+ * 16, runs of 4 pages, about 70 reads (held at 32 for the whole list,
+ * 44 reads, is seen often).  What does not depend on the pace: the
+ * distance is 1, 2, then 4 for the first entries, whose runs are one page
+ * each (6-8 of them, and one page at the list's end), and from distance
+ * 8 on every run is two pages or more, so the reads of one page stay
+ * few (at most 16, so at most 16 + 240 / 2 = 136 reads in all), at any
+ * pace short of a consumer slower than one read (2 ms) a page, which
+ * would hold the distance under 8; with the runs not extended backwards
+ * every read is of one page (256). */
 static void t_descending(int mode)
 {
 	enum { N = 256 };
@@ -189,8 +210,10 @@ static void t_descending(int mode)
 	lpc_stream_close(s);
 	CHECK(atomic_load(&npages) == N, "%llu pages read for %u entries",
 	      (unsigned long long)atomic_load(&npages), N);
-	CHECK(atomic_load(&nreads) <= 64, "%llu reads for %u adjacent pages given backwards",
-	      (unsigned long long)atomic_load(&nreads), N);
+	CHECK(atomic_load(&nsingle) <= 16,
+	      "%llu reads of one page (of %llu reads) for %u adjacent pages given backwards",
+	      (unsigned long long)atomic_load(&nsingle), (unsigned long long)atomic_load(&nreads),
+	      N);
 	REQUIRE(lpc_file_close(a.f) == 0);
 	REQUIRE(lpc_cache_destroy(c) == 0);
 }
