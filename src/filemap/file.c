@@ -243,6 +243,7 @@ static void file_free(struct lpc_file *f)
 	f->dbg_magic = LPC_FILE_POISON;
 #endif
 	lpc_ra_quiesce(f); /* ra_worker.c Q3: no window of f outlives it */
+	lpc_ra_forget(f);  /* QS5: nor its streams' refill room */
 	lpc_filemap_remove_all(f);
 	/* Its frames wait on pending: the reclaimer's linger frees them
 	 * (RL1-RL4; tests/attack_batch att_close_pend). */

@@ -576,6 +576,9 @@ void lpc_filemap_order_frames(struct lpc_page **pages, uint64_t n);
  * reference taken, nothing relied on).  Context: outside a read section. */
 bool lpc_filemap_present(struct lpc_file *f, uint64_t index);
 void lpc_ra_quiesce(struct lpc_file *f);
+/* The last close (ra_worker.c QS5): f's streams leave QS1's active set;
+ * with fewer than two streams left, the pool's ra_room goes back to 0. */
+void lpc_ra_forget(struct lpc_file *f);
 void lpc_ra_worker_stop(struct lpc_files *fs);
 /* Eviction took p, read ahead and never used (reclaim/evict.c E6): counts,
  * and the file's next window shrinks.  Context: f's index lock. */

@@ -157,6 +157,15 @@
  *      evicted cached pages for frames nobody took (test_readahead
  *      t_many_streams read pages twice).  A hint both ways (relaxed): a
  *      stale room sizes one refill wrongly, never the share's bound (Q5)
+ *   QS5 the last close of f (file.c, after Q3: lpc_ra_forget) takes f's
+ *      streams out of the active set and, with fewer than two streams
+ *      left, puts ra_room back to 0.  A sizing clears it, but nothing sizes
+ *      a window once the scanners' files are closed, and a refill for
+ *      readahead without a stream (lpc_fadvise WILLNEED) then kept evicting
+ *      to the streams' room and RF4's slack beyond it
+ *      (regress_ra_room_close.c; tests/attack_scan3 att_ra_room).  Streams
+ *      that stop without a close keep the room until the next sizing (they
+ *      may go on: their room is the one they would need)
  *   Q6 a reader that would wait on a page of a run still queued (M6), and
  *      the last close waiting for its file's runs (Q3), take that run out
  *      of the queue and read it themselves: a demand read never waits for
@@ -573,6 +582,31 @@ void lpc_ra_quiesce(struct lpc_file *f)
 	while (f->ra_inflight)
 		pthread_cond_wait(&w->idle, &w->lock);
 	pthread_mutex_unlock(&w->lock);
+}
+
+void lpc_ra_forget(struct lpc_file *f)
+{
+	struct lpc_ra_worker *w = &f->files->ra;
+	unsigned active = 0;
+
+	pthread_mutex_lock(&w->lock);					/* QS5 */
+	for (unsigned k = 0; k < LPC_RA_ACTIVE; k++) {
+		/* Keys are compared as numbers, never followed (QS1). */
+		uintptr_t key = (uintptr_t)w->act[k].key;
+
+		if (!w->act[k].stamp)
+			continue;
+		if (key >= (uintptr_t)&f->ra_streams[0] &&
+		    key < (uintptr_t)&f->ra_streams[LPC_RA_STREAMS])
+			w->act[k].stamp = 0; /* f's: counted no more */
+		else if (w->wclock - w->act[k].stamp < LPC_RA_ACTIVE_AGE)
+			active++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	/* Fewer than two left: the refill's room back to one window (QS4's
+	 * rule; written on a change only). */
+	if (active < 2 && atomic_load_explicit(&f->pool->ra_room, memory_order_relaxed))
+		atomic_store_explicit(&f->pool->ra_room, 0, memory_order_relaxed);
 }
 
 void lpc_ra_worker_stop(struct lpc_files *fs)
