@@ -136,6 +136,18 @@ struct lpc_tcache {
 	 * every frame on dfree is covered once it has passed (OD2, OD5);
 	 * written with dfree, under the same rules. */
 	uint64_t dfree_gp;
+	/* How many frames at dfree's front are covered already (page/alloc.c
+	 * OD2, OD7): a grace period passed after their chains' stamps, before
+	 * newer chains joined behind them.  The owner's alone (inside S1-S3):
+	 * plain; meaningful only while dfree is not empty (OD2 resets it on
+	 * an empty list, which a taker may have emptied). */
+	unsigned dcov;
+	/* Frames this thread borrowed from the shared list instead of
+	 * waiting (page/alloc.c OD8) since a taker or its exit last moved
+	 * its deferred list; OD8 stops at its cap.  Written by the owner
+	 * inside S1-S3 and reset by a taker between T2 and T4 (OD6): the
+	 * same hand-off as dfree, so plain. */
+	unsigned dborrow;
 	struct lpc_tcache *owner_next, *owner_prev;
 	struct lpc_tcache *thread_next;
 	/* The I/O layer's per-thread state for this owner, opaque here

@@ -186,16 +186,32 @@
  *       the chain goes to pending (PD1) as before;
  *   OD2 else, still inside S1-S3, stamp the chain (core/rcu.h
  *       lpc_rcu_gp_stamp: a seq_cst fence after the removal, then the
- *       number of grace periods begun, GC1), push it on t->dfree, raise
- *       t->dfree_gp to the stamp (the newest chain's: it covers the list)
- *       and add to t->ndfree (LPC_DEBUG: each frame keeps the stamp);
+ *       number of grace periods begun, GC1); first the covered front
+ *       (t->dcov, the owner's alone, plain): an empty dfree (nothing kept
+ *       yet, or a taker emptied it, OD6) has none, dcov = 0; a list whose
+ *       stamp has passed (lpc_rcu_gp_passed(t->dfree_gp), before the
+ *       raise below) is covered whole, dcov = ndfree; else dcov stays
+ *       (those front frames were covered already).  Then append the chain
+ *       BEHIND dfree (dfree_tail's next: the covered front stays in
+ *       front), raise t->dfree_gp to the stamp (the newest chain's: it
+ *       covers the list) and add to t->ndfree (LPC_DEBUG: each frame
+ *       keeps the stamp).  Invariant (owner's, inside S1-S3): while dfree
+ *       is not empty, dcov <= ndfree and each of its first dcov frames
+ *       has a stamp below lpc_rcu_gp_done.  A taker (OD6) empties dfree
+ *       and leaves dcov alone: the owner reads dcov only with dfree not
+ *       empty (after T4's release, its S1 sees the list empty), and the
+ *       list becomes non-empty again only at the owner's OD2, which finds
+ *       it empty and resets dcov (else a stale dcov would cover the new,
+ *       uncovered chain: own_defer.pml BUG_DCOV_NO_RESET);
  *   OD3 an allocation that finds t->free empty and t->dfree not, inside
  *       its section: if lpc_rcu_gp_passed(t->dfree_gp) (a grace period
  *       that took its number after the stamp has completed, GC3: the
  *       thread's own earlier one, another thread's landing, a steal's
- *       T2, the reclaimer's drain) it goes on to OD5 at once; else, when
- *       it may wait (not NOWAIT, not NORECLAIM), it leaves its section
- *       (S3) and
+ *       T2, the reclaimer's drain) it goes on to OD5 at once with the
+ *       whole list covered; else, with dcov > 0, OD5 at once with the
+ *       covered front alone (at most dcov frames); else, when it may wait
+ *       (not NOWAIT, not NORECLAIM), it borrows if OD8 allows, or leaves
+ *       its section (S3) and
  *   OD4 waits for a grace period of its own (lpc_rcu_synchronize).  Every
  *       frame on dfree was removed from its index before that grace period
  *       began: this thread removed it, before OD3, in program order, and
@@ -205,7 +221,9 @@
  *       OD3's shortcut is the same argument for a wait begun after the
  *       stamp, so after the removal (core/rcu.h GC1-GC3);
  *   OD5 then (after OD4: in a new section, S1) moves at most tbatch
- *       frames off dfree's front onto t->free (own_take); the rest stay
+ *       frames off dfree's front onto t->free (own_take), never more than
+ *       the covered ones (all after OD4 or a passed stamp, else dcov),
+ *       and leaves dcov at the covered ones not moved; the rest stay
  *       on dfree (OD7).  If a taker
  *       flagged the block meanwhile, it leaves the lists alone: the taker
  *       moves dfree to pending (OD6) and this allocation tries again (with
@@ -227,14 +245,41 @@
  *       reclaimer is such a taker too (RT1-RT4, lpc_page_deferred_take),
  *       of the deferred lists only.
  *   OD7 the frames OD5 does not move stay on dfree, covered (t->dfree_gp
- *       has passed until the next OD2 raises it): the next OD3 moves
- *       another tbatch with no wait.  So the private list stays within
+ *       has passed until the next OD2 raises it; then OD2 counts them in
+ *       dcov, the covered front, and the new chain goes behind them): the
+ *       next OD3 moves another tbatch with no wait, from the front while
+ *       the new chain is not covered yet.  So the private list stays within
  *       SG4's bound, and what a landing does not use stays where RT1-RT4
  *       and the steal take it.  (Before, OD7 gave them to the shared list
  *       inside OD5's section: each landing pushed about 4 MiB of frames
  *       on the shared stack for seed 002's loop, and with two threads
  *       each one's refills popped the other's, descriptors and data last
  *       written on the other CPU, and took free_lock every tbatch misses.)
+ *   OD8 (own_borrow_ok) an allocation that may wait, whose dfree is not
+ *       covered (OD3 found no passed stamp and dcov 0), takes a tbatch
+ *       from the shared list instead of OD4's wait (a borrow: it goes on
+ *       t->free as any refill, is counted in t->dborrow, and cycles through
+ *       the thread's dfree after its next invalidate) while the shared
+ *       list holds at least 2 * wake_below + tbatch + low_free frames, the
+ *       thread keeps at most half the frames (private plus deferred, as
+ *       OD1), and dborrow + tbatch <= LPC_OWN_BORROW_BATCHES * tbatch: the
+ *       cap.  The next chain then lands about a loop later, behind the
+ *       front the borrowed frames refill, usually covered by another
+ *       thread's grace period meanwhile (seed 002's two threads: one wait
+ *       covers both) instead of one wait per chain each.  dborrow is
+ *       written by the owner inside S1-S3 and reset to 0 by a taker
+ *       between T2 and T4 (steal_take, RT3) and by the exit, which move
+ *       dfree (and, the steal, t->free) back within the pool's reach: the
+ *       hand-off of t->free, plain.  The bound: between two such takes a
+ *       thread borrows at most LPC_OWN_BORROW_BATCHES tbatch's (1024
+ *       frames with the largest tbatch, 32: 4 MiB of 4 KiB pages, one of
+ *       seed 002's loops), on top of the frames it removed itself; once
+ *       at the cap it lands its own frames with OD4's wait as before,
+ *       so a thread in a large cache (where nothing takes its lists)
+ *       still reuses its own frames, never the shared list's, for ever
+ *       (why OD7 stopped giving frames to the shared list, above).  A
+ *       borrow never moves a deferred frame: DEFERRED-GRACE at OD5 is
+ *       unchanged, and OD6's takers see dfree as before.
  * What the others see.  The background reclaimer (reclaim/reclaimer.c
  * refill) counts only the shared list and pending, but before it evicts
  * (free below `high`) it takes every dfree to pending (RT1-RT4 below) and
@@ -256,14 +301,18 @@
  * lpc_stats' frames_free.  Checked, with broken variants spin must catch
  * (no OD4: BUG_OWN_NO_GRACE; OD5 ignores the flag: BUG_OD5_IGNORES_FLAG;
  * OD2 keeps the oldest chain's stamp: BUG_STAMP_OLDEST; the stamp loaded
- * before the removal: BUG_STAMP_EARLY), in tests/model/own_defer.pml; the
+ * before the removal: BUG_STAMP_EARLY; OD2 marks a front covered whose
+ * stamp has not passed: BUG_FRONT_UNPASSED; OD2 keeps dcov on a list a
+ * taker emptied: BUG_DCOV_NO_RESET), in tests/model/own_defer.pml; the
  * mutant own-no-grace (tests/mutants/run.sh) drops OD4 and rule
  * DEFERRED-GRACE names it.
  * Costs: at most one grace period per chain kept (per lpc_invalidate),
  * paid by the thread's first allocation that finds its private list empty
- * after it (not by lpc_invalidate, which never waits for one), and none
- * when another wait covered the chain first: with two threads in seed
- * 002's loop, one wait often lands both.
+ * and no covered front after it, and no borrow allowed (OD8; not by
+ * lpc_invalidate, which never waits for one), and none when another wait
+ * covered the chain first: with two threads in seed 002's loop, one wait
+ * often lands both, and OD8 lets each thread's chain wait behind a
+ * borrowed front for the other's wait.
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -280,6 +329,7 @@
 #define LPC_FREE_BATCH 64
 #define LPC_DIRECT_BATCHES 4   /* direct reclaim's effort per round */
 #define LPC_NOWAIT_ROUNDS 4    /* eviction rounds of a LPC_ALLOC_NOWAIT call */
+#define LPC_OWN_BORROW_BATCHES 32 /* OD8's cap per thread, in tbatch's */
 
 /* Pushes the segments first..last (heads, chained by fl.seg_next; n frames in
  * all) on the shared list: O(1) under free_lock. */
@@ -531,10 +581,19 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
 		if (q == tail)
 			break;
 	}
-	tail->next = t->dfree;						/* OD2 */
+	/* OD2: the chain goes behind what dfree holds.  A list that is
+	 * empty (a taker may have emptied it) has no covered front; a list
+	 * the old stamp covers becomes the covered front whole (OD7). */
 	if (!t->dfree)
-		t->dfree_tail = tail;
-	t->dfree = head;
+		t->dcov = 0;
+	else if (lpc_rcu_gp_passed(t->dfree_gp))
+		t->dcov = atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+	tail->next = NULL;						/* OD2 */
+	if (t->dfree)
+		((struct lpc_page *)t->dfree_tail)->next = head;
+	else
+		t->dfree = head;
+	t->dfree_tail = tail;
 	/* The newest stamp covers the whole list: stamps only grow, and
 	 * older chains' are below it. */
 	if (stamp > t->dfree_gp)
@@ -549,10 +608,12 @@ bool lpc_page_keep_removed_chain(struct lpc_pool *c, struct lpc_page *head,
  * OD5: up to tbatch frames off the front of dfree join the private list,
  * which is empty (OD3); the rest stay on dfree, where the reclaimer's take
  * (RT1-RT4) and reclaim()'s steal still reach them, and the next OD3 finds
- * them covered.  Context: the owner inside S1-S3 with t->steal clear, every
- * frame on dfree covered (OD4 returned, or lpc_rcu_gp_passed(t->dfree_gp)).
+ * them covered.  Context: the owner inside S1-S3 with t->steal clear, the
+ * first `avail` frames on dfree covered (all of them: OD4 returned, or
+ * lpc_rcu_gp_passed(t->dfree_gp); else the covered front, dcov).  It moves
+ * at most min(tbatch, avail) and leaves dcov at the covered ones left.
  */
-static void own_take(struct lpc_pool *c, struct lpc_tcache *t)
+static void own_take(struct lpc_pool *c, struct lpc_tcache *t, uint32_t avail)
 {
 	struct lpc_page *head = t->dfree, *last = head;
 	uint32_t n = atomic_load_explicit(&t->ndfree, memory_order_relaxed), k = 1;
@@ -567,11 +628,12 @@ static void own_take(struct lpc_pool *c, struct lpc_tcache *t)
 				"that began after its removal ended (stamp %llu, done %llu)",
 				(unsigned long long)last->dbg_gp, (unsigned long long)done);
 #endif
-		if (k >= c->tbatch || !last->next)
+		if (k >= c->tbatch || k >= avail || !last->next)
 			break;
 		last = last->next;
 		k++;
 	}
+	t->dcov = avail > k ? avail - k : 0; /* OD7 */
 	t->dfree = last->next;
 	if (!t->dfree)
 		t->dfree_tail = NULL;
@@ -579,6 +641,25 @@ static void own_take(struct lpc_pool *c, struct lpc_tcache *t)
 	atomic_store_explicit(&t->ndfree, n - k, memory_order_relaxed);
 	t->free = head;							/* OD5 */
 	atomic_store_explicit(&t->nfree, k, memory_order_relaxed);
+}
+
+/*
+ * OD8: instead of OD4's wait, a thread whose deferred frames are not covered
+ * yet takes a batch from the shared list while that holds plenty (above
+ * twice the reclaimer's low watermark and a batch) and the thread keeps at
+ * most half the frames: the batch stays the thread's (it cycles through its
+ * dfree), so the next chains land a loop later, when another thread's grace
+ * period has covered them more often than not.
+ */
+static bool own_borrow_ok(const struct lpc_pool *c, const struct lpc_tcache *t)
+{
+	uint32_t kept = atomic_load_explicit(&t->nfree, memory_order_relaxed) +
+			atomic_load_explicit(&t->ndfree, memory_order_relaxed);
+
+	return t->dborrow + c->tbatch <= LPC_OWN_BORROW_BATCHES * c->tbatch &&
+	       kept + c->tbatch <= c->nframes / 2 &&
+	       atomic_load_explicit(&c->nfree, memory_order_relaxed) >=
+		       2 * c->wake_below + c->tbatch + c->low_free;
 }
 
 /*
@@ -595,7 +676,7 @@ static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 	if (!tlist_enter(t))
 		return; /* a taker is on the lists: T3 moves dfree to pending */
 	if (t->dfree && !t->free)
-		own_take(c, t);
+		own_take(c, t, atomic_load_explicit(&t->ndfree, memory_order_relaxed));
 	tlist_exit();
 }
 
@@ -965,6 +1046,7 @@ void lpc_pool_thread_exit(struct lpc_tcache *t)
 		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
 		lpc_page_pending_kick(c);
 	}
+	t->dborrow = 0;
 }
 
 /* NULL arg: flag every block (reclaim()); else the reclaimer's RT2, which
@@ -1033,6 +1115,7 @@ static void steal_take(struct lpc_tcache *t, void *arg)
 		t->dfree = t->dfree_tail = NULL;
 		atomic_store_explicit(&t->ndfree, 0, memory_order_relaxed);
 	}
+	t->dborrow = 0; /* OD8: its borrowed frames are back in the pool's reach */
 	/* Release: the owner that sees the flag clear sees the list empty
 	 * (S1's acquire). */
 	lpc_yield_point(LPC_YP_T4);
@@ -1322,19 +1405,27 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 	unsigned got, again = 0, rounds = 0, sleep_us = 100;
 	uint64_t t0;
 	int rc;
-	bool evicted;
+	bool evicted, borrow;
 
 	for (;;) {
 		got = 0;
+		borrow = false;
 		if (tlist_enter(t)) {
 			lpc_yield_point(LPC_YP_S2);
 			p = t->free;					/* S2 */
-			if (!p && t->dfree && lpc_rcu_gp_passed(t->dfree_gp)) {
+			if (!p && t->dfree) {
 				/* OD3: this thread's own frames, covered
 				 * by a grace period that began after the
 				 * newest was removed (anyone's: OD5 with
-				 * no wait of its own). */
-				own_take(c, t);
+				 * no wait of its own), or the covered
+				 * front alone (OD7). */
+				uint32_t nd = atomic_load_explicit(&t->ndfree,
+								   memory_order_relaxed);
+
+				if (lpc_rcu_gp_passed(t->dfree_gp))
+					own_take(c, t, nd);
+				else if (t->dcov)
+					own_take(c, t, t->dcov < nd ? t->dcov : nd);
 				p = t->free;
 			}
 			if (p) {
@@ -1343,8 +1434,8 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 						      atomic_load_explicit(&t->nfree,
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
-			} else if (t->dfree &&
-				   !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM))) {
+			} else if (t->dfree && !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM)) &&
+				   !(borrow = own_borrow_ok(c, t))) {
 				/* OD3: else, after a grace period of its
 				 * own (an allocation that may wait). */
 				tlist_exit();
@@ -1357,6 +1448,8 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 					atomic_store_explicit(&t->nfree, got - 1,
 							      memory_order_relaxed);
 				}
+				if (borrow)
+					t->dborrow += got;		/* OD8 */
 			}
 			tlist_exit();
 		} else {

@@ -152,8 +152,10 @@ static void break_deferred_grace(void)
 	lpc_rcu_read_unlock();
 	lpc_yield_set_hook(od5_push_hook);
 	REQUIRE(lpc_yield_arm("OD5", 1.0, 1) == 0, "arm OD5");
-	/* The private list is empty (tbatch is 1 here): OD3 lands dfree. */
-	for (int i = 0; i < 4; i++)
+	/* The private list is empty (tbatch is 1 here): OD3 lands dfree once
+	 * OD8 may borrow no more (its cap: 32 tbatch's, reached well before
+	 * the 64 frames run out). */
+	for (int i = 0; i < 48; i++)
 		(void)lpc_page_alloc(cache, &q);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * own_defer.pml - a thread keeps the frames it removed from an index for its
- * own next allocations (src/page/alloc.c OD1-OD7), against a speculative
+ * own next allocations (src/page/alloc.c OD1-OD8), against a speculative
  * getter that may still hold one of them, and a taker (reclaim()'s steal,
  * T1-T4) that moves the thread's lists meanwhile; with the counted grace
  * periods of core/rcu.h (GC1-GC3) that let a landing skip its own wait.
@@ -13,7 +13,10 @@
  * tbatch is 1: a landing (OD5) moves one frame, the rest stay (OD7).
  *
  *   slot         the frame in the index slot, NONE if empty
- *   dhead        the owner's deferred list (t->dfree), linked by next[]
+ *   dhead, dtail the owner's deferred list (t->dfree, t->dfree_tail),
+ *                linked by next[]; nd its length (t->ndfree)
+ *   dcov         the owner's t->dcov: how many frames at dhead's front
+ *                are covered (OD2, OD7)
  *   dgp          the owner's t->dfree_gp: the newest chain's stamp
  *   steal        the owner's t->steal
  *   in_rs[p]     process p (OWNER, GETTER, TAKER) is inside a read section
@@ -25,15 +28,21 @@
  *
  * Processes (steps are the labels, as in alloc.c):
  *   owner   R rounds of: in one read section (S1) remove the slot's page
- *           (B), stamp it (OD2: begun, after B) and keep it (OD1-OD2,
- *           dgp raised to the stamp), or put it on pending when the taker
- *           has flagged the thread; then allocate (OD3): its private list,
- *           else its deferred list's front at once when gdone > dgp (OD5
- *           with no wait of its own), else, an allocation that may wait
- *           (chosen freely: NOWAIT ones go on), after a grace period of
- *           its own (OD4, counted; then OD5 in a new section, unless
- *           flagged), else the shared list; reuse the frame (new identity)
- *           and insert it.
+ *           (B), stamp it (OD2: begun, after B) and keep it (OD1-OD2:
+ *           dcov reset on an empty list, the whole list when gdone > dgp,
+ *           then the chain appended BEHIND the list, dgp raised to the
+ *           stamp), or put it on pending when the taker has flagged the
+ *           thread; then allocate (OD3): its private list, else its
+ *           deferred list's front at once when gdone > dgp (OD5 with no
+ *           wait of its own; dcov = what is left), else the covered front
+ *           alone when dcov > 0 (OD7: dcov - 1 left), else, an allocation
+ *           that may wait (chosen freely: NOWAIT ones and OD8's borrow go
+ *           on), after a grace period of its own (OD4, counted; then OD5
+ *           in a new section, unless flagged), else the shared list (a
+ *           NOWAIT refill, or OD8's borrow: its conditions and cap only
+ *           restrict when it happens, so the model lets it happen
+ *           whenever the list holds a frame); reuse the frame (new
+ *           identity) and insert it.
  *   getter  R lookups: in a read section load the slot, record the frame's
  *           identity, and at the section's end assert it is unchanged
  *           (rule GRACE-PERIOD: a frame is reused only after a grace period
@@ -41,7 +50,8 @@
  *   taker   T1 flag, T2 a grace period (counted: it covers the owner's
  *           stamps below its number), T3 move t->free to the shared list
  *           and t->dfree to pending (OD6: never to a free list), T4 clear
- *           the flag; then a drain of pending (PD2-PD3: its own counted
+ *           the flag (dcov left alone, as steal_take does); then a drain
+ *           of pending (PD2-PD3: its own counted
  *           grace period, then the shared list).  A thread's exit (OD6 too) is
  *           the same move without the flag.  The background reclaimer's
  *           take before it evicts (alloc.c RT1-RT4) is this taker on the
@@ -54,7 +64,9 @@
  * as in RCU), then raises gdone to its number if below (GC3).
  *
  * What is checked: the getter's identity assertion; DEFERRED-GRACE at OD5
- * (the moved frame's stamp is below gdone); every move of a frame starts
+ * (the moved frame's stamp is below gdone: a front taken with no wait,
+ * OD7-OD8's, is covered by a completed grace period numbered after its
+ * stamp); nd is the list's length; every move of a frame starts
  * where the ghost says it is (no frame on two lists, none handed out
  * twice); at the end every frame is in the slot or on a list.
  *
@@ -72,6 +84,13 @@
  *                         that began before the removal, and missed a
  *                         getter that entered after it, covers the frame
  *                         (the getter's assertion)
+ *   BUG_FRONT_UNPASSED    OD2 marks the old list a covered front without
+ *                         checking that its stamp has passed: OD3 takes
+ *                         it with no wait (DEFERRED-GRACE)
+ *   BUG_DCOV_NO_RESET     OD2 keeps dcov on a list the taker emptied: the
+ *                         stale count covers the new chain (DEFERRED-
+ *                         GRACE: a front left covered, the taker, then a
+ *                         new chain)
  *
  * Not a bug, found here: T3 moving t->dfree straight to the shared list
  * passes too (OD1 loads the flag after the removal, so a chain pushed with
@@ -99,6 +118,9 @@
 
 byte slot;
 byte dhead;
+byte dtail;
+byte nd;
+byte dcov;
 byte dgp;
 byte begun;
 byte gdone;
@@ -128,15 +150,20 @@ inline grace(me, s0, s1, s2, v)
 }
 
 /* OD5: the deferred list's front (tbatch 1) to the owner, the rest stays
- * (OD7).  DEFERRED-GRACE: a wait numbered above its stamp has ended. */
-inline own_take(f, h)
+ * (OD7); avail: how many at the front are covered (nd, or dcov), dcov the
+ * covered ones left.  DEFERRED-GRACE: a wait numbered above its stamp has
+ * ended. */
+inline own_take(f, h, avail)
 {
 	atomic {
 		h = dhead;
-		assert(h != NONE);
+		assert(h != NONE && avail > 0 && nd > 0);
 		assert(where[h] == DFREE);
 		assert(stamp[h] < gdone);				/* DEFERRED-GRACE */
 		dhead = next[h];
+		if :: dhead == NONE -> dtail = NONE :: else fi;
+		nd--;
+		dcov = avail - 1;
 		where[h] = HELD;
 		f = h
 	}
@@ -165,14 +192,32 @@ B:			atomic { slot = NONE; assert(where[f] == INDEX); where[f] = HELD };
 #endif
 			if
 			:: !steal ->					/* OD1 */
-OD2:				next[f] = dhead;
-				atomic {
+OD2:				atomic {	/* the covered front (dcov) */
+					if
+#ifndef BUG_DCOV_NO_RESET
+					:: dhead == NONE -> dcov = 0
+#endif
+#ifdef BUG_FRONT_UNPASSED
+					:: dhead != NONE -> dcov = nd
+#else
+					:: dhead != NONE && gdone > dgp -> dcov = nd
+#endif
+					:: else
+					fi
+				};
+				next[f] = NONE;
+				atomic {	/* behind the list */
+					if
+					:: dhead == NONE -> dhead = f
+					:: else -> next[dtail] = f
+					fi;
+					dtail = f;
 #ifdef BUG_STAMP_OLDEST
-					if :: dhead == NONE -> dgp = st :: else fi;
+					if :: next[f] == NONE && dhead == f -> dgp = st :: else fi;
 #else
 					if :: st > dgp -> dgp = st :: else fi;
 #endif
-					dhead = f; where[f] = DFREE; stamp[f] = st
+					nd++; where[f] = DFREE; stamp[f] = st
 				}
 			:: else ->					/* PD1 */
 				atomic { assert(where[f] == HELD); where[f] = PENDING }
@@ -193,8 +238,15 @@ S3:		in_rs[OWNER] = 0;
 				:: where[1] == PRIV -> atomic { f = 1; where[1] = HELD }
 				:: else -> if
 					:: dhead != NONE && gdone > dgp ->	/* OD3, covered */
-						own_take(f, h)
-					:: dhead != NONE && gdone <= dgp ->	/* OD3, may wait */
+						own_take(f, h, nd)
+					:: dhead != NONE && gdone <= dgp && dcov > 0 ->
+						/* OD3, the front: min(dcov, nd) as the C */
+						if
+						:: dcov < nd -> own_take(f, h, dcov)
+						:: else -> own_take(f, h, nd)
+						fi
+					:: dhead != NONE && gdone <= dgp && dcov == 0 ->
+						/* OD3, may wait (else OD8) */
 						in_rs[OWNER] = 0;
 #ifndef BUG_OWN_NO_GRACE
 OD4:						grace(OWNER, s0, s1, s2, v);
@@ -207,10 +259,10 @@ OD5:						in_rs[OWNER] = 1;
 						fi;
 #endif
 						if
-						:: dhead != NONE -> own_take(f, h)
+						:: dhead != NONE -> own_take(f, h, nd)
 						:: else
 						fi
-					:: true		/* NOWAIT, or nothing deferred */
+					:: true	/* NOWAIT, OD8's borrow, or nothing deferred */
 					fi
 				fi
 			:: else
@@ -285,7 +337,9 @@ T3:	atomic {	/* lpc_threads_lock held; the owner is off its lists */
 			h = g
 		:: else -> break
 		od;
-		dhead = NONE
+		dhead = NONE;
+		dtail = NONE;
+		nd = 0
 	};
 T4:	steal = 0;
 	/* the drain: PD2, its grace period, PD3 */
@@ -308,6 +362,7 @@ init {
 		where[0] = INDEX;
 		where[1] = SHARED;
 		dhead = NONE;
+		dtail = NONE;
 		run owner();
 		run getter();
 		run taker()

@@ -6,16 +6,16 @@
  *    thread's deferred list (ndfree), puts none on pending and hands none to
  *    call_rcu, and the census counts them (FRAMES-ACCOUNTED: free + pending
  *    + private + deferred + in use == total);
- *  - the thread's next misses get those very frames back (OD3-OD5: after a
- *    grace period of its own; in LPC_DEBUG builds rule DEFERRED-GRACE checks
- *    it, and nothing else waits for a grace period between the invalidate
- *    and the misses here: the mutant own-no-grace dies in this test), and
- *    the pages read back byte for byte; one wait lands the whole list, a
- *    tbatch at a time (OD5, OD7: core/rcu.h's count of grace periods
- *    begun goes up by one);
- *  - after a wait of another thread's that began after the invalidate,
- *    the misses land the list with no wait of their own (OD3's shortcut,
- *    core/rcu.h GC1-GC3);
+ *  - the thread's next misses, its list not covered yet and the shared
+ *    list full, borrow from the shared list (OD8) instead of waiting: no
+ *    grace period, the deferred list left whole, t->dborrow counts the
+ *    borrowed frames (test_own_borrow: the cap, and the one wait that
+ *    lands the list once the cap is reached);
+ *  - after a wait of another thread's that began after the second
+ *    invalidate, the misses land the list with no wait of their own (OD3's
+ *    shortcut, core/rcu.h GC1-GC3), the first chain's frames first (OD2
+ *    appends behind), and the pages read back byte for byte (in LPC_DEBUG
+ *    builds rule DEFERRED-GRACE checks every frame moved);
  *  - a thread that invalidates and exits leaves its frames on pending and
  *    kicks (OD6): a bounded wait sees pending drained and every frame free
  *    but the cached ones (no frame stranded on a dead thread's list);
@@ -83,6 +83,7 @@ int main(int argc, char **argv)
 	struct lpc_stats s;
 	char path[600];
 	uint32_t pend0;
+	unsigned b0;
 	uint64_t gp0;
 	unsigned mine = 0, bad = 0;
 	int dropped, rc = -EAGAIN;
@@ -126,9 +127,10 @@ int main(int argc, char **argv)
 	lpc_stats(c, &s);
 	CHECK_EQ(s.frames_free, (uint64_t)NFRAMES, "frames_free counts the deferred frames");
 
-	/* OD3-OD5: the next misses get the same frames, after a grace period
-	 * of the thread's own (the private list's leftover refill first). */
+	/* OD8: the next misses borrow from the shared list (the private
+	 * list's leftover refill first): no wait, the deferred list whole. */
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
+	b0 = t->dborrow;
 	for (unsigned i = 0; i < NPAGES; i++) {
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get again %u", i);
 		for (unsigned k = 0; k < NPAGES; k++)
@@ -140,25 +142,33 @@ int main(int argc, char **argv)
 			bad++;
 		lpc_page_put(p);
 	}
-	CHECK_EQ(bad, 0u, "pages read back after landing the deferred frames");
-	/* OD5 moves tbatch at a time: what is left is under one tbatch (the
-	 * private list's leftover was used first). */
-	CHECK(atomic_load(&t->ndfree) < pool->tbatch, "the deferred list was not landed (%u left)",
-	      atomic_load(&t->ndfree));
-	CHECK(mine + pool->tbatch >= NPAGES, "the misses got %u of the thread's own frames", mine);
-	/* One wait landed it all (OD7: the rest stayed covered), not one per
-	 * tbatch moved. */
-	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 1u, "grace periods the landings waited for");
+	CHECK_EQ(bad, 0u, "pages read back on borrowed frames");
+	CHECK_EQ(atomic_load(&t->ndfree), NPAGES, "the deferred list is whole (nothing landed)");
+	CHECK_EQ(mine, 0u, "the misses got %u of the thread's own, uncovered, frames", mine);
+	CHECK(t->dborrow - b0 + pool->tbatch >= NPAGES && t->dborrow - b0 <= NPAGES &&
+		      (t->dborrow - b0) % pool->tbatch == 0,
+	      "OD8 borrowed %u frames for %u misses (tbatch %u)", t->dborrow - b0, NPAGES,
+	      pool->tbatch);
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u, "grace periods waited for, not borrowed");
 
 	/* OD3's shortcut: a wait another thread paid after the invalidate
-	 * (here a plain lpc_rcu_synchronize) covers the chain, and the misses
-	 * land it with no wait of their own. */
+	 * (here a plain lpc_rcu_synchronize) covers both chains, and the
+	 * misses land the list's front, the first chain (the frames of the
+	 * first read), with no wait of their own. */
 	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NPAGES * PS), (int)NPAGES, "invalidate again");
+	CHECK_EQ(atomic_load(&t->ndfree), 2 * NPAGES, "both chains kept");
 	REQUIRE(pthread_create(&th, NULL, other_wait, NULL) == 0, "thread");
 	REQUIRE(pthread_join(th, NULL) == 0, "join");
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
+	b0 = t->dborrow;
+	mine = 0;
 	for (unsigned i = 0; i < NPAGES; i++) {
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get a third time %u", i);
+		for (unsigned k = 0; k < NPAGES; k++)
+			if (frames[k] == p) {
+				mine++;
+				break;
+			}
 		if (tst_null_check_page(file_id, i, PS, 4 * NPAGES * PS, lpc_page_data(p), scratch))
 			bad++;
 		lpc_page_put(p);
@@ -166,8 +176,12 @@ int main(int argc, char **argv)
 	CHECK_EQ(bad, 0u, "pages read back after a covered landing");
 	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u,
 		 "grace periods waited for though another's covered the chain");
-	CHECK(atomic_load(&t->ndfree) < pool->tbatch, "the covered list was not landed (%u left)",
-	      atomic_load(&t->ndfree));
+	CHECK_EQ(t->dborrow, b0, "borrowed though the list was covered");
+	CHECK(mine + pool->tbatch >= NPAGES, "the misses got %u of the first chain's frames", mine);
+	/* OD5 moves tbatch at a time: one chain's worth is left (the private
+	 * list's leftover was used first). */
+	CHECK(atomic_load(&t->ndfree) >= NPAGES && atomic_load(&t->ndfree) < NPAGES + pool->tbatch,
+	      "the covered list's front was not landed (%u left)", atomic_load(&t->ndfree));
 
 	/* OD6: an exiting thread's deferred frames reach pending, and its
 	 * kick has them drained (bounded wait, not a timing). */

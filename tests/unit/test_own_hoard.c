@@ -18,7 +18,9 @@
  *    its own deferred list only once another wait, the reclaimer's, has
  *    covered it): the same;
  *  - landed: A lands its deferred list with allocations that may wait
- *    (OD3-OD5): one tbatch of it moves, its private list then holds at
+ *    (OD3-OD5) once another thread's grace period has covered it (else
+ *    OD8 borrows from the shared list instead of landing: its list stays
+ *    whole): one tbatch of it moves, its private list then holds at
  *    most 2 * tbatch frames (spliced whole it held all NA of them), the
  *    rest stays deferred (OD7) and is taken back as in idle, and the same.
  * Before RT1-RT4 and OD7 each evicted Y's pages and read them again on every
@@ -59,8 +61,19 @@ static void get_put(struct lpc_file *f, unsigned i)
 	lpc_page_put(p);
 }
 
-/* A: caches X, invalidates it (kept, OD2); LANDED: then misses on new
- * pages of X until its deferred list has landed (OD3-OD5). */
+/* Another thread's grace period (a landing, a steal's T2, a drain). */
+static void *other_wait(void *arg)
+{
+	bool entered = lpc_rcu_scope_enter();
+
+	lpc_rcu_synchronize();
+	lpc_rcu_scope_exit(entered);
+	return arg;
+}
+
+/* A: caches X, invalidates it (kept, OD2); LANDED: then, once another
+ * thread's grace period covers it, misses on new pages of X until its
+ * deferred list has landed (OD3-OD5). */
 static void *thread_a(void *arg)
 {
 	enum scenario sc = *(enum scenario *)arg;
@@ -75,10 +88,15 @@ static void *thread_a(void *arg)
 	CHECK_EQ(atomic_load(&ta->ndfree), NA, "X's frames kept by A (OD2)");
 	if (sc == LANDED) {
 		unsigned i = NA;
+		pthread_t th;
 
-		/* The private list's leftover first, then the landing: one
-		 * tbatch of the deferred frames (OD5), the rest stay on
-		 * the deferred list (OD7), where the reclaimer takes them. */
+		REQUIRE(pthread_create(&th, NULL, other_wait, NULL) == 0, "thread");
+		REQUIRE(pthread_join(th, NULL) == 0, "join");
+
+		/* The private list's leftover first, then the landing (no
+		 * borrow, OD8: the list is covered): one tbatch of the
+		 * deferred frames (OD5), the rest stay on the deferred list
+		 * (OD7), where the reclaimer takes them. */
 		while (atomic_load(&ta->ndfree) == NA && i < NX)
 			get_put(fx, i++);
 		a_extra = i - NA;
