@@ -33,8 +33,9 @@
  *     while chains are kept: OD2 makes covered fronts, OD3 takes them.
  * Exit 1 on a wrong page, an ENOMEM of a blocking get, or a census that
  * does not find every frame once; 0 if every check held.
- *   make && LPC_YIELD=all LPC_YIELD_PROB=0.05 out-asan/od8_stress [secs] [waiter] [filler]
- * (waiter, filler: 1 on, 0 off; both on by default).
+ *   make && LPC_YIELD=all LPC_YIELD_PROB=0.05 out-asan/od8_stress [secs] [waiter] [filler] [long]
+ * (waiter, filler: 1 on, 0 off; both on by default; long 1: the owners never
+ * exit, so only the reclaimer's takes and steals reset dborrow).
  */
 #include "cache/cache.h"
 #include "core/rcu.h"
@@ -56,7 +57,7 @@ static _Atomic long bad, enomem, rounds, lives, privs, reads, waits, fills;
  * fields, read by the owner): rounds with a borrow counted, with a covered
  * front, the largest dborrow. */
 static _Atomic long saw_borrow, saw_front, max_borrow;
-static bool with_filler = true;
+static bool with_filler = true, long_lives;
 
 static bool page_ok(const void *buf, uint64_t index, const char *what)
 {
@@ -137,6 +138,7 @@ static void *owner_life(void *arg)
 				}
 		}
 		read_region(b, buf, r & 1);				/* OD3, OD8, OD4 */
+#ifndef LPC_TSAN /* a plain read outside S1-S3: a taker may write meanwhile */
 		if ((t = lpc_tcache(&cache->pool.owner))) {
 			long m = atomic_load(&max_borrow);
 
@@ -148,6 +150,9 @@ static void *owner_life(void *arg)
 			       !atomic_compare_exchange_weak(&max_borrow, &m, (long)t->dborrow))
 				;
 		}
+#else
+		(void)t;
+#endif
 		(void)lpc_invalidate(file, b * PS, (uint64_t)REG * PS);	/* behind A's rest */
 		read_region(a, buf, r & 2);
 		atomic_fetch_add(&rounds, 1);
@@ -163,7 +168,7 @@ static void *owner_slot(void *arg)
 	pthread_t th;
 
 	while (!atomic_load(&stop)) {
-		l.n = 1 + (unsigned)(mh_rand(&l.rs) % 16);
+		l.n = long_lives ? ~0u : 1 + (unsigned)(mh_rand(&l.rs) % 16);
 		if (pthread_create(&th, NULL, owner_life, &l))
 			break;
 		pthread_join(th, NULL);
@@ -248,6 +253,7 @@ int main(int argc, char **argv)
 	cfg.readahead_kb = 0;
 	cfg.alloc_wait_ms = 5000;
 	with_filler = argc > 3 ? atoi(argv[3]) != 0 : true;
+	long_lives = argc > 4 && atoi(argv[4]) != 0;
 	if (lpc_cache_create(&cfg, &cache)) {
 		printf("create failed\n");
 		return 1;
@@ -259,9 +265,10 @@ int main(int argc, char **argv)
 	}
 	fid = ((uint64_t *)lpc_page_data(p))[0];
 	lpc_page_put(p);
-	printf("od8_stress: tbatch %u, low_free %u, wake_below %u, waiter %d, filler %d\n",
+	printf("od8_stress: tbatch %u, low_free %u, wake_below %u, waiter %d, filler %d, "
+	       "owners never exit %d\n",
 	       cache->pool.tbatch, cache->pool.low_free, cache->pool.wake_below, with_waiter,
-	       with_filler);
+	       with_filler, long_lives);
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
 	for (uintptr_t i = 0; i < NOWN; i++)
 		pthread_create(&own[i], NULL, owner_slot, (void *)i);
