@@ -66,7 +66,8 @@
  * What is checked: the getter's identity assertion; DEFERRED-GRACE at OD5
  * (the moved frame's stamp is below gdone: a front taken with no wait,
  * OD7-OD8's, is covered by a completed grace period numbered after its
- * stamp); nd is the list's length; every move of a frame starts
+ * stamp); after every OD2 and OD5 (list_check), nd is the list's length,
+ * dcov <= nd and the first dcov frames are covered; every move of a frame starts
  * where the ghost says it is (no frame on two lists, none handed out
  * twice); at the end every frame is in the slot or on a list.
  *
@@ -91,6 +92,8 @@
  *                         stale count covers the new chain (DEFERRED-
  *                         GRACE: a front left covered, the taker, then a
  *                         new chain)
+ *   BUG_TAKE_KEEPS_DCOV   OD7 does not count the moved frame out of dcov:
+ *                         the front claims an uncovered frame (list_check)
  *
  * Not a bug, found here: T3 moving t->dfree straight to the shared list
  * passes too (OD1 loads the flag after the removal, so a chain pushed with
@@ -131,6 +134,7 @@ bool in_rs[NP];
 byte ident[NF];
 byte where[NF];
 byte done;
+byte lc_h = NONE, lc_k;
 
 /* Waits for a grace period on behalf of process `me`, counted (GC1-GC3;
  * v: the waiter's number). */
@@ -149,6 +153,27 @@ inline grace(me, s0, s1, s2, v)
 	atomic { if :: gdone < v -> gdone = v :: else fi }		/* GC3 */
 }
 
+/* The invariant alloc.c OD2 states (the owner's, inside S1-S3), asserted
+ * after every OD2 and OD5: nd is the list's length; while the list is not
+ * empty, dcov <= nd and each of its first dcov frames has a stamp below
+ * gdone (a review's addition, tests/attack_od8: without it an OD7 that
+ * forgets to count dcov down, BUG_TAKE_KEEPS_DCOV, was caught only with
+ * R=3). */
+inline list_check()
+{
+	lc_h = dhead; lc_k = 0;
+	do
+	:: lc_h != NONE ->
+		assert(where[lc_h] == DFREE);
+		assert(lc_k >= dcov || stamp[lc_h] < gdone);
+		lc_k++; lc_h = next[lc_h]
+	:: else -> break
+	od;
+	assert(lc_k == nd);
+	assert(dhead == NONE || dcov <= nd);
+	lc_h = NONE; lc_k = 0
+}
+
 /* OD5: the deferred list's front (tbatch 1) to the owner, the rest stays
  * (OD7); avail: how many at the front are covered (nd, or dcov), dcov the
  * covered ones left.  DEFERRED-GRACE: a wait numbered above its stamp has
@@ -163,9 +188,15 @@ inline own_take(f, h, avail)
 		dhead = next[h];
 		if :: dhead == NONE -> dtail = NONE :: else fi;
 		nd--;
+#ifdef BUG_TAKE_KEEPS_DCOV
+		dcov = avail;	/* OD7 forgets the frame it moved */
+#else
 		dcov = avail - 1;
+#endif
 		where[h] = HELD;
-		f = h
+		f = h;
+		list_check();
+		skip
 	}
 }
 
@@ -217,7 +248,9 @@ OD2:				atomic {	/* the covered front (dcov) */
 #else
 					if :: st > dgp -> dgp = st :: else fi;
 #endif
-					nd++; where[f] = DFREE; stamp[f] = st
+					nd++; where[f] = DFREE; stamp[f] = st;
+					list_check();
+					skip
 				}
 			:: else ->					/* PD1 */
 				atomic { assert(where[f] == HELD); where[f] = PENDING }
