@@ -115,7 +115,7 @@ static inline void lpc_rcu_callback_enter(struct rcu_head *head)
  * Model: tests/model/gp_count.pml checks GC1-GC3, the stamp and passed with
  * waits that overlap and complete out of order (a GC3 that counts a wait not
  * yet ended, GC1 after the wait, passed off by one, the stamp before the
- * removal: each caught); tests/model/own_defer.pml checks OD1-OD7 on them.
+ * removal: each caught); tests/model/own_defer.pml checks OD1-OD8 on them.
  */
 extern _Atomic uint64_t lpc_rcu_gp_begun;
 extern _Atomic uint64_t lpc_rcu_gp_done;

@@ -157,8 +157,9 @@ struct lpc_file {
 	_Atomic bool wb_reclaim;
 
 	/* Readahead's streams (readahead.c): under ra_lock, which misses only
-	 * try (never wait for) and marker hits wait for (A2); ra_thrash is set by eviction
-	 * of a page read ahead and never used, and taken by the next window. */
+	 * try (never wait for) and marker hits wait for (A2); ra_thrash is set
+	 * by eviction of a page read ahead and never used, and taken by the
+	 * next window. */
 	pthread_mutex_t ra_lock;
 	struct lpc_ra_stream {
 		uint64_t next;   /* the index the stream's next window starts at */
