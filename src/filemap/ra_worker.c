@@ -484,6 +484,21 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
 	return got;
 }
 
+/* QS1: entry i stamped within the last LPC_RA_ACTIVE_AGE sizings.
+ * Context: w->lock. */
+static bool ra_act_live(const struct lpc_ra_worker *w, unsigned i)
+{
+	return w->act[i].stamp && w->wclock - w->act[i].stamp < LPC_RA_ACTIVE_AGE;
+}
+
+/* QS4, QS5: with fewer than two streams active, the refill's room back to
+ * one window (written on a change only). */
+static void ra_room_lone(struct lpc_pool *pool, unsigned active)
+{
+	if (active < 2 && atomic_load_explicit(&pool->ra_room, memory_order_relaxed))
+		atomic_store_explicit(&pool->ra_room, 0, memory_order_relaxed);
+}
+
 uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last)
 {
 	struct lpc_ra_worker *w = &fs->ra;
@@ -506,16 +521,13 @@ uint32_t lpc_ra_window_cap(struct lpc_files *fs, const void *key, bool last)
 	w->act[e].key = key;
 	w->act[e].stamp = w->wclock;
 	for (i = 0; i < LPC_RA_ACTIVE; i++)
-		if (w->act[i].stamp && w->wclock - w->act[i].stamp < LPC_RA_ACTIVE_AGE)
+		if (ra_act_live(w, i))
 			active++; /* the caller's own among them */
 	ra_check_act(w);
 	if (last)
 		w->act[e].stamp = 0; /* its last window: counted no more */
 	pthread_mutex_unlock(&w->lock);
-	/* QS4: a lone stream again: the refill's room back to one window
-	 * (written on a change only) */
-	if (active < 2 && atomic_load_explicit(&fs->pool->ra_room, memory_order_relaxed))
-		atomic_store_explicit(&fs->pool->ra_room, 0, memory_order_relaxed);
+	ra_room_lone(fs->pool, active); /* QS4: a lone stream again */
 	/* QS2; a lone stream as before the split (its windows up to ra_max,
 	 * its synchronous window's first run outside the share, run.c U6) */
 	if (active < 2)
@@ -599,14 +611,11 @@ void lpc_ra_forget(struct lpc_file *f)
 		if (key >= (uintptr_t)&f->ra_streams[0] &&
 		    key < (uintptr_t)&f->ra_streams[LPC_RA_STREAMS])
 			w->act[k].stamp = 0; /* f's: counted no more */
-		else if (w->wclock - w->act[k].stamp < LPC_RA_ACTIVE_AGE)
+		else if (ra_act_live(w, k))
 			active++;
 	}
 	pthread_mutex_unlock(&w->lock);
-	/* Fewer than two left: the refill's room back to one window (QS4's
-	 * rule; written on a change only). */
-	if (active < 2 && atomic_load_explicit(&f->pool->ra_room, memory_order_relaxed))
-		atomic_store_explicit(&f->pool->ra_room, 0, memory_order_relaxed);
+	ra_room_lone(f->pool, active);
 }
 
 void lpc_ra_worker_stop(struct lpc_files *fs)
