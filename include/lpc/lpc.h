@@ -529,6 +529,21 @@ struct lpc_stats {
 	uint64_t stream_runs;  /* runs of adjacent absent pages read streams
 				* read ahead, one read I/O each */
 	uint64_t stream_pages; /* pages those runs read */
+	/* grace periods (lpc(7) "Reclaim"): waits that this cache's threads
+	 * (the callers' and its background reclaimer) took themselves, each
+	 * for a grace period (synchronize_rcu: a frame allocation landing its
+	 * own frames, reclaim() taking pending and other threads' frames, the
+	 * reclaimer's drain and take) or for the RCU callbacks queued so far
+	 * (rcu_barrier, inside reclaim()).  Not counted: the grace periods of
+	 * liburcu's call_rcu thread (the frees it runs are the process's, not
+	 * one cache's), and lpc_cache_destroy's and lpc_ns_destroy's barriers
+	 * (nobody reads the cache's counters after) */
+	uint64_t grace_periods;   /* those waits */
+	uint64_t grace_period_ns; /* their time (nanoseconds, CLOCK_MONOTONIC
+				   * around each wait, every one timed):
+				   * grace_period_ns / grace_periods is the
+				   * cost of one on this machine (membarrier's
+				   * IPIs to the process's other CPUs) */
 };
 
 /*

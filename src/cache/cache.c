@@ -264,7 +264,8 @@ LPC_EXPORT int lpc_cache_destroy(struct lpc_cache *c)
  * lpc_stats has three versions (src/lpc.map): lpc_stats@@LPC_0.3 fills the
  * whole struct; lpc_stats@LPC_0.2, which programs built against 0.2 call,
  * fills the fields up to wpin_dirtied (the 0.2 struct: 0.2 was released
- * with it, so the batch and stream counters of 0.3 are past its end), and
+ * with it, so the batch, stream and grace-period counters of 0.3 are past
+ * its end), and
  * lpc_stats@LPC_0.1, which programs built against 0.1 call, only the fields
  * its struct had (up to frames_free).  Each old version writes nothing past
  * its struct (tests/packaging/stats_abi.c).  A static link resolves
@@ -335,6 +336,8 @@ LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out)
 	out->batch_pages = cnt[LPC_C_BATCH_PAGES];
 	out->stream_runs = cnt[LPC_C_STREAM_RUNS];
 	out->stream_pages = cnt[LPC_C_STREAM_PAGES];
+	out->grace_periods = cnt[LPC_C_GRACE_PERIODS];
+	out->grace_period_ns = cnt[LPC_C_GRACE_PERIOD_NS];
 	{
 		int64_t nd = atomic_load_explicit(&c->files.ndirty, memory_order_relaxed);
 

@@ -222,6 +222,21 @@ void lpc_count_noblock(struct lpc_towner *o, enum lpc_counter i)
 	pthread_mutex_unlock(&lpc_threads_lock);
 }
 
+void lpc_count_gp(struct lpc_towner *o, struct lpc_tcache *t, uint64_t t0)
+{
+	uint64_t ns = lpc_clock_ns() - t0;
+
+	if (t) {
+		lpc_count(t, LPC_C_GRACE_PERIODS);
+		lpc_count_add(t, LPC_C_GRACE_PERIOD_NS, ns);
+		return;
+	}
+	pthread_mutex_lock(&lpc_threads_lock);
+	o->retired[LPC_C_GRACE_PERIODS]++;
+	o->retired[LPC_C_GRACE_PERIOD_NS] += ns;
+	pthread_mutex_unlock(&lpc_threads_lock);
+}
+
 struct lpc_tcache *lpc_tcache_slow(struct lpc_towner *o)
 {
 	struct lpc_thread *self = &lpc_self;

@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/compiler.h"
 
@@ -90,6 +91,9 @@ enum lpc_counter {
 	LPC_C_BATCH_PAGES,  /* ... the pages they inserted */
 	LPC_C_STREAM_RUNS,  /* ST2 runs handed out that inserted pages */
 	LPC_C_STREAM_PAGES, /* ... the pages they inserted */
+	/* waits for a grace period on the owner's behalf (lpc_count_gp) */
+	LPC_C_GRACE_PERIODS,   /* lpc_rcu_synchronize and lpc_rcu_barrier calls */
+	LPC_C_GRACE_PERIOD_NS, /* ... their time (ns, CLOCK_MONOTONIC, every one) */
 	LPC_NR_COUNTERS,
 };
 
@@ -205,6 +209,37 @@ static inline void lpc_count(struct lpc_tcache *t, enum lpc_counter i)
 {
 	lpc_count_add(t, i, 1);
 }
+
+/* This thread's block for o if it is the one lpc_tcache last returned, else
+ * NULL; never registers, allocates or locks.  For a caller that only counts
+ * (lpc_count_gp: a NULL block counts into the owner's retired sums). */
+static inline struct lpc_tcache *lpc_tcache_peek(const struct lpc_towner *o)
+{
+	return lpc_self.cur_id == o->id ? lpc_self.cur : NULL;
+}
+
+/* Nanoseconds of CLOCK_MONOTONIC (the vDSO's clock_gettime). */
+static inline uint64_t lpc_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Counts one wait for a grace period that this thread took on o's behalf
+ * (lpc_stats grace_periods, grace_period_ns): a lpc_rcu_synchronize or a
+ * lpc_rcu_barrier that began at t0 (lpc_clock_ns, read just before the
+ * wait) and has just returned.  Every wait is timed, not one in
+ * LPC_MISS_SAMPLE as a miss is (filemap/filemap.h): a wait costs
+ * microseconds (a membarrier IPI to every CPU running the process), two
+ * clock reads tens of nanoseconds.  t: the thread's block for o, or NULL
+ * (counted into o's retired sums under lpc_threads_lock: a thread with no
+ * block, or one whose current block is another owner's).  Context: not
+ * lpc_threads_lock.
+ */
+void lpc_count_gp(struct lpc_towner *o, struct lpc_tcache *t, uint64_t t0);
 
 /* Calls fn(t, arg) for every live block of o, under lpc_threads_lock (fn may
  * take leaf locks only).  Blocks made during the walk are not visited. */

@@ -48,6 +48,11 @@
  * refill takes at most an eighth of the shared free frames, and once fewer
  * than low_free remain, private frees go to the shared list.
  *
+ * Every wait for a grace period here (OD4, T2 of reclaim() and of the
+ * drain, RT3, reclaim()'s rcu_barrier) is counted for the cache by the
+ * thread that waits (core/thread.h lpc_count_gp: lpc_stats grace_periods
+ * and grace_period_ns), around the wait only: counting only, no step moves.
+ *
  * Segments.  The shared list is a stack of segments of at most tbatch
  * frames: a segment's head frame holds the next segment's head and its
  * count (page.h fl, the descriptor's spare words, unused by a free frame),
@@ -670,8 +675,12 @@ static bool own_borrow_ok(const struct lpc_pool *c, const struct lpc_tcache *t)
  */
 static void own_land(struct lpc_pool *c, struct lpc_tcache *t)
 {
+	uint64_t t0;
+
 	lpc_yield_point(LPC_YP_T2);
+	t0 = lpc_clock_ns();
 	lpc_rcu_synchronize();						/* OD4 */
+	lpc_count_gp(&c->owner, t, t0);
 	lpc_yield_point(LPC_YP_OD5);
 	if (!tlist_enter(t))
 		return; /* a taker is on the lists: T3 moves dfree to pending */
@@ -740,9 +749,13 @@ uint32_t lpc_page_pending_drain(struct lpc_pool *c)
 		atomic_fetch_add_explicit(&c->batches_in_flight, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->free_lock);
 	if (head) {
+		uint64_t t0;
+
 		debug_chain(head, tail, n);
 		lpc_yield_point(LPC_YP_T2);
+		t0 = lpc_clock_ns();
 		lpc_rcu_synchronize();					/* T2 */
+		lpc_count_gp(&c->owner, lpc_tcache_peek(&c->owner), t0);
 		lpc_page_free_chain(c, head, tail, n);			/* PD3 */
 		/* Release: as free_batch_rcu's. */
 		atomic_fetch_sub_explicit(&c->batches_in_flight, 1, memory_order_release);
@@ -1183,8 +1196,12 @@ uint32_t lpc_page_deferred_take(struct lpc_pool *c, uint32_t *free, uint32_t *pe
 	if (sum) {
 		lpc_towner_for_each(&c->owner, steal_flag, &f);		/* RT2 */
 		if (f.flagged) {
+			uint64_t t0;
+
 			lpc_yield_point(LPC_YP_T2);
+			t0 = lpc_clock_ns();
 			lpc_rcu_synchronize();				/* RT3 */
+			lpc_count_gp(&c->owner, lpc_tcache_peek(&c->owner), t0);
 			lpc_towner_for_each(&c->owner, steal_take, &a);
 		}
 	}
@@ -1209,6 +1226,7 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 {
 	struct lpc_page *head, *tail;
 	uint32_t n, in_flight, deferred = 0;
+	uint64_t t0;
 	bool more_pending;
 	unsigned got;
 	int rc = 0;
@@ -1229,7 +1247,9 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 	/* One grace period for both: the pending pages' readers are gone, and
 	 * no owner is on a flagged list. */
 	lpc_yield_point(LPC_YP_T2);
+	t0 = lpc_clock_ns();
 	lpc_rcu_synchronize();						/* T2 */
+	lpc_count_gp(&c->owner, lpc_tcache_peek(&c->owner), t0);
 	n += steal_end(c, &head, &deferred);				/* T3, T4 */
 	if (head) {
 		/* Keep one: others cannot take it before we return. */
@@ -1253,7 +1273,9 @@ static int reclaim(struct lpc_pool *c, struct lpc_page **out)
 		/* Batches handed to call_rcu: wait for them to land.  One
 		 * whose submitter began after T2 may not be queued yet: then
 		 * the next round's T2 waits for it. */
+		t0 = lpc_clock_ns();
 		lpc_rcu_barrier();
+		lpc_count_gp(&c->owner, lpc_tcache_peek(&c->owner), t0);
 		*out = shared_take(c, 1, 0, &got);
 		rc = *out ? 0 : -EAGAIN;
 		goto unlock;
