@@ -36,19 +36,30 @@
  * over the rounds; lockless / kernel_anon per thread; scaling from 1 to 2
  * threads; CPU time per miss (the process's CPU time over the slice, so the
  * background reclaimer's and the RCU threads' share of the frees counts,
- * over the misses); and lpc_stats' split of the lockless misses' time
- * (alloc, insert, read; sampled).  The goals: lockless per thread at least
+ * over the misses); lpc_stats' split of the lockless misses' time
+ * (alloc, insert, read; sampled); the lockless rows' grace periods (lpc_stats
+ * grace_periods, grace_period_ns: how many per 1,000 misses, how long each,
+ * per thread count: the floor of the design on a VM, where each one is a
+ * membarrier IPI to the process's other CPUs); and, outside the rounds, a
+ * probe of what one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) costs on
+ * this machine while another thread of the process runs on another CPU
+ * (fault_membarrier_probe).  The goals: lockless per thread at least
  * 1.5x kernel_anon, and at least 1.8x from 1 to 2 threads where locked does
  * not scale.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/membarrier.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,6 +109,10 @@ struct fctx {
 	unsigned warmup;
 	unsigned slice[FV_NR]; /* slices run so far, per variant */
 	double *cpu_op;       /* [round][t][v]: process CPU ns per operation */
+	/* [round][t][v], the variants on c[0] only (lockless, lockless_files):
+	 * lpc_stats' grace periods per 1,000 misses of the slice, and
+	 * microseconds per grace period (NaN: none) */
+	double *gp_kmiss, *gp_us;
 };
 
 struct fvar {
@@ -179,16 +194,222 @@ static void fault_slice(void *arg, unsigned threads, uint64_t slice_ns, struct p
 	struct fvar *fv = arg;
 	struct fctx *x = fv->x;
 	unsigned n = x->slice[fv->v]++, t = 0;
-	uint64_t c0 = process_cpu_ns();
+	bool lpc0 = fv->v == FV_LOCKLESS || fv->v == FV_FILES;
+	struct lpc_stats s0, s1;
+	uint64_t c0;
+	size_t at;
 
+	/* The counters outside the CPU time: lpc_stats takes the cache's
+	 * locks, and the slice's threads are not running yet (or any more). */
+	if (lpc0)
+		lpc_stats(x->c[0], &s0);
+	c0 = process_cpu_ns();
 	pool_run(x->pool, threads, fault_fn, arg, slice_ns, out);
 	c0 = process_cpu_ns() - c0;
+	if (lpc0)
+		lpc_stats(x->c[0], &s1);
 	while (t < x->nt && x->threads[t] != threads)
 		t++;
 	/* Slices of one variant run round by round, thread count by count. */
-	if (n / x->nt >= x->warmup && out->ops)
-		x->cpu_op[((size_t)(n / x->nt - x->warmup) * x->nt + t) * FV_NR + (unsigned)fv->v] =
-			(double)c0 / (double)out->ops;
+	if (n / x->nt < x->warmup)
+		return;
+	at = ((size_t)(n / x->nt - x->warmup) * x->nt + t) * FV_NR + (unsigned)fv->v;
+	if (out->ops)
+		x->cpu_op[at] = (double)c0 / (double)out->ops;
+	if (lpc0) {
+		uint64_t m = s1.misses - s0.misses, g = s1.grace_periods - s0.grace_periods;
+
+		x->gp_kmiss[at] = m ? 1000.0 * (double)g / (double)m : NAN;
+		x->gp_us[at] = g ? (double)(s1.grace_period_ns - s0.grace_period_ns) / 1e3 /
+					   (double)g
+				 : NAN;
+	}
+}
+
+struct mb_busy {
+	_Atomic unsigned stop, started;
+	_Atomic uint64_t iters;
+	int cpu;
+};
+
+static void *mb_busy_fn(void *arg)
+{
+	struct mb_busy *b = arg;
+	static char buf[4096];
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(b->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	atomic_store(&b->started, 1);
+	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
+		memset(buf, (int)atomic_load_explicit(&b->iters, memory_order_relaxed), sizeof(buf));
+		__asm__ volatile("" : : "r"(buf) : "memory");
+		atomic_fetch_add_explicit(&b->iters, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The probe: what one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), the
+ * call in each of liburcu's grace periods, costs the calling thread while
+ * another thread of the process runs on another CPU (the IPI has somewhere
+ * to go, as in a two-thread round), and how fast that other thread ran
+ * meanwhile against its speed alone.  ~300 ms, outside the timed rounds;
+ * the two threads pinned to two CPUs for its duration (the caller's mask
+ * restored).  Printed, never checked.  Return: 0; -1 when it was
+ * skipped, with the reason in why.
+ */
+static int fault_membarrier_probe(double *ns_per_call, double *busy_speed, int *cpus,
+				  char *why, size_t whylen)
+{
+	struct mb_busy b = { .cpu = -1 };
+	cpu_set_t old, mine;
+	pthread_t th;
+	uint64_t t0, i0, alone, during, calls = 0, ns;
+	long q;
+	int me = sched_getcpu();
+
+	q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) {
+		snprintf(why, whylen, "membarrier PRIVATE_EXPEDITED unavailable (%s)",
+			 q < 0 ? strerror(errno) : "not in the query's answer");
+		return -1;
+	}
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) < 0) {
+		snprintf(why, whylen, "membarrier register: %s", strerror(errno));
+		return -1;
+	}
+	if (me < 0 || pthread_getaffinity_np(pthread_self(), sizeof(old), &old)) {
+		snprintf(why, whylen, "no CPU affinity");
+		return -1;
+	}
+	for (int c = 0; c < CPU_SETSIZE && b.cpu < 0; c++)
+		if (c != me && CPU_ISSET(c, &old))
+			b.cpu = c;
+	if (b.cpu < 0) {
+		snprintf(why, whylen, "one CPU only");
+		return -1;
+	}
+	CPU_ZERO(&mine);
+	CPU_SET(me, &mine);
+	pthread_setaffinity_np(pthread_self(), sizeof(mine), &mine);
+	if (pthread_create(&th, NULL, mb_busy_fn, &b)) {
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+		snprintf(why, whylen, "pthread_create failed");
+		return -1;
+	}
+	while (!atomic_load(&b.started))
+		sched_yield();
+	/* Alone: the busy thread's speed over 100 ms while we sleep. */
+	i0 = atomic_load(&b.iters);
+	t0 = mono_ns();
+	usleep(100000);
+	alone = atomic_load(&b.iters) - i0;
+	ns = mono_ns() - t0;
+	alone = (uint64_t)((double)alone * 2e8 / (double)(ns ? ns : 1)); /* per 200 ms */
+	/* 200 ms of membarrier calls. */
+	i0 = atomic_load(&b.iters);
+	t0 = mono_ns();
+	do {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) < 0)
+			break;
+		calls++;
+	} while ((ns = mono_ns() - t0) < 200000000u);
+	during = atomic_load(&b.iters) - i0;
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	if (!calls) {
+		snprintf(why, whylen, "membarrier failed: %s", strerror(errno));
+		return -1;
+	}
+	*ns_per_call = (double)ns / (double)calls;
+	*busy_speed = alone ? (double)during * 2e8 / (double)ns / (double)alone : NAN;
+	cpus[0] = me;
+	cpus[1] = b.cpu;
+	return 0;
+}
+
+/* Rounds' values of one (t, v) out of a [round][t][v] array. */
+static struct summary fault_sum_at(const double *a, const struct rounds *r, unsigned t,
+				   unsigned v)
+{
+	double *c = xcalloc(r->nr, sizeof(double));
+	struct summary sm;
+
+	for (unsigned i = 0; i < r->nr; i++)
+		c[i] = a[((size_t)i * r->nt + t) * FV_NR + v];
+	sm = summarize(c, r->nr);
+	free(c);
+	return sm;
+}
+
+/*
+ * Beside the miss split: the lockless rows' grace periods (lpc_stats
+ * grace_periods, grace_period_ns), over everything and per thread count
+ * (medians over the measured rounds), and the membarrier probe.
+ */
+static void fault_print_gp(const struct bench_env *env, const struct fctx *x,
+			   const struct rounds *r, const int *vi, const struct lpc_stats *s0,
+			   const struct lpc_stats *s1)
+{
+	const struct bench_opts *o = env->opts;
+	uint64_t m = s1->misses - s0->misses, g = s1->grace_periods - s0->grace_periods;
+	double ns_call, speed;
+	int cpus[2];
+	char why[128];
+
+	printf("  lockless grace periods (lpc_stats grace_periods, grace_period_ns; waits by the\n"
+	       "  cache's threads, the reclaimer's included): %.2f per 1,000 misses, %.1f us each\n",
+	       m ? 1000.0 * (double)g / (double)m : 0.0,
+	       g ? (double)(s1->grace_period_ns - s0->grace_period_ns) / 1e3 / (double)g : 0.0);
+	for (unsigned t = 0; t < r->nt; t++) {
+		for (unsigned v = 0; v < FV_NR; v++) {
+			struct summary k, u;
+
+			if (vi[v] < 0 || (v != FV_LOCKLESS && v != FV_FILES))
+				continue;
+			k = fault_sum_at(x->gp_kmiss, r, t, v);
+			u = fault_sum_at(x->gp_us, r, t, v);
+			printf("    %u thread%s  %-14s %6.2f [%6.2f - %6.2f] per 1,000 misses,"
+			       " %6.1f [%6.1f - %6.1f] us each\n",
+			       o->threads[t], o->threads[t] == 1 ? " " : "s", fv_name[v], k.med, k.min,
+			       k.max, u.med, u.min, u.max);
+			csv_summary(env->csv,
+				    &(struct csv_key){ .bench = "fault", .threads = o->threads[t],
+						       .variant = fv_name[v],
+						       .metric = "grace_periods_per_kmiss" },
+				    &k);
+			csv_summary(env->csv,
+				    &(struct csv_key){ .bench = "fault", .threads = o->threads[t],
+						       .variant = fv_name[v], .metric = "us_per_grace_period" },
+				    &u);
+		}
+	}
+	if (fault_membarrier_probe(&ns_call, &speed, cpus, why, sizeof(why)) < 0) {
+		printf("  membarrier probe skipped: %s\n\n", why);
+		return;
+	}
+	printf("  membarrier probe (outside the rounds, 200 ms): PRIVATE_EXPEDITED costs %.1f us\n"
+	       "  a call on CPU %d while a thread busy on CPU %d runs at %.0f%% of its speed alone\n\n",
+	       ns_call / 1e3, cpus[0], cpus[1], 100.0 * speed);
+	csv_raw(env->csv,
+		&(struct csv_key){ .bench = "fault", .round = 1, .threads = 2, .variant = "membarrier",
+				   .metric = "us_per_call" },
+		ns_call / 1e3);
+	csv_raw(env->csv,
+		&(struct csv_key){ .bench = "fault", .round = 1, .threads = 2, .variant = "membarrier",
+				   .metric = "busy_thread_speed" },
+		speed);
 }
 
 static double fault_estimate_s(const struct bench_opts *o)
@@ -295,6 +516,8 @@ static void fault_run(const struct bench_env *env)
 	x.threads = o->threads;
 	x.warmup = o->warmup;
 	x.cpu_op = xcalloc((size_t)o->rounds * o->nr_tconf * FV_NR, sizeof(double));
+	x.gp_kmiss = xcalloc((size_t)o->rounds * o->nr_tconf * FV_NR, sizeof(double));
+	x.gp_us = xcalloc((size_t)o->rounds * o->nr_tconf * FV_NR, sizeof(double));
 	lpc_stats(x.c[0], &s0);
 	pool = pool_create(maxt, o->pin);
 	x.pool = pool;
@@ -376,11 +599,12 @@ static void fault_run(const struct bench_env *env)
 		       m, s1.reads - s0.reads, s1.invalidated - s0.invalidated,
 		       s1.retries - s0.retries);
 		printf("  lockless miss split (lpc_stats miss_ns_*, ns per miss): alloc %.0f"
-		       " (evict %.0f) insert %.0f read %.0f\n\n",
+		       " (evict %.0f) insert %.0f read %.0f\n",
 		       (double)(s1.miss_ns_alloc - s0.miss_ns_alloc) / d,
 		       (double)(s1.miss_ns_evict - s0.miss_ns_evict) / d,
 		       (double)(s1.miss_ns_insert - s0.miss_ns_insert) / d,
 		       (double)(s1.miss_ns_read - s0.miss_ns_read) / d);
+		fault_print_gp(env, &x, &r, vi, &s0, &s1);
 	}
 	for (unsigned i = 0; i < maxt; i++) {
 		munmap(x.wk[i].anon, FAULT_RANGE);
@@ -399,6 +623,8 @@ static void fault_run(const struct bench_env *env)
 	free(x.own);
 	free(x.wk);
 	free(x.cpu_op);
+	free(x.gp_kmiss);
+	free(x.gp_us);
 	free(r.ops_s);
 	datafile_remove();
 }
