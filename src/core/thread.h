@@ -218,7 +218,9 @@ static inline struct lpc_tcache *lpc_tcache_peek(const struct lpc_towner *o)
 	return lpc_self.cur_id == o->id ? lpc_self.cur : NULL;
 }
 
-/* Nanoseconds of CLOCK_MONOTONIC (the vDSO's clock_gettime). */
+/* Nanoseconds of CLOCK_MONOTONIC (the vDSO's clock_gettime): every timer
+ * of lpc's counters and deadlines (the miss split, grace periods, the
+ * flusher's ages). */
 static inline uint64_t lpc_clock_ns(void)
 {
 	struct timespec ts;

@@ -601,15 +601,6 @@ static inline bool lpc_miss_sampled(struct lpc_tcache *t, enum lpc_counter by)
 	       0;
 }
 
-/* Nanoseconds for a sampled miss timer (the vDSO's clock_gettime). */
-static inline uint64_t lpc_miss_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * M2 on a private page p: LOCKED by this thread, identity (f, index),
  * PUBLISHED, two references (ours and the index's), a seq write section

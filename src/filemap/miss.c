@@ -154,12 +154,12 @@ ssize_t lpc_filemap_read_frame(struct lpc_file *f, void *frame, uint64_t index,
 	for (int tries = 0; tries < 2; tries++) {
 		/* Sampled (filemap.h), by this thread's reads. */
 		bool timed = lpc_miss_sampled(t, LPC_C_READS);
-		uint64_t t0 = timed ? lpc_miss_now_ns() : 0;
+		uint64_t t0 = timed ? lpc_clock_ns() : 0;
 
 		r = lpc_io_read(f->iodev, &f->io, frame, ps, start, index, &fellback);
 		if (timed)
 			lpc_count_add(t, LPC_C_MISS_NS_READ,
-				      (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
+				      (lpc_clock_ns() - t0) * LPC_MISS_SAMPLE);
 		lpc_count(t, LPC_C_READS);
 		lpc_count(t, LPC_C_READ_PAGES);
 		if (r < 0 || (size_t)r >= ps || lpc_filemap_short_at_eof(f, start + (uint64_t)r))
@@ -319,10 +319,10 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 
 	lpc_yield_point(LPC_YP_M1);
 	if (timed)
-		t0 = lpc_miss_now_ns();
+		t0 = lpc_clock_ns();
 	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
 	if (timed)
-		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
+		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, (lpc_clock_ns() - t0) * LPC_MISS_SAMPLE);
 	if (rc)
 		return rc;
 	lpc_filemap_prep_miss(f, p, index);				/* M2 */
@@ -331,10 +331,10 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	if (f->locked_lookup)
 		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to M5 */
 	if (timed)
-		t0 = lpc_miss_now_ns();
+		t0 = lpc_clock_ns();
 	rc = lpc_filemap_insert(f, index, p);				/* M3 */
 	if (timed)
-		lpc_count_add(t, LPC_C_MISS_NS_INSERT, (lpc_miss_now_ns() - t0) * LPC_MISS_SAMPLE);
+		lpc_count_add(t, LPC_C_MISS_NS_INSERT, (lpc_clock_ns() - t0) * LPC_MISS_SAMPLE);
 	if (rc) {
 		if (f->locked_lookup)
 			pthread_rwlock_unlock(&f->tree_rwlock);

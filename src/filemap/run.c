@@ -117,15 +117,6 @@ bool lpc_filemap_present(struct lpc_file *f, uint64_t index)
 	return p != NULL;
 }
 
-/* As miss.c's: the clock of the miss's time counters. */
-static inline uint64_t lpc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* qsort's order of U2's frames: by frame, ascending (lpc_page_frame is
  * monotonic in the descriptor's id). */
 static int run_frame_cmp(const void *a, const void *b)
@@ -236,7 +227,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	 * reserve (NORECLAIM: readahead never reclaims, waits, or makes a
 	 * demand read fail or wait: it reads less; lpc_pool_ra_reserve). */
 	lpc_yield_point(LPC_YP_M1);
-	t0 = lpc_now_ns();
+	t0 = lpc_clock_ns();
 	for (k = 0; k < n; k++) {
 		unsigned fl = k == 0 ? alloc_flags : alloc_flags | LPC_ALLOC_NOWAIT;
 
@@ -246,7 +237,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 		if (rc)
 			break;
 	}
-	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_now_ns() - t0);
+	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_clock_ns() - t0);
 	if (k == 0)
 		return nr ? rc : 0;
 	n = k;
@@ -269,11 +260,11 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	lpc_yield_point(LPC_YP_M3);
 	if (f->locked_lookup)
 		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to U5 */
-	t0 = lpc_now_ns();
+	t0 = lpc_clock_ns();
 	for (k = 0; k < n; k++)
 		if (lpc_filemap_insert(f, index + k, pages[k]))
 			break;
-	lpc_count_add(t, LPC_C_MISS_NS_INSERT, lpc_now_ns() - t0);
+	lpc_count_add(t, LPC_C_MISS_NS_INSERT, lpc_clock_ns() - t0);
 	for (uint64_t j = k; j < n; j++)
 		lpc_filemap_unprep_miss(pages[j]);
 	n = k;
@@ -325,10 +316,10 @@ static int run_finish(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t 
 
 	run_iov(f, pages, n, iov);
 	lpc_yield_point(LPC_YP_M4);
-	t0 = lpc_now_ns();
+	t0 = lpc_clock_ns();
 	r = lpc_io_readv(f->iodev, &f->io, iov, (int)n, index << f->page_shift, index,
 			 &fellback);
-	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_clock_ns() - t0);
 	return run_done(f, index, nr, mark, t, pages, n, out, s0, r, fellback);
 }
 
@@ -586,10 +577,10 @@ static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned n
 		used += rr[i].n;
 	}
 	lpc_yield_point(LPC_YP_M4);
-	t0 = lpc_now_ns();
+	t0 = lpc_clock_ns();
 	lpc_io_readv_batch(f->iodev, &f->io, io, (int)nr, &fellback, runs_end, &x);
 	/* The batch's time, its runs' U5 included. */
-	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_now_ns() - t0);
+	lpc_count_add(t, LPC_C_MISS_NS_READ, lpc_clock_ns() - t0);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS); /* once per batch, as before */
 }

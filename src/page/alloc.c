@@ -1378,14 +1378,6 @@ int lpc_pool_census(struct lpc_pool *c, uint32_t in_use, struct lpc_pool_census 
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -1520,9 +1512,9 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 		lpc_count(t, LPC_C_DIRECT_RECLAIMS);
 		if (c->wake)
 			c->wake(c->reclaim_arg, false);
-		t0 = now_ns();
+		t0 = lpc_clock_ns();
 		evicted = c->evict(c->reclaim_arg, LPC_DIRECT_BATCHES, t);
-		lpc_count_add(t, LPC_C_MISS_NS_EVICT, now_ns() - t0);
+		lpc_count_add(t, LPC_C_MISS_NS_EVICT, lpc_clock_ns() - t0);
 		if (evicted) {
 			again = 0;
 			continue;

@@ -19,21 +19,13 @@
 
 #include "writeback/writeback.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* k more DIRTY pages.  Context: index lock. */
 static void dirty_add(struct lpc_file *f, uint64_t k)
 {
 	uint64_t n = atomic_load_explicit(&f->nrdirty, memory_order_relaxed);
 
 	if (n == 0)
-		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&f->dirtied_when, lpc_clock_ns(), memory_order_relaxed);
 	/* Writeback by age needs the flusher (flusher.c F2); every page made
 	 * dirty asks while none runs, so a start that failed is tried again
 	 * (one relaxed load once it runs). */

@@ -66,14 +66,6 @@
 #define THROTTLE_BYTES ((uint64_t)4 << 20)
 #define THROTTLE_MIN 32
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int lpc_wb_init(struct lpc_wb *wb, struct lpc_files *fs, uint64_t expire_ms, uint64_t bg_pct,
 		uint64_t limit_pct, uint32_t nframes)
 {
@@ -152,7 +144,7 @@ static uint64_t flush_round(struct lpc_wb *wb)
 
 	/* Each file once per round at most: a pass clears its age. */
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = lpc_clock_ns();
 		bool bg = atomic_load_explicit(&fs->ndirty, memory_order_relaxed) > wb->bg_pages;
 		struct lpc_file *f;
 
@@ -172,7 +164,7 @@ static uint64_t flush_round(struct lpc_wb *wb)
 			wrote += n;
 		/* Nothing it could write (all locked or in flight): let the
 		 * file's age restart so the round moves on. */
-		atomic_store_explicit(&f->dirtied_when, now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&f->dirtied_when, lpc_clock_ns(), memory_order_relaxed);
 		unpin(fs, f);
 	}
 	return wrote;
@@ -190,7 +182,7 @@ static void *flusher_main(void *arg)
 	pthread_mutex_lock(&wb->lock);
 	while (!wb->stop) {
 		struct timespec ts;
-		uint64_t until = now_ns() + period;
+		uint64_t until = lpc_clock_ns() + period;
 
 		ts.tv_sec = (time_t)(until / 1000000000u);
 		ts.tv_nsec = (long)(until % 1000000000u);
@@ -314,7 +306,7 @@ void lpc_wb_kick(struct lpc_wb *wb)
 void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t)
 {
 	struct lpc_files *fs = wb->files;
-	uint64_t deadline = now_ns() + 1000000000u;
+	uint64_t deadline = lpc_clock_ns() + 1000000000u;
 	uint64_t batch = THROTTLE_BYTES / f->pool->page_size;
 
 	if (batch < THROTTLE_MIN)
@@ -332,9 +324,9 @@ void lpc_wb_throttle(struct lpc_wb *wb, struct lpc_file *f, struct lpc_tcache *t
 			if (atomic_load_explicit(&f->nrdirty, memory_order_relaxed) < before)
 				continue;
 		}
-		if (now_ns() >= deadline)
+		if (lpc_clock_ns() >= deadline)
 			break;
-		until = now_ns() + 1000000u;
+		until = lpc_clock_ns() + 1000000u;
 		ts.tv_sec = (time_t)(until / 1000000000u);
 		ts.tv_nsec = (long)(until % 1000000000u);
 		pthread_mutex_lock(&wb->lock);
