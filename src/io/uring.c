@@ -92,9 +92,18 @@
  * clone copies the whole table, so no bit outlives its slot whatever the
  * kernel does to slots outside a cloned range); a slot of io->reg is never
  * removed before the cache is destroyed, so a set bit stays true, and H5
- * catches a kernel that breaks this anyway.  Threads' rings share the
- * cache's pin (a clone takes a reference on the registered buffer, no
- * second pin, no second charge).  Where the kernel has no clone (H1 fails
+ * catches a kernel that breaks this anyway.  No slot can send a read to
+ * the wrong frame: slot i only ever holds chunk i (G2 and the no-clone H3
+ * register chunk i at index i; a clone keeps each slot's index), and the
+ * kernel checks a fixed request's address range against its slot's buffer
+ * (-EFAULT outside it, what H5 answers: no byte moved), so a stale or wrong
+ * slot can cost registered I/O, never data.  `have` is written only by
+ * its ring's thread (bits set under reg_lock in H1 and H3, cleared by H5),
+ * the ring's table changed only under reg_lock (or dropped whole with
+ * its ring), and io->reg's too (G2): two rings' H3 serialise, and a clone
+ * never copies a half-made update.  Threads' rings share the cache's pin
+ * (a clone takes a reference on the registered buffer, no second pin, no
+ * second charge).  Where the kernel has no clone (H1 fails
  * with EINVAL: before 6.12), the ring registers a sparse table of its own,
  * and H3 registers the chunk in it directly; G2 is then that registration
  * itself, made by the first ring to need the chunk (io->reg's table stays
