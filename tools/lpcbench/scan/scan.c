@@ -671,6 +671,8 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 			s->ra_wasted = b.ra_wasted - a.ra_wasted;
 			s->evictions = b.evictions - a.evictions;
 			s->read_errors = b.read_errors - a.read_errors;
+			s->gp = b.grace_periods - a.grace_periods;
+			s->gp_ns = b.grace_period_ns - a.grace_period_ns;
 		}
 	}
 	if (err)
@@ -702,6 +704,7 @@ static void csv_sample(const struct bench_env *env, unsigned round, const struct
 		{ "lpc_ra_windows", (double)s->ra_windows }, { "lpc_ra_async", (double)s->ra_async },
 		{ "lpc_ra_pages", (double)s->ra_pages }, { "lpc_ra_used", (double)s->ra_used },
 		{ "lpc_ra_wasted", (double)s->ra_wasted }, { "lpc_evictions", (double)s->evictions },
+		{ "lpc_grace_periods", (double)s->gp }, { "lpc_grace_period_ns", (double)s->gp_ns },
 	};
 
 	if (!env->csv)

@@ -54,6 +54,8 @@ struct scan_sample {
 	uint64_t hits, misses, reads, read_pages;
 	uint64_t ra_windows, ra_async, ra_pages, ra_used, ra_wasted;
 	uint64_t evictions, read_errors;
+	uint64_t gp, gp_ns; /* grace_periods, grace_period_ns: the waits the
+			     * cache's threads took (the reclaimer's drains) */
 };
 
 struct scan_results {

@@ -16,6 +16,11 @@
  *   accuracy    ra_used / ra_pages: of the pages read ahead, those a call
  *               then asked for within the pass
  *   wasted      ra_wasted: pages read ahead and evicted before any use
+ *   GPs         grace_periods: waits for a grace period the cache's threads
+ *               took in the pass (the reclaimer's drains of evicted frames,
+ *               the scanners' own landings), and us/GP their mean time
+ *               (grace_period_ns / grace_periods): on a VM each one is
+ *               membarrier IPIs to the CPUs the scanners run on
  *   lpc/kernel  MB/s of an lpc row over the kernel's at the same scanner
  *               count and call size, in the same round
  *   lpc/direct  ... over direct_1m's (one thread, 1 MiB O_DIRECT calls) in
@@ -96,6 +101,16 @@ static double f_accuracy(const struct scan_sample *s)
 static double f_wasted(const struct scan_sample *s)
 {
 	return (double)s->ra_wasted;
+}
+
+static double f_gp(const struct scan_sample *s)
+{
+	return (double)s->gp;
+}
+
+static double f_us_gp(const struct scan_sample *s)
+{
+	return s->gp ? (double)s->gp_ns / 1e3 / (double)s->gp : NAN;
 }
 
 static struct summary sum_of(const struct scan_results *r, unsigned row, scan_fn f)
@@ -182,18 +197,20 @@ static void print_counters(const struct bench_env *env, const struct scan_result
 		{ "read_ios", f_reads }, { "pages_per_io", f_pages_io },
 		{ "ra_windows", f_windows }, { "ra_async", f_async },
 		{ "ra_pages", f_ra_pages }, { "accuracy", f_accuracy },
-		{ "wasted", f_wasted },
+		{ "wasted", f_wasted }, { "grace_periods", f_gp },
+		{ "us_per_grace_period", f_us_gp },
 	};
 	struct plot *pl = plot_open(&(struct plot_spec){
 		.name = "scan_lpc", .title = "lpcbench scan: lpc's pages per read I/O in a cold pass",
 		.ylabel = "pages per read I/O", .stitle = "variant",
-		.header = "case,scanners,call_kib,variant,read_ios,pages_per_io,ra_windows,ra_async,ra_pages,accuracy,wasted",
+		.header = "case,scanners,call_kib,variant,read_ios,pages_per_io,ra_windows,ra_async,ra_pages,accuracy,wasted,grace_periods,us_per_grace_period",
 		.xcol = 1, .scol = 4, .ycol = 6, .logy = false, .ref = NAN });
 
 	printf("scan: lpc's reads and readahead per pass (lpc_stats deltas; median over %u rounds)\n",
 	       r->rounds);
-	printf("  %8s %9s  %-10s %10s %8s %8s %8s %9s %8s %8s\n", "scanners", "call", "variant",
-	       "read I/Os", "pages/IO", "windows", "async", "ra pages", "accuracy", "wasted");
+	printf("  %8s %9s  %-10s %10s %8s %8s %8s %9s %8s %8s %6s %7s\n", "scanners", "call",
+	       "variant", "read I/Os", "pages/IO", "windows", "async", "ra pages", "accuracy",
+	       "wasted", "GPs", "us/GP");
 	for (unsigned i = 0; i < r->nr_rows; i++) {
 		const struct scan_row *row = &r->rows[i];
 		struct summary s[ARRAY_SIZE(col)];
@@ -204,13 +221,14 @@ static void print_counters(const struct bench_env *env, const struct scan_result
 			s[c] = sum_of(r, i, col[c].f);
 			csv_sum(env, row, scan_variant_name[row->v], col[c].metric, &s[c]);
 		}
-		printf("  %8u %5u KiB  %-10s %10.0f %8.2f %8.0f %8.0f %9.0f %8.3f %8.0f\n",
+		printf("  %8u %5u KiB  %-10s %10.0f %8.2f %8.0f %8.0f %9.0f %8.3f %8.0f %6.0f %7.1f\n",
 		       row->scanners, row->call >> 10, scan_variant_name[row->v], s[0].med,
-		       s[1].med, s[2].med, s[3].med, s[4].med, s[5].med, s[6].med);
-		plot_row(pl, "%ux%uk,%u,%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", row->scanners,
-			 row->call >> 10, row->scanners, row->call >> 10,
+		       s[1].med, s[2].med, s[3].med, s[4].med, s[5].med, s[6].med, s[7].med,
+		       s[8].med);
+		plot_row(pl, "%ux%uk,%u,%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g",
+			 row->scanners, row->call >> 10, row->scanners, row->call >> 10,
 			 scan_variant_name[row->v], s[0].med, s[1].med, s[2].med, s[3].med,
-			 s[4].med, s[5].med, s[6].med);
+			 s[4].med, s[5].med, s[6].med, s[7].med, s[8].med);
 	}
 	plot_close(pl);
 	printf("  (accuracy: pages read ahead that a call then asked for in the pass; pages read\n"
