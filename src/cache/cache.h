@@ -37,7 +37,11 @@
  *
  * Each edge, with the call path that takes it:
  *   reclaim_lock -> lpc_threads_lock   page/alloc.c reclaim -> steal_begin,
- *                                      steal_end -> lpc_towner_for_each (T1, T3-T4)
+ *                                      steal_end -> lpc_towner_for_each (T1, T3-T4);
+ *                                      a grace period's count by a thread with
+ *                                      no block for the cache (core/thread.c
+ *                                      lpc_count_gp: reclaim's T2, the drain's
+ *                                      T2, RT3)
  *   reclaim_lock -> free_lock          reclaim -> shared_take, the pending
  *                                      list, lpc_page_free_chain
  *   lpc_threads_lock -> free_lock      thread exit: lpc_thread_exit ->
