@@ -65,6 +65,8 @@
 
 #include <lpc/lpc.h>
 
+#include "harness/plot.h"
+
 #include "harness/csv.h"
 #include "harness/datafile.h"
 #include "harness/rounds.h"
@@ -366,12 +368,19 @@ static void fault_print_gp(const struct bench_env *env, const struct fctx *x,
 	uint64_t m = s1->misses - s0->misses, g = s1->grace_periods - s0->grace_periods;
 	double ns_call, speed;
 	int cpus[2];
-	char why[128];
+	char why[128], pa[96], pb[96];
+	struct plot *pl;
 
 	printf("  lockless grace periods (lpc_stats grace_periods, grace_period_ns; waits by the\n"
 	       "  cache's threads, the reclaimer's included): %.2f per 1,000 misses, %.1f us each\n",
 	       m ? 1000.0 * (double)g / (double)m : 0.0,
 	       g ? (double)(s1->grace_period_ns - s0->grace_period_ns) / 1e3 / (double)g : 0.0);
+	pl = plot_open(&(struct plot_spec){
+		.name = "fault_gp",
+		.title = "lpcbench fault: grace periods waited for per 1,000 lockless misses",
+		.ylabel = "grace periods per 1,000 misses", .stitle = "variant",
+		.header = "threads,variant,per_kmiss,min,max,us_each,us_min,us_max", .xcol = 1,
+		.scol = 2, .ycol = 3, .locol = 4, .hicol = 5, .logy = false, .ref = NAN });
 	for (unsigned t = 0; t < r->nt; t++) {
 		for (unsigned v = 0; v < FV_NR; v++) {
 			struct summary k, u;
@@ -384,6 +393,8 @@ static void fault_print_gp(const struct bench_env *env, const struct fctx *x,
 			       " %6.1f [%6.1f - %6.1f] us each\n",
 			       o->threads[t], o->threads[t] == 1 ? " " : "s", fv_name[v], k.med, k.min,
 			       k.max, u.med, u.min, u.max);
+			plot_row(pl, "%u,%s,%s,%s", o->threads[t], fv_name[v],
+				 plot_sum(pa, sizeof(pa), &k), plot_sum(pb, sizeof(pb), &u));
 			csv_summary(env->csv,
 				    &(struct csv_key){ .bench = "fault", .threads = o->threads[t],
 						       .variant = fv_name[v],
@@ -395,6 +406,7 @@ static void fault_print_gp(const struct bench_env *env, const struct fctx *x,
 				    &u);
 		}
 	}
+	plot_close(pl);
 	if (fault_membarrier_probe(&ns_call, &speed, cpus, why, sizeof(why)) < 0) {
 		printf("  membarrier probe skipped: %s\n\n", why);
 		return;
@@ -426,6 +438,8 @@ static void fault_run(const struct bench_env *env)
 	struct fvar fv[FV_NR];
 	struct rounds r = { .bench = "fault", .nv = FV_NR };
 	struct lpc_stats s0, s1;
+	struct plot *pl;
+	char pb[96];
 	struct datafile df;
 	struct pool *pool;
 	uint64_t bytes;
@@ -569,6 +583,11 @@ static void fault_run(const struct bench_env *env)
 	}
 	printf("\n  CPU time per miss (fault), ns: the process's CPU time over the slice\n"
 	       "  (background threads included) / pages, median [min - max]:\n");
+	pl = plot_open(&(struct plot_spec){
+		.name = "fault_cpu", .title = "lpcbench fault: CPU time per miss (fault)",
+		.ylabel = "ns per miss", .stitle = "variant",
+		.header = "threads,variant,ns,min,max", .xcol = 1, .scol = 2, .ycol = 3,
+		.locol = 4, .hicol = 5, .logy = false, .ref = NAN });
 	for (unsigned t = 0; t < r.nt; t++) {
 		for (unsigned v = 0; v < FV_NR; v++) {
 			double *c;
@@ -583,12 +602,15 @@ static void fault_run(const struct bench_env *env)
 			free(c);
 			printf("    %u thread%s  %-14s %8.0f [%8.0f - %8.0f]\n", o->threads[t],
 			       o->threads[t] == 1 ? " " : "s", fv_name[v], sm.med, sm.min, sm.max);
+			plot_row(pl, "%u,%s,%s", o->threads[t], fv_name[v],
+				 plot_sum(pb, sizeof(pb), &sm));
 			csv_summary(env->csv,
 				    &(struct csv_key){ .bench = "fault", .threads = o->threads[t],
 						       .variant = fv_name[v], .metric = "cpu_ns_per_miss" },
 				    &sm);
 		}
 	}
+	plot_close(pl);
 	{
 		uint64_t m = s1.misses - s0.misses;
 		double d = m ? (double)m : 1;
