@@ -611,7 +611,7 @@ static void fault_run(const struct bench_env *env)
 		}
 	}
 	plot_close(pl);
-	{
+	if (vi[FV_LOCKLESS] >= 0 || vi[FV_FILES] >= 0) { /* the lockless cache's */
 		uint64_t m = s1.misses - s0.misses;
 		double d = m ? (double)m : 1;
 
