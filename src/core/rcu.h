@@ -87,6 +87,24 @@ static inline void lpc_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_hea
 bool lpc_rcu_scope_enter(void);
 void lpc_rcu_scope_exit(bool entered);
 
+/*
+ * Makes sure liburcu's default call_rcu worker exists, created by the
+ * calling thread (lpc_cache_create's caller) with every signal blocked.
+ * liburcu starts that worker at the process's first call_rcu, from the
+ * calling thread, and a new Linux thread inherits its creator's name and
+ * signal mask: when the first call_rcu came from an lpc background thread
+ * (the reclaimer freeing a radix leaf, the flusher, readahead), the worker
+ * was named "lpc-reclaim" or "lpc-flusher" for the process's life — two
+ * "lpc-flusher" threads in /proc/self/task (test_write_flusher saw it),
+ * and profiles charged its callbacks to the reclaimer.  Created here it
+ * bears the application thread's name, as for any liburcu user, and
+ * blocks signals as lpc's own threads do (it runs no application code).
+ * If it exists already (the application uses call_rcu, or an earlier
+ * cache) nothing changes.  Context: a registered or unregistered thread,
+ * outside any read section; may create a thread (once per process).
+ */
+void lpc_rcu_worker_ensure(void);
+
 /* First statement of every call_rcu callback. */
 static inline void lpc_rcu_callback_enter(struct rcu_head *head)
 {

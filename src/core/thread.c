@@ -43,6 +43,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,16 @@ int lpc_thread_register(void)
  * Persistent registration is tried first: a thread that keeps calling puts
  * then pays the registry's mutex once, not per call.
  */
+void lpc_rcu_worker_ensure(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	(void)urcu_memb_get_default_call_rcu_data(); /* creates it if absent */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 bool lpc_rcu_scope_enter(void)
 {
 	struct lpc_thread *self = &lpc_self;

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_rcu_worker.c - liburcu's call_rcu worker is made by the thread that
+ * creates the cache, never by one of lpc's background threads
+ * (core/rcu.h lpc_rcu_worker_ensure).
+ *
+ * liburcu starts its default call_rcu worker at the process's first
+ * call_rcu, and a new thread inherits its creator's name and signal mask.
+ * Before, when that first call_rcu came from lpc's reclaimer (a radix leaf
+ * emptied by eviction) or flusher, the worker was named "lpc-reclaim" or
+ * "lpc-flusher" for the rest of the process (test_write_flusher saw two
+ * flushers under TSan on a loaded machine).  Here, in a fresh process:
+ *   create   lpc_cache_create makes exactly one thread, the worker, named
+ *            as the creating thread, with every signal blocked; no lpc-*
+ *            thread yet (they start when first needed)
+ *   evict    a file 8x the cache read through (the background reclaimer
+ *            evicts and frees leaves with call_rcu), then closed and the
+ *            cache destroyed: at no sample is there more than one thread
+ *            named lpc-reclaim, and the worker keeps its name
+ * Without lpc_rcu_worker_ensure, "create" fails (no thread made).
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "../common/lpc_test.h"
+#include "core/rcu.h"
+
+#define PS 4096u
+#define FRAMES 256u
+#define MAIN_NAME "t-rcuworker"
+
+struct census {
+	unsigned threads, named_main, named_lpc, named_reclaim;
+	unsigned main_all_blocked; /* threads named MAIN_NAME blocking every signal */
+};
+
+/* SigBlk of /proc/self/task/<tid>/status: all of 1..64 blocked? */
+static bool all_blocked(const char *tid)
+{
+	char path[300], line[256];
+	bool all = false;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	while (fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "SigBlk:", 7)) {
+			unsigned long long m = strtoull(line + 7, NULL, 16);
+
+			/* SIGKILL and SIGSTOP cannot be blocked; glibc keeps
+			 * its two internal signals unblockable too. */
+			all = (m | (1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)) |
+			       (1ull << 31) | (1ull << 32)) == ~0ull;
+		}
+	fclose(fp);
+	return all;
+}
+
+static struct census census(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct census c = { 0 };
+	struct dirent *e;
+
+	REQUIRE(d, "opendir /proc/self/task");
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *fp;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue; /* a thread that just exited */
+		if (fgets(comm, sizeof(comm), fp)) {
+			comm[strcspn(comm, "\n")] = 0;
+			c.threads++;
+			if (!strcmp(comm, MAIN_NAME)) {
+				c.named_main++;
+				c.main_all_blocked += all_blocked(e->d_name);
+			}
+			if (!strncmp(comm, "lpc-", 4))
+				c.named_lpc++;
+			if (!strcmp(comm, "lpc-reclaim"))
+				c.named_reclaim++;
+		}
+		fclose(fp);
+	}
+	closedir(d);
+	return c;
+}
+
+int main(int argc, char **argv)
+{
+	struct census before, after;
+	struct lpc_cache *c;
+	struct lpc_file *f;
+	char path[600], name[32] = "";
+	unsigned char buf[16 * PS];
+	unsigned most_reclaim = 0;
+
+	tst_init(argc, argv, 60);
+	tst_require_tmpdir();
+	REQUIRE(pthread_setname_np(pthread_self(), MAIN_NAME) == 0, "name the main thread");
+	REQUIRE(tst_make_sparse("rcuworker", 8 * FRAMES * PS, path, sizeof(path)) == 0, "file");
+
+	/* create */
+	before = census();
+	tst_readahead_kb = LPC_READAHEAD_OFF; /* no readahead thread: misses only */
+	c = tst_cache_create(FRAMES * PS, PS, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
+	after = census();
+	CHECK_EQ(after.threads, before.threads + 1, "create made the call_rcu worker");
+	CHECK_EQ(after.named_main, before.named_main + 1, "the worker bears the creator's name");
+	CHECK_EQ(after.main_all_blocked, before.main_all_blocked + 1,
+		 "the worker blocks every signal");
+	CHECK_EQ(after.named_lpc, 0u, "no lpc thread at create");
+	pthread_getname_np(urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data()),
+			   name, sizeof(name));
+	CHECK(!strcmp(name, MAIN_NAME), "liburcu's default worker is named %s, want %s", name,
+	      MAIN_NAME);
+
+	/* evict */
+	f = tst_file_open(c, path, O_RDONLY);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t off = 0; off < 8ull * FRAMES * PS; off += sizeof(buf)) {
+			struct census now;
+
+			CHECK_EQ(lpc_pread(f, buf, sizeof(buf), (off_t)off), (ssize_t)sizeof(buf),
+				 "read at %llu", (unsigned long long)off);
+			if ((off / sizeof(buf)) % 16)
+				continue;
+			now = census();
+			if (now.named_reclaim > most_reclaim)
+				most_reclaim = now.named_reclaim;
+		}
+	CHECK_EQ(lpc_file_close(f), 0, "close");
+	tst_cache_destroy(c);
+	CHECK(most_reclaim <= 1, "at most one lpc-reclaim thread at every sample: %u", most_reclaim);
+	after = census();
+	CHECK_EQ(after.named_lpc, 0u, "destroy joined every lpc thread");
+	pthread_getname_np(urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data()),
+			   name, sizeof(name));
+	CHECK(!strcmp(name, MAIN_NAME), "after the evictions the worker is named %s, want %s",
+	      name, MAIN_NAME);
+	return tst_finish();
+}
