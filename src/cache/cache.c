@@ -103,9 +103,6 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 	rc = config_check(cfg);
 	if (rc)
 		return rc;
-	/* Before any of the cache's threads could be the process's first
-	 * call_rcu caller (core/rcu.h). */
-	lpc_rcu_worker_ensure();
 	c = aligned_alloc(LPC_CACHELINE, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

@@ -88,22 +88,31 @@ bool lpc_rcu_scope_enter(void);
 void lpc_rcu_scope_exit(bool entered);
 
 /*
- * Makes sure liburcu's default call_rcu worker exists, created by the
- * calling thread (lpc_cache_create's caller) with every signal blocked.
- * liburcu starts that worker at the process's first call_rcu, from the
- * calling thread, and a new Linux thread inherits its creator's name and
- * signal mask: when the first call_rcu came from an lpc background thread
- * (the reclaimer freeing a radix leaf, the flusher, readahead), the worker
- * was named "lpc-reclaim" or "lpc-flusher" for the process's life — two
- * "lpc-flusher" threads in /proc/self/task (test_write_flusher saw it),
- * and profiles charged its callbacks to the reclaimer.  Created here it
- * bears the application thread's name, as for any liburcu user, and
- * blocks signals as lpc's own threads do (it runs no application code).
- * If it exists already (the application uses call_rcu, or an earlier
- * cache) nothing changes.  Context: a registered or unregistered thread,
- * outside any read section; may create a thread (once per process).
+ * Makes sure liburcu's default call_rcu worker exists, made by the calling
+ * thread, before that thread starts one of lpc's background threads (the
+ * reclaimer, the flusher, a readahead worker: each start calls this first,
+ * with every signal blocked).  liburcu makes that worker at the process's
+ * first call_rcu, from the calling thread, and a new Linux thread inherits
+ * its creator's name, signal mask, CPU affinity and scheduling policy: when
+ * the first call_rcu came from an lpc background thread (the reclaimer
+ * freeing a radix leaf, the flusher), the worker was named "lpc-reclaim"
+ * or "lpc-flusher" for the process's life (test_write_flusher counted two
+ * flushers; profiles charged its callbacks to the reclaimer).  Now: before
+ * lpc's first background thread exists, the first call_rcu comes from an
+ * application thread; the first background thread is started by an
+ * application thread, which makes the worker first; a later start finds it.
+ * So the worker is always made by an application thread, with its name, or
+ * was the application's own.  No thread is made before lpc needs one (a
+ * single-threaded program stays so while lpc starts none: lpc_sqlite(7)).
+ * liburcu aborts the process when it cannot make the worker; a thread made
+ * and joined first turns the usual cause (no thread can be made now:
+ * RLIMIT_NPROC, memory for a stack) into this call's error, which the
+ * caller treats as its own pthread_create's failure.  Once it succeeded
+ * (worker_made) it costs one load.  Return: 0, or a negative errno
+ * (pthread_create's).  Context: any thread, outside any read section; may
+ * make two threads (once per process).
  */
-void lpc_rcu_worker_ensure(void);
+int lpc_rcu_worker_ensure(void);
 
 /* First statement of every call_rcu callback. */
 static inline void lpc_rcu_callback_enter(struct rcu_head *head)

@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,14 +191,31 @@ int lpc_thread_register(void)
  * Persistent registration is tried first: a thread that keeps calling puts
  * then pays the registry's mutex once, not per call.
  */
-void lpc_rcu_worker_ensure(void)
+static _Atomic bool worker_made; /* lpc_rcu_worker_ensure succeeded once */
+
+static void *worker_probe(void *arg)
+{
+	return arg;
+}
+
+int lpc_rcu_worker_ensure(void)
 {
 	sigset_t all, old;
+	pthread_t probe;
+	int rc;
 
+	if (atomic_load_explicit(&worker_made, memory_order_acquire))
+		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	(void)urcu_memb_get_default_call_rcu_data(); /* creates it if absent */
+	rc = pthread_create(&probe, NULL, worker_probe, NULL);
+	if (rc == 0) {
+		pthread_join(probe, NULL);
+		(void)urcu_memb_get_default_call_rcu_data(); /* makes it if absent */
+		atomic_store_explicit(&worker_made, true, memory_order_release);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
 }
 
 bool lpc_rcu_scope_enter(void)

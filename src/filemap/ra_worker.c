@@ -412,7 +412,9 @@ static void ra_start_thread(struct lpc_files *fs)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0) {
+	/* liburcu's worker first, from this thread (core/rcu.h). */
+	if (lpc_rcu_worker_ensure() == 0 &&
+	    pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0) {
 		/* Named (a thread inherits its creator's name, which may be
 		 * another lpc thread's, the flusher's: tests count it). */
 		pthread_setname_np(w->threads[w->nthreads], "lpc-readahead");

@@ -419,7 +419,9 @@ static void start_locked(struct lpc_reclaim *r)
 	/* The thread blocks every signal (it inherits the mask). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
+	/* liburcu's worker first, from this thread (core/rcu.h). */
+	if (lpc_rcu_worker_ensure() == 0 &&
+	    pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
 		/* Named (a thread inherits its creator's name, which may be
 		 * another lpc thread's). */
 		pthread_setname_np(r->thread, "lpc-reclaim");

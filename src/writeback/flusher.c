@@ -230,7 +230,9 @@ static void flusher_spawn(struct lpc_wb *wb)
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&wb->thread, NULL, flusher_main, wb) == 0) {
+	/* liburcu's worker first, from this thread (core/rcu.h). */
+	if (lpc_rcu_worker_ensure() == 0 &&
+	    pthread_create(&wb->thread, NULL, flusher_main, wb) == 0) {
 		/* Named before anyone can look, for top -H, gdb and
 		 * tests/unit/test_write_flusher.c. */
 		pthread_setname_np(wb->thread, "lpc-flusher");

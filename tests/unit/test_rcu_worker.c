@@ -1,23 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rcu_worker.c - liburcu's call_rcu worker is made by the thread that
- * creates the cache, never by one of lpc's background threads
- * (core/rcu.h lpc_rcu_worker_ensure).
+ * test_rcu_worker.c - liburcu's call_rcu worker is made by an application
+ * thread, never by one of lpc's background threads (core/rcu.h
+ * lpc_rcu_worker_ensure, called before each of them starts).
  *
  * liburcu starts its default call_rcu worker at the process's first
  * call_rcu, and a new thread inherits its creator's name and signal mask.
  * Before, when that first call_rcu came from lpc's reclaimer (a radix leaf
  * emptied by eviction) or flusher, the worker was named "lpc-reclaim" or
  * "lpc-flusher" for the rest of the process (test_write_flusher saw two
- * flushers under TSan on a loaded machine).  Here, in a fresh process:
- *   create   lpc_cache_create makes exactly one thread, the worker, named
- *            as the creating thread, with every signal blocked; no lpc-*
- *            thread yet (they start when first needed)
- *   evict    a file 8x the cache read through (the background reclaimer
- *            evicts and frees leaves with call_rcu), then closed and the
- *            cache destroyed: at no sample is there more than one thread
- *            named lpc-reclaim, and the worker keeps its name
- * Without lpc_rcu_worker_ensure, "create" fails (no thread made).
+ * flushers under TSan on a loaded machine).  Here, in a fresh process whose
+ * main thread is named MAIN_NAME:
+ *   lazy     lpc_cache_create makes no thread (lpc_sqlite(7): a single-
+ *            threaded program stays so while lpc needs none)
+ *   first    a file 8x the cache read a page at a time, the threads counted
+ *            after every read: when lpc-reclaim is first seen, the worker
+ *            exists already (a second thread named MAIN_NAME, blocking
+ *            every signal): it was made before the reclaimer, by the thread
+ *            that started it; without the fix no call_rcu has run by then
+ *            (the reclaimer starts at the low watermark, before it evicts),
+ *            so the worker is missing (or, later, named lpc-reclaim)
+ *   evict    two passes, with a pause now and then so that the reclaimer
+ *            frees leaves first (the review's rw_symptom): never two
+ *            lpc-reclaim threads; after destroy no lpc thread, and liburcu's
+ *            default worker is named MAIN_NAME
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -96,55 +102,56 @@ static struct census census(void)
 
 int main(int argc, char **argv)
 {
-	struct census before, after;
+	struct census before, now;
 	struct lpc_cache *c;
 	struct lpc_file *f;
 	char path[600], name[32] = "";
-	unsigned char buf[16 * PS];
-	unsigned most_reclaim = 0;
+	unsigned char buf[PS];
+	unsigned most_reclaim = 0, reads = 0;
+	bool seen = false;
 
 	tst_init(argc, argv, 60);
 	tst_require_tmpdir();
 	REQUIRE(pthread_setname_np(pthread_self(), MAIN_NAME) == 0, "name the main thread");
 	REQUIRE(tst_make_sparse("rcuworker", 8 * FRAMES * PS, path, sizeof(path)) == 0, "file");
 
-	/* create */
+	/* lazy */
 	before = census();
 	tst_readahead_kb = LPC_READAHEAD_OFF; /* no readahead thread: misses only */
 	c = tst_cache_create(FRAMES * PS, PS, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
-	after = census();
-	CHECK_EQ(after.threads, before.threads + 1, "create made the call_rcu worker");
-	CHECK_EQ(after.named_main, before.named_main + 1, "the worker bears the creator's name");
-	CHECK_EQ(after.main_all_blocked, before.main_all_blocked + 1,
-		 "the worker blocks every signal");
-	CHECK_EQ(after.named_lpc, 0u, "no lpc thread at create");
+	now = census();
+	CHECK_EQ(now.threads, before.threads, "lpc_cache_create made no thread");
+
+	/* first, evict */
+	f = tst_file_open(c, path, O_RDONLY);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t off = 0; off < 8ull * FRAMES * PS; off += PS) {
+			CHECK_EQ(lpc_pread(f, buf, PS, (off_t)off), (ssize_t)PS, "read at %llu",
+				 (unsigned long long)off);
+			if (++reads % 32 == 0)
+				tst_sleep_us(1000); /* the reclaimer runs ahead */
+			now = census();
+			if (now.named_reclaim > most_reclaim)
+				most_reclaim = now.named_reclaim;
+			if (!seen && now.named_reclaim) {
+				seen = true;
+				CHECK_EQ(now.named_main, before.named_main + 1,
+					 "the worker exists when lpc-reclaim first shows, named %s",
+					 MAIN_NAME);
+				CHECK_EQ(now.main_all_blocked, before.main_all_blocked + 1,
+					 "the worker blocks every signal");
+			}
+		}
+	CHECK(seen, "the reclaimer started");
+	CHECK_EQ(lpc_file_close(f), 0, "close");
+	tst_cache_destroy(c);
+	CHECK(most_reclaim <= 1, "at most one lpc-reclaim thread at every sample: %u", most_reclaim);
+	now = census();
+	CHECK_EQ(now.named_lpc, 0u, "destroy joined every lpc thread");
+	CHECK_EQ(now.named_main, before.named_main + 1, "one worker, named %s", MAIN_NAME);
 	pthread_getname_np(urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data()),
 			   name, sizeof(name));
 	CHECK(!strcmp(name, MAIN_NAME), "liburcu's default worker is named %s, want %s", name,
 	      MAIN_NAME);
-
-	/* evict */
-	f = tst_file_open(c, path, O_RDONLY);
-	for (int pass = 0; pass < 2; pass++)
-		for (uint64_t off = 0; off < 8ull * FRAMES * PS; off += sizeof(buf)) {
-			struct census now;
-
-			CHECK_EQ(lpc_pread(f, buf, sizeof(buf), (off_t)off), (ssize_t)sizeof(buf),
-				 "read at %llu", (unsigned long long)off);
-			if ((off / sizeof(buf)) % 16)
-				continue;
-			now = census();
-			if (now.named_reclaim > most_reclaim)
-				most_reclaim = now.named_reclaim;
-		}
-	CHECK_EQ(lpc_file_close(f), 0, "close");
-	tst_cache_destroy(c);
-	CHECK(most_reclaim <= 1, "at most one lpc-reclaim thread at every sample: %u", most_reclaim);
-	after = census();
-	CHECK_EQ(after.named_lpc, 0u, "destroy joined every lpc thread");
-	pthread_getname_np(urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data()),
-			   name, sizeof(name));
-	CHECK(!strcmp(name, MAIN_NAME), "after the evictions the worker is named %s, want %s",
-	      name, MAIN_NAME);
 	return tst_finish();
 }
