@@ -47,6 +47,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sched.h>
 
 #include "core/rcu.h"
 #include "core/thread.h"
@@ -193,13 +196,17 @@ int lpc_thread_register(void)
  */
 static _Atomic bool worker_made; /* lpc_rcu_worker_ensure succeeded once */
 
+/* The probe records its kernel tid, for the wait after its join. */
 static void *worker_probe(void *arg)
 {
-	return arg;
+	atomic_store_explicit((_Atomic pid_t *)arg, (pid_t)syscall(SYS_gettid),
+			      memory_order_relaxed);
+	return NULL;
 }
 
 int lpc_rcu_worker_ensure(void)
 {
+	_Atomic pid_t tid = 0;
 	sigset_t all, old;
 	pthread_t probe;
 	int rc;
@@ -208,9 +215,18 @@ int lpc_rcu_worker_ensure(void)
 		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&probe, NULL, worker_probe, NULL);
+	rc = pthread_create(&probe, NULL, worker_probe, (void *)&tid);
 	if (rc == 0) {
 		pthread_join(probe, NULL);
+		/* pthread_join returns before the kernel has reaped the probe,
+		 * which still counts against RLIMIT_NPROC until then: a process
+		 * one thread below its limit had liburcu's thread refused in
+		 * that gap (revrw2's rw_nproc, about 1 round in 500).  Wait
+		 * until its tid is gone (bounded: a tid can be reused). */
+		for (int i = 0; i < 100000 && tid > 0 &&
+				syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) == 0;
+		     i++)
+			sched_yield();
 		(void)urcu_memb_get_default_call_rcu_data(); /* makes it if absent */
 		atomic_store_explicit(&worker_made, true, memory_order_release);
 	}
