@@ -11,11 +11,24 @@
  * RLIMIT_NPROC to 2 (itself and one thread) and reads 8x its 1 MiB cache:
  * the reclaimer's start runs the probe.
  *   rw_nproc [ROUNDS]   default 100; exit 1 if any child died by a signal
+ *   RW_BT=1 rw_nproc N  each aborting child prints its backtrace
  */
+#include <execinfo.h>
 #include <grp.h>
 #include <sys/resource.h>
 
 #include "rw.h"
+
+/* In the child: where the abort came from (link with -rdynamic for names). */
+static void on_abrt(int sig)
+{
+	void *pc[32];
+	int n = backtrace(pc, 32);
+
+	backtrace_symbols_fd(pc, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 int main(int argc, char **argv)
 {
@@ -43,6 +56,8 @@ int main(int argc, char **argv)
 			struct rlimit rl = { 2, 2 };
 			static char buf[64 << 10];
 
+			if (getenv("RW_BT"))
+				signal(SIGABRT, on_abrt);
 			lpc_config_init(&cfg);
 			cfg.cache_bytes = 1 << 20;
 			cfg.io_backend = LPC_IO_NULL;
