@@ -4,6 +4,8 @@
  * every signal, and no lpc thread becomes its creator, whatever the order.
  *   rw_order custom    a thread named rw-custom creates the cache, main evicts
  *   rw_order two       threads rw-a and rw-b create caches at once, both evict
+ *   rw_order twoevict  rw-a and rw-b create and evict their own caches at
+ *                      once: one worker, named rw-a or rw-b, all blocked
  *   rw_order appfirst  the application call_rcu's first (thread rw-app); then
  *                      create + evict: no new thread, worker keeps its name
  *   rw_order repeat    40 create/destroy rounds, every 8th evicting
@@ -104,6 +106,53 @@ static void mode_custom(void)
 	most = rw_evict_run(made, "rw-custom");
 	tst_cache_destroy(made);
 	check_after_from(&before, "rw-main", most);
+}
+
+/* twoevict: rw-a and rw-b each create and evict their own cache at once
+ * (a barrier before the reads), so both reclaimers' starts, hence two
+ * lpc_rcu_worker_ensure calls, race.  One worker, named rw-a or rw-b. */
+static unsigned most_ab[2];
+
+static void *evictor(void *arg)
+{
+	struct pair *p = arg;
+
+	pthread_setname_np(pthread_self(), p->name);
+	p->c = rw_cache();
+	pthread_barrier_wait(&bar);
+	most_ab[p->name[3] - 'a'] = rw_evict_run(p->c, p->name);
+	return NULL;
+}
+
+static void mode_twoevict(void)
+{
+	struct pair p[2] = { { "rw-a", NULL }, { "rw-b", NULL } };
+	struct rw_tids before = rw_tids();
+	pthread_t t[2];
+	unsigned count;
+	pid_t w;
+
+	pthread_barrier_init(&bar, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, evictor, &p[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	w = rw_worker_since(&before, &count);
+	rw_list();
+	for (int i = 0; i < 2; i++)
+		tst_cache_destroy(p[i].c);
+	CHECK(most_ab[0] >= 1 && most_ab[1] >= 1, "both reclaimers ran");
+	CHECK(most_ab[0] <= 2 && most_ab[1] <= 2, "at most two lpc-reclaim (one per cache): %u %u",
+	      most_ab[0], most_ab[1]);
+	CHECK_EQ(rw_census().lpc, 0u, "after destroy no lpc-* thread");
+	CHECK_EQ(count, 1u, "one worker");
+	if (w) {
+		char comm[32];
+
+		rw_comm(w, comm, sizeof(comm));
+		CHECK(!strcmp(comm, "rw-a") || !strcmp(comm, "rw-b"), "worker named '%s'", comm);
+		CHECK(rw_all_blocked(w), "worker blocks every signal");
+	}
 }
 
 static void mode_two(void)
@@ -251,6 +300,8 @@ int main(int argc, char **argv)
 		mode_custom();
 	else if (!strcmp(mode, "two"))
 		mode_two();
+	else if (!strcmp(mode, "twoevict"))
+		mode_twoevict();
 	else if (!strcmp(mode, "appfirst"))
 		mode_appfirst(false);
 	else if (!strcmp(mode, "percpu"))
@@ -258,7 +309,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "repeat"))
 		mode_repeat();
 	else {
-		fprintf(stderr, "usage: rw_order custom|two|appfirst|repeat|percpu\n");
+		fprintf(stderr, "usage: rw_order custom|two|twoevict|appfirst|repeat|percpu\n");
 		return 2;
 	}
 	rw_list();
