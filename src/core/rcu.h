@@ -104,8 +104,9 @@ void lpc_rcu_scope_exit(bool entered);
  * So the worker is always made by an application thread, with its name, or
  * was the application's own (an application that made only per-CPU
  * call_rcu workers gets the default one too, which lpc's call_rcu then
- * does not use: its threads have the per-CPU ones).  No thread is made before lpc needs one (a
- * single-threaded program stays so while lpc starts none: lpc_sqlite(7)).
+ * does not use: its threads have the per-CPU ones).  No thread is made
+ * before lpc needs one (a single-threaded program stays so while lpc starts
+ * none: lpc_sqlite(7)).
  * liburcu 0.13 aborts the process when it cannot make the worker (it has
  * no error path); a probe thread made, joined and waited for until the
  * kernel has reaped it turns the usual cause (no thread can be made now:
@@ -114,9 +115,11 @@ void lpc_rcu_scope_exit(bool entered);
  * the abort, it cannot close it: a limit reached by another thread between
  * the probe and liburcu's pthread_create still aborts, as does the first
  * call_rcu of an application thread in a process that can make no thread
- * (both as before).  Once it succeeded (worker_made) it costs one load.  Return: 0, or a negative errno
- * (pthread_create's).  Context: any thread, outside any read section; may
- * make two threads (once per process).
+ * (both as before).  Once it succeeded (worker_made) it costs one load.
+ * Return: 0, or a negative errno (pthread_create's).  Context: any thread,
+ * outside any read section, with every signal blocked by the caller or not;
+ * may make two threads (once per process); takes liburcu's call_rcu lock
+ * under the starter's own lock (liburcu never takes lpc's).
  */
 int lpc_rcu_worker_ensure(void);
 

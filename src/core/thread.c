@@ -43,13 +43,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/syscall.h>
-#include <sched.h>
+#include <unistd.h>
 
 #include "core/rcu.h"
 #include "core/thread.h"
@@ -183,17 +183,8 @@ int lpc_thread_register(void)
 	return 0;
 }
 
-/*
- * Scoped registration.  liburcu's urcu_memb_register_thread allocates
- * nothing and cannot fail, so a thread that has no key (or whose
- * pthread_setspecific failed) can still be an RCU reader, and call call_rcu
- * and rcu_barrier, for the duration of one lpc call: register, do the RCU
- * work, unregister.  Chosen over keeping such frees on the pending list for a
- * registered thread to submit: that would leave frames out of reach of
- * reclaim (and close and destroy would still need RCU themselves).
- * Persistent registration is tried first: a thread that keeps calling puts
- * then pays the registry's mutex once, not per call.
- */
+/* liburcu's call_rcu worker, made by an application thread: core/rcu.h says
+ * why and when. */
 static _Atomic bool worker_made; /* lpc_rcu_worker_ensure succeeded once */
 
 /* The probe records its kernel tid, for the wait after its join. */
@@ -234,6 +225,17 @@ int lpc_rcu_worker_ensure(void)
 	return -rc;
 }
 
+/*
+ * Scoped registration.  liburcu's urcu_memb_register_thread allocates
+ * nothing and cannot fail, so a thread that has no key (or whose
+ * pthread_setspecific failed) can still be an RCU reader, and call call_rcu
+ * and rcu_barrier, for the duration of one lpc call: register, do the RCU
+ * work, unregister.  Chosen over keeping such frees on the pending list for a
+ * registered thread to submit: that would leave frames out of reach of
+ * reclaim (and close and destroy would still need RCU themselves).
+ * Persistent registration is tried first: a thread that keeps calling puts
+ * then pays the registry's mutex once, not per call.
+ */
 bool lpc_rcu_scope_enter(void)
 {
 	struct lpc_thread *self = &lpc_self;
