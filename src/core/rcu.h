@@ -90,8 +90,9 @@ void lpc_rcu_scope_exit(bool entered);
 /*
  * Makes sure liburcu's default call_rcu worker exists, made by the calling
  * thread, before that thread starts one of lpc's background threads (the
- * reclaimer, the flusher, a readahead worker: each start calls this first,
- * with every signal blocked).  liburcu makes that worker at the process's
+ * reclaimer, the flusher, a readahead worker: each starts through
+ * core/spawn.c lpc_thread_spawn, which calls this first, with every signal
+ * blocked).  liburcu makes that worker at the process's
  * first call_rcu, from the calling thread, and a new Linux thread inherits
  * its creator's name, signal mask, CPU affinity and scheduling policy: when
  * the first call_rcu came from an lpc background thread (the reclaimer

@@ -243,6 +243,16 @@ static inline uint64_t lpc_clock_ns(void)
  */
 void lpc_count_gp(struct lpc_towner *o, struct lpc_tcache *t, uint64_t t0);
 
+/*
+ * Starts one of lpc's background threads running fn(arg), named name (at
+ * most 15 characters), with every signal blocked and liburcu's call_rcu
+ * worker made first (core/spawn.c says why).  Return: 0 with *thread, or a
+ * negative errno (pthread_create's, or lpc_rcu_worker_ensure's): the
+ * caller goes on without the thread as after a failed pthread_create.
+ * Context: outside any read section; may be under the caller's own lock.
+ */
+int lpc_thread_spawn(pthread_t *thread, void *(*fn)(void *), void *arg, const char *name);
+
 /* Calls fn(t, arg) for every live block of o, under lpc_threads_lock (fn may
  * take leaf locks only).  Blocks made during the walk are not visited. */
 void lpc_towner_for_each(struct lpc_towner *o, void (*fn)(struct lpc_tcache *t, void *arg),

@@ -194,7 +194,6 @@
  * waits on its lock (M6) and is woken at U5.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 
 #include "filemap/filemap.h"
@@ -408,20 +407,11 @@ static void ra_start_thread(struct lpc_files *fs)
 {
 	struct lpc_ra_worker *w = &fs->ra;
 	unsigned ready = w->nready;
-	sigset_t all, old;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* liburcu's worker first, from this thread (core/rcu.h). */
-	if (lpc_rcu_worker_ensure() == 0 &&
-	    pthread_create(&w->threads[w->nthreads], NULL, ra_worker_main, fs) == 0) {
-		/* Named (a thread inherits its creator's name, which may be
-		 * another lpc thread's, the flusher's: tests count it). */
-		pthread_setname_np(w->threads[w->nthreads], "lpc-readahead");
+	if (lpc_thread_spawn(&w->threads[w->nthreads], ra_worker_main, fs, "lpc-readahead") == 0)
 		w->nthreads++;
-	} else
+	else
 		w->failed = true;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	while (!w->failed && w->nready == ready)
 		pthread_cond_wait(&w->idle, &w->lock);
 }

@@ -135,7 +135,6 @@
  * own block, where its counters go) and blocks every signal.
  */
 #include <errno.h>
-#include <signal.h>
 #include <time.h>
 
 #include <lpc/lpc.h>
@@ -409,27 +408,15 @@ static void spare_end(struct lpc_reclaim *r, bool ra)
  * lpc_reclaim_destroy).  Context: r->lock held. */
 static void start_locked(struct lpc_reclaim *r)
 {
-	sigset_t all, old;
-
 	if (r->started || r->failed || r->stop || r->retired)
 		return;
 	lpc_debug_check(!r->retired, "RECLAIM-RETIRED", NULL,
 			"reclaimer %p: a kick after lpc_reclaim_retire starts its thread",
 			(void *)r);
-	/* The thread blocks every signal (it inherits the mask). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* liburcu's worker first, from this thread (core/rcu.h). */
-	if (lpc_rcu_worker_ensure() == 0 &&
-	    pthread_create(&r->thread, NULL, reclaimer_main, r) == 0) {
-		/* Named (a thread inherits its creator's name, which may be
-		 * another lpc thread's). */
-		pthread_setname_np(r->thread, "lpc-reclaim");
+	if (lpc_thread_spawn(&r->thread, reclaimer_main, r, "lpc-reclaim") == 0)
 		r->started = true;
-	} else {
+	else
 		r->failed = true; /* direct reclaim does the work */
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void lpc_reclaim_wake(struct lpc_reclaim *r, bool ra)

@@ -30,8 +30,8 @@
  *   F1 lpc_wb_need: if running is set, nothing (a relaxed load: running is
  *      only ever set while the thread exists, and stop clears it after the
  *      join); else under spawn_lock, when allowed and not started,
- *      pthread_create with every signal blocked (the thread inherits the
- *      mask of whichever caller needed it), then started and running.  A
+ *      lpc_thread_spawn (core/spawn.c: every signal blocked, liburcu's worker
+ *      made first, named lpc-flusher), then started and running.  A
  *      failed create leaves both false: the next need tries again, and
  *      meanwhile dirty pages are written by lpc_fsync, the last close and
  *      throttled writers (none is lost; eviction may find only dirty pages
@@ -55,7 +55,6 @@
  * whose pages cannot be written (a failing disk) is slowed, not stopped.
  */
 #include <errno.h>
-#include <signal.h>
 #include <time.h>
 
 #include "writeback/writeback.h"
@@ -224,22 +223,13 @@ static void *flusher_main(void *arg)
 /* F1's start.  Context: spawn_lock held. */
 static void flusher_spawn(struct lpc_wb *wb)
 {
-	sigset_t all, old;
-
 	if (wb->started || !wb->allowed)
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* liburcu's worker first, from this thread (core/rcu.h). */
-	if (lpc_rcu_worker_ensure() == 0 &&
-	    pthread_create(&wb->thread, NULL, flusher_main, wb) == 0) {
-		/* Named before anyone can look, for top -H, gdb and
-		 * tests/unit/test_write_flusher.c. */
-		pthread_setname_np(wb->thread, "lpc-flusher");
+	/* Named before anyone can look (tests/unit/test_write_flusher.c). */
+	if (lpc_thread_spawn(&wb->thread, flusher_main, wb, "lpc-flusher") == 0) {
 		wb->started = true;
 		atomic_store_explicit(&wb->running, true, memory_order_relaxed);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void lpc_wb_start(struct lpc_wb *wb)
