@@ -15,7 +15,9 @@
 #   man-db, groff-base  render the man pages in the docs.man test
 #   gnuplot-nox      lpcbench --plot draws its SVGs with it (optional there:
 #                    without it lpcbench writes the CSVs and says so)
-#   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz; skipped without)
+#   clang, libclang-rt-14-dev  libFuzzer targets (tests/fuzz), and the record
+#                    layouts packaging.abi compares (scripts/check-abi.py);
+#                    both skipped without
 #   libsqlite3-dev, sqlite3, python3  the SQLite VFS (src/sqlite) and its tests
 #                    (tests/sqlite: the stock shell and python3 load it)
 #   librbd-dev       the RBD backend library (src/rbd, liblpc_rbd; librados too)
