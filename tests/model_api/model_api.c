@@ -79,6 +79,9 @@
  * WILLNEED) of its bytes change none of them.  Two readers read the whole file (lpc_pread,
  * lpc_page_read, lpc_pin) and accept for each byte any value its owner has
  * begun to write to it (a bitmap per byte, set before the pwrite), or 0.
+ * Each reader also keeps a private page (lpc_page_alloc, replaced now and
+ * then) whose bytes must stay what it wrote while the others miss, evict,
+ * write back and invalidate around it.
  *
  * Usage:
  *   model_api [--seed N] [--ops N] [--seq-len N] [--seconds S]
@@ -1801,17 +1804,42 @@ static void *mt_reader(void *arg)
 	struct mtw *w = arg;
 	struct mt *mt = w->mt;
 	uint64_t s = mt->seed + 104729 * (w->id + 1);
-	unsigned char *buf = malloc(mt->span + 4 * mt->ps);
-	struct lpc_page *pages[4];
+	unsigned char *buf = malloc(mt->span + 4 * mt->ps), *want = malloc(mt->ps);
+	struct lpc_page *pages[4], *priv = NULL;
 	struct iovec iov[4];
+	uint64_t psalt = 0;
+	void *ret = NULL;
 
-	if (!buf)
+	if (!buf || !want) {
+		free(buf);
+		free(want);
 		return (void *)(intptr_t)mt_fail(w, "malloc");
+	}
 	while (!atomic_load(&mt->stop)) {
 		unsigned k = (unsigned)(tst_rnd(&s) % 4);
 		ssize_t n;
 		int rc;
 
+		/* The private page: still what this reader wrote; now and
+		 * then a new one. */
+		if (priv && memcmp(lpc_page_data(priv), want, mt->ps)) {
+			ret = (void *)(intptr_t)mt_fail(w, "reader %u: its private page changed while "
+							"held (the frame was handed out again)",
+							w->id);
+			break;
+		}
+		if (!priv || tst_rnd(&s) % 8 == 0) {
+			lpc_page_put(priv);
+			priv = NULL;
+			rc = lpc_page_alloc(mt->c, &priv);
+			if (rc != 0) {
+				ret = (void *)(intptr_t)mt_fail(w, "reader: lpc_page_alloc = %d", rc);
+				break;
+			}
+			psalt = tst_rnd(&s) | 1;
+			tst_file_bytes(psalt, 0, want, mt->ps);
+			memcpy(lpc_page_data(priv), want, mt->ps);
+		}
 		atomic_fetch_add_explicit(&mt->calls, 1, memory_order_relaxed);
 		if (k < 2) {
 			n = lpc_pread(mt->f, buf, mt->span + mt->ps, 0);
@@ -1882,8 +1910,10 @@ static void *mt_reader(void *arg)
 			lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
 		}
 	}
+	lpc_page_put(priv);
+	free(want);
 	free(buf);
-	return NULL;
+	return ret;
 }
 
 /* W writers and two readers on one file for `seconds`.  Return: passed. */
