@@ -604,7 +604,8 @@ static inline int tst_read_lock_held(const char *path, off_t start, off_t len)
  * (/proc/self/task; a thread that exits meanwhile is skipped).  A joined
  * thread may still be listed a moment after pthread_join returns (the
  * kernel wakes the joiner before it reaps the task), and a new thread bears
- * its creator's name until it names itself: callers that count sample more
+ * its creator's name until it is named (lpc_thread_spawn names it from the
+ * creating thread, after pthread_create): callers that count sample more
  * than once (test_write_flusher). */
 static inline void tst_threads_each(void (*fn)(const char *tid, const char *comm, void *arg),
 				    void *arg)
