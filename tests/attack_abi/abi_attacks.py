@@ -112,6 +112,13 @@ ATTACKS = [
      "[\\w\\s()<>|&~+\\-*/]+: any '^', '%', '?:', ',' or char literal "
      "drops it: 'const LPC_ACL_MASK: gone' although the compiler still "
      "says 16"),
+    ("string-via-macro", "FALSE", "lpc_rbd.h",
+     '#define LPC_RBD_PREFIX "rbd:"',
+     '#define LPC_RBD_PREFIX_V1 "rbd:"\n#define LPC_RBD_PREFIX LPC_RBD_PREFIX_V1',
+     "a string macro defined through another macro (the same \"rbd:\"): its "
+     "text 'LPC_RBD_PREFIX_V1' matches the integer class, so the printer "
+     "casts the string's address to long long: 'const LPC_RBD_PREFIX: "
+     "<an address>, was rbd:'"),
     ("macro-minus-one", "NOTE", "lpc.h",
      "#define LPC_DIRTY_EXPIRE_NEVER UINT64_MAX",
      "#define LPC_DIRTY_EXPIRE_NEVER (-1)",
