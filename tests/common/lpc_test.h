@@ -35,6 +35,7 @@
 #ifndef LPC_TESTS_COMMON_LPC_TEST_H
 #define LPC_TESTS_COMMON_LPC_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -597,6 +598,61 @@ static inline int tst_read_lock_held(const char *path, off_t start, off_t len)
 	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) < 2, "the lock probe failed (0x%x)",
 		status);
 	return WEXITSTATUS(status);
+}
+
+/* Calls fn(tid, comm, arg) for each thread of this process now
+ * (/proc/self/task; a thread that exits meanwhile is skipped).  A joined
+ * thread may still be listed a moment after pthread_join returns (the
+ * kernel wakes the joiner before it reaps the task), and a new thread bears
+ * its creator's name until it is named (lpc_thread_spawn names it from the
+ * creating thread, after pthread_create): callers that count sample more
+ * than once (test_write_flusher). */
+static inline void tst_threads_each(void (*fn)(const char *tid, const char *comm, void *arg),
+				    void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	REQUIRE(d, "opendir /proc/self/task");
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *fp;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue; /* a thread that just exited */
+		if (fgets(comm, sizeof(comm), fp)) {
+			comm[strcspn(comm, "\n")] = 0;
+			fn(e->d_name, comm, arg);
+		}
+		fclose(fp);
+	}
+	closedir(d);
+}
+
+struct tst_named {
+	const char *name;
+	unsigned n;
+};
+
+static inline void tst_named_count(const char *tid, const char *comm, void *arg)
+{
+	struct tst_named *q = arg;
+
+	(void)tid;
+	q->n += !strcmp(comm, q->name);
+}
+
+/* The threads of this process named `name` now (one sample). */
+static inline unsigned tst_threads_named(const char *name)
+{
+	struct tst_named q = { .name = name };
+
+	tst_threads_each(tst_named_count, &q);
+	return q.n;
 }
 
 #endif /* LPC_TESTS_COMMON_LPC_TEST_H */

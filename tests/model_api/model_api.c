@@ -48,6 +48,12 @@
  *  - lpc_file_open of an open file returns the same lpc_file (A.5); with
  *    O_TRUNC it is -EBUSY; the last close returns 0 and leaves the kernel's
  *    file equal to the reference (it writes every dirty page back, J.6).
+ *  - lpc_page_alloc: 0 and a private page whose frame (aligned for
+ *    O_DIRECT) is the caller's alone: the bytes written into it right after
+ *    the call are still there after every later call, whatever the cache,
+ *    its flusher and its reclaimer did meanwhile, until its lpc_page_put;
+ *    no file's byte changes (every read is checked); lpc_page_mark_dirty of
+ *    it, locked, is -EINVAL and changes nothing.
  *  - lpc_stats (F.1, the only thread is quiet): lookups == hits + misses,
  *    frames constant, frames_free and dirty_pages at most frames, and the
  *    counts of this thread's calls exact (writes, fsyncs, invalidated,
@@ -73,6 +79,9 @@
  * WILLNEED) of its bytes change none of them.  Two readers read the whole file (lpc_pread,
  * lpc_page_read, lpc_pin) and accept for each byte any value its owner has
  * begun to write to it (a bitmap per byte, set before the pwrite), or 0.
+ * Each reader also keeps a private page (lpc_page_alloc, replaced now and
+ * then) whose bytes must stay what it wrote while the others miss, evict,
+ * write back and invalidate around it.
  *
  * Usage:
  *   model_api [--seed N] [--ops N] [--seq-len N] [--seconds S]
@@ -325,7 +334,7 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 enum opk {
 	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
 	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
-	OP_FADVISE, OP_WPIN, OP_BATCH, OP_STREAM, OP_N
+	OP_FADVISE, OP_WPIN, OP_BATCH, OP_STREAM, OP_PRIVATE, OP_N
 };
 
 static const unsigned op_weight[OP_N] = {
@@ -333,6 +342,7 @@ static const unsigned op_weight[OP_N] = {
 	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
 	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
 	[OP_STATS] = 2,	  [OP_FADVISE] = 5, [OP_WPIN] = 5, [OP_BATCH] = 4, [OP_STREAM] = 4,
+	[OP_PRIVATE] = 4,
 };
 
 /* One call: its kind, its file, and raw random parameters that the call
@@ -367,6 +377,7 @@ static void ops_make(struct op *ops, size_t n, uint64_t seed)
 
 #define MAX_HELD 64
 #define MAX_PINS 16
+#define MAX_PRIVATE 4
 
 struct mfile {
 	char path[600];
@@ -385,6 +396,12 @@ struct held {
 	bool cut; /* a truncate removed it from the cache */
 };
 
+/* A private page (lpc_page_alloc) and the salt of the bytes written into it. */
+struct privpg {
+	struct lpc_page *p;
+	uint64_t salt;
+};
+
 struct pingrp {
 	struct lpc_page *pages[MAX_HELD];
 	unsigned n;
@@ -401,6 +418,8 @@ struct run {
 	unsigned nh;
 	struct pingrp pins[MAX_PINS];
 	unsigned npins;
+	struct privpg priv[MAX_PRIVATE];
+	unsigned npriv;
 	unsigned budget, held_pages;
 	uint64_t writes, fsyncs, invalidated, pin_ok, pin_ok_nonempty, pages_pinned, wpin_dirtied;
 	unsigned char *buf, *buf2, *kbuf;
@@ -646,7 +665,48 @@ static bool close_all(struct run *r, struct mfile *m)
 	return check_kernel(r, m, "the last lpc_file_close");
 }
 
+/* Every private page still holds what its owner wrote into it. */
+static bool check_private(struct run *r, const char *after)
+{
+	for (unsigned i = 0; i < r->npriv; i++) {
+		const unsigned char *d = lpc_page_data(r->priv[i].p);
+
+		tst_file_bytes(r->priv[i].salt, 0, r->buf2, r->cfg->ps);
+		if (memcmp(d, r->buf2, r->cfg->ps)) {
+			size_t k = 0;
+
+			while (d[k] == r->buf2[k])
+				k++;
+			return fail(r, "after %s: private page #%u's byte %zu is 0x%02x, its owner "
+				    "wrote 0x%02x (the frame was reused while held)", after, i, k, d[k],
+				    r->buf2[k]);
+		}
+	}
+	return true;
+}
+
+static bool apply_one(struct run *r, const struct op *o);
+
+static const char *const op_name[OP_N] = {
+	[OP_PWRITE] = "lpc_pwrite", [OP_PREAD] = "lpc_pread", [OP_GET] = "lpc_page_get",
+	[OP_FIND] = "lpc_page_find", [OP_PUT] = "lpc_page_put", [OP_DIRTY] = "lpc_page_mark_dirty",
+	[OP_PAGE_READ] = "lpc_page_read", [OP_TRUNC] = "lpc_truncate", [OP_FSYNC] = "lpc_fsync",
+	[OP_INVAL] = "lpc_invalidate", [OP_PIN] = "lpc_pin", [OP_UNPIN] = "lpc_unpin",
+	[OP_REOPEN] = "a reopen", [OP_OPEN2] = "a second open", [OP_OPEN_TRUNC] = "an O_TRUNC open",
+	[OP_STATS] = "lpc_stats", [OP_FADVISE] = "lpc_fadvise", [OP_WPIN] = "a write pin",
+	[OP_BATCH] = "lpc_page_get_batch", [OP_STREAM] = "a read stream",
+	[OP_PRIVATE] = "lpc_page_alloc or its put",
+};
+
+/* One call, then the private pages' bytes checked. */
 static bool apply(struct run *r, const struct op *o)
+{
+	if (!apply_one(r, o))
+		return false;
+	return check_private(r, op_name[o->k]);
+}
+
+static bool apply_one(struct run *r, const struct op *o)
 {
 	const struct mcfg *cfg = r->cfg;
 	size_t ps = cfg->ps;
@@ -1228,6 +1288,48 @@ static bool apply(struct run *r, const struct op *o)
 			return check_bytes(r, m, index * ps, r->buf, want, "lpc_pread after lpc_fadvise");
 		}
 	}
+	case OP_PRIVATE: {
+		struct lpc_page *p = NULL;
+		void *d;
+
+		/* a put (of a random one) when b says so or no more may be held */
+		if (r->npriv && (o->b % 3 == 0 || r->npriv == MAX_PRIVATE ||
+				 r->held_pages >= r->budget)) {
+			unsigned i = (unsigned)(o->a % r->npriv);
+
+			say(r, "lpc_page_put(private #%u)\n", i);
+			lpc_page_put(r->priv[i].p);
+			r->priv[i] = r->priv[--r->npriv];
+			r->held_pages--;
+			return true;
+		}
+		if (r->npriv == MAX_PRIVATE || r->held_pages >= r->budget)
+			return true;
+		rc = lpc_page_alloc(r->c, &p);
+		say(r, "lpc_page_alloc = %d\n", rc);
+		if (rc != 0 || !p)
+			return fail(r, "lpc_page_alloc = %d with %u of %u frames held", rc,
+				    r->held_pages, cfg->frames);
+		d = lpc_page_data(p);
+		if (!d || (uintptr_t)d % 512) {
+			lpc_page_put(p);
+			return fail(r, "lpc_page_alloc: data %p, not aligned for O_DIRECT", d);
+		}
+		r->priv[r->npriv++] = (struct privpg){ .p = p, .salt = o->c | 1 };
+		r->held_pages++;
+		tst_file_bytes(o->c | 1, 0, d, ps);
+		if (o->b % 5 == 1) {
+			/* locked, so that only "private" can make it -EINVAL */
+			lpc_page_lock(p);
+			rc = lpc_page_mark_dirty(p);
+			lpc_page_unlock(p);
+			say(r, "lpc_page_mark_dirty(private, locked) = %d\n", rc);
+			if (rc != -EINVAL)
+				return fail(r, "lpc_page_mark_dirty of a private page = %d, want -EINVAL",
+					    rc);
+		}
+		return true;
+	}
 	case OP_STATS: {
 		struct lpc_stats s;
 
@@ -1337,6 +1439,8 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 	while (r->nh) {
 		lpc_page_put(r->h[--r->nh].p);
 	}
+	while (r->npriv)
+		lpc_page_put(r->priv[--r->npriv].p);
 	while (r->npins) {
 		struct pingrp *g = &r->pins[--r->npins];
 
@@ -1700,17 +1804,42 @@ static void *mt_reader(void *arg)
 	struct mtw *w = arg;
 	struct mt *mt = w->mt;
 	uint64_t s = mt->seed + 104729 * (w->id + 1);
-	unsigned char *buf = malloc(mt->span + 4 * mt->ps);
-	struct lpc_page *pages[4];
+	unsigned char *buf = malloc(mt->span + 4 * mt->ps), *want = malloc(mt->ps);
+	struct lpc_page *pages[4], *priv = NULL;
 	struct iovec iov[4];
+	uint64_t psalt = 0;
+	void *ret = NULL;
 
-	if (!buf)
+	if (!buf || !want) {
+		free(buf);
+		free(want);
 		return (void *)(intptr_t)mt_fail(w, "malloc");
+	}
 	while (!atomic_load(&mt->stop)) {
 		unsigned k = (unsigned)(tst_rnd(&s) % 4);
 		ssize_t n;
 		int rc;
 
+		/* The private page: still what this reader wrote; now and
+		 * then a new one. */
+		if (priv && memcmp(lpc_page_data(priv), want, mt->ps)) {
+			ret = (void *)(intptr_t)mt_fail(w, "reader %u: its private page changed while "
+							"held (the frame was handed out again)",
+							w->id);
+			break;
+		}
+		if (!priv || tst_rnd(&s) % 8 == 0) {
+			lpc_page_put(priv);
+			priv = NULL;
+			rc = lpc_page_alloc(mt->c, &priv);
+			if (rc != 0) {
+				ret = (void *)(intptr_t)mt_fail(w, "reader: lpc_page_alloc = %d", rc);
+				break;
+			}
+			psalt = tst_rnd(&s) | 1;
+			tst_file_bytes(psalt, 0, want, mt->ps);
+			memcpy(lpc_page_data(priv), want, mt->ps);
+		}
 		atomic_fetch_add_explicit(&mt->calls, 1, memory_order_relaxed);
 		if (k < 2) {
 			n = lpc_pread(mt->f, buf, mt->span + mt->ps, 0);
@@ -1781,8 +1910,10 @@ static void *mt_reader(void *arg)
 			lpc_unpin(pages, (unsigned)rc, LPC_PIN_READ);
 		}
 	}
+	lpc_page_put(priv);
+	free(want);
 	free(buf);
-	return NULL;
+	return ret;
 }
 
 /* W writers and two readers on one file for `seconds`.  Return: passed. */

@@ -25,7 +25,6 @@
  *            lpc-reclaim threads; after destroy no lpc thread, and liburcu's
  *            default worker is named MAIN_NAME
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -65,38 +64,26 @@ static bool all_blocked(const char *tid)
 	return all;
 }
 
+static void census_one(const char *tid, const char *comm, void *arg)
+{
+	struct census *c = arg;
+
+	c->threads++;
+	if (!strcmp(comm, MAIN_NAME)) {
+		c->named_main++;
+		c->main_all_blocked += all_blocked(tid);
+	}
+	if (!strncmp(comm, "lpc-", 4))
+		c->named_lpc++;
+	if (!strcmp(comm, "lpc-reclaim"))
+		c->named_reclaim++;
+}
+
 static struct census census(void)
 {
-	DIR *d = opendir("/proc/self/task");
 	struct census c = { 0 };
-	struct dirent *e;
 
-	REQUIRE(d, "opendir /proc/self/task");
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *fp;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		fp = fopen(path, "r");
-		if (!fp)
-			continue; /* a thread that just exited */
-		if (fgets(comm, sizeof(comm), fp)) {
-			comm[strcspn(comm, "\n")] = 0;
-			c.threads++;
-			if (!strcmp(comm, MAIN_NAME)) {
-				c.named_main++;
-				c.main_all_blocked += all_blocked(e->d_name);
-			}
-			if (!strncmp(comm, "lpc-", 4))
-				c.named_lpc++;
-			if (!strcmp(comm, "lpc-reclaim"))
-				c.named_reclaim++;
-		}
-		fclose(fp);
-	}
-	closedir(d);
+	tst_threads_each(census_one, &c);
 	return c;
 }
 

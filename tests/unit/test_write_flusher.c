@@ -16,39 +16,12 @@
  *            written back by age
  *   config   dirty_expire_ms above UINT32_MAX is -EINVAL, except NEVER
  */
-#include <dirent.h>
 #include <fcntl.h>
 
 #include "../common/write_test.h"
 
 #define PS 4096
 #define FRAMES 64
-
-/* Threads of this process named lpc-flusher, now. */
-static unsigned flushers_now(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	unsigned n = 0;
-
-	REQUIRE(d, "opendir /proc/self/task");
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *fp;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		fp = fopen(path, "r");
-		if (!fp)
-			continue; /* a thread that just exited */
-		if (fgets(comm, sizeof(comm), fp) && !strncmp(comm, "lpc-flusher", 11))
-			n++;
-		fclose(fp);
-	}
-	closedir(d);
-	return n;
-}
 
 /* Threads named lpc-flusher: the fewest seen over about 50 ms.  One sample
  * can count a thread too many: a joined thread stays in /proc/self/task a
@@ -60,13 +33,13 @@ static unsigned flushers_now(void)
  * one not joined is still seen in every sample. */
 static unsigned flushers(void)
 {
-	unsigned least = flushers_now();
+	unsigned least = tst_threads_named("lpc-flusher");
 
 	for (int i = 0; i < 10 && least > 0; i++) {
 		unsigned n;
 
 		tst_sleep_us(5000);
-		n = flushers_now();
+		n = tst_threads_named("lpc-flusher");
 		if (n < least)
 			least = n;
 	}

@@ -32,7 +32,6 @@
  *                 file and a busy destroy stops it: later writers above the
  *                 threshold still start it (bg_on not left set).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 
@@ -79,27 +78,7 @@ int __wrap_pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const 
 /* Threads of this process named lpc-flusher. */
 static int flushers(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d))) {
-		char p[300], comm[64] = "";
-		FILE *fp;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
-		fp = fopen(p, "r");
-		if (fp) {
-			if (fgets(comm, sizeof(comm), fp) && !strncmp(comm, "lpc-flusher", 11))
-				n++;
-			fclose(fp);
-		}
-	}
-	if (d)
-		closedir(d);
-	return n;
+	return (int)tst_threads_named("lpc-flusher");
 }
 
 static unsigned char page_byte(uint64_t tag, uint64_t i)
