@@ -30,7 +30,7 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 				return false;
 			}
 			lpc_yield_point(LPC_YP_B);
-			removed = lpc_radix_leaf_delete(leaf, index);		/* B */
+			removed = lpc_radix_leaf_delete(&f->tree, leaf, index);	/* B */
 			if (removed) {
 				lpc_page_mark_removed(p);
 				lpc_page_debug_removed(p); /* under the leaf lock: lookup.c */
@@ -125,11 +125,12 @@ enum inval_fast {
 
 /*
  * invalidate_one under the lock of p's leaf alone (radix.c FD1-FD3): A and
- * B as there, B only where lpc_radix_leaf_delete can (the leaf keeps
- * another entry, p carries no tag).  Context: `leaf` locked, live, covering
- * index; inside the read section that frees p.
+ * B as there, B only where lpc_radix_leaf_delete can (p carries no tag, and
+ * the leaf keeps another entry or is kept empty: radix.c KL1).  Context:
+ * `leaf` locked, live, covering index; inside the read section that frees p.
  */
-static enum inval_fast invalidate_one_fast(struct lpc_radix_node *leaf, struct lpc_page *p,
+static enum inval_fast invalidate_one_fast(struct lpc_radix_root *tree,
+					   struct lpc_radix_node *leaf, struct lpc_page *p,
 					   uint64_t index)
 {
 	const uint32_t busy = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
@@ -138,7 +139,7 @@ static enum inval_fast invalidate_one_fast(struct lpc_radix_node *leaf, struct l
 	if (lpc_radix_leaf_entry(leaf, index) != p || (lpc_page_flags(p) & busy))
 		return INV_SKIP;
 	/* Before the freeze: once frozen p must leave its slot in this hold. */
-	if (!lpc_radix_leaf_delete_ok(leaf, index))
+	if (!lpc_radix_leaf_delete_ok(tree, leaf, index))
 		return INV_SLOW;
 	if (!lpc_page_freeze(p, 1))					/* A */
 		return INV_SKIP;
@@ -147,7 +148,7 @@ static enum inval_fast invalidate_one_fast(struct lpc_radix_node *leaf, struct l
 		return INV_SKIP;
 	}
 	lpc_yield_point(LPC_YP_B);
-	lpc_radix_leaf_delete(leaf, index);				/* B */
+	lpc_radix_leaf_delete(tree, leaf, index);			/* B */
 	lpc_page_debug_removed(p); /* under the leaf lock: lookup.c */
 #if LPC_DEBUG
 	lpc_debug_frozen--; /* out of its slot */
@@ -214,8 +215,8 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 			/* Lockless mode: each page under its leaf's lock, held
 			 * across the gang's run of pages in that leaf; what
 			 * would change the tree's structure (a leaf's last
-			 * entry, a tagged one) or finds no live leaf waits for
-			 * the index lock below. */
+			 * entry past the kept leaves' bound, a tagged one) or
+			 * finds no live leaf waits for the index lock below. */
 			for (i = 0; i < n && idx[i] <= last; i++) {
 				struct lpc_radix_node *leaf = NULL;
 				uint64_t key = idx[i] >> LPC_RADIX_SHIFT;
@@ -227,8 +228,9 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 				}
 				leaf = lpc_radix_leaf_lock(&f->tree, idx[i]);
 				for (; j < n && idx[j] <= last && idx[j] >> LPC_RADIX_SHIFT == key; j++) {
-					enum inval_fast r = leaf ? invalidate_one_fast(leaf, pages[j], idx[j])
-								 : INV_SLOW;
+					enum inval_fast r =
+						leaf ? invalidate_one_fast(&f->tree, leaf, pages[j], idx[j])
+						     : INV_SLOW;
 
 					if (r == INV_SLOW)
 						slow[ns++] = j;

@@ -112,10 +112,12 @@
  *   FD1 As FI1-FI3: the leaf, locked and not DEAD, or NULL (go slow).  The
  *       caller reads the slot (lpc_radix_leaf_entry) and decides under the
  *       lock: nobody else writes the leaf's slots while it holds it.
- *   FD2 Refuse (false, nothing done) if the leaf's count is 1 (N3 would have
- *       to unlink it) or the slot carries a tag (N1 might have to clear a
- *       parent's bit): both are structural, under the index lock.  Otherwise
- *       store NULL in the slot (relaxed, as N2), count - 1.
+ *   FD2 Refuse (false, nothing done) if the slot carries a tag (N1 might
+ *       have to clear a parent's bit) or the leaf's count is 1 and the tree
+ *       keeps LPC_RADIX_KEEP empty leaves already (N3 would have to unlink
+ *       it): both are structural, under the index lock.  Otherwise store
+ *       NULL in the slot (relaxed, as N2), count - 1; a count that reaches 0
+ *       keeps the leaf (KL1).
  *   FD3 Unlock (release).
  *  Why no structural change can be missed: a structural writer changes only
  *  inner nodes and the root (which fast writers never write), and any leaf
@@ -136,6 +138,34 @@
  *    its entry into a leaf that N3 then unlinks (spin: BUG_DEAD_LATE).
  *  Lookups are unaffected: a slot is still published with one release store
  *  and emptied with one NULL store, whoever makes it.
+ *
+ * Kept leaves (KL1-KL3; root->kept).  Before, FD2 refused a leaf's last
+ *  entry, so lpc_invalidate of a range (seed 002's loop: invalidate 4 MiB,
+ *  read it again) deleted each leaf's last page under the index lock (N3
+ *  unlinks the leaf, call_rcu frees it), and the reads that came back made
+ *  it again under the index lock (I1-I3, a malloc): per 64 pages, two
+ *  takes of the lock that two threads' misses on one file share, and a
+ *  free whose call_rcu worker's grace period IPIs every other CPU.  Now:
+ *   KL1 FD2 may take a leaf's last entry while root->kept is below
+ *       LPC_RADIX_KEEP (relaxed load: a bound, not a count that must be
+ *       exact); the hold that makes the count 0 adds one to kept and
+ *       leaves the leaf linked, and not DEAD.
+ *   KL2 The hold that puts an entry into a leaf whose count is 0 (FI4, or
+ *       I3 into the leaf I1 found) takes one from kept.
+ *   KL3 lpc_radix_destroy sets kept to 0 with the nodes.
+ *  Rule RADIX-KEPT (debug builds, at destroy, where nobody else writes the
+ *  tree): kept is the number of linked leaves whose count is 0.  Why no
+ *  entry is lost: a kept leaf is live (not DEAD) and stays linked, since
+ *  only N2-N3 unlink a leaf and N2 needs an entry to delete; so a fast
+ *  insert that reaches it (FI3) writes into the tree, a slow one (I1) finds
+ *  it and fills it, and a fast delete of its other slots never happens (it
+ *  has none).  It counts as a used slot of its parent, so N3 frees no node
+ *  above it and N4 shrinks no level it needs: the height stays canonical
+ *  in the sense above (the root's used slots), the path is just longer
+ *  lived.  Checked in tests/model/leaf_lock.pml (a kept leaf refilled by
+ *  either insert; broken variants: the keep counted nowhere,
+ *  BUG_KEPT_UNCOUNTED; the kept leaf marked DEAD as N2 marks an emptied
+ *  one, BUG_KEPT_DEAD).
  *
  * The interleavings with a lockless reader, and why each is safe
  *  - Grow (I3) against reader step 1.  A reader that loaded the old root walks
@@ -279,6 +309,13 @@ static void radix_leaf_unlock_raw(struct lpc_radix_node *leaf)
 	atomic_store_explicit(&leaf->lock, v & ~RADIX_LEAF_LOCKED, memory_order_release);
 }
 
+/* KL2: a kept leaf gets an entry again.  Context: leaf locked, live. */
+static inline void radix_kept_refill(struct lpc_radix_root *root, struct lpc_radix_node *leaf)
+{
+	if (!radix_count(leaf))
+		atomic_fetch_sub_explicit(&root->kept, 1, memory_order_relaxed);
+}
+
 static struct lpc_radix_node *radix_node_alloc(void)
 {
 	void *p;
@@ -309,6 +346,7 @@ void lpc_radix_init(struct lpc_radix_root *root)
 {
 	atomic_init(&root->rnode, NULL);
 	atomic_store_explicit(&root->nodes, 0, memory_order_relaxed);
+	atomic_store_explicit(&root->kept, 0, memory_order_relaxed);
 }
 
 static void radix_destroy_node(struct lpc_radix_root *root, struct lpc_radix_node *node)
@@ -328,6 +366,26 @@ static void radix_destroy_node(struct lpc_radix_root *root, struct lpc_radix_nod
 	radix_node_free(root, node);
 }
 
+#if LPC_DEBUG
+/* Rule RADIX-KEPT's count: the linked leaves whose count is 0. */
+static uint64_t radix_count_kept(const struct lpc_radix_node *node)
+{
+	uint64_t n = 0;
+
+	if (!node->shift)
+		return !atomic_load_explicit(&((struct lpc_radix_node *)node)->count,
+					     memory_order_relaxed);
+	for (unsigned i = 0; i < LPC_RADIX_SLOTS; i++) {
+		const struct lpc_radix_node *child = atomic_load_explicit(
+			&((struct lpc_radix_node *)node)->slots[i], memory_order_relaxed);
+
+		if (child)
+			n += radix_count_kept(child);
+	}
+	return n;
+}
+#endif
+
 void lpc_radix_destroy(struct lpc_radix_root *root)
 {
 	struct lpc_radix_node *node =
@@ -335,9 +393,20 @@ void lpc_radix_destroy(struct lpc_radix_root *root)
 
 	if (!node)
 		return;
+#if LPC_DEBUG
+	{
+		uint64_t empty = radix_count_kept(node);
+		uint32_t kept = atomic_load_explicit(&root->kept, memory_order_relaxed);
+
+		lpc_debug_check(empty == kept, "RADIX-KEPT", NULL,
+				"tree %p: %llu empty leaves linked, kept %u", (void *)root,
+				(unsigned long long)empty, kept);
+	}
+#endif
 	atomic_store_explicit(&root->rnode, NULL, memory_order_relaxed);
 	/* Readers still in a section walk the old nodes: slots left as they are. */
 	radix_destroy_node(root, node);
+	atomic_store_explicit(&root->kept, 0, memory_order_relaxed);	/* KL3 */
 }
 
 /*
@@ -494,6 +563,7 @@ int lpc_radix_insert(struct lpc_radix_root *root, uint64_t index, void *entry)
 			radix_leaf_unlock_raw(parent);
 			return -EEXIST;
 		}
+		radix_kept_refill(root, parent);			/* KL2 */
 		radix_count_add(parent, 1);
 		atomic_store_explicit(&parent->slots[off], entry,
 				      memory_order_release);
@@ -687,6 +757,7 @@ int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *ent
 		radix_leaf_unlock_raw(leaf);
 		return -EEXIST;
 	}
+	radix_kept_refill(root, leaf);					/* KL2 */
 	radix_count_add(leaf, 1);					/* FI4 */
 	atomic_store_explicit(slot, entry, memory_order_release);
 	radix_leaf_unlock_raw(leaf);
@@ -713,12 +784,15 @@ void lpc_radix_leaf_unlock(struct lpc_radix_node *leaf)
 	radix_leaf_unlock_raw(leaf);					/* FD3 */
 }
 
-bool lpc_radix_leaf_delete_ok(const struct lpc_radix_node *leaf, uint64_t index)
+bool lpc_radix_leaf_delete_ok(const struct lpc_radix_root *root,
+			      const struct lpc_radix_node *leaf, uint64_t index)
 {
 	struct lpc_radix_node *l = (struct lpc_radix_node *)leaf;
 	unsigned off = radix_offset(index, 0);
 
-	if (radix_count(l) <= 1)					/* FD2 */
+	if (radix_count(l) == 1 &&					/* FD2 */
+	    atomic_load_explicit(&((struct lpc_radix_root *)root)->kept, memory_order_relaxed) >=
+		    LPC_RADIX_KEEP)
 		return false;
 	for (unsigned i = 0; i < LPC_RADIX_NTAGS; i++)
 		if (atomic_load_explicit(&l->tags[i], memory_order_relaxed) >> off & 1)
@@ -726,17 +800,22 @@ bool lpc_radix_leaf_delete_ok(const struct lpc_radix_node *leaf, uint64_t index)
 	return true;
 }
 
-bool lpc_radix_leaf_delete(struct lpc_radix_node *leaf, uint64_t index)
+bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
+			   uint64_t index)
 {
 	unsigned off = radix_offset(index, 0);
 
 	lpc_debug_check(atomic_load_explicit(&leaf->slots[off], memory_order_relaxed),
 			"RADIX-ENTRY", NULL, "fast delete of an empty slot");
-	if (!lpc_radix_leaf_delete_ok(leaf, index))
+	if (!lpc_radix_leaf_delete_ok(root, leaf, index))
 		return false;
 	atomic_store_explicit(&leaf->slots[off], NULL, memory_order_relaxed);
 #ifndef LPC_RADIX_BREAK_LEAF_COUNT /* tests/debug: RADIX-LEAF-COUNT shown to fire */
 	radix_count_add(leaf, -1);
+#endif
+#ifndef LPC_RADIX_BREAK_KEPT /* tests/debug: RADIX-KEPT shown to fire */
+	if (!radix_count(leaf))						/* KL1 */
+		atomic_fetch_add_explicit(&root->kept, 1, memory_order_relaxed);
 #endif
 	return true;
 }

@@ -21,7 +21,8 @@
  *    which hold no index lock, run beside each other and beside a
  *    structural writer: they write only the one leaf they locked, and only
  *    where that changes nothing above it (a slot filled in a live leaf; a
- *    slot emptied, untagged, in a leaf that stays non-empty).  Anything else
+ *    slot emptied, untagged, in a leaf that stays linked: one that keeps
+ *    another entry, or is kept empty, below).  Anything else
  *    they refuse, and the caller takes the index lock.  A caller that holds
  *    the index lock therefore no longer sees the leaves' slots frozen: an
  *    entry may appear in an empty slot of an existing leaf, or leave one,
@@ -41,7 +42,16 @@
  *    waits for those frees.
 
  * Memory: a tree has no allocation while empty.  The height grows on insert
- * and shrinks on delete when only slot 0 of the root is used.
+ * and shrinks on delete when only slot 0 of the root is used.  A fast delete
+ * of a leaf's last entry leaves the leaf linked and empty (kept) while the
+ * tree keeps fewer than LPC_RADIX_KEEP such leaves, so that the pages that
+ * come back after an invalidate (seed 002's loop, a re-read) go into it
+ * with a fast insert, with no allocation, no index lock and no call_rcu
+ * (whose grace periods, on a VM, are membarrier IPIs to every other CPU);
+ * beyond that it refuses, and the slow delete unlinks the leaf as before.
+ * So a tree holds at most LPC_RADIX_KEEP empty leaves (plus one per thread
+ * deleting at that moment: the bound is read before the delete), with
+ * their inner nodes, until they fill again or the tree is destroyed.
  */
 #ifndef LPC_INDEX_RADIX_H
 #define LPC_INDEX_RADIX_H
@@ -58,6 +68,9 @@
 #endif
 #define LPC_RADIX_SLOTS (1u << LPC_RADIX_SHIFT)
 #define LPC_RADIX_MASK ((uint64_t)LPC_RADIX_SLOTS - 1)
+/* Empty leaves a tree keeps linked (radix.c "Kept leaves"): 64 leaves of
+ * 4 KiB pages index 16 MiB, for about 36 KiB of nodes. */
+#define LPC_RADIX_KEEP 64u
 
 enum lpc_radix_tag {
 	LPC_TAG_DIRTY = 0,
@@ -93,6 +106,10 @@ struct lpc_radix_root {
 	/* Nodes allocated and not yet freed: written by writers (relaxed load
 	 * and store under their lock), read without it as a gauge. */
 	_Atomic uint64_t nodes;
+	/* Empty leaves left linked by a fast delete (radix.c KL1-KL3): changed
+	 * under the leaf's lock by the hold that empties or refills one
+	 * (relaxed RMW: leaves' locks are many), read as the bound. */
+	_Atomic uint32_t kept;
 };
 
 /* Context: any; the tree is empty and allocates nothing. */
@@ -248,8 +265,8 @@ int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *ent
  * caller goes the slow way).  While it holds the lock, the leaf's slots
  * change under nobody else: lpc_radix_leaf_entry reads one, and
  * lpc_radix_leaf_delete empties it if that needs no structural change (the
- * leaf keeps another entry, the slot carries no tag): false, nothing done,
- * otherwise.  Context: RCU read section from lock to unlock (the leaf may be
+ * slot carries no tag, and the leaf keeps another entry or may be kept
+ * empty: KL1): false, nothing done, otherwise.  Context: RCU read section from lock to unlock (the leaf may be
  * detached the moment it is unlocked), or the index lock (nothing detaches
  * a leaf without it); no leaf lock held already.
  */
@@ -260,10 +277,13 @@ static inline void *lpc_radix_leaf_entry(const struct lpc_radix_node *leaf, uint
 	return atomic_load_explicit(&((struct lpc_radix_node *)leaf)->slots[index & LPC_RADIX_MASK],
 				    memory_order_relaxed);
 }
-bool lpc_radix_leaf_delete(struct lpc_radix_node *leaf, uint64_t index);
+bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
+			   uint64_t index);
 /* Whether lpc_radix_leaf_delete would delete the (used) slot of index now:
- * it stays so while the caller holds the leaf lock. */
-bool lpc_radix_leaf_delete_ok(const struct lpc_radix_node *leaf, uint64_t index);
+ * it stays so while the caller holds the leaf lock (another thread's kept
+ * leaf may pass the bound meanwhile: the bound is loose by that much). */
+bool lpc_radix_leaf_delete_ok(const struct lpc_radix_root *root,
+			      const struct lpc_radix_node *leaf, uint64_t index);
 
 /*
  * Waits until no writer holds the lock of the leaf that `slot` (an address

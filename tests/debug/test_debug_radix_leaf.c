@@ -49,7 +49,7 @@ int main(void)
 		    lpc_radix_insert_fast(&root, 1001, entry + 8) != 0)
 			_exit(3);
 		leaf = lpc_radix_leaf_lock(&root, 1001);
-		if (!leaf || !lpc_radix_leaf_delete(leaf, 1001))
+		if (!leaf || !lpc_radix_leaf_delete(&root, leaf, 1001))
 			_exit(4);
 		lpc_radix_leaf_unlock(leaf);
 		fprintf(stderr, "the rule did not fire\n");

@@ -18,15 +18,20 @@
  *              index lock): leaf lock, N2 (slot NULL, count - 1; count 0:
  *              DEAD in the same hold), unlock, N3 (unlink when emptied).
  *   fdeleter   deletes C the fast way (lpc_radix_leaf_lock: FD1; DEAD:
- *              slow; FD2 refuses the leaf's last entry: slow, as deleter).
+ *              slow).  FD2 takes the leaf's last entry too while the tree
+ *              keeps fewer empty leaves than its bound (KL1: the leaf stays
+ *              linked and live, kept + 1); at the bound it refuses, and
+ *              deletes slowly, as deleter (either, nondeterministically).
  *   inserter   inserts B (index 1) the fast way (FI1 walk, FI2 lock, FI3
  *              DEAD: slow, FI4 publish), slow under the index lock when
  *              refused: the existing leaf under its lock, or a new leaf 2
- *              published whole with one store to `link`.
+ *              published whole with one store to `link`.  Either insert
+ *              into a leaf whose count is 0 takes one from kept (KL2).
  *   reader     once the insert has returned, walks from `link` and must
  *              find B (a lost insert is a reader's miss for ever).
- * At the end: the tree holds exactly B, in a live leaf whose count is 1;
- * and no leaf was written once unlinked (ghost `gone`).
+ * At the end: the tree holds exactly B, in a live leaf whose count is 1,
+ * kept is 0 (no linked leaf is empty); and no leaf was written once
+ * unlinked (ghost `gone`).
  *
  * Broken variants, each caught:
  *   BUG_NO_DEAD_CHECK  FI3 without the DEAD check: B goes into the leaf the
@@ -34,9 +39,14 @@
  *   BUG_DEAD_LATE      DEAD set in a later hold than the one that emptied
  *                      the leaf (after the unlink): an insert between the
  *                      two holds is lost with the leaf.
- *   BUG_FD_LAST        FD2 deletes the leaf's last entry too: the leaf is
- *                      left empty, live and linked, which only N3 may
- *                      handle (it unlinks it): caught at FD3.
+ *   BUG_KEPT_UNCOUNTED KL1 keeps the leaf without counting it: the insert
+ *                      that refills it takes kept below 0 (caught at the
+ *                      end: kept is not 0).
+ *   BUG_KEPT_DEAD      KL1 marks the kept leaf DEAD, as N2 marks the leaf
+ *                      it empties, but nothing unlinks it (only N3 does,
+ *                      after a slow delete): the insert, refused at FI3,
+ *                      finds the dead leaf still linked (caught in the slow
+ *                      insert).
  *
  * Abstractions: a lock is an atomic test-and-set; a hold is the steps
  * between its lock and unlock (the other processes interleave with them
@@ -60,6 +70,7 @@ bool gone[NLEAF]; /* ghost: unlinked */
 byte link = 1;
 bool tlock;
 bool inserted; /* the insert returned */
+byte kept;     /* root->kept: empty leaves left linked (KL1-KL2) */
 byte done;
 
 inline lock(l) { atomic { !lk[l] -> lk[l] = true } }
@@ -128,19 +139,24 @@ proctype fdeleter()
 		:: else
 		fi;
 		assert(slot[l * 3 + 2] == C); /* live: its slot is the tree's */
-#ifdef BUG_FD_LAST
-		if
-		:: true ->
-#else
 		if
 		:: cnt[l] > 1 ->				/* FD2 */
-#endif
 			write_slot(l, 2, 0);
 			cnt[l]--;
-			assert(cnt[l] > 0 || dead[l]); /* an empty live leaf is N3's */
 			unlock(l);				/* FD3 */
 			goto out
-		:: else -> unlock(l); goto slow
+		:: cnt[l] == 1 ->				/* FD2, KL1: kept */
+			write_slot(l, 2, 0);
+			cnt[l]--;
+#ifndef BUG_KEPT_UNCOUNTED
+			kept++;
+#endif
+#ifdef BUG_KEPT_DEAD
+			dead[l] = true;
+#endif
+			unlock(l);				/* FD3 */
+			goto out
+		:: cnt[l] == 1 -> unlock(l); goto slow	/* FD2: the bound reached */
 		fi
 	:: else
 	fi;
@@ -165,6 +181,10 @@ proctype inserter()
 		fi;
 #endif
 		assert(slot[l * 3 + 1] == 0);
+		if
+		:: cnt[l] == 0 -> kept--			/* KL2 */
+		:: else
+		fi;
 		cnt[l]++;					/* FI4 */
 		slot[l * 3 + 1] = B; /* (write_slot, but the bug must reach the end) */
 		unlock(l);
@@ -179,6 +199,10 @@ slow:
 		lock(l);
 		assert(!dead[l]);
 		write_slot(l, 1, B);
+		if
+		:: cnt[l] == 0 -> kept--			/* KL2 */
+		:: else
+		fi;
 		cnt[l]++;
 		unlock(l)
 	:: else ->
@@ -218,5 +242,6 @@ init
 	/* The tree holds exactly B, in a live, linked leaf counted right. */
 	assert(link != 0 && !dead[link] && !gone[link]);
 	assert(slot[link * 3 + 0] == 0 && slot[link * 3 + 1] == B && slot[link * 3 + 2] == 0);
-	assert(cnt[link] == 1)
+	assert(cnt[link] == 1);
+	assert(kept == 0)
 }

@@ -11,6 +11,12 @@
  *  enomem:  posix_memalign is interposed and fails the Nth call: every
  *           failing insert must return -ENOMEM and leave the tree unchanged.
  *  destroy: lpc_radix_destroy on full trees (LeakSanitizer checks the frees).
+ *  kept:    a fast delete of a leaf's last entry keeps the leaf (KL1): no
+ *           node freed, root->kept counts it, a fast insert refills it with
+ *           no node made (KL2); past LPC_RADIX_KEEP kept leaves it refuses,
+ *           and the slow delete frees the leaf; destroy sets kept to 0.
+ *  Everywhere: root->kept equals the linked leaves whose count is 0, and a
+ *  tree with no entry holds no node but kept leaves and their paths.
  *  dead:    (LPC_DEBUG builds: a yield hook) a fast insert whose leaf dies
  *           between its walk and its lock refuses it (FI3).
  *  concurrent: writers insert and delete entries that encode their index
@@ -191,6 +197,30 @@ static uint64_t pick_index(uint64_t *r, const struct model *m)
 }
 
 /* The whole tree equals the model: count, gang, gang_tag, tagged. */
+/* The linked leaves whose count is 0 (KL1-KL2's kept leaves).  Context:
+ * no writer runs. */
+static uint64_t kept_below(const struct lpc_radix_node *node)
+{
+	uint64_t n = 0;
+
+	if (!node->shift)
+		return !atomic_load(&((struct lpc_radix_node *)node)->count);
+	for (unsigned i = 0; i < LPC_RADIX_SLOTS; i++) {
+		const struct lpc_radix_node *c = atomic_load(&((struct lpc_radix_node *)node)->slots[i]);
+
+		if (c)
+			n += kept_below(c);
+	}
+	return n;
+}
+
+static uint64_t kept_leaves(const struct lpc_radix_root *root)
+{
+	const struct lpc_radix_node *top = atomic_load(&((struct lpc_radix_root *)root)->rnode);
+
+	return top ? kept_below(top) : 0;
+}
+
 static int check_all(struct lpc_radix_root *root, const struct model *m)
 {
 	size_t cap = m->n + 8;
@@ -236,7 +266,12 @@ static int check_all(struct lpc_radix_root *root, const struct model *m)
 			goto out;
 		}
 	}
-	if (!m->n && atomic_load(&root->rnode)) {
+	if (kept_leaves(root) != atomic_load(&root->kept)) {
+		fprintf(stderr, "FAIL check_all: %" PRIu64 " empty leaves, kept %u (seed %" PRIu64
+			")\n", kept_leaves(root), atomic_load(&root->kept), seed);
+		goto out;
+	}
+	if (!m->n && atomic_load(&root->rnode) && !atomic_load(&root->kept)) {
 		fprintf(stderr, "FAIL check_all: empty tree keeps a node (seed %" PRIu64 ")\n",
 			seed);
 		goto out;
@@ -283,7 +318,7 @@ static int random_op(struct lpc_radix_root *root, struct model *m, uint64_t *r,
 
 		/* Half through the fast delete where it can. */
 		if (leaf && me && lpc_radix_leaf_entry(leaf, index) == me->entry &&
-		    lpc_radix_leaf_delete(leaf, index)) {
+		    lpc_radix_leaf_delete(root, leaf, index)) {
 			lpc_radix_leaf_unlock(leaf);
 			model_del(m, me);
 			CHECK(!lpc_radix_lookup(root, index, NULL), "fast delete %" PRIx64, index);
@@ -666,7 +701,7 @@ static void conc_fast_delete(struct desc *d, bool tagged)
 		if (lpc_radix_leaf_entry(leaf, d->index) != d)
 			conc_fail("fast delete: entry not in its live leaf", d->index);
 		else
-			done = lpc_radix_leaf_delete(leaf, d->index);
+			done = lpc_radix_leaf_delete(&conc_root, leaf, d->index);
 		if (done && tagged)
 			conc_fail("fast delete of a tagged entry", d->index);
 		lpc_radix_leaf_unlock(leaf);
@@ -844,7 +879,11 @@ static int test_concurrent(void)
 		CHECK(lpc_radix_delete(&conc_root, v[k]) == &conc_desc[k],
 		      "final delete %" PRIx64, v[k]);
 	}
-	CHECK(!atomic_load(&conc_root.rnode), "drained tree keeps a node");
+	CHECK(kept_leaves(&conc_root) == atomic_load(&conc_root.kept),
+	      "%" PRIu64 " empty leaves, kept %u", kept_leaves(&conc_root),
+	      atomic_load(&conc_root.kept));
+	CHECK(!atomic_load(&conc_root.rnode) || atomic_load(&conc_root.kept),
+	      "drained tree keeps a node that is no kept leaf's");
 	printf("concurrent: %u writers, %u readers, %ld writes, %ld root changes, "
 	       "%ld reads (%ld hits)\n",
 	       nw, nr, atomic_load(&conc_writes), atomic_load(&conc_roots),
@@ -931,6 +970,88 @@ static void run(const char *name, int (*fn)(void))
 	fflush(stdout);
 }
 
+/* Fast-deletes index (its leaf locked inside a read section).  Return:
+ * whether the fast delete took it. */
+static bool fast_del(struct lpc_radix_root *root, uint64_t index)
+{
+	struct lpc_radix_node *leaf;
+	bool done = false;
+
+	lpc_rcu_read_lock();
+	leaf = lpc_radix_leaf_lock(root, index);
+	if (leaf) {
+		done = lpc_radix_leaf_delete(root, leaf, index);
+		lpc_radix_leaf_unlock(leaf);
+	}
+	lpc_rcu_read_unlock();
+	return done;
+}
+
+static int test_kept(void)
+{
+	struct lpc_radix_root root;
+	uint64_t nodes, base;
+	int rc;
+
+	lpc_radix_init(&root);
+	/* One leaf of entries, all deleted the fast way: the last one keeps
+	 * the leaf (KL1), which a fast insert then fills with no node made. */
+	for (uint64_t i = 0; i < LPC_RADIX_SLOTS; i++)
+		CHECK(lpc_radix_insert(&root, 1000 * LPC_RADIX_SLOTS + i,
+					 make_entry(1000 * LPC_RADIX_SLOTS + i, 1)) == 0, "insert");
+	nodes = atomic_load(&root.nodes);
+	for (uint64_t i = 0; i < LPC_RADIX_SLOTS; i++)
+		CHECK(fast_del(&root, 1000 * LPC_RADIX_SLOTS + i), "fast delete of slot %" PRIu64, i);
+	CHECK(atomic_load(&root.kept) == 1 && kept_leaves(&root) == 1,
+	      "kept %u, %" PRIu64 " empty leaves, want 1", atomic_load(&root.kept), kept_leaves(&root));
+	CHECK(atomic_load(&root.nodes) == nodes && atomic_load(&root.rnode),
+	      "the emptied leaf was freed: nodes %" PRIu64 " of %" PRIu64,
+	      atomic_load(&root.nodes), nodes);
+	CHECK(lpc_radix_count(&root) == 0, "entries left: %" PRIu64, lpc_radix_count(&root));
+	CHECK(!lpc_radix_lookup(&root, 1000 * LPC_RADIX_SLOTS + 0, NULL), "a deleted entry found");
+	lpc_rcu_read_lock();
+	rc = lpc_radix_insert_fast(&root, 1000 * LPC_RADIX_SLOTS + 1,
+				   make_entry(1000 * LPC_RADIX_SLOTS + 1, 2));
+	lpc_rcu_read_unlock();
+	CHECK(rc == 0, "fast insert into the kept leaf: %d", rc);
+	CHECK(atomic_load(&root.kept) == 0 && atomic_load(&root.nodes) == nodes,
+	      "after the refill: kept %u, nodes %" PRIu64 " (want 0, %" PRIu64 ")",
+	      atomic_load(&root.kept), atomic_load(&root.nodes), nodes);
+	CHECK(fast_del(&root, 1000 * LPC_RADIX_SLOTS + 1), "fast delete after the refill");
+	/* The slow insert into a kept leaf refills it too (KL2 at I3). */
+	CHECK(lpc_radix_insert(&root, 1000 * LPC_RADIX_SLOTS + 1,
+				 make_entry(1000 * LPC_RADIX_SLOTS + 1, 3)) == 0, "slow insert");
+	CHECK(atomic_load(&root.kept) == 0 && atomic_load(&root.nodes) == nodes,
+	      "slow refill: kept %u, nodes %" PRIu64, atomic_load(&root.kept),
+	      atomic_load(&root.nodes));
+	CHECK(lpc_radix_delete(&root, 1000 * LPC_RADIX_SLOTS + 1) != NULL, "slow delete");
+	CHECK(!atomic_load(&root.rnode) && atomic_load(&root.kept) == 0,
+	      "a slow delete of a leaf's last entry unlinks it as before");
+	/* LPC_RADIX_KEEP leaves kept, then the next one's last entry refused:
+	 * the slow delete frees it. */
+	base = 5000 * LPC_RADIX_SLOTS;
+	for (uint64_t l = 0; l <= LPC_RADIX_KEEP; l++)
+		CHECK(lpc_radix_insert(&root, base + l * LPC_RADIX_SLOTS, make_entry(base + l, 4)) == 0,
+			"insert");
+	for (uint64_t l = 0; l < LPC_RADIX_KEEP; l++)
+		CHECK(fast_del(&root, base + l * LPC_RADIX_SLOTS), "kept leaf %" PRIu64, l);
+	CHECK(atomic_load(&root.kept) == LPC_RADIX_KEEP, "kept %u, want %u",
+	      atomic_load(&root.kept), LPC_RADIX_KEEP);
+	nodes = atomic_load(&root.nodes);
+	CHECK(!fast_del(&root, base + LPC_RADIX_KEEP * LPC_RADIX_SLOTS),
+	      "a leaf kept past LPC_RADIX_KEEP");
+	CHECK(lpc_radix_delete(&root, base + LPC_RADIX_KEEP * LPC_RADIX_SLOTS) != NULL,
+	      "slow delete past the bound");
+	CHECK(atomic_load(&root.nodes) < nodes && atomic_load(&root.kept) == LPC_RADIX_KEEP &&
+		      kept_leaves(&root) == LPC_RADIX_KEEP,
+	      "past the bound: nodes %" PRIu64 " of %" PRIu64 ", kept %u, %" PRIu64 " empty",
+	      atomic_load(&root.nodes), nodes, atomic_load(&root.kept), kept_leaves(&root));
+	lpc_radix_destroy(&root);
+	CHECK(atomic_load(&root.kept) == 0 && !atomic_load(&root.rnode), "destroy: kept %u",
+	      atomic_load(&root.kept));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec now;
@@ -957,6 +1078,7 @@ int main(int argc, char **argv)
 	run("random", test_random);
 	run("enomem", test_enomem);
 	run("destroy", test_destroy);
+	run("kept", test_kept);
 #if LPC_DEBUG
 	run("dead", test_dead_leaf);
 #endif
