@@ -148,7 +148,7 @@ static enum inval_fast invalidate_one_fast(struct lpc_radix_root *tree,
 		return INV_SKIP;
 	}
 	lpc_yield_point(LPC_YP_B);
-	lpc_radix_leaf_delete(tree, leaf, index);			/* B */
+	lpc_radix_leaf_take(tree, leaf, index);				/* B */
 	lpc_page_debug_removed(p); /* under the leaf lock: lookup.c */
 #if LPC_DEBUG
 	lpc_debug_frozen--; /* out of its slot */

@@ -149,7 +149,11 @@
  *   KL1 FD2 may take a leaf's last entry while root->kept is below
  *       LPC_RADIX_KEEP (relaxed load: a bound, not a count that must be
  *       exact); the hold that makes the count 0 adds one to kept and
- *       leaves the leaf linked, and not DEAD.
+ *       leaves the leaf linked, and not DEAD.  FD2's answer is read once
+ *       (lpc_radix_leaf_delete_ok) and acted on without a second look
+ *       (lpc_radix_leaf_take): another leaf's KL1 may reach the bound in
+ *       between, and a take that then refused would leave a page its
+ *       caller froze and freed in the slot (revkl's kl_inval_uaf).
  *   KL2 The hold that puts an entry into a leaf whose count is 0 (FI4, or
  *       I3 into the leaf I1 found) takes one from kept.
  *   KL3 lpc_radix_destroy sets kept to 0 with the nodes.
@@ -800,15 +804,13 @@ bool lpc_radix_leaf_delete_ok(const struct lpc_radix_root *root,
 	return true;
 }
 
-bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
-			   uint64_t index)
+void lpc_radix_leaf_take(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
+			 uint64_t index)
 {
 	unsigned off = radix_offset(index, 0);
 
 	lpc_debug_check(atomic_load_explicit(&leaf->slots[off], memory_order_relaxed),
 			"RADIX-ENTRY", NULL, "fast delete of an empty slot");
-	if (!lpc_radix_leaf_delete_ok(root, leaf, index))
-		return false;
 	atomic_store_explicit(&leaf->slots[off], NULL, memory_order_relaxed);
 #ifndef LPC_RADIX_BREAK_LEAF_COUNT /* tests/debug: RADIX-LEAF-COUNT shown to fire */
 	radix_count_add(leaf, -1);
@@ -817,6 +819,14 @@ bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *l
 	if (!radix_count(leaf))						/* KL1 */
 		atomic_fetch_add_explicit(&root->kept, 1, memory_order_relaxed);
 #endif
+}
+
+bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
+			   uint64_t index)
+{
+	if (!lpc_radix_leaf_delete_ok(root, leaf, index))
+		return false;
+	lpc_radix_leaf_take(root, leaf, index);
 	return true;
 }
 

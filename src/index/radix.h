@@ -51,7 +51,8 @@
  * beyond that it refuses, and the slow delete unlinks the leaf as before.
  * So a tree holds at most LPC_RADIX_KEEP empty leaves (plus one per thread
  * deleting at that moment: the bound is read before the delete), with
- * their inner nodes, until they fill again or the tree is destroyed.
+ * the inner nodes above them, until they fill again or the tree is
+ * destroyed: an empty tree has no allocation unless it keeps leaves.
  */
 #ifndef LPC_INDEX_RADIX_H
 #define LPC_INDEX_RADIX_H
@@ -68,8 +69,11 @@
 #endif
 #define LPC_RADIX_SLOTS (1u << LPC_RADIX_SHIFT)
 #define LPC_RADIX_MASK ((uint64_t)LPC_RADIX_SLOTS - 1)
-/* Empty leaves a tree keeps linked (radix.c "Kept leaves"): 64 leaves of
- * 4 KiB pages index 16 MiB, for about 36 KiB of nodes. */
+/* Empty leaves a tree keeps linked (radix.c "Kept leaves"): 64 leaves (of
+ * 4 KiB pages, 16 MiB of a file) are 36 KiB of nodes, and each keeps the
+ * inner nodes above it: in a sparse tree up to its height less one more
+ * per leaf (a file of 1 TiB in 4 KiB pages: 4), so at most 180 KiB per
+ * tree; in a dense one, a few. */
 #define LPC_RADIX_KEEP 64u
 
 enum lpc_radix_tag {
@@ -102,7 +106,7 @@ struct lpc_radix_node {
 };
 
 struct lpc_radix_root {
-	struct lpc_radix_node *_Atomic rnode; /* NULL when empty */
+	struct lpc_radix_node *_Atomic rnode; /* NULL: no node (no entry, no kept leaf) */
 	/* Nodes allocated and not yet freed: written by writers (relaxed load
 	 * and store under their lock), read without it as a gauge. */
 	_Atomic uint64_t nodes;
@@ -279,11 +283,21 @@ static inline void *lpc_radix_leaf_entry(const struct lpc_radix_node *leaf, uint
 }
 bool lpc_radix_leaf_delete(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
 			   uint64_t index);
-/* Whether lpc_radix_leaf_delete would delete the (used) slot of index now:
- * it stays so while the caller holds the leaf lock (another thread's kept
- * leaf may pass the bound meanwhile: the bound is loose by that much). */
+/*
+ * The same in two steps, for a caller that must decide before it acts
+ * (lpc_invalidate freezes the page between the two): lpc_radix_leaf_delete_ok
+ * says whether the (used) slot of index may go now, and
+ * lpc_radix_leaf_take, in the same hold, takes it on that answer without
+ * asking again.  The answer is the decision, not a prediction: the bound
+ * of kept leaves it read may be reached meanwhile by another leaf's delete
+ * (under that leaf's lock), and take must not refuse then (a frozen page
+ * left in its slot would be freed with the index still pointing at it);
+ * the bound is loose by one per thread deleting at once, as KL1 says.
+ */
 bool lpc_radix_leaf_delete_ok(const struct lpc_radix_root *root,
 			      const struct lpc_radix_node *leaf, uint64_t index);
+void lpc_radix_leaf_take(struct lpc_radix_root *root, struct lpc_radix_node *leaf,
+			 uint64_t index);
 
 /*
  * Waits until no writer holds the lock of the leaf that `slot` (an address
