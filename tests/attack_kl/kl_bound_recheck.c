@@ -82,8 +82,16 @@ int main(void)
 	pthread_join(th, &r);
 	printf("other thread kept its leaf: %d, kept now %u\n", (int)(uintptr_t)r,
 	       atomic_load(&tree.kept));
-	/* ... B: the same hold, result ignored by invalidate_one_fast. */
+	/* ... B: the same hold.  After the fix (radix.h) the decided pair is
+	 * delete_ok then lpc_radix_leaf_take, which does not ask again; before
+	 * it, invalidate_one_fast called lpc_radix_leaf_delete here. */
+#ifdef KL_OLD_PAIR
 	deleted = lpc_radix_leaf_delete(&tree, leaf, victim);
+#else
+	if (ok)
+		lpc_radix_leaf_take(&tree, leaf, victim);
+	deleted = ok && !lpc_radix_leaf_entry(leaf, victim);
+#endif
 	printf("leaf_delete(victim) in the same hold: %d; slot now %p\n", deleted,
 	       lpc_radix_leaf_entry(leaf, victim));
 	lpc_radix_leaf_unlock(leaf);
