@@ -811,6 +811,13 @@ void lpc_radix_leaf_take(struct lpc_radix_root *root, struct lpc_radix_node *lea
 
 	lpc_debug_check(atomic_load_explicit(&leaf->slots[off], memory_order_relaxed),
 			"RADIX-ENTRY", NULL, "fast delete of an empty slot");
+#if LPC_DEBUG
+	for (unsigned i = 0; i < LPC_RADIX_NTAGS; i++)
+		lpc_debug_check(!(atomic_load_explicit(&leaf->tags[i], memory_order_relaxed) >> off & 1),
+				"RADIX-TAG", NULL,
+				"fast delete of slot %u, tagged %u: lpc_radix_leaf_delete_ok refuses it",
+				off, i);
+#endif
 	atomic_store_explicit(&leaf->slots[off], NULL, memory_order_relaxed);
 #ifndef LPC_RADIX_BREAK_LEAF_COUNT /* tests/debug: RADIX-LEAF-COUNT shown to fire */
 	radix_count_add(leaf, -1);

@@ -48,6 +48,12 @@
  *                      finds the dead leaf still linked (caught in the slow
  *                      insert).
  *
+ * FD2 is one choice acted on in the same hold, as the code does: the
+ * decision (lpc_radix_leaf_delete_ok, which reads the bound) and the act
+ * (lpc_radix_leaf_take) never ask twice, so another leaf's keep reaching
+ * the bound between them changes nothing here (the story of a second look
+ * that did: tests/regress/regress_kept_bound.c).
+ *
  * Abstractions: a lock is an atomic test-and-set; a hold is the steps
  * between its lock and unlock (the other processes interleave with them
  * unless they need the same lock).  RCU: leaves are never reused, so a
