@@ -270,9 +270,10 @@ int lpc_radix_insert_fast(struct lpc_radix_root *root, uint64_t index, void *ent
  * change under nobody else: lpc_radix_leaf_entry reads one, and
  * lpc_radix_leaf_delete empties it if that needs no structural change (the
  * slot carries no tag, and the leaf keeps another entry or may be kept
- * empty: KL1): false, nothing done, otherwise.  Context: RCU read section from lock to unlock (the leaf may be
- * detached the moment it is unlocked), or the index lock (nothing detaches
- * a leaf without it); no leaf lock held already.
+ * empty: KL1): false, nothing done, otherwise.  Context: RCU read section
+ * from lock to unlock (the leaf may be detached the moment it is unlocked),
+ * or the index lock (nothing detaches a leaf without it); no leaf lock held
+ * already.
  */
 struct lpc_radix_node *lpc_radix_leaf_lock(struct lpc_radix_root *root, uint64_t index);
 void lpc_radix_leaf_unlock(struct lpc_radix_node *leaf);
