@@ -177,7 +177,17 @@ int main(int argc, char **argv)
 		CHECK(have <= want, "%" PRIu64 " pages in the index, owners have %" PRIu64, have,
 		      want);
 	CHECK(n_reads_again > 0 && n_inval > 0 && n_ranges > 0, "too few operations ran");
-	CHECK_EQ(lpc_invalidate(file, 0, 0), (int)have, "the last invalidate");
+	if (st.evictions == 0) {
+		CHECK_EQ(lpc_invalidate(file, 0, 0), (int)have, "the last invalidate");
+	} else {
+		/* The reclaimer may still evict: a page it has frozen (evict.c
+		 * E4) is skipped and leaves at E6 (regress_inval_evicting). */
+		CHECK(lpc_invalidate(file, 0, 0) <= (int)have, "the last invalidate");
+		for (int k = 0; k < 2000 && lpc_file_nrpages(file); k++) {
+			tst_sleep_us(1000);
+			CHECK(lpc_invalidate(file, 0, 0) >= 0);
+		}
+	}
 	CHECK_EQ(lpc_file_nrpages(file), 0, "pages left");
 	CHECK_EQ(lpc_file_close(file), 0);
 	CHECK_EQ(lpc_cache_destroy(cache), 0);
