@@ -315,9 +315,54 @@
  * paid by the thread's first allocation that finds its private list empty
  * and no covered front after it, and no borrow allowed (OD8; not by
  * lpc_invalidate, which never waits for one), and none when another wait
- * covered the chain first: with two threads in seed 002's loop, one wait
- * often lands both, and OD8 lets each thread's chain wait behind a
- * borrowed front for the other's wait.
+ * covered the chain first, nor for a miss (MR1 below): with two threads in
+ * seed 002's loop, misses take the uncovered frames and nothing waits.
+ *
+ * A thread's own frames reused by its misses at once (MR1-MR5).  The grace
+ * period OD4 waits for protects one thing: a speculative getter (filemap/
+ * lookup.c R2-R4) that loaded a page from its slot before the removal may
+ * still try R3 on the frame.  The descriptors are type-stable (an array,
+ * never freed), R3 is increment-unless-zero and R4 re-checks the slot, so
+ * the kernel's scheme needs no grace period for a frame that is published
+ * again at once; what breaks without one is a frame reused as a PRIVATE
+ * page, whose owner writes ref with plain stores and whose put takes the
+ * private fast path (PUBLISHED clear: spin's BUG_NO_GRACE).  So:
+ *   MR1 An allocation with LPC_ALLOC_MISS (the miss path: miss.c M1, run.c
+ *       U2; nothing else) that finds t->free empty after OD3, and so no
+ *       covered frame on dfree (no passed stamp, dcov 0), pops dfree's
+ *       front frame (own_pop_uncovered, the owner inside S1-S3) with no
+ *       wait.  Uncovered frames never go on t->free, which every
+ *       allocation takes from; they leave dfree only here, at OD5 once
+ *       covered (rule DEFERRED-GRACE), and at OD6 (to pending).
+ *   MR2 page_init_private leaves such a frame's ref at 0: a stale getter's
+ *       R3 fails on it throughout the re-initialisation (seq section,
+ *       identity cleared, flags 0).
+ *   MR3 M2 (lpc_filemap_prep_miss) stores the identity, LOCKED|PUBLISHED,
+ *       then ref = 2 with a release store.  A getter whose R3 (acquire
+ *       CAS) succeeds after that sees PUBLISHED, so its put is the
+ *       published one (lpc_page_release: atomic decrements; the last,
+ *       lpc_page_release_last, frees to pending).
+ *   MR4 From M2 on ref changes only by RMW: an insert that fails (M3
+ *       -EEXIST) drops its two references with lpc_page_release
+ *       (lpc_filemap_unprep_miss), never the private free, so a stale
+ *       getter's reference is not lost, and the frame, never in a slot
+ *       since M2, reaches a private use only after pending's grace period.
+ *   MR5 A stale getter that wins R3 on the reused frame fails R4 (its slot
+ *       no longer holds the frame) and puts; unless the frame was reused
+ *       for that very slot, where it is a true hit on the new page, locked
+ *       until M5 (M6 waits).  So a lookup may see a frame's identity change
+ *       between R2 and R4, never a page R4 accepts with another identity
+ *       (rule GRACE-PERIOD, after R4: lookup.c).
+ * The lockless readers that use a descriptor without a reference cope with
+ * a reuse as they cope with a removal: the evictor's scan (evict.c E1-E3:
+ * ref 0 until MR3, then LOCKED, and the slot re-checked under the index
+ * lock), optimistic reads (seq moves at page_init_private and M2; the slot
+ * is re-checked after the copy: optimistic.h), gang walks (the slot
+ * re-checked under the leaf or index lock: remove.c, writeback/dirty.c).
+ * Checked in tests/model/spec_get.pml (MISS_REUSE, with broken variants:
+ * references before PUBLISHED, BUG_MR_REF_EARLY; the old private free of
+ * a failed insert, BUG_MR_PRIVATE_UNPREP; an uncovered frame handed to a
+ * private use, BUG_MR_TO_PRIVATE).
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -867,7 +912,7 @@ shared:
 	lpc_page_free_chain(c, head, tail, n);
 }
 
-static void page_init_private(struct lpc_page *p)
+static void page_init_private(struct lpc_page *p, unsigned flags)
 {
 #if LPC_DEBUG
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) == LPC_DBG_FREE &&
@@ -891,12 +936,36 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
 #endif
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	/* No reader can reach a page on a free list (a grace period separates
-	 * its last publication from now), but the evictor may load ref (it
+	/* MR2: a miss's frame keeps ref 0 (a stale getter's R3 fails on it)
+	 * until M2 stores its references after PUBLISHED. */
+	if (flags & LPC_ALLOC_MISS)
+		return;
+	/* No reader can reach a frame handed out for a private use (a grace
+	 * period separates its last publication from now), but the evictor may load ref (it
 	 * scans every descriptor): release, so that one that sees 1 sees the
 	 * identity and flags cleared above (reclaim/evict.c E1).  A plain mov
 	 * on x86. */
 	atomic_store_explicit(&p->ref, 1, memory_order_release);
+}
+
+/*
+ * MR1: the front frame of t->dfree, none of which is covered (OD3 found no
+ * passed stamp and dcov 0), for a miss (LPC_ALLOC_MISS).  Context: the
+ * owner inside S1-S3 with t->steal clear, t->free empty, t->dfree not.
+ */
+static struct lpc_page *own_pop_uncovered(struct lpc_tcache *t)
+{
+	struct lpc_page *p = t->dfree;
+
+	lpc_debug_check(t->dcov == 0, "DEFERRED-GRACE", p,
+			"a miss takes an uncovered frame while %u covered ones wait", t->dcov);
+	t->dfree = p->next;
+	if (!t->dfree)
+		t->dfree_tail = NULL;
+	p->next = NULL;
+	atomic_store_explicit(&t->ndfree, atomic_load_explicit(&t->ndfree, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+	return p;
 }
 
 /* Rule SEG-COUNT (LPC_DEBUG): a segment taken off the shared list whole is
@@ -1448,6 +1517,10 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 						      atomic_load_explicit(&t->nfree,
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
+			} else if (t->dfree && (flags & LPC_ALLOC_MISS)) {
+				/* MR1: a miss reuses its thread's own
+				 * frames with no grace period. */
+				p = own_pop_uncovered(t);
 			} else if (t->dfree && !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM)) &&
 				   !(borrow = own_borrow_ok(c, t))) {
 				/* OD3: else, after a grace period of its
@@ -1532,7 +1605,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 			goto nomem;
 		again = 0;
 	}
-	page_init_private(p);
+	page_init_private(p, flags);
 	*out = p;
 	return 0;
 nomem:
