@@ -802,7 +802,8 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * allocated.
  * Context: may sleep (the file's index lock, taken once per 16 pages); no
  * I/O; never waits for a grace period: the dropped frames are kept for the
- * calling thread's next allocations, which wait for one first, or (when the
+ * calling thread's next allocations (its misses take them at once, a
+ * private page waits for one first), or (when the
  * shared list runs short or the thread keeps half the frames) freed after
  * one by the cache's background reclaimer, which it wakes (free_lock; fewer
  * than 64 frames wait up to 20 ms for more first, so a quiet cache's
