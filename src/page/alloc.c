@@ -919,6 +919,16 @@ static void page_init_private(struct lpc_page *p, unsigned flags)
 				atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
 			"FRAME-HANDED-OUT-TWICE", p,
 			"allocator handed out a frame that is not free (another owner has it)");
+	/* DEFERRED-GRACE for any private use (MR1): a frame some thread's
+	 * lpc_invalidate kept (OD2 stamped it) reaches one only after a grace
+	 * period that began after the stamp; a frame never kept has stamp 0
+	 * (and so does one kept before any grace period began: not checked). */
+	lpc_debug_check((flags & LPC_ALLOC_MISS) || !p->dbg_gp ||
+				p->dbg_gp < atomic_load(&lpc_rcu_gp_done),
+			"DEFERRED-GRACE", p,
+			"a private use takes a deferred frame before its grace period (stamp %llu, "
+			"done %llu)",
+			(unsigned long long)p->dbg_gp, (unsigned long long)atomic_load(&lpc_rcu_gp_done));
 	lpc_page_debug_not_reading(p, "hand-out");
 #endif
 	p->next = NULL;
