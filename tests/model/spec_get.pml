@@ -112,6 +112,10 @@
  *   BUG_MR_TO_PRIVATE     (MR1 broken) `alloc` may take an UNCOV frame: a
  *                         stale getter's increment lands on a private page
  *                         (free_private's assertion, as BUG_NO_GRACE)
+ *   BUG_MR_UNPREP_TO_FREE (MR4 broken, needs two rounds: -DNR=1) -EEXIST's
+ *                         last drop puts the frame on the private list (FREE)
+ *                         instead of back on t->dfree: the next private use
+ *                         gets an uncovered frame (free_private's assertion)
  * Extra switch: NO_INCACHE_CHECK drops the ghost from R6 (used to show that
  * with the deferred free the identity check alone cannot see BUG_NO_RECHECK,
  * and that with MISS_REUSE it can).
@@ -426,7 +430,11 @@ MR4:
 		atomic { assert(ref[q] > 0); ref[q]--; z = (ref[q] == 0) };
 		if
 		:: z ->				/* back onto t->dfree */
+#ifdef BUG_MR_UNPREP_TO_FREE
+			atomic { assert(st[q] == LIVE); st[q] = FREE }	/* t->free */
+#else
 			atomic { assert(st[q] == LIVE); st[q] = UNCOV }
+#endif
 		:: else				/* a stale getter holds one: */
 		fi				/* its put frees it (release) */
 #endif
