@@ -60,7 +60,8 @@
  *  A.3 While lpc_invalidate runs on the same range, lpc_page_find and
  *      lpc_page_get return either a page that this invalidate does not drop
  *      (the reference they hold makes it skip the page), or, for find,
- *      -ENOENT; never a page the invalidate dropped.
+ *      -ENOENT; never a page the invalidate dropped (a page read again after
+ *      it, maybe into the same descriptor, is a new page).
  *  A.4 While the last lpc_file_close of f runs, an lpc_page_find on f that
  *      another thread (one that had called lpc before) began earlier returns
  *      -ENOENT or a page that stays valid until its put (B.2); the struct
@@ -128,6 +129,10 @@
  *  D.1 lpc_invalidate returns the number of pages it dropped; a page in the
  *      range that nobody held or locked while the call ran is gone when it
  *      returns: a lookup started later finds it only if a get read it again.
+ *      Held includes for an instant: a lookup (or pin) of another page, whose
+ *      frame this page took over a moment before, may take and drop at once
+ *      a reference on it (as the kernel's speculative references do), and a
+ *      page the cache's reclaimer is evicting is gone moments later.
  *  D.2 After the last close returns, none of the file's pages is cached: the
  *      next open of the file reads every page again.
  *

@@ -163,7 +163,11 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 #if LPC_DEBUG
 	lpc_debug_optimistic_check(f, p, index, slot, removals);
 #endif
-	/* Re-loaded rather than kept across fn: one register less to save. */
+	/* Re-loaded rather than kept across fn: one register less to save.
+	 * No reference is held: if a miss of its remover's thread reused the
+	 * frame since O5 (page/alloc.c MR1), the mark lands on that new page
+	 * (REFERENCED set, or RA taken and counted as used): a policy nudge,
+	 * never data (reclaim/evict.c, "Policy"). */
 	lpc_page_mark_referenced(p, atomic_load_explicit(&p->flags, memory_order_relaxed));
 	return true;
 }

@@ -122,7 +122,8 @@
  *  - A published page may still be in the hands of a speculative getter that
  *    loaded its pointer from a slot before it was removed: such a getter can
  *    still try to increment ref (it fails, ref is 0) and must never see the
- *    page reused for another identity within its read section.  So it goes on
+ *    frame reused as a private page within its read section (a miss of the
+ *    remover's thread may reuse it at once: MR1-MR5 below).  So it goes on
  *    the cache's pending list; every LPC_FREE_BATCH pages the list is handed to
  *    call_rcu as one batch (one grace period per batch, not per page), whose
  *    callback moves it to the shared free list.  Evicted pages
@@ -934,9 +935,9 @@ static void page_init_private(struct lpc_page *p, unsigned flags)
 	p->next = NULL;
 	/* Recycling changes the frame's identity (and, for its next owner,
 	 * its data): a seq write section around it, so that an optimistic
-	 * reader that somehow still looked at the old page (none can: a grace
-	 * period separates its last publication from now) would reject its
-	 * copy.  The section also makes seq of every handed-out frame differ
+	 * reader that still looks at the old page (only where a miss reuses
+	 * it at once, MR1; before a private use a grace period separates its
+	 * last publication from now) rejects its copy.  The section also makes seq of every handed-out frame differ
 	 * from what it was under its previous identity. */
 	lpc_page_seq_write_begin(p);
 	lpc_page_set_identity(p, NULL, 0);
