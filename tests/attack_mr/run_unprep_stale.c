@@ -25,7 +25,11 @@
  * pending; G's find -ENOENT; census with in_use = cached + held.
  * Exit: 0 sound, 1 a defect, 77 the story could not be set up.
  *
- * Usage: run_unprep_stale [--seed N]
+ * RUS_LOCKED=1: the same in LOCKED mode without G (lookups there take the
+ * rwlock: no stale getter); the unprep runs with the rwlock held for
+ * reading (run.c U3), its frees through lpc_page_release_last.
+ *
+ * Usage: [RUS_LOCKED=1] run_unprep_stale [--seed N]
  */
 #include <pthread.h>
 
@@ -41,6 +45,7 @@ static _Atomic int tpark, tgo, gpark, gstage;
 static __thread bool is_t, is_g;
 static struct lpc_file *f;
 static uint64_t g_index;
+static bool locked; /* RUS_LOCKED=1: LOCKED mode, no G (no stale getter there) */
 static int g_rc = 1;
 
 static void hook(enum lpc_yield_point yp)
@@ -95,7 +100,7 @@ static void *d_main(void *arg)
 	if (!wait_for_ext(&tpark, 1))
 		return (void *)1;
 	atomic_store(&gstage, 1); /* 4. G's R3 on c */
-	if (!wait_for_ext(&gpark, 2))
+	if (!locked && !wait_for_ext(&gpark, 2))
 		return (void *)2;
 	if (pthread_create(&ut, NULL, u_main, NULL)) /* 5. */
 		return (void *)3;
@@ -140,6 +145,7 @@ int main(int argc, char **argv)
 	pthread_t gt, dt;
 	int rc;
 
+	locked = getenv("RUS_LOCKED") && atoi(getenv("RUS_LOCKED"));
 	tst_init(argc, argv, 60);
 	tst_require_tmpdir();
 	REQUIRE(scratch);
@@ -150,7 +156,7 @@ int main(int argc, char **argv)
 	cfg.cache_bytes = NFRAMES * PS;
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
-	cfg.lookup_mode = LPC_LOOKUP_LOCKLESS;
+	cfg.lookup_mode = locked ? LPC_LOOKUP_LOCKED : LPC_LOOKUP_LOCKLESS;
 	cfg.readahead_kb = LPC_READAHEAD_OFF;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
 	c->pool.wake = NULL;
@@ -176,8 +182,10 @@ int main(int argc, char **argv)
 	/* 2. */
 	lpc_yield_set_hook(hook);
 	REQUIRE(lpc_yield_arm("R3,R4,M3", 1.0, 1) == 0, "arm");
-	REQUIRE(pthread_create(&gt, NULL, g_main, NULL) == 0, "G");
-	REQUIRE(wait_for_ext(&gpark, 1), "G never reached R3");
+	if (!locked) {
+		REQUIRE(pthread_create(&gt, NULL, g_main, NULL) == 0, "G");
+		REQUIRE(wait_for_ext(&gpark, 1), "G never reached R3");
+	}
 
 	/* 3.  T (this thread: MR1 takes from the caller's own list) parks at
 	 * M3 inside the pread; D drives 4-5 meanwhile. */
@@ -193,16 +201,18 @@ int main(int argc, char **argv)
 	/* 6. G goes on and puts c. */
 	printf("after the unprep, before G's put: frame %u ref %u\n", cf->id,
 	       atomic_load(&cf->ref));
-	CHECK_EQ(atomic_load(&cf->ref), 1u, "c held by G alone after the unprep");
+	CHECK_EQ(atomic_load(&cf->ref), locked ? 0u : 1u,
+		 "c after the unprep: G's reference alone (LOCKED: none)");
 	atomic_store(&gstage, 2);
-	pthread_join(gt, NULL);
+	if (!locked)
+		pthread_join(gt, NULL);
 	lpc_yield_arm(NULL, 0, 0);
 	lpc_yield_set_hook(NULL);
 
 	CHECK_EQ(n, (ssize_t)(4 * PS), "pread of pages 0..3");
 	CHECK(tst_null_check_range(fid, PS, 64 * PS, 0, buf, 4 * PS, scratch, NULL),
 	      "pread returned wrong bytes");
-	CHECK_EQ(g_rc, -ENOENT, "G's lookup of f's page %" PRIu64, g_index);
+	CHECK_EQ(g_rc, locked ? 1 : -ENOENT, "G's lookup of f's page %" PRIu64, g_index);
 	CHECK_EQ(atomic_load(&cf->ref), 0u, "c not free after G's put");
 	pthread_mutex_lock(&c->pool.free_lock);
 	for (struct lpc_page *q = c->pool.pending; q; q = q->next)
