@@ -46,6 +46,11 @@
 #define NFRAMES 512u
 #define NPRIV 64u
 #define ROUNDS 400u
+/* The page R reads; a control build (-DOSM_READ_INDEX=7: a page never
+ * cached, so R never marks anything) must see no stale mark. */
+#ifndef OSM_READ_INDEX
+#define OSM_READ_INDEX 0
+#endif
 
 static struct lpc_file *f;
 static _Atomic int parked, go, stop;
@@ -77,7 +82,7 @@ static void *r_main(void *arg)
 		lpc_page_put(p);
 	while (!atomic_load(&stop)) {
 		lpc_rcu_read_lock();
-		(void)lpc_filemap_read_optimistic(f, 0, fn, &b);
+		(void)lpc_filemap_read_optimistic(f, OSM_READ_INDEX, fn, &b);
 		lpc_rcu_read_unlock();
 		atomic_fetch_add(&reads, 1);
 	}
