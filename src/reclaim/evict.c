@@ -126,8 +126,8 @@
  *    see.
  *
  * Policy (scan resistance), in the descriptor's flags; the hit path only
- * sets REFERENCED when it is clear (filemap/lookup.c), a miss never does.
- * (An optimistic read marks the page after its O5 with no reference held:
+ * sets REFERENCED when it is clear (filemap/lookup.c), the miss path never
+ * does.  (An optimistic read marks the page after its O5 with no reference held:
  * if the frame was reused meanwhile by its remover's miss, page/alloc.c
  * MR1, the new page starts REFERENCED, or a page read ahead loses RA; a
  * policy nudge, as E1's own clear of REFERENCED on a frame reused since
