@@ -60,7 +60,8 @@
  *  A.3 While lpc_invalidate runs on the same range, lpc_page_find and
  *      lpc_page_get return either a page that this invalidate does not drop
  *      (the reference they hold makes it skip the page), or, for find,
- *      -ENOENT; never a page the invalidate dropped.
+ *      -ENOENT; never a page the invalidate dropped (a page read again after
+ *      it, maybe into the same descriptor, is a new page).
  *  A.4 While the last lpc_file_close of f runs, an lpc_page_find on f that
  *      another thread (one that had called lpc before) began earlier returns
  *      -ENOENT or a page that stays valid until its put (B.2); the struct
@@ -128,6 +129,10 @@
  *  D.1 lpc_invalidate returns the number of pages it dropped; a page in the
  *      range that nobody held or locked while the call ran is gone when it
  *      returns: a lookup started later finds it only if a get read it again.
+ *      Held includes for an instant: a lookup (or pin) of another page, whose
+ *      frame this page took over a moment before, may take and drop at once
+ *      a reference on it (as the kernel's speculative references do), and a
+ *      page the cache's reclaimer is evicting is gone moments later.
  *  D.2 After the last close returns, none of the file's pages is cached: the
  *      next open of the file reads every page again.
  *
@@ -802,7 +807,8 @@ ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off);
  * allocated.
  * Context: may sleep (the file's index lock, taken once per 16 pages); no
  * I/O; never waits for a grace period: the dropped frames are kept for the
- * calling thread's next allocations, which wait for one first, or (when the
+ * calling thread's next allocations (its misses take them at once, a
+ * private page waits for one first), or (when the
  * shared list runs short or the thread keeps half the frames) freed after
  * one by the cache's background reclaimer, which it wakes (free_lock; fewer
  * than 64 frames wait up to 20 ms for more first, so a quiet cache's

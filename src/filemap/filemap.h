@@ -602,10 +602,11 @@ static inline bool lpc_miss_sampled(struct lpc_tcache *t, enum lpc_counter by)
 }
 
 /*
- * M2 on a private page p: LOCKED by this thread, identity (f, index),
- * PUBLISHED, two references (ours and the index's), a seq write section
- * open until M5.  lpc_filemap_unprep_miss undoes it and frees p privately
- * (an insert that failed: nobody ever saw it).
+ * M2 on a frame p allocated with LPC_ALLOC_MISS (ref 0): LOCKED by this
+ * thread, identity (f, index), PUBLISHED, then two references (ours and the
+ * index's), a seq write section open until M5.  lpc_filemap_unprep_miss
+ * undoes it after an insert that failed and drops both references (MR4:
+ * the last holder frees p the published way).
  */
 void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t index);
 void lpc_filemap_unprep_miss(struct lpc_page *p);

@@ -22,7 +22,8 @@
  *   A freeze: CAS ref from exactly the index's count (1) to 0.  Fails if any
  *     user, or a speculative getter past R3, holds a reference
  *   B delete the slot (release store of NULL)
- *   C free the page only after an RCU grace period (page/alloc.c)
+ *   C free the page: to a private use only after an RCU grace period; to
+ *     the remover's own misses at once (page/alloc.c MR1-MR5)
  *   Truncate-like removal (close, failed read) skips A: B, then drop the
  *   index's reference; holders keep a valid page that is no longer cached.
  *
@@ -41,8 +42,11 @@
  *    PUBLISHED clear and frees a page whose owner still holds it.  C's grace
  *    period forbids this: the page cannot be reused until every read section
  *    that could have loaded it (R1..R5, retries included) has ended.  That is
- *    the grace period's job (spin: BUG_NO_GRACE); it also keeps the identity
- *    of a page found by R2..R4 stable, so R4 needs to check the slot only.
+ *    the grace period's job (spin: BUG_NO_GRACE).  A frame the remover's
+ *    own miss reuses at once (MR1-MR5) keeps ref 0 until it is PUBLISHED
+ *    again, so R3 fails on it or R4's put is the published one; its
+ *    identity may change between R2 and R4, and R4's slot check is what
+ *    rejects it (or accepts it, reused for this very slot: a true hit).
  * Required by all three: R2-R4 and every retry stay in one read section; PUBLISHED
  * is set before the release store that publishes the page; nothing waits for
  * a grace period while it holds a frozen page in a slot (readers spin on it
@@ -67,23 +71,22 @@
  * Debug checks of a reference R3 just took on p, loaded from the slot of
  * (f, index) in this read section.  Rule RESURRECT: R3 never succeeds on a
  * frozen or free page (increment-unless-zero refuses ref 0).  Rule
- * GRACE-PERIOD: p's identity and PUBLISHED are what they were when p was
- * in the slot (a grace period separates a removal from the frame's reuse).
+ * GRACE-PERIOD, first half: whatever p is now, it is PUBLISHED (a frame
+ * reused in the section is a miss's, MR3: page/alloc.c).  Its identity may
+ * have changed (MR5): the second half is after R4.
  * Return: p's removal count, loaded after R3 and before R4.
  */
 uint32_t lpc_filemap_debug_after_r3(struct lpc_file *f, uint64_t index, struct lpc_page *p)
 {
 	uint32_t st = atomic_load_explicit(&p->dbg_state, memory_order_relaxed);
 
+	(void)f, (void)index;
 	lpc_debug_check(st == LPC_DBG_LIVE, "RESURRECT", p,
 			"R3 took a reference on a %s page", st == LPC_DBG_FREE ? "free" : "frozen");
-	lpc_debug_check(atomic_load_explicit(&p->file, memory_order_relaxed) == f &&
-				atomic_load_explicit(&p->index, memory_order_relaxed) == index &&
-				(atomic_load_explicit(&p->flags, memory_order_relaxed) &
-				 LPC_PG_PUBLISHED),
+	lpc_debug_check(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_PUBLISHED,
 			"GRACE-PERIOD", p,
-			"page found at index %llu was reused within the lookup's read section",
-			(unsigned long long)index);
+			"R3 took a reference on a page reused as a private one within the lookup's "
+			"read section");
 	return atomic_load_explicit(&p->dbg_removals, memory_order_acquire);
 }
 
@@ -105,8 +108,18 @@ void lpc_filemap_debug_check_in_index(struct lpc_file *f, struct lpc_page *p, ui
 {
 	uint32_t now;
 
-	if (atomic_load_explicit(slot, memory_order_acquire) == p)
+	if (atomic_load_explicit(slot, memory_order_acquire) == p) {
+		/* GRACE-PERIOD, second half: R4 accepted p, so p is
+		 * (f, index) now (a frame reused since R2, MR5, only for this
+		 * slot; the identity is set before the insert publishes it). */
+		lpc_debug_check(atomic_load_explicit(&p->file, memory_order_relaxed) == f &&
+					atomic_load_explicit(&p->index, memory_order_relaxed) ==
+						index,
+				"GRACE-PERIOD", p,
+				"lookup of index %llu accepts a page with another identity",
+				(unsigned long long)index);
 		return;
+	}
 	/* A remover counts under the index lock (slow) or the leaf's lock
 	 * (fast delete, radix.c FD1-FD3): wait for both. */
 	lpc_file_index_lock(f);

@@ -6,9 +6,14 @@
  * leaf's lock for the insert itself (the file's index lock when the leaf
  * must be made); nothing is held across the read but the
  * new page's own lock:
- *   M1 allocate a private frame (page/alloc.c)
- *   M2 give it its identity, LOCKED and PUBLISHED, and two references (ours
- *      and the index's), all with plain stores: nobody can see it yet.  A
+ *   M1 allocate a frame for a miss (LPC_ALLOC_MISS, ref 0): maybe one this
+ *      thread's lpc_invalidate removed, not yet past a grace period
+ *      (page/alloc.c MR1-MR5), which a stale getter may still try
+ *   M2 give it its identity, LOCKED and PUBLISHED (relaxed stores: no
+ *      reader relies on them before it holds a reference), then two
+ *      references (ours and the index's) with a release store from 0
+ *      (MR3): a getter's R3 fails on the frame until then, and one that
+ *      succeeds after it sees PUBLISHED.  A
  *      seq write section (page/page.h) opens before the identity is set and
  *      closes at M5, so seq is odd from here until the data is in place:
  *      an optimistic reader (optimistic.c) never accepts the page before
@@ -17,7 +22,9 @@
  *      the leaf exists (radix.c FI1-FI4), else (and LOCKED mode) under the
  *      index lock (the radix tree publishes it with a release store either
  *      way).  -EEXIST: another thread inserted first; our page was
- *      never visible, so it is freed privately, and we wait on theirs (M6)
+ *      never in a slot, so we drop its two references (MR4: a stale
+ *      getter's may be the last, and frees it the published way) and wait
+ *      on theirs (M6)
  *   M4 read into the frame (O_DIRECT), zero what lies past end of file; a
  *      read short of a page where the storage's file does not end (its
  *      size now, whether or not lpc keeps the size: C.3) is read once
@@ -296,15 +303,26 @@ void lpc_filemap_prep_miss(struct lpc_file *f, struct lpc_page *p, uint64_t inde
 	lpc_page_set_identity(p, f, index);
 	atomic_store_explicit(&p->flags, LPC_PG_LOCKED | LPC_PG_PUBLISHED,
 			      memory_order_relaxed);
-	atomic_store_explicit(&p->ref, 2, memory_order_relaxed);
+	/* MR3: the references last, from 0 (LPC_ALLOC_MISS), with a release
+	 * store: the frame may be this thread's own deferred one, reused with
+	 * no grace period (page/alloc.c MR1), so a getter that loaded it from
+	 * its old slot may be about to try R3; one that succeeds now sees
+	 * PUBLISHED (its acquire pairs with this release), and its put takes
+	 * the published way.  From here on ref changes by RMW only (MR4). */
+	atomic_store_explicit(&p->ref, 2, memory_order_release);
 }
 
 void lpc_filemap_unprep_miss(struct lpc_page *p)
 {
-	/* Never visible to anyone: the private free is safe. */
+	/* MR4: never in a slot since M2, but a stale getter (MR5) may hold
+	 * a reference for a moment: our two go with atomic decrements, and
+	 * whoever drops the last frees the frame the published way (pending,
+	 * a grace period before any private use).  Nobody waits on the
+	 * lock: nobody could find the page. */
 	lpc_page_seq_write_end(p);
-	atomic_store_explicit(&p->ref, 1, memory_order_relaxed);
-	lpc_page_free_private(p);
+	atomic_fetch_and_explicit(&p->flags, ~LPC_PG_LOCKED, memory_order_relaxed);
+	lpc_page_release(p);
+	lpc_page_release(p);
 }
 
 /* M1-M3.  Return: 0 with *out locked and inserted; -EEXIST; -ENOMEM. */
@@ -320,7 +338,7 @@ static int filemap_add_page(struct lpc_file *f, uint64_t index, unsigned alloc_f
 	lpc_yield_point(LPC_YP_M1);
 	if (timed)
 		t0 = lpc_clock_ns();
-	rc = lpc_page_alloc_frame(f->pool, alloc_flags, &p);			/* M1 */
+	rc = lpc_page_alloc_frame(f->pool, alloc_flags | LPC_ALLOC_MISS, &p);	/* M1 */
 	if (timed)
 		lpc_count_add(t, LPC_C_MISS_NS_ALLOC, (lpc_clock_ns() - t0) * LPC_MISS_SAMPLE);
 	if (rc)

@@ -43,14 +43,23 @@
  * the data of one version, written by no writer during the copy.  The count
  * only grows (2^31 writes during one copy would be needed to wrap).
  *
- * Why the frame is not reused during the copy.  The page was in the slot
- * when O2 loaded it, inside this read section; a remover clears the slot
- * (remover B) and frees the frame only after a grace period (C), which
- * waits for this section.  So between O1 and O6 the frame is not handed out
- * again: not to a miss (which would bump seq anyway), and - what seq cannot
- * cover - not to lpc_page_alloc, whose owner writes its private page with
- * plain stores and no seq section, believing nobody else reads it.  The
- * grace period keeps that belief true (spin: BUG_OPT_NO_GRACE).
+ * Why a frame reused during the copy is never returned.  The page was in
+ * the slot when O2 loaded it, inside this read section; a remover clears
+ * the slot (remover B) and frees the frame.  A private use (lpc_page_alloc,
+ * whose owner writes its page with plain stores and no seq section,
+ * believing nobody else reads it) gets the frame only after a grace period
+ * (C), which waits for this section: what seq cannot cover (spin:
+ * BUG_OPT_NO_GRACE).  A miss of the remover's own thread may take it at
+ * once (page/alloc.c MR1), but every such reuse moves seq before it changes
+ * the frame's identity or data: page_init_private's section, then M2's,
+ * open until M5.  So a copy that overlaps the reuse sees s2 != s1, and one
+ * that begins after it (s1 even, from M5) is of a page with another
+ * identity, refused by O3 and by O5's slot check, or of the very page this
+ * lookup wants, reused for this slot: a true hit.  A refused copy may have
+ * put another file's bytes in the caller's buffer (lpc_pread) or view
+ * (lpc_page_read's fn) before the fallback overwrites them; where the
+ * fallback then fails, the bytes past what it returns are undefined, as
+ * pread(2)'s are on an error.
  *
  * Why the slot is re-checked (O5).  seq covers changes of the page itself;
  * it does not see the page leave the index.  A page removed by the last
@@ -62,10 +71,10 @@
  * BUG_OPT_NO_SLOT_CHECK; the debug build checks it: rule
  * OPTIMISTIC-NOT-IN-INDEX).  This is R4's job for the referenced path.
  *
- * The identity check (O3) is redundant with the grace period (a page found
- * in the slot of (f, index) keeps that identity through the section) and
- * costs two loads of the line seq is on; it keeps a broken grace period
- * from returning another page's data.
+ * The identity check (O3) refuses, before the copy, a frame a miss reused
+ * for another page since O2 (MR1: seq even again after M5), which O5's
+ * slot check would refuse after it; it costs two loads of the line seq is
+ * on.
  *
  * Memory order: s1 acquire pairs with the writers' release at end (the data
  * of that version is visible); the fence at O5 pairs with the release fence
@@ -154,7 +163,11 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 #if LPC_DEBUG
 	lpc_debug_optimistic_check(f, p, index, slot, removals);
 #endif
-	/* Re-loaded rather than kept across fn: one register less to save. */
+	/* Re-loaded rather than kept across fn: one register less to save.
+	 * No reference is held: if a miss of its remover's thread reused the
+	 * frame since O5 (page/alloc.c MR1), the mark lands on that new page
+	 * (REFERENCED set, or RA taken and counted as used): a policy nudge,
+	 * never data (reclaim/evict.c, "Policy"). */
 	lpc_page_mark_referenced(p, atomic_load_explicit(&p->flags, memory_order_relaxed));
 	return true;
 }

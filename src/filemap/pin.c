@@ -30,7 +30,9 @@
  * P2-P4 are lookup.c's R2-R4 with the walk shared by a leaf's pages; the
  * three interleavings of lookup.c hold for each page unchanged (freeze before
  * P3: P3 fails; truncate-like removal between P2 and P4: P4 fails; reuse of a
- * removed page: impossible inside the read section, C's grace period), and
+ * removed page: as a private page, impossible inside the read section (C's
+ * grace period), by its remover's miss, P3 fails until M2 and P4 after it
+ * (page/alloc.c MR1-MR5: a stale pin is dropped at once), and
  * one more: a leaf emptied and detached while we walk it keeps NULL slots
  * (radix.c), so P2 sees an empty slot and the slow path looks up from the root.
  *

@@ -90,24 +90,46 @@ void lpc_filemap_remove_all(struct lpc_file *f)
 /*
  * Freezes and removes p if it is still at index, clean, unlocked and held by
  * nobody but the index.  Return: true if removed (the caller frees it).
- * Context: f's index lock, inside the read section that frees it.  (A and B
- * need not be atomic against other writers as a whole: only a freezer
- * removes a page nobody holds, and the freeze is ours.)
+ * Context: f's index lock, inside the read section that frees it.
+ * In lockless mode the slot check and the freeze (A) run under p's leaf lock
+ * too: the index lock alone does not keep p in its slot (a fast removal,
+ * invalidate_one_fast or a failed read's lpc_filemap_delete, needs only the
+ * leaf's), and a frame a fast removal frees may be a miss's again at once
+ * (page/alloc.c MR1), cached for another file with ref 1, where a freeze
+ * after a check made without the leaf lock would take a live page.  Once p
+ * is frozen in its slot only its freezer removes it (a freeze fails on 0,
+ * and a truncate-like removal needs the index lock, which is ours), so B
+ * may run after the leaf is unlocked.
  */
 static bool invalidate_one(struct lpc_file *f, struct lpc_page *p, uint64_t index)
 {
 	const uint32_t busy = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
+	struct lpc_radix_node *leaf = NULL;
+	bool frozen = false;
 
 	lpc_yield_point(LPC_YP_A);
-	if (lpc_radix_lookup(&f->tree, index, NULL) != p || (lpc_page_flags(p) & busy) ||
-	    !lpc_page_freeze(p, 1))					/* A */
-		return false;
-	/* Frozen: nobody can take a reference, so nobody can lock or dirty
-	 * it now; re-check what was set before the freeze. */
-	if (lpc_page_flags(p) & busy) {
-		lpc_page_unfreeze(p, 1);
+	if (!f->locked_lookup) {
+		leaf = lpc_radix_leaf_lock(&f->tree, index);
+		if (!leaf)
+			return false; /* no live leaf: p is not at index */
+		if (lpc_radix_leaf_entry(leaf, index) != p)
+			goto out;
+	} else if (lpc_radix_lookup(&f->tree, index, NULL) != p) {
 		return false;
 	}
+	if ((lpc_page_flags(p) & busy) || !lpc_page_freeze(p, 1))	/* A */
+		goto out;
+	/* Frozen: nobody can take a reference, so nobody can lock or dirty
+	 * it now; re-check what was set before the freeze. */
+	if (lpc_page_flags(p) & busy)
+		lpc_page_unfreeze(p, 1);
+	else
+		frozen = true;
+out:
+	if (leaf)
+		lpc_radix_leaf_unlock(leaf);
+	if (!frozen)
+		return false;
 	lpc_yield_point(LPC_YP_B);
 	lpc_radix_delete(&f->tree, index);				/* B */
 	lpc_page_debug_removed(p);

@@ -233,7 +233,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 
 		if (k >= nr)
 			fl |= LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM;
-		rc = lpc_page_alloc_frame(c, fl, &pages[k]);
+		rc = lpc_page_alloc_frame(c, fl | LPC_ALLOC_MISS, &pages[k]);
 		if (rc)
 			break;
 	}

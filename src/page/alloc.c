@@ -122,7 +122,8 @@
  *  - A published page may still be in the hands of a speculative getter that
  *    loaded its pointer from a slot before it was removed: such a getter can
  *    still try to increment ref (it fails, ref is 0) and must never see the
- *    page reused for another identity within its read section.  So it goes on
+ *    frame reused as a private page within its read section (a miss of the
+ *    remover's thread may reuse it at once: MR1-MR5 below).  So it goes on
  *    the cache's pending list; every LPC_FREE_BATCH pages the list is handed to
  *    call_rcu as one batch (one grace period per batch, not per page), whose
  *    callback moves it to the shared free list.  Evicted pages
@@ -315,9 +316,54 @@
  * paid by the thread's first allocation that finds its private list empty
  * and no covered front after it, and no borrow allowed (OD8; not by
  * lpc_invalidate, which never waits for one), and none when another wait
- * covered the chain first: with two threads in seed 002's loop, one wait
- * often lands both, and OD8 lets each thread's chain wait behind a
- * borrowed front for the other's wait.
+ * covered the chain first, nor for a miss (MR1 below): with two threads in
+ * seed 002's loop, misses take the uncovered frames and nothing waits.
+ *
+ * A thread's own frames reused by its misses at once (MR1-MR5).  The grace
+ * period OD4 waits for protects one thing: a speculative getter (filemap/
+ * lookup.c R2-R4) that loaded a page from its slot before the removal may
+ * still try R3 on the frame.  The descriptors are type-stable (an array,
+ * never freed), R3 is increment-unless-zero and R4 re-checks the slot, so
+ * the kernel's scheme needs no grace period for a frame that is published
+ * again at once; what breaks without one is a frame reused as a PRIVATE
+ * page, whose owner writes ref with plain stores and whose put takes the
+ * private fast path (PUBLISHED clear: spin's BUG_NO_GRACE).  So:
+ *   MR1 An allocation with LPC_ALLOC_MISS (the miss path: miss.c M1, run.c
+ *       U2; nothing else) that finds t->free empty after OD3, and so no
+ *       covered frame on dfree (no passed stamp, dcov 0), pops dfree's
+ *       front frame (own_pop_uncovered, the owner inside S1-S3) with no
+ *       wait.  Uncovered frames never go on t->free, which every
+ *       allocation takes from; they leave dfree only here, at OD5 once
+ *       covered (rule DEFERRED-GRACE), and at OD6 (to pending).
+ *   MR2 page_init_private leaves such a frame's ref at 0: a stale getter's
+ *       R3 fails on it throughout the re-initialisation (seq section,
+ *       identity cleared, flags 0).
+ *   MR3 M2 (lpc_filemap_prep_miss) stores the identity, LOCKED|PUBLISHED,
+ *       then ref = 2 with a release store.  A getter whose R3 (acquire
+ *       CAS) succeeds after that sees PUBLISHED, so its put is the
+ *       published one (lpc_page_release: atomic decrements; the last,
+ *       lpc_page_release_last, frees to pending).
+ *   MR4 From M2 on ref changes only by RMW: an insert that fails (M3
+ *       -EEXIST) drops its two references with lpc_page_release
+ *       (lpc_filemap_unprep_miss), never the private free, so a stale
+ *       getter's reference is not lost, and the frame, never in a slot
+ *       since M2, reaches a private use only after pending's grace period.
+ *   MR5 A stale getter that wins R3 on the reused frame fails R4 (its slot
+ *       no longer holds the frame) and puts; unless the frame was reused
+ *       for that very slot, where it is a true hit on the new page, locked
+ *       until M5 (M6 waits).  So a lookup may see a frame's identity change
+ *       between R2 and R4, never a page R4 accepts with another identity
+ *       (rule GRACE-PERIOD, after R4: lookup.c).
+ * The lockless readers that use a descriptor without a reference cope with
+ * a reuse as they cope with a removal: the evictor's scan (evict.c E1-E3:
+ * ref 0 until MR3, then LOCKED, and the slot re-checked under the index
+ * lock), optimistic reads (seq moves at page_init_private and M2; the slot
+ * is re-checked after the copy: optimistic.h), gang walks (the slot
+ * re-checked under the leaf or index lock: remove.c, writeback/dirty.c).
+ * Checked in tests/model/spec_get.pml (MISS_REUSE, with broken variants:
+ * references before PUBLISHED, BUG_MR_REF_EARLY; the old private free of
+ * a failed insert, BUG_MR_PRIVATE_UNPREP; an uncovered frame handed to a
+ * private use, BUG_MR_TO_PRIVATE).
  *
  * The "count is 1, so it is mine" shortcut is never taken on a published page:
  * a speculative getter may be about to increment that count.  Both rules are
@@ -867,21 +913,31 @@ shared:
 	lpc_page_free_chain(c, head, tail, n);
 }
 
-static void page_init_private(struct lpc_page *p)
+static void page_init_private(struct lpc_page *p, unsigned flags)
 {
 #if LPC_DEBUG
 	lpc_debug_check(atomic_load_explicit(&p->dbg_state, memory_order_relaxed) == LPC_DBG_FREE &&
 				atomic_load_explicit(&p->ref, memory_order_relaxed) == 0,
 			"FRAME-HANDED-OUT-TWICE", p,
 			"allocator handed out a frame that is not free (another owner has it)");
+	/* DEFERRED-GRACE for any private use (MR1): a frame some thread's
+	 * lpc_invalidate kept (OD2 stamped it) reaches one only after a grace
+	 * period that began after the stamp; a frame never kept has stamp 0
+	 * (and so does one kept before any grace period began: not checked). */
+	lpc_debug_check((flags & LPC_ALLOC_MISS) || !p->dbg_gp ||
+				p->dbg_gp < atomic_load(&lpc_rcu_gp_done),
+			"DEFERRED-GRACE", p,
+			"a private use takes a deferred frame before its grace period (stamp %llu, "
+			"done %llu)",
+			(unsigned long long)p->dbg_gp, (unsigned long long)atomic_load(&lpc_rcu_gp_done));
 	lpc_page_debug_not_reading(p, "hand-out");
 #endif
 	p->next = NULL;
 	/* Recycling changes the frame's identity (and, for its next owner,
 	 * its data): a seq write section around it, so that an optimistic
-	 * reader that somehow still looked at the old page (none can: a grace
-	 * period separates its last publication from now) would reject its
-	 * copy.  The section also makes seq of every handed-out frame differ
+	 * reader that still looks at the old page (only where a miss reuses
+	 * it at once, MR1; before a private use a grace period separates its
+	 * last publication from now) rejects its copy.  The section also makes seq of every handed-out frame differ
 	 * from what it was under its previous identity. */
 	lpc_page_seq_write_begin(p);
 	lpc_page_set_identity(p, NULL, 0);
@@ -891,12 +947,36 @@ static void page_init_private(struct lpc_page *p)
 	atomic_store_explicit(&p->dbg_owner, 0, memory_order_relaxed);
 #endif
 	atomic_store_explicit(&p->flags, 0, memory_order_relaxed);
-	/* No reader can reach a page on a free list (a grace period separates
-	 * its last publication from now), but the evictor may load ref (it
+	/* MR2: a miss's frame keeps ref 0 (a stale getter's R3 fails on it)
+	 * until M2 stores its references after PUBLISHED. */
+	if (flags & LPC_ALLOC_MISS)
+		return;
+	/* No reader can reach a frame handed out for a private use (a grace
+	 * period separates its last publication from now), but the evictor may load ref (it
 	 * scans every descriptor): release, so that one that sees 1 sees the
 	 * identity and flags cleared above (reclaim/evict.c E1).  A plain mov
 	 * on x86. */
 	atomic_store_explicit(&p->ref, 1, memory_order_release);
+}
+
+/*
+ * MR1: the front frame of t->dfree, none of which is covered (OD3 found no
+ * passed stamp and dcov 0), for a miss (LPC_ALLOC_MISS).  Context: the
+ * owner inside S1-S3 with t->steal clear, t->free empty, t->dfree not.
+ */
+static struct lpc_page *own_pop_uncovered(struct lpc_tcache *t)
+{
+	struct lpc_page *p = t->dfree;
+
+	lpc_debug_check(t->dcov == 0, "DEFERRED-GRACE", p,
+			"a miss takes an uncovered frame while %u covered ones wait", t->dcov);
+	t->dfree = p->next;
+	if (!t->dfree)
+		t->dfree_tail = NULL;
+	p->next = NULL;
+	atomic_store_explicit(&t->ndfree, atomic_load_explicit(&t->ndfree, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+	return p;
 }
 
 /* Rule SEG-COUNT (LPC_DEBUG): a segment taken off the shared list whole is
@@ -1448,6 +1528,10 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 						      atomic_load_explicit(&t->nfree,
 									   memory_order_relaxed) - 1,
 						      memory_order_relaxed);
+			} else if (t->dfree && (flags & LPC_ALLOC_MISS)) {
+				/* MR1: a miss reuses its thread's own
+				 * frames with no grace period. */
+				p = own_pop_uncovered(t);
 			} else if (t->dfree && !(flags & (LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM)) &&
 				   !(borrow = own_borrow_ok(c, t))) {
 				/* OD3: else, after a grace period of its
@@ -1532,7 +1616,7 @@ int lpc_page_alloc_frame(struct lpc_pool *c, unsigned flags, struct lpc_page **o
 			goto nomem;
 		again = 0;
 	}
-	page_init_private(p);
+	page_init_private(p, flags);
 	*out = p;
 	return 0;
 nomem:

@@ -105,6 +105,12 @@ struct lpc_pool {
  * (readahead, which reads less rather than take a frame a demand read may
  * need); a failure is not counted in alloc_failures. */
 #define LPC_ALLOC_NORECLAIM 2u
+/* For the miss path only (M1, run.c U2): the frame is published at once (M2
+ * stores its references after PUBLISHED) and its references change only by
+ * atomic read-modify-write from then on, so it may be one of this thread's
+ * own deferred frames not yet covered by a grace period (alloc.c MR1-MR5);
+ * it comes back with ref 0, not 1 (MR2). */
+#define LPC_ALLOC_MISS 4u
 
 /*
  * Readahead's reserve: the shared free frames an LPC_ALLOC_NORECLAIM
@@ -156,8 +162,8 @@ void lpc_pool_destroy(struct lpc_pool *pool);
 void lpc_pool_hint_huge(struct lpc_pool *pool, uint32_t first, uint32_t end);
 
 /*
- * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1,
- * flags 0, no identity.  Frees: lpc_page_free_private for a page never
+ * Allocator (alloc.c).  lpc_page_alloc_frame returns a private page: ref 1
+ * (0 with LPC_ALLOC_MISS), flags 0, no identity.  Frees: lpc_page_free_private for a page never
  * published (plain stores onto this thread's list); lpc_page_free_deferred
  * for one that was (after a grace period, batched).
  * When no frame is free anywhere, the allocator evicts (direct reclaim: at

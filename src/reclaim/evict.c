@@ -28,7 +28,16 @@
  *      p's leaf lock too (AC1-AC3 below): the index lock alone does not
  *      keep p in its slot, a fast removal needs only the leaf's.
  *   E4 freeze: CAS ref 1 -> 0 (the remover's step A).  Failure: a user or
- *      a speculative getter past R3 holds it: skip (held), untouched.
+ *      a speculative getter past R3 holds it: skip (held), untouched.  In
+ *      lockless mode E4-E5 run under p's leaf lock, after the slot is
+ *      checked again under it (skip, busy, if it no longer holds p): a
+ *      fast removal (remove.c) needs only that lock, and the frame it
+ *      frees may be cached again at once for another file by its thread's
+ *      miss (page/alloc.c MR1), with ref 1: a freeze after E3's check
+ *      alone would freeze that live page, and E6-E7 free it under its new
+ *      file.  Once frozen in its slot, p leaves it only by E6 (a freeze
+ *      fails on 0, and a truncate-like removal needs the index lock), so
+ *      the leaf is unlocked before E6's structural delete.
  *   E5 re-check LOCKED, DIRTY, WRITEBACK after the freeze: set before it
  *      (nobody can set them after: they need a reference), unfreeze (store
  *      1, release) and skip.
@@ -94,7 +103,8 @@
  * caught by E3: remove_all empties the tree under the index lock.  A frame
  * reused since has its new identity (or NULL) before any ref E1 can see as
  * 1: the allocator stores NULL and flags 0 before its release store of ref
- * 1 (alloc.c), and every later change of ref is a release RMW by a thread
+ * 1 (alloc.c; a miss's frame keeps ref 0 until M2's release store, after
+ * its identity and flags: MR2-MR3), and every later change of ref is a release RMW by a thread
  * that saw the new identity (M2's own put, or a holder that got the page
  * through its published slot); E1's acquire load of ref pairs with them,
  * so the flags and p->file it loads next are at least that new.
@@ -112,10 +122,16 @@
  *    changed); invalidate's fast path (remove.c, radix.c FD1-FD3) takes
  *    only p's leaf lock and freezes p first: E4's CAS fails once it has
  *    (ref 0), and its own freeze fails once E4 has; between E3 and E4 it
- *    can remove p, which only AC1 (below) must see.
+ *    can remove p, which E4's check under the leaf lock and AC1 (below)
+ *    see.
  *
  * Policy (scan resistance), in the descriptor's flags; the hit path only
- * sets REFERENCED when it is clear (filemap/lookup.c), a miss never does.
+ * sets REFERENCED when it is clear (filemap/lookup.c), the miss path never
+ * does.  (An optimistic read marks the page after its O5 with no reference held:
+ * if the frame was reused meanwhile by its remover's miss, page/alloc.c
+ * MR1, the new page starts REFERENCED, or a page read ahead loses RA; a
+ * policy nudge, as E1's own clear of REFERENCED on a frame reused since
+ * its loads: filemap/optimistic.h.)
  *  CLOCK2 (default): new pages are inactive, REFERENCED clear.
  *    inactive, !REFERENCED -> evict
  *    inactive,  REFERENCED -> promote: set ACTIVE, clear REFERENCED (E3)
@@ -350,6 +366,7 @@ static void handoff(struct lpc_page *p, struct lpc_wb **kick)
 static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick,
 		     bool spare_ra, struct lpc_tcache *t)
 {
+	struct lpc_radix_node *leaf = NULL;
 	struct lpc_file *f;
 	uint64_t index;
 	uint32_t ref, fl;
@@ -395,6 +412,15 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 	why = policy_locked(r, f, p, index, fl);
 	if (why >= 0)
 		goto unlock;
+	/* E4-E5 under p's leaf lock too (lockless mode): E3's check and the
+	 * freeze must see the same page in the slot (see E4 above). */
+	if (!f->locked_lookup) {
+		leaf = lpc_radix_leaf_lock(&f->tree, index);
+		if (!leaf || lpc_radix_leaf_entry(leaf, index) != p) {
+			why = SK_BUSY; /* a fast removal took it since E3 */
+			goto unlock;
+		}
+	}
 	lpc_yield_point(LPC_YP_E4);
 	if (!lpc_page_freeze(p, 1)) {						/* E4 */
 		why = SK_HELD;
@@ -406,6 +432,10 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 		lpc_page_unfreeze(p, 1);
 		why = busy_reason(fl);
 		goto unlock;
+	}
+	if (leaf) {
+		lpc_radix_leaf_unlock(leaf);
+		leaf = NULL;
 	}
 	lpc_yield_point(LPC_YP_E6);
 	{
@@ -429,6 +459,8 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 	lpc_page_free_evicted(p);						/* E7 */
 	return EV_EVICTED;
 unlock:
+	if (leaf)
+		lpc_radix_leaf_unlock(leaf);
 	lpc_file_index_unlock(f);
 	return why;
 }

@@ -280,16 +280,22 @@ unsigned lpc_wb_gang_tag_get(struct lpc_file *f, uint64_t first, unsigned tag,
 		 * increment unless zero; on a zero, wait for the leaf's holder
 		 * by taking the lock (index lock -> leaf lock), under which a
 		 * page still in its slot is not frozen and a plain increment is
-		 * safe; a page gone meanwhile is left out.  In a read section:
-		 * a page a fast invalidate freed after the gang saw it cannot
-		 * be handed out again (its frame waits for a grace period) before
-		 * the try-get looks at its count. */
+		 * safe; a page gone meanwhile is left out.  A try-get that
+		 * succeeds re-checks the slot (as lookup.c R4): a page a fast
+		 * invalidate freed after the gang saw it may be cached again
+		 * at once, for another file, by its thread's miss
+		 * (page/alloc.c MR1); with our reference and the index lock,
+		 * a page found in its slot stays there.  In a read section,
+		 * for the frames' grace period toward private uses. */
 		lpc_rcu_read_lock();
 		for (unsigned i = 0; i < n; i++) {
 			struct lpc_page *p = pages[i];
 			bool got = lpc_page_try_get(p);
 
-			if (!got) {
+			if (got && lpc_radix_lookup(&f->tree, idx[i], NULL) != p) {
+				lpc_page_release(p); /* MR5 */
+				got = false;
+			} else if (!got) {
 				struct lpc_radix_node *leaf = lpc_radix_leaf_lock(&f->tree, idx[i]);
 
 				if (leaf) {

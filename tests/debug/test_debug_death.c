@@ -272,6 +272,18 @@ static void break_grace(void)
 	lpc_page_find(file, 0, &q);
 }
 
+/* GRACE-PERIOD's first half: R3 takes a reference on a page that is no
+ * longer PUBLISHED, as on a frame reused as a private page inside the
+ * lookup's read section (page/alloc.c: the grace period before a private
+ * use).  The page stays in its slot; only its flag says private. */
+static void break_grace_private(void)
+{
+	struct lpc_page *p = cached_page(), *q;
+
+	atomic_fetch_and(&p->flags, ~(uint32_t)LPC_PG_PUBLISHED);
+	lpc_page_find(file, 0, &q);
+}
+
 static void *lock_thread(void *arg)
 {
 	lpc_page_lock(arg);
@@ -993,6 +1005,7 @@ static const struct {
 	{ "RELEASE-PRIVATE", break_release_private },
 	{ "RESURRECT", break_resurrect },
 	{ "GRACE-PERIOD", break_grace },
+	{ "GRACE-PERIOD", break_grace_private },
 	{ "LOST-WAKEUP", break_lost_wakeup },
 	{ "FAILED-PAGE-IN-INDEX", break_failed_in_index },
 	{ "FILE-USE-AFTER-CLOSE", break_file_after_close },
@@ -1042,6 +1055,8 @@ static const struct {
 	const char *want;
 } phrases[] = {
 	{ break_stream_held_leftover, "is no entry's" },
+	{ break_grace, "accepts a page with another identity" },
+	{ break_grace_private, "reused as a private one" },
 };
 
 static const char *phrase(void (*fn)(void))

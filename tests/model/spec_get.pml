@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spec_get.pml - the speculative page reference against freeze, remove,
- * deferred free, reuse and truncate.  Checked exhaustively by spin (see
- * README.md for the command lines and the step -> C function table).
+ * deferred free, reuse and truncate; with -DMISS_REUSE, also against a
+ * frame reused by the miss path with no grace period (MR1-MR5 of the miss
+ * reuse design).  Checked exhaustively by spin (see README.md for the
+ * command lines and the step -> C function table).
  *
  * The world: NP = 2 page descriptors (type-stable: never go away), K = 2
- * index slots of one file, NR = 2 readers.  At the start page 0 is in slot 0
- * and page 1 in slot 1, each with ref 1 (the index's reference).
+ * index slots of one file, NR = 2 readers (-DNR=1: one).  At the start page 0
+ * is in slot 0 and page 1 in slot 1, each with ref 1 (the index's reference).
  *
  *   ref[p]        atomic reference count; 0 = free, pending free or frozen
- *   ident[p]      the file index page p stands for (its identity)
+ *   ident[p]      the file index page p stands for (its identity; NONE
+ *                 while the miss path initialises it, MR2)
  *   st[p]         LIVE (private or in use), PENDING (queued for the deferred
  *                 free), GP (in a batch waiting for its grace period), FREE
- *                 (on a free list)
+ *                 (on a free list: a grace period covers it), UNCOV (only
+ *                 with MISS_REUSE: on the reclaimer's own t->dfree with no
+ *                 grace period yet; only the miss path (MR1) or a grace
+ *                 period (CB1-CB3, standing for OD3-OD5's landing and T1-T4's
+ *                 steal to pending) moves it on)
  *   published[p]  the PUBLISHED flag: p has been in an index since it was last
  *                 allocated (so lpc_page_put must not free it the fast way)
  *   slot[k]       the index: a page number or NONE
@@ -24,11 +31,39 @@
  *               slot chosen nondeterministically
  *   reclaimer   invalidate_one (remove.c) + the deferred free, then the miss path
  *               that recycles a frame for some index (maybe the same one:
- *               ABA), or frees it privately on -EEXIST: FA-FH, ROUNDS times
+ *               ABA), or frees it privately on -EEXIST: FA-FH, ROUNDS times.
+ *               With MISS_REUSE the removed frame goes UNCOV (lpc_invalidate
+ *               keeps it on t->dfree) and each round's recycle takes, chosen
+ *               nondeterministically, one of two branches:
+ *                 covered  FG-FH as above: `alloc` takes only FREE frames;
+ *                          it stands for every private use (lpc_page_alloc,
+ *                          the write path's write_new_page, write pins) and
+ *                          for a miss on a covered frame done today's way
+ *                 miss     MG, MR2-MR4: alloc_miss takes a FREE or an UNCOV
+ *                          frame, ref stays 0 through its init, identity and
+ *                          PUBLISHED are set, then ref = 2 (the index's and
+ *                          ours) in one store; insert, or on -EEXIST drop both
+ *                          references by atomic decrements and, if that
+ *                          reached 0, back to UNCOV (a stale getter that
+ *                          still holds one frees it by release ->
+ *                          free_deferred -> grace period)
  *   truncator   lpc_filemap_delete / lpc_filemap_remove_all removing a page users may hold:
  *               TA-TD, once
  *   rcu_cb      liburcu's call_rcu thread running the batched deferred free
  *               (free_batch_rcu): CB1-CB3, a grace period per batch
+ *
+ * The miss reuse steps (the design's MR1-MR5, as modelled; the C functions
+ * that will implement them are in README.md):
+ *   MR1 the miss path's allocation (alloc_miss) may take an UNCOV frame; a
+ *       private one (alloc) takes only FREE frames
+ *   MR2 ref stays 0 while the frame is initialised (PUBLISHED, identity
+ *       cleared): a stale getter's R3 keeps failing
+ *   MR3 identity and PUBLISHED set, then ref = 2 in one store (from 0)
+ *   MR4 from MR3 on ref changes only by atomic RMW: -EEXIST drops both
+ *       references by decrements; 0 -> back to UNCOV, else the last put is a
+ *       stale getter's, through release and free_deferred
+ *   MR5 a stale getter that wins R3 on a reused frame: R4 fails unless the
+ *       frame was reused for its very slot (a true hit), R4a puts it
  *
  * Grace period model: CB2 waits, reader by reader, until in_rs[i] is false
  * at some instant after the batch was taken (CB1).  That is sound (every read
@@ -37,15 +72,19 @@
  * instant a real grace period could end).
  *
  * What is checked (all by assertions; the search also reports any invalid
- * end state, e.g. a process blocked for ever; and, in the progress run with
+ * end state, e.g. a process blocked for ever; and, in the progress runs with
  * -DROUNDS=1 under weak fairness, that there is no infinite execution at all:
  * no reader livelocks in the retry loops):
+ *   R4   a page R4 accepts has the identity looked up and PUBLISHED (the
+ *        debug rule GRACE-PERIOD's new place under MR5)
  *   R6   the page returned is LIVE, has the identity asked for, holds a
  *        reference, and was in slot[k] at some instant while the reader held
  *        its reference (ghost `incache`: "only then is the page yours")
  *   put  ref never drops below 0 (asserted before every decrement)
  *   free a page is freed only at ref 0 and only once; the private fast path
  *        (free_private) asserts the owner really holds the only reference
+ *   alloc, alloc_miss  a frame is handed out once: ref 0, in no slot
+ *   MR3  ref is still 0 when the miss path stores 2 (nobody changed it)
  *
  * Broken variants (spin -DBUG_...), each must make the check fail:
  *   BUG_NO_RECHECK        skip R4: a page removed by truncate between R2 and
@@ -61,8 +100,25 @@
  *                         period between the freeze and the removal: a reader
  *                         spins on the frozen page inside its read section,
  *                         so the grace period never ends
+ * and, with MISS_REUSE:
+ *   BUG_MR_REF_EARLY      (MR3 broken) ref = 2 is stored before PUBLISHED: a
+ *                         stale getter's R3 wins, R4 fails, and its put sees
+ *                         PUBLISHED clear and frees the page privately under
+ *                         its owner (free_private's assertion, ref 2)
+ *   BUG_MR_PRIVATE_UNPREP (MR4 broken) -EEXIST stores ref = 1 and frees
+ *                         privately, as lpc_filemap_unprep_miss does today: a
+ *                         stale getter's reference is lost (its put finds
+ *                         ref 0: `ref > 0` before a decrement)
+ *   BUG_MR_TO_PRIVATE     (MR1 broken) `alloc` may take an UNCOV frame: a
+ *                         stale getter's increment lands on a private page
+ *                         (free_private's assertion, as BUG_NO_GRACE)
+ *   BUG_MR_UNPREP_TO_FREE (MR4 broken, needs two rounds: -DNR=1) -EEXIST's
+ *                         last drop puts the frame on the private list (FREE)
+ *                         instead of back on t->dfree: the next private use
+ *                         gets an uncovered frame (free_private's assertion)
  * Extra switch: NO_INCACHE_CHECK drops the ghost from R6 (used to show that
- * with the deferred free the identity check alone cannot see BUG_NO_RECHECK).
+ * with the deferred free the identity check alone cannot see BUG_NO_RECHECK,
+ * and that with MISS_REUSE it can).
  *
  * What it shows about the two guards (each is needed, for its own reason):
  *   - The grace period alone already keeps a page's identity stable for a
@@ -77,6 +133,20 @@
  *     then land on a recycled private page, whose owner frees it with plain
  *     stores (and lpc_page_put sends such a page, PUBLISHED clear, down the
  *     fast path): BUG_NO_GRACE.
+ *   - With MISS_REUSE both hold for the miss path without the grace period:
+ *     the re-check keeps identity right, and MR2-MR4 keep a stale increment
+ *     off any private page: it fails while ref is 0 (MR2), and once it can
+ *     win (MR3) PUBLISHED is set, so every put of it decrements.  The grace
+ *     period is still needed, but only before a private use (MR1: the
+ *     covered branch; BUG_MR_TO_PRIVATE).  The re-check R4 now also guards
+ *     identity: -DMISS_REUSE -DBUG_NO_RECHECK -DNO_INCACHE_CHECK fails on
+ *     `ident[p] == k` (a frame reused by a miss for another index inside the
+ *     reader's read section), so every lockless reader that used the grace
+ *     period for identity must re-check (the design's audit).
+ *   Not in the model: the page lock and data (a stale getter whose R4 passes
+ *   on a frame reused for its own slot is a true hit, locked until M5), the
+ *   stamps of t->dfree (own_defer.pml; here a grace period that begins after
+ *   the frame went UNCOV, which is later than its removal), the seq section.
  *
  * The model is sequentially consistent: the memory orders are argued in the
  * C comments (page.h, lookup.c, alloc.c), not here.
@@ -85,7 +155,9 @@
 #define NONE	255
 #define NP	2
 #define K	2
-#define NR	2
+#ifndef NR
+#define NR	2	/* readers: 1 or 2 */
+#endif
 #ifndef ROUNDS
 #define ROUNDS	2	/* reclaim-and-recycle rounds */
 #endif
@@ -94,6 +166,7 @@
 #define PENDING	1
 #define GP	2
 #define FREE	3
+#define UNCOV	4	/* MISS_REUSE: on the thread's t->dfree, no grace period yet */
 
 byte ref[NP];
 byte ident[NP];
@@ -170,12 +243,37 @@ inline alloc(q)
 		if
 		:: st[0] == FREE -> q = 0
 		:: st[1] == FREE -> q = 1
+#ifdef BUG_MR_TO_PRIVATE
+		:: st[0] == UNCOV -> q = 0	/* MR1 broken: an uncovered */
+		:: st[1] == UNCOV -> q = 1	/* frame for a private use */
+#endif
 		fi;
+		/* handed out once: nobody holds it, no slot has it */
+		assert(ref[q] == 0 && slot[0] != q && slot[1] != q);
 		st[q] = LIVE
 	};
 	published[q] = 0;
 	ref[q] = 1
 }
+
+#ifdef MISS_REUSE
+/* MR1: lpc_page_alloc_frame(LPC_ALLOC_MISS): a covered frame, or one off the
+ * thread's own t->dfree that no grace period covers yet.  MR2: ref stays 0
+ * through the initialisation (flags and identity cleared), so a stale
+ * getter's R3 keeps failing on it. */
+inline alloc_miss(q)
+{
+	atomic {
+		if
+		:: st[0] == FREE || st[0] == UNCOV -> q = 0
+		:: st[1] == FREE || st[1] == UNCOV -> q = 1
+		fi;
+		assert(ref[q] == 0 && slot[0] != q && slot[1] != q);
+		st[q] = LIVE
+	};
+MR2:	atomic { published[q] = 0; ident[q] = NONE }
+}
+#endif
 
 proctype reader(byte r)
 {
@@ -203,7 +301,10 @@ R3:	atomic {				/* lpc_page_try_get */
 #ifndef BUG_NO_RECHECK
 R4:	atomic {				/* re-check the slot */
 		same = (slot[k] == p);
-		incache = incache || same	/* ghost */
+		incache = incache || same;	/* ghost */
+		/* what R4 accepts: the identity looked up, PUBLISHED (the
+		 * debug rule GRACE-PERIOD's place under MR5) */
+		assert(!same || (ident[p] == k && published[p]))
 	};
 	if
 	:: !same ->
@@ -264,7 +365,18 @@ FB2:		ref[p] = 1;		/* unfreeze: plain store, nobody at 0 */
 #endif
 FC:	slot[k] = NONE;				/* remove from the index */
 FD:	index_unlock();
+#ifdef MISS_REUSE
+FE:	atomic {				/* onto the thread's t->dfree */
+		assert(ref[p] == 0 && st[p] == LIVE);	/* (OD1), uncovered */
+		st[p] = UNCOV
+	};
+	if
+	:: goto MG			/* MR: the miss path, no grace period */
+	:: skip				/* covered: a private use, or today's miss */
+	fi;
+#else
 FE:	free_deferred(p);			/* freed after a grace period */
+#endif
 
 	/* The miss path recycles a frame (maybe this one) for some index. */
 FG:	alloc(q);
@@ -285,6 +397,49 @@ FH:	index_lock();
 		index_unlock();
 		put(q)
 	fi;
+#ifdef MISS_REUSE
+	goto done;
+
+	/* MR1-MR4: the miss path on a frame maybe no grace period covers. */
+MG:	alloc_miss(q);				/* MR1, MR2: ref 0 */
+	if
+	:: k2 = 0
+	:: k2 = 1
+	fi;
+#ifdef BUG_MR_REF_EARLY
+	atomic { assert(ref[q] == 0); ref[q] = 2 };	/* before PUBLISHED */
+#endif
+MR3:	atomic { ident[q] = k2; published[q] = 1 };	/* identity, flags */
+#ifndef BUG_MR_REF_EARLY
+	atomic { assert(ref[q] == 0); ref[q] = 2 };	/* then ref (release) */
+#endif
+MH:	index_lock();				/* M3 */
+	if
+	:: slot[k2] == NONE ->			/* insert: the index's ref is */
+		slot[k2] = q;			/* one of the two */
+		index_unlock();
+		put(q)				/* the owner's, after M5 */
+	:: else ->				/* -EEXIST */
+		index_unlock();
+MR4:
+#ifdef BUG_MR_PRIVATE_UNPREP
+		ref[q] = 1;			/* today's unprep: plain store */
+		free_private(q)			/* and the private free */
+#else
+		atomic { assert(ref[q] > 0); ref[q]-- };	/* both refs, */
+		atomic { assert(ref[q] > 0); ref[q]--; z = (ref[q] == 0) };
+		if
+		:: z ->				/* back onto t->dfree */
+#ifdef BUG_MR_UNPREP_TO_FREE
+			atomic { assert(st[q] == LIVE); st[q] = FREE }	/* t->free */
+#else
+			atomic { assert(st[q] == LIVE); st[q] = UNCOV }
+#endif
+		:: else				/* a stale getter holds one: */
+		fi				/* its put frees it (release) */
+#endif
+	fi;
+#endif
 done:
 	n++;
 	if
@@ -318,9 +473,16 @@ proctype rcu_cb()
 
 end:	do
 	:: CB1: atomic {			/* take the pending batch */
+#ifdef MISS_REUSE
+		(st[0] == PENDING || st[1] == PENDING ||
+		 st[0] == UNCOV || st[1] == UNCOV) ->
+		if :: st[0] == PENDING || st[0] == UNCOV -> st[0] = GP :: else fi;
+		if :: st[1] == PENDING || st[1] == UNCOV -> st[1] = GP :: else fi
+#else
 		(st[0] == PENDING || st[1] == PENDING) ->
 		if :: st[0] == PENDING -> st[0] = GP :: else fi;
 		if :: st[1] == PENDING -> st[1] = GP :: else fi
+#endif
 	   };
 #ifndef BUG_NO_GRACE
 CB2:		i = 0;				/* the grace period */
@@ -342,7 +504,9 @@ init {
 		slot[1] = 1; ident[1] = 1; ref[1] = 1; published[1] = 1;
 		run rcu_cb();
 		run reader(0);
+#if NR > 1
 		run reader(1);
+#endif
 		run reclaimer();
 		run truncator()
 	}

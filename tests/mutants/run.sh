@@ -116,6 +116,9 @@
 #                  counts the rest one short (SP2; rule SEG-COUNT when the
 #                  rest is taken: stress_alloc and stress_mixed, seconds
 #                  into each).  Not in --quick.
+#   mr-to-private  alloc.c: MR1 pops an uncovered deferred frame for every
+#                  allocation, private ones too (rule DEFERRED-GRACE at
+#                  page_init_private, in test_own_defer's private pages)
 #   own-no-grace   alloc.c: OD5 lands a thread's deferred frames (the ones
 #                  its lpc_invalidate kept) without OD4's grace period (rule
 #                  DEFERRED-GRACE, in test_own_defer)
@@ -184,6 +187,7 @@ mutants=(
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
 	'seg-split-count|src/page/alloc.c|s@^\t\tc->free->fl.seg_n = s->fl.seg_n - n;@\t\tc->free->fl.seg_n = s->fl.seg_n - n - 1; /* MUTANT: SP2 miscounts the rest */@'
+	'mr-to-private|src/page/alloc.c|s@} else if (t->dfree \&\& (flags \& LPC_ALLOC_MISS)) {@} else if (t->dfree \&\& 1) { /* MUTANT: MR1 for every allocation */@'
 	'own-no-grace|src/page/alloc.c|s@^\tlpc_rcu_synchronize();\t\t\t\t\t\t/\* OD4 \*/@\t(void)0; /* MUTANT: OD5 without OD4 */@'
 	'drain-no-grace|src/page/alloc.c|s@^\t\tlpc_rcu_synchronize();\t\t\t\t\t/\* T2 \*/@\t\t(void)0; /* MUTANT: drain without T2 */@'
 	'size-dirty-first|src/writeback/write.c|s@^\t\tsize0 = lpc_wb_extend(f, pos + n);\t\t\t\t/\* SZ1 \*/@\t\tsize0 = atomic_load_explicit(\&f->size, memory_order_acquire); /* MUTANT: SZ1 after D3 */@;s@^\t\tdone += n;$@\t\tdone += n; lpc_wb_extend(f, off + done); /* MUTANT */@'
@@ -236,8 +240,9 @@ full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-fir
 # and the mutant fell through to the suite).
 declare -A killer=(
 	[no-r4]='^(regress\.regress_r4_failed_read|stress\.stress_(pin_evict|lookup_race))$'
-	[no-grace]='^stress\.stress_pin_evict$'
+	[no-grace]='^regress\.regress_stale_private$'
 	[own-no-grace]='^unit\.test_own_defer$'
+	[mr-to-private]='^unit\.test_own_defer$'
 	[plain-inc]='^unit\.test_guarantees$'
 	[no-wake]='^stress\.stress_pin_evict$'
 	[keep-failed]='^stress\.stress_pin_evict$'

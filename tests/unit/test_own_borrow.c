@@ -11,12 +11,14 @@
  *    take A's frames with no wait and no borrow, and never one of B's (B's
  *    stamp has not passed; in LPC_DEBUG builds rule DEFERRED-GRACE checks
  *    every frame moved).  Without OD2's front the misses borrow or wait;
- *  - the cap: loops of invalidate + read; whatever the grace periods, the
- *    thread never holds more than the cap borrowed (t->dborrow), and once
- *    at the cap its misses get only frames it held before (its own frames,
- *    reused: never the shared list's), with at most one wait of its own
- *    per loop (OD4).  Without the cap it borrowed until OD1's half of the
- *    cache;
+ *  - the cap: loops of invalidate + NP private pages (lpc_page_alloc,
+ *    which never takes an uncovered frame) + a read of the pages again;
+ *    whatever the grace periods, the thread never holds more than the cap
+ *    borrowed (t->dborrow), and once at the cap its private pages get only
+ *    frames it held before (its own frames, reused: never the shared
+ *    list's), with at most one wait of its own per loop (OD4).  Without
+ *    the cap it borrowed until OD1's half of the cache.  The reads
+ *    (misses) never borrow and never wait (MR1);
  *  - a take of its deferred list (the reclaimer's RT1-RT4) resets the
  *    count (OD6), and the census adds every frame up.
  *
@@ -64,6 +66,25 @@ static void read_range(unsigned first, const unsigned char *in, unsigned *n_in, 
 		held[p->id] = 1;
 		lpc_page_put(p);
 	}
+}
+
+/* Allocates NP private pages (lpc_page_alloc: never an uncovered frame,
+ * MR1 being for misses), held until all are had, then put; counts those
+ * the thread never had before. */
+static void alloc_range(struct lpc_cache *c, unsigned *n_new)
+{
+	static struct lpc_page *pv[NP];
+
+	*n_new = 0;
+	for (unsigned i = 0; i < NP; i++) {
+		REQUIRE(lpc_page_alloc(c, &pv[i]) == 0, "private page %u", i);
+		REQUIRE(pv[i]->id < NFRAMES, "frame id %u", pv[i]->id);
+		if (!held[pv[i]->id])
+			(*n_new)++;
+		held[pv[i]->id] = 1;
+	}
+	for (unsigned i = 0; i < NP; i++)
+		lpc_page_put(pv[i]);
 }
 
 /* Marks the frames caching pages [first, first + NP) in set (and as had). */
@@ -132,14 +153,16 @@ int main(int argc, char **argv)
 	read_range(2 * NP, fb, &n_in, &n_new); /* pages never read: misses too */
 	CHECK(atomic_load(&lpc_rcu_gp_begun) - gp0 <= 1u, "more than one wait for B");
 
-	/* The cap (OD8): loops of invalidate + read of the same pages. */
+	/* The cap (OD8): loops of invalidate, private pages, and a read of
+	 * the same pages again (misses: MR1, no borrow, no wait). */
 	for (unsigned loop = 0; loop < LOOPS; loop++) {
 		bool at_cap = t->dborrow + pool->tbatch > cap;
+		unsigned b1;
 
 		CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NP * PS), (int)NP, "invalidate, loop %u",
 			 loop);
 		gp0 = atomic_load(&lpc_rcu_gp_begun);
-		read_range(0, NULL, &n_in, &n_new);
+		alloc_range(c, &n_new);
 		CHECK(t->dborrow <= cap, "loop %u: %u frames borrowed, cap %u", loop, t->dborrow,
 		      cap);
 		if (at_cap) {
@@ -148,18 +171,26 @@ int main(int argc, char **argv)
 			CHECK(atomic_load(&lpc_rcu_gp_begun) - gp0 <= 1u,
 			      "loop %u, at the cap: more than one wait", loop);
 		}
+		b1 = t->dborrow;
+		gp0 = atomic_load(&lpc_rcu_gp_begun);
+		read_range(0, NULL, &n_in, &n_new);
+		CHECK_EQ(t->dborrow, b1, "loop %u: the misses borrowed", loop);
+		CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u, "loop %u: the misses waited", loop);
 	}
 	CHECK(capped >= 2, "the thread reached the cap in %u loops only (%u borrowed)", capped,
 	      t->dborrow);
 
-	/* OD6: the reclaimer's take of the deferred lists resets the count. */
+	/* OD6: the reclaimer's take of the deferred lists resets the count
+	 * (the loop's misses used the list up: one more invalidate). */
+	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NP * PS), (int)NP, "invalidate before the take");
+	CHECK(atomic_load(&t->ndfree) >= NP, "deferred frames before the take");
 	lpc_page_deferred_take(pool, &fr, &pend);
 	CHECK_EQ(atomic_load(&t->ndfree), 0u, "deferred frames left after the take");
 	CHECK_EQ(t->dborrow, 0u, "the take left the borrowed count");
-	for (int i = 0; i < 10000 && (rc = lpc_pool_census(pool, 2 * NP, &cs)) == -EAGAIN; i++)
+	for (int i = 0; i < 10000 && (rc = lpc_pool_census(pool, NP, &cs)) == -EAGAIN; i++)
 		tst_sleep_us(1000);
 	CHECK_EQ(rc, 0, "census of a quiet pool");
-	CHECK_EQ(cs.total + 2 * NP, NFRAMES, "census: free frames + cached pages");
+	CHECK_EQ(cs.total + NP, NFRAMES, "census: free frames + cached pages");
 
 	CHECK_EQ(lpc_file_close(file), 0);
 	tst_cache_destroy(c);

@@ -6,16 +6,19 @@
  *    thread's deferred list (ndfree), puts none on pending and hands none to
  *    call_rcu, and the census counts them (FRAMES-ACCOUNTED: free + pending
  *    + private + deferred + in use == total);
- *  - the thread's next misses, its list not covered yet and the shared
- *    list full, borrow from the shared list (OD8) instead of waiting: no
- *    grace period, the deferred list left whole, t->dborrow counts the
- *    borrowed frames (test_own_borrow: the cap, and the one wait that
- *    lands the list once the cap is reached);
+ *  - the thread's next misses take those frames at once (MR1): no grace
+ *    period, no borrow, one deferred frame per own frame used, and the
+ *    pages read back byte for byte;
+ *  - private pages (lpc_page_alloc), the list not covered yet and the
+ *    shared list full, never get one of those frames: they borrow from
+ *    the shared list (OD8) instead of waiting: no grace period, the
+ *    deferred list left whole, t->dborrow counts the borrowed frames
+ *    (test_own_borrow: the cap, and the one wait that lands the list once
+ *    the cap is reached);
  *  - after a wait of another thread's that began after the second
- *    invalidate, the misses land the list with no wait of their own (OD3's
- *    shortcut, core/rcu.h GC1-GC3), the first chain's frames first (OD2
- *    appends behind), and the pages read back byte for byte (in LPC_DEBUG
- *    builds rule DEFERRED-GRACE checks every frame moved);
+ *    invalidate, private pages land the list with no wait of their own
+ *    (OD3's shortcut, core/rcu.h GC1-GC3) (in LPC_DEBUG builds rule
+ *    DEFERRED-GRACE checks every frame moved);
  *  - a thread that invalidates and exits leaves its frames on pending and
  *    kicks (OD6): a bounded wait sees pending drained and every frame free
  *    but the cached ones (no frame stranded on a dead thread's list);
@@ -62,6 +65,24 @@ static void *invalidate_and_exit(void *arg)
 	return NULL;
 }
 
+static bool is_one_of(const struct lpc_page *p, struct lpc_page *const *set, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (set[k] == p)
+			return true;
+	return false;
+}
+
+/* The frames on t's deferred list (the owner's, quiet: no taker runs). */
+static unsigned deferred_frames(struct lpc_tcache *t, struct lpc_page **out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (struct lpc_page *q = t->dfree; q && n < max; q = q->next)
+		out[n++] = q;
+	return n;
+}
+
 /* Another thread's grace period (a landing, a steal's T2, a drain). */
 static void *other_wait(void *arg)
 {
@@ -78,14 +99,14 @@ int main(int argc, char **argv)
 	struct lpc_cache *c;
 	struct lpc_pool *pool;
 	struct lpc_tcache *t;
-	struct lpc_page *p, *frames[NPAGES];
+	struct lpc_page *p, *frames[NPAGES], *priv[NPAGES], *deferred[NFRAMES];
 	struct lpc_pool_census cs;
 	struct lpc_stats s;
 	char path[600];
 	uint32_t pend0;
 	unsigned b0;
 	uint64_t gp0;
-	unsigned mine = 0, bad = 0;
+	unsigned mine = 0, bad = 0, nd, ndef;
 	int dropped, rc = -EAGAIN;
 	pthread_t th;
 
@@ -127,61 +148,81 @@ int main(int argc, char **argv)
 	lpc_stats(c, &s);
 	CHECK_EQ(s.frames_free, (uint64_t)NFRAMES, "frames_free counts the deferred frames");
 
-	/* OD8: the next misses borrow from the shared list (the private
-	 * list's leftover refill first): no wait, the deferred list whole. */
+	/* MR1: the next misses take the thread's own frames, not covered
+	 * yet, with no grace period and no borrow (the private list's
+	 * leftover refill first). */
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
 	b0 = t->dborrow;
 	for (unsigned i = 0; i < NPAGES; i++) {
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get again %u", i);
-		for (unsigned k = 0; k < NPAGES; k++)
-			if (frames[k] == p) {
-				mine++;
-				break;
-			}
+		if (is_one_of(p, frames, NPAGES))
+			mine++;
 		if (tst_null_check_page(file_id, i, PS, 4 * NPAGES * PS, lpc_page_data(p), scratch))
 			bad++;
 		lpc_page_put(p);
 	}
-	CHECK_EQ(bad, 0u, "pages read back on borrowed frames");
-	CHECK_EQ(atomic_load(&t->ndfree), NPAGES, "the deferred list is whole (nothing landed)");
-	CHECK_EQ(mine, 0u, "the misses got %u of the thread's own, uncovered, frames", mine);
+	CHECK_EQ(bad, 0u, "pages read back on the thread's own reused frames");
+	CHECK(mine + pool->tbatch >= NPAGES, "the misses got only %u of the thread's own frames",
+	      mine);
+	CHECK_EQ(atomic_load(&t->ndfree), NPAGES - mine, "one deferred frame per own frame used");
+	CHECK_EQ(t->dborrow, b0, "MR1: the misses borrowed");
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u, "MR1: the misses waited for a grace period");
+
+	/* OD8: private pages (lpc_page_alloc) never take an uncovered frame:
+	 * they borrow from the shared list (the private list's leftover
+	 * first) instead of waiting, and the deferred list stays whole. */
+	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NPAGES * PS), (int)NPAGES, "invalidate again");
+	nd = atomic_load(&t->ndfree);
+	CHECK_EQ(nd, 2 * NPAGES - mine, "the second chain kept");
+	ndef = deferred_frames(t, deferred, NFRAMES);
+	CHECK_EQ(ndef, nd, "walk of the deferred list");
+	gp0 = atomic_load(&lpc_rcu_gp_begun);
+	b0 = t->dborrow;
+	mine = 0;
+	for (unsigned i = 0; i < NPAGES; i++) {
+		REQUIRE(lpc_page_alloc(c, &priv[i]) == 0, "private page %u", i);
+		if (is_one_of(priv[i], deferred, ndef))
+			mine++;
+	}
+	CHECK_EQ(mine, 0u, "private pages got %u uncovered deferred frames", mine);
+	CHECK_EQ(atomic_load(&t->ndfree), nd, "the deferred list is whole (nothing landed)");
 	CHECK(t->dborrow - b0 + pool->tbatch >= NPAGES && t->dborrow - b0 <= NPAGES &&
 		      (t->dborrow - b0) % pool->tbatch == 0,
-	      "OD8 borrowed %u frames for %u misses (tbatch %u)", t->dborrow - b0, NPAGES,
+	      "OD8 borrowed %u frames for %u private pages (tbatch %u)", t->dborrow - b0, NPAGES,
 	      pool->tbatch);
 	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u, "grace periods waited for, not borrowed");
+	for (unsigned i = 0; i < NPAGES; i++)
+		lpc_page_put(priv[i]);
 
 	/* OD3's shortcut: a wait another thread paid after the invalidate
-	 * (here a plain lpc_rcu_synchronize) covers both chains, and the
-	 * misses land the list's front, the first chain (the frames of the
-	 * first read), with no wait of their own. */
-	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NPAGES * PS), (int)NPAGES, "invalidate again");
-	CHECK_EQ(atomic_load(&t->ndfree), 2 * NPAGES, "both chains kept");
+	 * (here a plain lpc_rcu_synchronize) covers the list, and private
+	 * pages land its front (after the private list's leftover) with no
+	 * wait of their own. */
 	REQUIRE(pthread_create(&th, NULL, other_wait, NULL) == 0, "thread");
 	REQUIRE(pthread_join(th, NULL) == 0, "join");
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
 	b0 = t->dborrow;
 	mine = 0;
 	for (unsigned i = 0; i < NPAGES; i++) {
+		REQUIRE(lpc_page_alloc(c, &priv[i]) == 0, "private page again %u", i);
+		if (is_one_of(priv[i], deferred, ndef))
+			mine++;
+	}
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u,
+		 "grace periods waited for though another's covered the list");
+	CHECK_EQ(t->dborrow, b0, "borrowed though the list was covered");
+	CHECK(mine + 2 * pool->tbatch >= NPAGES, "private pages got %u of the covered frames", mine);
+	CHECK_EQ(atomic_load(&t->ndfree), nd - mine, "landed frames left the deferred list");
+	for (unsigned i = 0; i < NPAGES; i++)
+		lpc_page_put(priv[i]);
+	/* Cached again for the checks below (NFRAMES - NPAGES free). */
+	for (unsigned i = 0; i < NPAGES; i++) {
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get a third time %u", i);
-		for (unsigned k = 0; k < NPAGES; k++)
-			if (frames[k] == p) {
-				mine++;
-				break;
-			}
 		if (tst_null_check_page(file_id, i, PS, 4 * NPAGES * PS, lpc_page_data(p), scratch))
 			bad++;
 		lpc_page_put(p);
 	}
-	CHECK_EQ(bad, 0u, "pages read back after a covered landing");
-	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u,
-		 "grace periods waited for though another's covered the chain");
-	CHECK_EQ(t->dborrow, b0, "borrowed though the list was covered");
-	CHECK(mine + pool->tbatch >= NPAGES, "the misses got %u of the first chain's frames", mine);
-	/* OD5 moves tbatch at a time: one chain's worth is left (the private
-	 * list's leftover was used first). */
-	CHECK(atomic_load(&t->ndfree) >= NPAGES && atomic_load(&t->ndfree) < NPAGES + pool->tbatch,
-	      "the covered list's front was not landed (%u left)", atomic_load(&t->ndfree));
+	CHECK_EQ(bad, 0u, "pages read back a third time");
 
 	/* OD6: an exiting thread's deferred frames reach pending, and its
 	 * kick has them drained (bounded wait, not a timing). */

@@ -7,8 +7,9 @@
  * and the counts are exact:
  *  - OD4: the thread invalidates NP pages (kept on its deferred list, OD1),
  *    is kept from borrowing (OD8: its borrowed count set past the cap) and
- *    gets them again: exactly one wait of its own (OD4), after which OD3
- *    lands the rest with no wait.  grace_periods grows by 1 in lpc_stats
+ *    allocates NP private pages (lpc_page_alloc, which never takes an
+ *    uncovered frame: MR1 is for misses): exactly one wait of its own
+ *    (OD4), after which OD3 lands the rest with no wait.  grace_periods grows by 1 in lpc_stats
  *    and in the thread's block, as lpc_rcu_gp_begun does, and
  *    grace_period_ns by the same non-zero time in both;
  *  - T2 of the drain (lpc_page_pending_drain) of pages the test evicted:
@@ -53,6 +54,18 @@ static void read_range(unsigned first, unsigned n)
 		REQUIRE(lpc_page_get(file, i, 0, &p) == 0, "get %u", i);
 		lpc_page_put(p);
 	}
+}
+
+/* n private pages, held until all are had, then put. */
+static void alloc_private(struct lpc_cache *c, unsigned n)
+{
+	static struct lpc_page *held[NP];
+
+	REQUIRE(n <= NP);
+	for (unsigned i = 0; i < n; i++)
+		REQUIRE(lpc_page_alloc(c, &held[i]) == 0, "private page %u", i);
+	for (unsigned i = 0; i < n; i++)
+		lpc_page_put(held[i]);
 }
 
 /* A drain by a thread that has no block for the cache. */
@@ -103,21 +116,26 @@ int main(int argc, char **argv)
 	CHECK_EQ(lpc_invalidate(file, 0, (uint64_t)NP * PS), (int)NP, "invalidate");
 	CHECK_EQ(atomic_load(&t->ndfree), NP, "frames kept by the invalidating thread (OD1)");
 	borrowed = t->dborrow;
-	t->dborrow = UINT_MAX / 2; /* past OD8's cap: the misses must wait */
+	t->dborrow = UINT_MAX / 2; /* past OD8's cap: the allocations must wait */
 	lpc_stats(c, &s0);
 	gp0 = atomic_load(&lpc_rcu_gp_begun);
 	b0 = block_gp(t);
 	bns0 = block_gp_ns(t);
-	read_range(0, NP);
+	alloc_private(c, NP);
 	lpc_stats(c, &s1);
 	t->dborrow = borrowed;
-	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 1u, "grace periods begun by the misses");
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 1u,
+		 "grace periods begun by the private allocations");
 	CHECK_EQ(block_gp(t) - b0, 1u, "OD4's wait in the thread's block");
 	CHECK_EQ(s1.grace_periods - s0.grace_periods, 1u, "OD4's wait in lpc_stats");
 	CHECK(block_gp_ns(t) > bns0, "OD4's wait took no time");
 	CHECK_EQ(s1.grace_period_ns - s0.grace_period_ns, block_gp_ns(t) - bns0,
 		 "lpc_stats' grace_period_ns and the thread's");
 	CHECK(atomic_load(&t->ndfree) < NP, "the wait landed none of the deferred frames");
+	/* MR1: misses take the rest with no wait at all. */
+	gp0 = atomic_load(&lpc_rcu_gp_begun);
+	read_range(0, NP);
+	CHECK_EQ(atomic_load(&lpc_rcu_gp_begun) - gp0, 0u, "grace periods begun by the misses");
 
 	/* T2 of the drain, by this thread. */
 	evicted = lpc_reclaim_evict(&c->reclaim, 16, t);
