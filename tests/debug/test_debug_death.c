@@ -141,6 +141,20 @@ static void od5_push_hook(enum lpc_yield_point yp)
 	lpc_rcu_read_unlock();
 }
 
+/* DEFERRED-GRACE at a private hand-out (page/alloc.c page_init_private,
+ * MR1): a frame whose stamp (OD2) no completed grace period covers goes to
+ * a private use.  The frame on top of this thread's private list is given
+ * such a stamp, as a kept frame that skipped OD3-OD5 would carry. */
+static void break_deferred_grace_private(void)
+{
+	struct lpc_page *p = private_page(), *q;
+
+	lpc_page_put(p); /* on top of the private list */
+	p->dbg_gp = atomic_load(&lpc_rcu_gp_begun) + 1;
+	REQUIRE(lpc_page_alloc(cache, &q) == 0, "alloc");
+	REQUIRE(q == p, "the private list's top frame");
+}
+
 static void break_deferred_grace(void)
 {
 	struct lpc_page *p = private_page(), *q;
@@ -994,6 +1008,7 @@ static const struct {
 	{ "SEG-COUNT", break_seg_count },
 	{ "FRAMES-ACCOUNTED", break_frames_accounted },
 	{ "DEFERRED-GRACE", break_deferred_grace },
+	{ "DEFERRED-GRACE", break_deferred_grace_private },
 	{ "RECLAIM-RETIRED", break_reclaim_retired },
 	{ "FRAME-FREED-TWICE", break_freed_twice },
 	{ "GP-WHILE-FROZEN", break_gp_frozen },
@@ -1056,6 +1071,8 @@ static const struct {
 } phrases[] = {
 	{ break_stream_held_leftover, "is no entry's" },
 	{ break_grace, "accepts a page with another identity" },
+	{ break_deferred_grace, "joins its thread's free list" },
+	{ break_deferred_grace_private, "a private use takes a deferred frame" },
 	{ break_grace_private, "reused as a private one" },
 };
 
