@@ -937,8 +937,9 @@ static void page_init_private(struct lpc_page *p, unsigned flags)
 	 * its data): a seq write section around it, so that an optimistic
 	 * reader that still looks at the old page (only where a miss reuses
 	 * it at once, MR1; before a private use a grace period separates its
-	 * last publication from now) rejects its copy.  The section also makes seq of every handed-out frame differ
-	 * from what it was under its previous identity. */
+	 * last publication from now) rejects its copy.  The section also
+	 * makes seq of every handed-out frame differ from what it was under
+	 * its previous identity. */
 	lpc_page_seq_write_begin(p);
 	lpc_page_set_identity(p, NULL, 0);
 	lpc_page_seq_write_end(p);
@@ -952,10 +953,10 @@ static void page_init_private(struct lpc_page *p, unsigned flags)
 	if (flags & LPC_ALLOC_MISS)
 		return;
 	/* No reader can reach a frame handed out for a private use (a grace
-	 * period separates its last publication from now), but the evictor may load ref (it
-	 * scans every descriptor): release, so that one that sees 1 sees the
-	 * identity and flags cleared above (reclaim/evict.c E1).  A plain mov
-	 * on x86. */
+	 * period separates its last publication from now), but the evictor
+	 * may load ref (it scans every descriptor): release, so that one that
+	 * sees 1 sees the identity and flags cleared above (reclaim/evict.c
+	 * E1).  A plain mov on x86. */
 	atomic_store_explicit(&p->ref, 1, memory_order_release);
 }
 
