@@ -528,6 +528,10 @@ static void deferred_prep(struct lpc_pool *c, struct lpc_page *p)
 	lpc_page_debug_not_reading(p, "deferred free");
 	lpc_page_debug_seq_closed(p, "deferred free");
 	atomic_store_explicit(&p->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+	/* DEFERRED-GRACE's stamp: none on pending, which is left only through
+	 * a grace period (call_rcu's is one that lpc_rcu_gp_done does not
+	 * count); OD2 stamps a kept chain after this. */
+	p->dbg_gp = 0;
 #endif
 	/* An active page leaves CLOCK2's active count here (reclaim/evict.c):
 	 * its flags change only by RMW now (ref 0: nobody can lock it). */
@@ -573,6 +577,14 @@ static void free_deferred(struct lpc_page *p, bool submit)
 static void pending_push(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
+#if LPC_DEBUG
+	/* A kept chain moved here (OD6) drops its stamp: deferred_prep. */
+	for (struct lpc_page *q = head;; q = q->next) {
+		q->dbg_gp = 0;
+		if (q == tail)
+			break;
+	}
+#endif
 	pthread_mutex_lock(&c->free_lock);
 	tail->next = c->pending;					/* PD1 */
 	if (!c->pending)
