@@ -26,9 +26,10 @@
  * Cold.  Before every pass, outside its timing: the file is dropped from the
  * kernel's page cache (posix_fadvise DONTNEED; lpc reads with O_DIRECT, but a
  * stale page-cache copy must not help anyone), and for an lpc row the file's
- * pages are dropped from that lpc cache (lpc_fadvise DONTNEED, then a wait of
- * up to SCAN_FREE_WAIT_MS for the frames to be back on the free lists: they
- * are freed after an RCU grace period).  The pages of the file still resident
+ * pages are dropped from that lpc cache (lpc_fadvise DONTNEED, again while a
+ * page read ahead by the last pass is still in flight, then a wait of up to
+ * SCAN_FREE_WAIT_MS for the frames to be back on the free lists: they are
+ * freed after an RCU grace period).  The pages of the file still resident
  * in the page cache (mincore) and lpc's free frames just before each pass
  * are recorded and printed: they show the pass was cold.
  *
@@ -591,7 +592,13 @@ static uint64_t lpc_cached_pages(const struct sctx *x, enum scan_variant v)
 
 /*
  * lpc cache v without the file's pages, and its frames back on the free
- * lists.  They come back after RCU grace periods, in batches (call_rcu), and
+ * lists.  The last pass can end with readahead windows still in flight (its
+ * scanners' last markers started them, past where the scanners stop), and
+ * DONTNEED skips a page whose read is in flight: so it drops again, a
+ * millisecond apart, until no page of the file is left (up to
+ * SCAN_FREE_WAIT_MS; at full size two 4 MiB windows were left before this,
+ * at the start of the second scanner's half).  The frames come back after
+ * RCU grace periods, in batches (call_rcu), and
  * a few dozen stay on the cache's pending list until a whole batch is there
  * or reclaim drains them, so frames_free may stop short of frames.  Waits
  * until frames_free reaches frames; or is SCAN_FREE_NEAR of them and has
@@ -601,12 +608,20 @@ static uint64_t lpc_cached_pages(const struct sctx *x, enum scan_variant v)
  */
 static void lpc_make_cold(struct sctx *x, enum scan_variant v, struct scan_sample *s)
 {
-	uint64_t t0 = now_ns(), last = 0, t_last = t0;
+	uint64_t t0 = now_ns(), last = 0, t_last;
 	struct lpc_stats st;
-	int rc = lpc_fadvise(x->lf[v], 0, 0, LPC_FADV_DONTNEED);
 
-	if (rc < 0)
-		die_err(-rc, "scan: lpc_fadvise(DONTNEED)");
+	for (;;) {
+		int rc = lpc_fadvise(x->lf[v], 0, 0, LPC_FADV_DONTNEED);
+
+		if (rc < 0)
+			die_err(-rc, "scan: lpc_fadvise(DONTNEED)");
+		if (lpc_cached_pages(x, v) == 0 ||
+		    now_ns() - t0 > (uint64_t)SCAN_FREE_WAIT_MS * 1000000u)
+			break;
+		sleep_ns(1000000);
+	}
+	t_last = now_ns();
 	for (;;) {
 		uint64_t t;
 
