@@ -31,24 +31,11 @@
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
 #include "core/debug.h"
+#include "../common/yield_stop.h"
 
 #define PS 4096u
 #define NFRAMES 512u
 #define NPRIV 64u /* more than a thread's private list holds (2 tbatch) */
-
-static _Atomic bool armed, parked, go;
-static __thread bool is_p;
-
-static void hook(enum lpc_yield_point yp)
-{
-	bool want = true;
-
-	if (yp != LPC_YP_E3P || !is_p || !atomic_compare_exchange_strong(&armed, &want, false))
-		return;
-	atomic_store(&parked, true);
-	while (!atomic_load(&go))
-		tst_sleep_us(1000);
-}
 
 struct evictor {
 	struct lpc_cache *c;
@@ -59,7 +46,7 @@ static void *p_main(void *arg)
 {
 	struct evictor *e = arg;
 
-	is_p = true;
+	tst_stop_me();
 	e->evicted = lpc_reclaim_evict(&e->c->reclaim, NFRAMES / 64, lpc_tcache(&e->c->pool.owner));
 	return NULL;
 }
@@ -74,7 +61,7 @@ int main(int argc, char **argv)
 	struct evictor e = { 0 };
 	unsigned char *scratch = malloc(PS);
 	char fpath[600], gpath[600];
-	uint64_t g_id, t0;
+	uint64_t g_id;
 	unsigned npriv = 0;
 	pthread_t pt;
 
@@ -99,15 +86,9 @@ int main(int argc, char **argv)
 
 	/* 2. P checks p at E3 and parks before E4. */
 	e.c = c;
-	atomic_store(&armed, true);
-	lpc_yield_set_hook(hook);
-	REQUIRE(lpc_yield_arm("E3P", 1.0, 1) == 0, "arm E3P");
+	tst_stop_arm(LPC_YP_E3P);
 	REQUIRE(pthread_create(&pt, NULL, p_main, &e) == 0, "P");
-	t0 = tst_now_ns();
-	while (!atomic_load(&parked)) {
-		REQUIRE(tst_now_ns() - t0 < 10000000000ull, "P never reached E3P");
-		tst_sleep_us(1000);
-	}
+	REQUIRE(tst_stop_wait(), "P never reached E3P");
 
 	/* 3. p removed by the fast path, its frame taken by a miss on g. */
 	CHECK_EQ(lpc_invalidate(f, 0, PS), 1, "invalidate of f's page 0 (P holds the index lock)");
@@ -122,9 +103,9 @@ int main(int argc, char **argv)
 	lpc_page_put(q);
 
 	/* 4. P goes on: nothing to evict, g's page untouched. */
-	atomic_store(&go, true);
+	tst_stop_release();
 	pthread_join(pt, NULL);
-	lpc_yield_arm(NULL, 0, 0);
+	tst_stop_disarm();
 	lpc_yield_set_hook(NULL);
 	CHECK_EQ(e.evicted, 0u, "P evicted a page (the frame reused for g)");
 	CHECK_EQ(lpc_file_nrpages(f), 0u, "f holds a page");

@@ -33,24 +33,11 @@
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
 #include "core/debug.h"
+#include "../common/yield_stop.h"
 
 #define PS 4096u
 #define NFRAMES 512u /* the evictor's batch is 64 descriptors from 256 frames on */
 #define NP 8u
-
-static _Atomic bool armed, parked, go;
-static __thread bool is_p;
-
-static void hook(enum lpc_yield_point yp)
-{
-	bool want = true;
-
-	if (yp != LPC_YP_E6 || !is_p || !atomic_compare_exchange_strong(&armed, &want, false))
-		return;
-	atomic_store(&parked, true);
-	while (!atomic_load(&go))
-		tst_sleep_us(1000);
-}
 
 struct evictor {
 	struct lpc_cache *c;
@@ -61,7 +48,7 @@ static void *p_main(void *arg)
 {
 	struct evictor *e = arg;
 
-	is_p = true;
+	tst_stop_me();
 	e->evicted = lpc_reclaim_evict(&e->c->reclaim, 1, lpc_tcache(&e->c->pool.owner));
 	return NULL;
 }
@@ -74,7 +61,7 @@ int main(int argc, char **argv)
 	struct lpc_page *p, *frozen = NULL;
 	struct evictor e = { 0 };
 	unsigned char *scratch = malloc(PS);
-	uint64_t file_id, t0, fidx = 0;
+	uint64_t file_id, fidx = 0;
 	char path[600];
 	pthread_t pt;
 	int dropped;
@@ -100,15 +87,9 @@ int main(int argc, char **argv)
 
 	/* 2. P freezes one page and parks before E6's delete. */
 	e.c = c;
-	atomic_store(&armed, true);
-	lpc_yield_set_hook(hook);
-	REQUIRE(lpc_yield_arm("E6", 1.0, 1) == 0, "arm E6");
+	tst_stop_arm(LPC_YP_E6);
 	REQUIRE(pthread_create(&pt, NULL, p_main, &e) == 0, "P");
-	t0 = tst_now_ns();
-	while (!atomic_load(&parked)) {
-		REQUIRE(tst_now_ns() - t0 < 10000000000ull, "P never reached E6");
-		tst_sleep_us(1000);
-	}
+	REQUIRE(tst_stop_wait(), "P never reached E6");
 	lpc_rcu_read_lock();
 	for (uint64_t i = 0; i < NP; i++) {
 		struct lpc_page *q = lpc_radix_lookup(&f->tree, i, NULL);
@@ -129,12 +110,12 @@ int main(int argc, char **argv)
 	lpc_rcu_read_lock();
 	CHECK(lpc_radix_lookup(&f->tree, fidx, NULL) == frozen, "the frozen page left its slot");
 	lpc_rcu_read_unlock();
-	CHECK(atomic_load(&parked) && !atomic_load(&go), "P went on before the invalidate returned");
+	/* (Had it waited for P, it would never have returned: P goes on only below.) */
 
 	/* 4. E6 removes it. */
-	atomic_store(&go, true);
+	tst_stop_release();
 	pthread_join(pt, NULL);
-	lpc_yield_arm(NULL, 0, 0);
+	tst_stop_disarm();
 	lpc_yield_set_hook(NULL);
 	CHECK_EQ(e.evicted, 1u, "P evicted the page it froze");
 	CHECK_EQ(lpc_file_nrpages(f), 0u, "a page left after E6");

@@ -30,24 +30,11 @@
 #include "../common/lpc_test.h"
 #include "cache/cache.h"
 #include "core/debug.h"
+#include "../common/yield_stop.h"
 
 #define PS 4096u
 #define NFRAMES 512u
 #define NPRIV 64u /* more than a thread's private list holds (2 tbatch) */
-
-static _Atomic bool armed, parked, go;
-static __thread bool is_r;
-
-static void hook(enum lpc_yield_point yp)
-{
-	bool want = true;
-
-	if (yp != LPC_YP_R3 || !is_r || !atomic_compare_exchange_strong(&armed, &want, false))
-		return;
-	atomic_store(&parked, true);
-	while (!atomic_load(&go))
-		tst_sleep_us(1000);
-}
 
 struct reader {
 	struct lpc_file *f;
@@ -59,7 +46,7 @@ static void *r_main(void *arg)
 	struct reader *r = arg;
 	struct lpc_page *p;
 
-	is_r = true;
+	tst_stop_me();
 	r->rc = lpc_page_find(r->f, 0, &p);
 	if (r->rc == 0)
 		lpc_page_put(p);
@@ -76,7 +63,6 @@ int main(int argc, char **argv)
 	struct reader r = { 0 };
 	char path[600];
 	unsigned npriv = 0, evicted;
-	uint64_t t0;
 	pthread_t rt;
 
 	tst_init(argc, argv, 60);
@@ -98,15 +84,9 @@ int main(int argc, char **argv)
 
 	/* 2. R has page 0's descriptor in hand, before R3. */
 	r.f = f;
-	atomic_store(&armed, true);
-	lpc_yield_set_hook(hook);
-	REQUIRE(lpc_yield_arm("R3", 1.0, 1) == 0, "arm R3");
+	tst_stop_arm(LPC_YP_R3);
 	REQUIRE(pthread_create(&rt, NULL, r_main, &r) == 0, "R");
-	t0 = tst_now_ns();
-	while (!atomic_load(&parked)) {
-		REQUIRE(tst_now_ns() - t0 < 10000000000ull, "R never reached R3");
-		tst_sleep_us(1000);
-	}
+	REQUIRE(tst_stop_wait(), "R never reached R3");
 
 	/* 3. Evicted; a private page must be another frame. */
 	evicted = lpc_reclaim_evict(&c->reclaim, NFRAMES / 64, t);
@@ -119,9 +99,9 @@ int main(int argc, char **argv)
 	CHECK(mine != p, "a private use got the evicted frame inside a reader's section");
 
 	/* 4. R's try fails on the free frame; it misses. */
-	atomic_store(&go, true);
+	tst_stop_release();
 	pthread_join(rt, NULL);
-	lpc_yield_arm(NULL, 0, 0);
+	tst_stop_disarm();
 	lpc_yield_set_hook(NULL);
 	CHECK_EQ(r.rc, -ENOENT, "R's lookup of the evicted page");
 
