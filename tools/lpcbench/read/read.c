@@ -46,7 +46,11 @@
  * reads that a first preadv2(..., RWF_NOWAIT) served whole (only cached
  * pages; on a miss the read is redone blocking, ~1 us more on a ~100 us
  * miss): exact even where async readahead started by another thread is
- * charged to a reader's bytes.  A read that waited for another thread's read
+ * charged to a reader's bytes.  lpc's readers in scan-mix ask the same
+ * question with lpc_page_find before each read (found: a hit; absent or
+ * in flight: a miss): their bytes are no measure there, since a reader
+ * that needs a page of a readahead run still queued reads the whole run
+ * itself (ra_worker.c Q6), and its bytes then exceed its reads.  A read that waited for another thread's read
  * of the same page counts as a hit by bytes and as a miss by lpc_stats.
  *
  * Page numbers are drawn inside the timed loop (a random stream per worker
@@ -92,7 +96,7 @@ struct rworker {
 	unsigned char *buf;
 	int iofd; /* /proc/thread-self/io, opened by the worker itself */
 	/* The last slice: */
-	uint64_t reads, io_bytes, majflt, nowait_hits;
+	uint64_t reads, io_bytes, majflt, nowait_hits, find_hits;
 	uint64_t hit_ticks, miss_ticks, ra_ticks, hit_n, miss_n, ra_n;
 	int err;
 	uint32_t err_page;
@@ -157,6 +161,20 @@ read_fail(struct rworker *wk, int err, uint32_t page)
 	return err;
 }
 
+/* scan-mix's readers on lpc: counts the read as a hit when its page is cached
+ * now (lpc_page_find: -ENOENT absent, -EAGAIN in flight, both misses), as
+ * RWF_NOWAIT counts the kernel's.  The find marks the page referenced, as the
+ * read that follows does anyway. */
+static inline void lpc_find_hit(struct lpc_file *f, struct rworker *wk, uint32_t page)
+{
+	struct lpc_page *pg;
+
+	if (lpc_page_find(f, page, &pg) == 0) {
+		lpc_page_put(pg);
+		wk->find_hits++;
+	}
+}
+
 /* One read of page into wk->buf, checked.  Return: 0 or a positive errno. */
 static inline int read_one(const struct rctx *x, struct rworker *wk,
 			   enum read_variant v, bool seq, uint32_t page)
@@ -167,11 +185,15 @@ static inline int read_one(const struct rctx *x, struct rworker *wk,
 	switch (v) {
 	case RV_LPC:
 	case RV_PROBE:
+		if (x->w == RW_SCAN && !seq)
+			lpc_find_hit(x->lf, wk, page);
 		n = lpc_pread(x->lf, wk->buf, READ_PAGE, off);
 		if (unlikely(n != READ_PAGE))
 			return read_fail(wk, n < 0 ? (int)-n : EIO, page);
 		break;
 	case RV_LPC_CLOCK:
+		if (x->w == RW_SCAN && !seq)
+			lpc_find_hit(x->lf_clk, wk, page);
 		n = lpc_pread(x->lf_clk, wk->buf, READ_PAGE, off);
 		if (unlikely(n != READ_PAGE))
 			return read_fail(wk, n < 0 ? (int)-n : EIO, page);
@@ -292,7 +314,7 @@ static uint64_t read_slice_fn(unsigned id, void *arg, const _Atomic unsigned *st
 	uint64_t ops;
 
 	wk->err = 0;
-	wk->nowait_hits = 0;
+	wk->nowait_hits = wk->find_hits = 0;
 	wk->hit_ticks = wk->miss_ticks = wk->ra_ticks = 0;
 	wk->hit_n = wk->miss_n = wk->ra_n = 0;
 	if (x->v == RV_PROBE)
@@ -332,6 +354,7 @@ static int run_local(struct rctx *x, uint64_t slice_ns, struct read_sample *s,
 		s->io_bytes += wk->io_bytes;
 		s->majflt += wk->majflt;
 		s->nowait_hits += wk->nowait_hits;
+		s->find_hits += wk->find_hits;
 		s->hit_ticks += wk->hit_ticks;
 		s->miss_ticks += wk->miss_ticks;
 		s->ra_ticks += wk->ra_ticks;
@@ -452,6 +475,7 @@ static void lpc_open_one(struct rctx *x, int policy, struct lpc_cache **cache,
 
 	lpc_config_init(&cfg);
 	cfg.cache_bytes = x->cache_bytes;
+	cfg.page_size = READ_PAGE; /* a page number is an lpc page index */
 	cfg.io_backend = LPC_IO_SYNC;
 	cfg.lookup_mode = LPC_LOOKUP_LOCKLESS;
 	cfg.reclaim_policy = policy;
@@ -768,6 +792,7 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 		{ "scan_reads", s->scan_reads }, { "scan_io_bytes", s->scan_io_bytes },
 		{ "lpc_hits", s->hits }, { "lpc_misses", s->misses },
 		{ "lpc_read_around", s->read_around }, { "kernel_nowait_hits", s->nowait_hits },
+		{ "lpc_find_hits", s->find_hits },
 		{ "lpc_evictions", s->evictions }, { "lpc_direct_reclaims", s->direct_reclaims },
 		{ "wall_ns", s->ps.wall_ns }, { "ticks", s->ps.ticks }, { "cpu_ns", s->ps.cpu_ns },
 		{ "probe_hit_ticks", s->hit_ticks }, { "probe_hits", s->hit_n },

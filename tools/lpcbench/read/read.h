@@ -50,6 +50,8 @@ struct read_sample {
 	uint64_t io_bytes;  /* bytes they fetched from storage (/proc/thread-self/io) */
 	uint64_t majflt;    /* their major faults (mmap) */
 	uint64_t nowait_hits; /* kernel: their reads that RWF_NOWAIT served */
+	uint64_t find_hits;   /* lpc, scan-mix: their reads whose page lpc_page_find
+			       found cached just before */
 	uint64_t scan_reads, scan_io_bytes; /* the sequential reader's */
 	/* lpc_stats deltas over the slice (lpc and probe rows; all threads) */
 	uint64_t hits, misses, read_around;
