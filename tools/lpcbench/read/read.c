@@ -50,8 +50,9 @@
  * question with lpc_page_find before each read (found: a hit; absent or
  * in flight: a miss): their bytes are no measure there, since a reader
  * that needs a page of a readahead run still queued reads the whole run
- * itself (ra_worker.c Q6), and its bytes then exceed its reads.  A read that waited for another thread's read
- * of the same page counts as a hit by bytes and as a miss by lpc_stats.
+ * itself (ra_worker.c Q6), and its bytes then exceed its reads.  A read
+ * that waited for another thread's read of the same page counts as a hit
+ * by bytes and as a miss by lpc_stats.
  *
  * Page numbers are drawn inside the timed loop (a random stream per worker
  * and variant that never repeats), because a precomputed list short enough to
