@@ -23,15 +23,16 @@
  * is over when every scanner has read its part; MB/s is the file's bytes
  * over that wall time (10^6 bytes per MB).
  *
- * Cold.  Before every pass, outside its timing: the file is dropped from the
- * kernel's page cache (posix_fadvise DONTNEED; lpc reads with O_DIRECT, but a
- * stale page-cache copy must not help anyone), and for an lpc row the file's
- * pages are dropped from that lpc cache (lpc_fadvise DONTNEED, again while a
- * page read ahead by the last pass is still in flight, then a wait of up to
- * SCAN_FREE_WAIT_MS for the frames to be back on the free lists: they are
- * freed after an RCU grace period).  The pages of the file still resident
- * in the page cache (mincore) and lpc's free frames just before each pass
- * are recorded and printed: they show the pass was cold.
+ * Cold.  Before every pass, outside its timing: for a kernel row the file is
+ * dropped from the kernel's page cache (posix_fadvise DONTNEED) right before
+ * the pass (lpc and direct_1m read with O_DIRECT, which the page cache serves
+ * nothing; run_row says why not before every row), and for an lpc row the
+ * file's pages are dropped from that lpc cache (lpc_fadvise DONTNEED, again
+ * while a page read ahead by the last pass is still in flight, then a wait of
+ * up to SCAN_FREE_WAIT_MS for the frames to be back on the free lists: they
+ * are freed after an RCU grace period).  The file's pages still resident in
+ * the page cache (mincore) before a kernel pass, and in lpc and lpc's free
+ * frames before an lpc pass, are recorded and printed: the passes were cold.
  *
  * Equal memory.  The kernel rows run in a forked child in a memory cgroup
  * limited to --cache-mb (kchild.h, memcg.h): the memory controller charges a
@@ -653,8 +654,18 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 	memset(s, 0, sizeof(*s));
 	if (scan_is_lpc(row->v))
 		lpc_make_cold(x, row->v, s);
-	datafile_drop(&x->df);
-	s->resident0 = datafile_resident_pages(&x->df);
+	if (row->v == SV_KERNEL) {
+		/* Right before the pass, not before every row: the memory the drop
+		 * frees would otherwise stay free through the other rows' passes,
+		 * and this VM reports free 2 MiB blocks to its host, which takes
+		 * them back; the kernel's next pass then faulted its page cache
+		 * in from the host, at 300-700 us of CPU per MiB more and 30-50%
+		 * of its bandwidth (lpc's frames are never freed).  lpc's and
+		 * direct_1m's reads are O_DIRECT: the page cache serves them
+		 * nothing. */
+		datafile_drop(&x->df);
+		s->resident0 = datafile_resident_pages(&x->df);
+	}
 	if (row->v == SV_KERNEL) {
 		struct scan_cmd c = { SCMD_RUN, row->v, row->scanners, row->call };
 		struct scan_res r;

@@ -338,7 +338,7 @@ static void print_cold(const struct scan_results *r)
 
 			if (r->rows[j].skip)
 				continue;
-			if (s->resident0 > resident)
+			if (r->rows[j].v == SV_KERNEL && s->resident0 > resident)
 				resident = s->resident0;
 			if (s->lpc_cached0 > cached)
 				cached = s->lpc_cached0;
@@ -347,8 +347,9 @@ static void print_cold(const struct scan_results *r)
 				free_min = (double)s->free0 / (double)s->frames;
 		}
 	}
-	printf("scan: cold starts: before a pass, at most %" PRIu64 " of the file's pages in the kernel's\n"
-	       "  page cache (mincore) and %" PRIu64 " in the lpc cache (lpc_page_find), want 0 and 0;\n"
+	printf("scan: cold starts: before a kernel pass, at most %" PRIu64 " of the file's pages in its\n"
+	       "  page cache (mincore); before an lpc pass, %" PRIu64 " in the lpc cache (lpc_page_find);\n"
+	       "  want 0 and 0;\n"
 	       "  lpc's free frames (frames_free, approximate) at least %.1f%% of its frames\n",
 	       resident, cached, 100 * free_min);
 	printf("  lpc_uring's cache: uring_fallbacks %" PRIu64 " (0: it ran on io_uring), uring_unregistered %" PRIu64 "\n\n",
