@@ -1,0 +1,9 @@
+#!/bin/bash
+# run_in_cg.sh LIMIT_BYTES(or 0 = no limit) cmd...: run cmd in a fresh v1 memcg
+P=/sys/fs/cgroup/memory/process_api/b09ada4cda490d62d30de09fffb5a986
+L=$1; shift
+CG=$P/rev18.$$; mkdir $CG
+[ "$L" != 0 ] && echo $L > $CG/memory.limit_in_bytes
+bash -c "echo \$\$ > $CG/cgroup.procs; exec $*"
+echo "    failcnt $(cat $CG/memory.failcnt) max_usage $(( $(cat $CG/memory.max_usage_in_bytes)>>20 ))MiB kmem_max $(( $(cat $CG/memory.kmem.max_usage_in_bytes)>>10 ))KiB $(grep -E '^(total_pgmajfault|rss |cache )' $CG/memory.stat | tr '\n' ' ')"
+rmdir $CG
