@@ -1,6 +1,7 @@
 #!/bin/bash
 # run_in_cg.sh LIMIT_BYTES(or 0 = no limit) cmd...: run cmd in a fresh v1 memcg
-P=/sys/fs/cgroup/memory/process_api/b09ada4cda490d62d30de09fffb5a986
+# the caller's own v1 memory cgroup (the machine's limits still apply)
+P=/sys/fs/cgroup/memory$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3}' /proc/self/cgroup)
 L=$1; shift
 CG=$P/rev18.$$; mkdir $CG
 [ "$L" != 0 ] && echo $L > $CG/memory.limit_in_bytes
