@@ -26,6 +26,7 @@
  * lpc_clock (--policy both) is lpc with plain CLOCK in a second cache: its
  * rows read like lpc's.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,6 +509,14 @@ static void print_scan(const struct rep *rp)
 			 kern ? "nowait" : "find", hl.med, k.med, sk.med, f, g);
 	}
 	plot_close(pl);
+	{
+		const struct read_phase_end *e = &res->end[RW_SCAN];
+
+		if (e->ran && e->ra_pages)
+			printf("  lpc's readahead over the phase: %" PRIu64 " pages read ahead, %.3f of them used,"
+			       " %" PRIu64 " evicted unused\n",
+			       e->ra_pages, (double)e->ra_used / (double)e->ra_pages, e->ra_wasted);
+	}
 	printf("\n");
 }
 
