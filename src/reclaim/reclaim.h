@@ -39,32 +39,10 @@
 #include "core/thread.h"
 #include "page/pool.h"
 
-/* CLOCK2's active target: an active page that was not referenced since the
- * hand last passed is demoted only while the active count is above it.  The
- * inactive pages are the rest: where a new page must be hit again to stay,
- * and where readahead's pages wait for their reader.  So the target is at
- * most LPC_ACTIVE_MAX_PCT of the frames, less where the inactive side would
- * not hold LPC_INACTIVE_RA_WINDOWS of readahead's largest windows (two
- * streams, each with its window in use and the next one read ahead) or
- * twice the frames the reclaimer keeps free (`high`: a small cache's
- * watermarks are a large share of it, and with the free frames and the
- * active ones leaving no inactive page, a sweep evicts nothing and lets
- * every active page go: evict.c demote_all), and never below
- * LPC_ACTIVE_MIN_PCT (lpc_reclaim_active_target).
- *
- * Why 90 %: in `lpcbench read` scan-mix (Zipf readers of a hot set that
- * filled the cache first, then a scanner reading the file ahead; 256 MiB
- * cache, 1 GiB file: a target of 87.5 %, four 8 MiB windows), the readers'
- * hot-set hit ratio stayed at 0.805-0.823 where half the frames active gave
- * 0.56-0.64 and the kernel's page cache 0.70-0.73, and the readers got
- * 1.2-1.9x the kernel's reads/s (0.1-0.4x before); the Zipf and uniform
- * rows' hit ratios did not move, and no page read ahead was evicted unused
- * (bench/README.md).  A cold scan has no active page, so it keeps the
- * whole cache.  The kernel's balance likewise grows with memory
- * (mm/vmscan.c, inactive_is_low: 1:1 below 1 GiB, 10:1 at 10 GiB). */
-#define LPC_ACTIVE_MAX_PCT 90
-#define LPC_ACTIVE_MIN_PCT 50
-#define LPC_INACTIVE_RA_WINDOWS 4
+/* CLOCK2 keeps at least this share of the frames active (percent): an active
+ * page that was not referenced since the hand last passed is demoted only
+ * while the active count is above it. */
+#define LPC_ACTIVE_TARGET_PCT 50
 
 struct lpc_reclaim {
 	/* Read-mostly: set at init. */
@@ -117,15 +95,9 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 /* Sizes the refill readahead asks for (spare_ra): up to `high` plus
  * `window` frames (readahead's largest window), at most high plus an eighth
  * of the frames, so that the window a stream's next marker reads finds its
- * frames free (reclaimer.c, "Readahead's wake"); and CLOCK2's active target
- * with it (lpc_reclaim_active_target).  Context: cache creation,
+ * frames free (reclaimer.c, "Readahead's wake").  Context: cache creation,
  * after lpc_reclaim_init, before any allocation. */
 void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window);
-
-/* CLOCK2's active target for a pool of `nframes` whose readahead windows
- * reach `window` frames (0 before it is known) and whose reclaimer keeps
- * `high` frames free: see LPC_ACTIVE_MAX_PCT. */
-uint32_t lpc_reclaim_active_target(uint32_t nframes, uint32_t window, uint32_t high);
 
 /* Stops and joins the background reclaimer if it runs; a later wake starts
  * it again.  Context: no lock held; not the reclaimer itself. */

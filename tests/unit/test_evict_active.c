@@ -21,10 +21,6 @@
  *     regress_active_invalidate.c tells it step by step).
  * Before AC1-AC3 the race phase drifted (the count above or below the
  * pages marked active) in the debug build.
- * And the active target (reclaim.h LPC_ACTIVE_MAX_PCT): its arithmetic, and
- * a hot set of 3/4 of a cache's frames that stays active while four times
- * the cache passes through it (hot_set; with half the frames as the target,
- * a third of it was demoted).
  *
  * Usage: test_evict_active [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
  */
@@ -37,9 +33,6 @@
 #define NFRAMES 256u
 #define FILE_PAGES 512u
 #define ROUNDS 2000
-#define BIG_FRAMES 4096u
-#define BIG_HOT (BIG_FRAMES * 3 / 4)
-#define BIG_FILE_PAGES (4 * BIG_FRAMES)
 
 static struct lpc_cache *c;
 
@@ -75,20 +68,6 @@ static void activate(struct lpc_file *f, uint64_t first, unsigned n)
 			lpc_page_put(p);
 		}
 	CHECK(active > 0, "no page of [%" PRIu64 ", +%u) was promoted", first, n);
-}
-
-/* How many of pages [first, first + n) are cached and active. */
-static unsigned count_active(struct lpc_file *f, uint64_t first, unsigned n)
-{
-	struct lpc_page *p;
-	unsigned active = 0;
-
-	for (uint64_t i = first; i < first + n; i++)
-		if (lpc_page_find(f, i, &p) == 0) {
-			active += !!(lpc_page_flags(p) & LPC_PG_ACTIVE);
-			lpc_page_put(p);
-		}
-	return active;
 }
 
 struct racer {
@@ -153,7 +132,6 @@ static void run(const char *path, int mode)
 	struct lpc_file *f;
 	struct lpc_page *held;
 	char what[64];
-	uint32_t saved_target;
 
 	c = tst_cache_create(NFRAMES * PS, PS, LPC_IO_SYNC, mode);
 	REQUIRE(c->reclaim.policy == LPC_RECLAIM_CLOCK2, "CLOCK2 is the default");
@@ -187,14 +165,13 @@ static void run(const char *path, int mode)
 
 	/* Demotion, then eviction: the target 0, sweeps until none is left. */
 	activate(f, 32, 32);
-	saved_target = c->reclaim.active_target;
 	c->reclaim.active_target = 0;
 	for (int i = 0; i < 8; i++)
 		lpc_reclaim_evict(&c->reclaim, c->pool.nframes / c->reclaim.batch + 1, t);
 	CHECK_EQ(atomic_load(&c->pool.nactive), 0u, "%s: every page demoted", m);
 	snprintf(what, sizeof(what), "%s: demote and evict", m);
 	census(what);
-	c->reclaim.active_target = saved_target;
+	c->reclaim.active_target = (uint32_t)((uint64_t)c->pool.nframes * LPC_ACTIVE_TARGET_PCT / 100);
 
 	/* The race, then the last close with pages active. */
 	race(f);
@@ -206,92 +183,17 @@ static void run(const char *path, int mode)
 	tst_cache_destroy(c);
 }
 
-/* The target's arithmetic (reclaim.h LPC_ACTIVE_MAX_PCT): 90 % of a large
- * cache, less where readahead's windows need the inactive side, never under
- * half; and what a cache created with readahead on gets. */
-static void target(void)
-{
-	struct lpc_cache *rc;
-
-	CHECK_EQ(lpc_reclaim_active_target(65536, 2048, 2048), 57344u,
-		 "256 MiB, 8 MiB windows: four of them");
-	CHECK_EQ(lpc_reclaim_active_target(65536, 0, 2048), 58983u, "no window known yet: 90 %%");
-	CHECK_EQ(lpc_reclaim_active_target(262144, 2048, 8192), 235930u, "1 GiB: 90 %%");
-	CHECK_EQ(lpc_reclaim_active_target(16384, 2048, 512), 8192u, "64 MiB: capped at half");
-	CHECK_EQ(lpc_reclaim_active_target(32768, 2048, 1024), 24576u, "128 MiB: four windows");
-	CHECK_EQ(lpc_reclaim_active_target(256, 0, 64), 128u, "1 MiB: twice the free watermark");
-	CHECK_EQ(lpc_reclaim_active_target(1, 0, 1), 1u, "one frame");
-	CHECK_EQ(lpc_reclaim_active_target(0, 0, 0), 0u, "no frame");
-	tst_readahead_kb = 0; /* readahead on, default windows */
-	rc = tst_cache_create(65536ull * PS, PS, LPC_IO_SYNC, LPC_LOOKUP_LOCKLESS);
-	CHECK_EQ(rc->reclaim.active_target,
-		 lpc_reclaim_active_target(rc->pool.nframes, rc->files.ra_max, rc->reclaim.high),
-		 "a new cache's target follows its largest window");
-	CHECK(rc->reclaim.active_target > rc->pool.nframes / 2, "a 256 MiB cache: %u of %u",
-	      rc->reclaim.active_target, rc->pool.nframes);
-	tst_cache_destroy(rc);
-}
-
-/*
- * The target holds a hot set of 3/4 of the frames (a 16 MiB cache with
- * readahead off: 7/8 of its frames may be active): once promoted, none of
- * them is demoted while three times as many other pages pass through the
- * cache, the background reclaimer keeping its frames free.  They are not
- * hit meanwhile, as the colder part of a hot set between two of its hits
- * (a page hit between two passes of the hand stays active whatever the
- * target).  With half the frames as the target, a third of them went back
- * to inactive, then out.
- */
-static void hot_set(const char *path, int mode)
-{
-	const char *m = mode == LPC_LOOKUP_LOCKED ? "locked" : "lockless";
-	struct lpc_cache *saved = c;
-	struct lpc_tcache *t;
-	struct lpc_file *f;
-	struct lpc_page *p;
-	unsigned kept;
-
-	c = tst_cache_create((size_t)BIG_FRAMES * PS, PS, LPC_IO_SYNC, mode);
-	f = tst_file_open(c, path, O_RDONLY);
-	t = lpc_tcache(&c->pool.owner);
-	REQUIRE(t, "thread block");
-	CHECK(c->reclaim.active_target >= BIG_HOT, "%s: target %u below the hot set", m,
-	      c->reclaim.active_target);
-	activate(f, 0, BIG_HOT);
-	CHECK_EQ(count_active(f, 0, BIG_HOT), BIG_HOT, "%s: the hot set promoted", m);
-	for (uint64_t i = BIG_HOT; i < BIG_FILE_PAGES; i++) {
-		REQUIRE(lpc_page_get(f, i, 0, &p) == 0, "get %" PRIu64, i);
-		lpc_page_put(p);
-	}
-	lpc_reclaim_stop(&c->reclaim); /* quiescence for the census */
-	lpc_reclaim_evict(&c->reclaim, c->pool.nframes / c->reclaim.batch + 1, t);
-	kept = count_active(f, 0, BIG_HOT);
-	CHECK_EQ(kept, BIG_HOT, "%s: the hot set stayed active", m);
-	census(m);
-	CHECK_EQ(lpc_file_close(f), 0, "%s: close", m);
-	tst_cache_destroy(c);
-	c = saved;
-}
-
 int main(int argc, char **argv)
 {
 	char path[512];
 
 	tst_init(argc, argv, 120);
 	tst_require_tmpdir();
-	target();
 	tst_readahead_kb = LPC_READAHEAD_OFF; /* the pages are the test's alone */
 	REQUIRE(tst_make_file("active", (uint64_t)FILE_PAGES * PS, 3, path, sizeof(path)) == 0,
 		"file");
 	run(path, LPC_LOOKUP_LOCKLESS);
 	run(path, LPC_LOOKUP_LOCKED);
-	REQUIRE(tst_make_sparse("big", (uint64_t)BIG_FILE_PAGES * PS, path, sizeof(path)) == 0,
-		"big file");
-	/* Lockless only: in LOCKED mode this thread's lookups hold the index
-	 * lock the reclaimer's trylock needs, a sweep that met only busy pages
-	 * evicts nothing, and that lets the next sweep demote (demote_all)
-	 * until one evicts again: a few hot pages, more on a loaded machine. */
-	hot_set(path, LPC_LOOKUP_LOCKLESS);
 	tst_rm_dir();
 	return tst_finish();
 }
