@@ -101,6 +101,29 @@ static void datafile_signal(int sig)
 	raise(sig);
 }
 
+/* A crash too: the file is a gigabyte at full sizes.  The fault's own
+ * handler (the default core dump, or a sanitizer's report) runs after the
+ * removal: a fault raised by an instruction is raised again by the same
+ * instruction once this handler returns with the old action restored; one
+ * sent by kill, raise or abort is raised again here. */
+static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+static struct sigaction fatal_old[ARRAY_SIZE(fatal_sigs)];
+
+static void datafile_fatal(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	if (rm_armed && getpid() == rm_owner) {
+		rm_armed = 0;
+		unlink(rm_path);
+		rmdir(rm_dir);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		if (fatal_sigs[i] == sig)
+			sigaction(sig, &fatal_old[i], NULL);
+	if (info->si_code <= 0) /* sent, not a fault */
+		raise(sig);
+}
+
 static void datafile_arm(const struct datafile *df)
 {
 	static bool registered;
@@ -121,6 +144,12 @@ static void datafile_arm(const struct datafile *df)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaction(sigs[i], &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = datafile_fatal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		sigaction(fatal_sigs[i], &sa, &fatal_old[i]);
 }
 
 /* Fills one chunk: each block starts with its number, the rest is a

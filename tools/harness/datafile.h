@@ -2,7 +2,7 @@
 /*
  * datafile.h - the file a benchmark reads: created with real bytes in a
  * private temporary directory and removed when lpcbench exits, however it
- * exits (normal end, error exit, SIGINT, SIGTERM, SIGHUP).
+ * exits (normal end, error exit, SIGINT, SIGTERM, SIGHUP, a crash).
  *
  * Where: --dir, else $TMPDIR, else /var/tmp.  /tmp is not a default because
  * it is often tmpfs, which holds the file in memory twice over (tmpfs pages
