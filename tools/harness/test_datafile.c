@@ -72,6 +72,7 @@ static int run(enum end e)
 	ssize_t n, got = 0;
 	pid_t pid;
 
+	path[0] = '\0'; /* a child that dies first writes nothing */
 	if (pipe(fds))
 		return perror("pipe"), 1;
 	pid = fork();
