@@ -137,6 +137,7 @@
 #include <liburing.h>
 
 #include "core/debug.h"
+#include "core/rcu.h"
 #include "io/io.h"
 
 #define URING_ENTRIES 128u /* writeback.c WB_RUNS: a batch in one submission */
@@ -171,11 +172,21 @@ struct uring {
 static char ring_none;
 static _Atomic bool unregistered_said;
 
+/* TSan build: liburing maps and unmaps a ring's memory with raw system
+ * calls, which TSan does not see, so a ring made where a closed one was
+ * mapped (a later thread's, or a later cache's) looks as if its first SQE
+ * writes raced with the old ring's last ones.  A release on ring_tsan_token
+ * after each close and an acquire on it after each make tell TSan that every
+ * close comes before the makes that follow it, as the kernel's unmap and map
+ * do.  (Nothing else joins them: the two rings have different owners.) */
+static char ring_tsan_token;
+
 static void ring_free(void *arg)
 {
 	struct uring *r = arg;
 
 	io_uring_queue_exit(&r->ring);
+	lpc_tsan_release(&ring_tsan_token);
 	free(r->have);
 	free(r);
 }
@@ -418,6 +429,7 @@ static struct uring *ring_make(struct lpc_io *io, struct lpc_tcache *t)
 		t->io_ring = &ring_none;
 		return NULL;
 	}
+	lpc_tsan_acquire(&ring_tsan_token);
 	rc = ring_table(io, r, &why);
 	if (rc)
 		note_unregistered(io, r, t, rc, why);
@@ -1129,6 +1141,7 @@ int lpc_io_uring_init(struct lpc_io *io, struct lpc_towner *owner, void *arena,
 		free(reg);
 		return rc;
 	}
+	lpc_tsan_acquire(&ring_tsan_token); /* see ring_tsan_token */
 	io->reg = reg;
 	io->reg_state = 0;
 	io->no_replace = false;
