@@ -348,6 +348,7 @@ static void file_make(struct lpc_files *c, struct lpc_file *f, int fd, uint64_t 
 	f->locked_lookup = c->locked_lookup;
 	f->hit_id = c->locked_lookup ? LPC_FILE_NO_FAST_PATH : f->owner_id;
 	f->page_shift = c->pool->page_shift;
+	f->ws_id = lpc_pool_ws_file_id(0, id);
 	f->files = c;
 	f->iodev = c->io;
 	f->io.dev = c->io;
@@ -542,6 +543,7 @@ int lpc_files_open(struct lpc_files *c, const char *path, int oflags, mode_t mod
 	file_make(c, f, fd, (uint64_t)st.st_ino, (uint64_t)st.st_size, direct, accmode);
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->ws_id = lpc_pool_ws_file_id((uint64_t)st.st_dev, (uint64_t)st.st_ino);
 out_found:
 	pthread_mutex_unlock(&c->lock);
 	free(park);

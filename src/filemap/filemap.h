@@ -89,6 +89,9 @@ struct lpc_file {
 	struct lpc_io *iodev;    /* the cache's backend and fault hook */
 	char *name;              /* a copy over a user backend: its name (file.c
 				  * ZN1), and io.user is set; NULL for a path's */
+	uint64_t ws_id;          /* the file in shadow keys (page/workingset.h):
+				  * from its device and inode, or its backend
+				  * id; set before the file is published */
 
 	/* Under files->lock. */
 	dev_t dev;

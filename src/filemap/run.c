@@ -287,6 +287,15 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 
 /* U4's frames of a run: iov[k] = page k's frame, each page's read begun
  * (rule FRAME-FREED-IN-FLIGHT). */
+/* U5's flags for page `index` of a run: a page read ahead enters RA; a page
+ * asked for that refaults (page/workingset.h) REFERENCED, as miss.c's M5. */
+static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, bool ahead)
+{
+	if (ahead)
+		return LPC_PG_RA;
+	return lpc_pool_ws_refault(&f->pool->ws, lpc_pool_ws_key(f->ws_id, index)) ? LPC_PG_REFERENCED : 0;
+}
+
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
 {
 	for (uint64_t k = 0; k < n; k++) {
@@ -436,7 +445,7 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 		lpc_page_seq_write_end(pages[k]);
 		/* A read-ahead page: RA until its first use, in the same
 		 * release (its marker, if any, was set at U3). */
-		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | (k >= nr ? LPC_PG_RA : 0));
+		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index + k, k >= nr));
 	}
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */

@@ -106,6 +106,11 @@ enum lpc_page_flag {
 	 * atomic and. */
 	LPC_PG_RA_MARK = 1u << 10,
 	LPC_PG_RA = 1u << 11,
+	/* Promoted to ACTIVE once since it came in (set with ACTIVE by the
+	 * evictor's promotion, AC2; kept by a demotion): its eviction leaves a
+	 * shadow that says so, and a refault of it says the active side was
+	 * too small (page/workingset.h). */
+	LPC_PG_WORKINGSET = 1u << 12,
 };
 
 struct lpc_page {

@@ -172,4 +172,5 @@ void lpc_pool_destroy(struct lpc_pool *pool)
 	unmap(pool->frames, map_bytes(pool->frames_bytes));
 	pthread_mutex_destroy(&pool->free_lock);
 	pthread_mutex_destroy(&pool->reclaim_lock);
+	lpc_pool_ws_destroy(&pool->ws);
 }

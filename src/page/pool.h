@@ -26,6 +26,7 @@
 #include "core/compiler.h"
 #include "core/thread.h"
 #include "page/page.h"
+#include "page/workingset.h"
 
 struct lpc_pool {
 	struct lpc_towner owner; /* first: see above */
@@ -96,6 +97,10 @@ struct lpc_pool {
 	/* Pages with ACTIVE set: incremented by the evictor (promotion),
 	 * decremented by it (demotion) and by the deferred free. */
 	_Atomic uint32_t nactive lpc_cacheline_aligned;
+	/* Shadows of evicted pages and CLOCK2's active target (workingset.h):
+	 * set up by the reclaimer's init (all zero without one: no shadow, a
+	 * miss never looks), its table freed by lpc_pool_destroy. */
+	struct lpc_workingset ws;
 };
 
 /* lpc_page_alloc_frame flags. */

@@ -132,14 +132,17 @@
  * MR1, the new page starts REFERENCED, or a page read ahead loses RA; a
  * policy nudge, as E1's own clear of REFERENCED on a frame reused since
  * its loads: filemap/optimistic.h.)
- *  CLOCK2 (default): new pages are inactive, REFERENCED clear.
- *    inactive, !REFERENCED -> evict
- *    inactive,  REFERENCED -> promote: set ACTIVE, clear REFERENCED (E3)
+ *  CLOCK2 (default): new pages are inactive, REFERENCED clear (but a
+ *  refault's: page/workingset.h).
+ *    inactive, !REFERENCED -> evict, leaving a shadow (E6)
+ *    inactive,  REFERENCED -> promote: set ACTIVE and WORKINGSET, clear
+ *                             REFERENCED (E3)
  *    active,    REFERENCED -> clear REFERENCED, keep (E1: no lock needed)
  *    active,   !REFERENCED -> demote to inactive (E3) only while the active
- *                             count is above active_target, or after a
- *                             whole sweep that evicted nothing (demote_all:
- *                             the inactive pages are gone), else keep
+ *                             count is above the target (pool->ws, moved by
+ *                             refaults: reclaim.h), or after a whole sweep
+ *                             that evicted nothing (demote_all: the
+ *                             inactive pages are gone), else keep
  *    A sequential scan's pages are never referenced again: they are evicted
  *    at first sight, and the hot set, active, stays.  The active count
  *    (pool->nactive) is kept by the evictor and by the deferred free of an
@@ -224,6 +227,7 @@ static const enum lpc_counter sk_counter[SK_NR] = {
 };
 
 #define EV_EVICTED (-1)
+#define EV_EVICTED_WS (-3) /* evicted, and it had been active (WORKINGSET) */
 #define EV_IGNORED (-2) /* free or in transit: not a skip */
 
 static const uint32_t busy_flags = LPC_PG_LOCKED | LPC_PG_DIRTY | LPC_PG_WRITEBACK;
@@ -244,7 +248,8 @@ static void clear_referenced(struct lpc_page *p)
  * with frames nobody holds). */
 static bool above_target(struct lpc_reclaim *r)
 {
-	return atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) > r->active_target ||
+	return atomic_load_explicit(&r->pool->nactive, memory_order_relaxed) >
+		       lpc_pool_ws_target(&r->pool->ws) ||
 	       atomic_load_explicit(&r->demote_all, memory_order_relaxed);
 }
 
@@ -299,7 +304,8 @@ static int active_change(struct lpc_reclaim *r, struct lpc_file *f, struct lpc_p
 			clear_referenced(p);
 		}
 	} else if (fl & LPC_PG_REFERENCED) {
-		old = atomic_fetch_or_explicit(&p->flags, LPC_PG_ACTIVE, memory_order_relaxed);
+		old = atomic_fetch_or_explicit(&p->flags, LPC_PG_ACTIVE | LPC_PG_WORKINGSET,
+					       memory_order_relaxed);
 		debug_active_step(c, p, old, true);
 		if (!(old & LPC_PG_ACTIVE))
 			atomic_fetch_add_explicit(&c->nactive, 1, memory_order_relaxed);
@@ -364,7 +370,7 @@ static void handoff(struct lpc_page *p, struct lpc_wb **kick)
 }
 
 static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **kick,
-		     bool spare_ra, struct lpc_tcache *t)
+		     bool spare_ra, uint32_t clock, struct lpc_tcache *t)
 {
 	struct lpc_radix_node *leaf = NULL;
 	struct lpc_file *f;
@@ -449,15 +455,24 @@ static int evict_one(struct lpc_reclaim *r, struct lpc_page *p, struct lpc_wb **
 #if LPC_DEBUG
 	lpc_debug_frozen--; /* out of its slot */
 #endif
-	if (fl & LPC_PG_RA) /* read ahead, never used: the window was too big */
+	/* Its shadow (page/workingset.h): a refault within the window moves
+	 * the active target.  A page read ahead and never used: the window
+	 * was too big, or the inactive side too small for it. */
+	if (r->policy == LPC_RECLAIM_CLOCK2)
+		lpc_pool_ws_evicted(&r->pool->ws, lpc_pool_ws_key(f->ws_id, index),
+			       fl & LPC_PG_WORKINGSET, clock);
+	if (fl & LPC_PG_RA) {
 		lpc_ra_evicted_unused(f, t);
+		if (r->policy == LPC_RECLAIM_CLOCK2)
+			lpc_pool_ws_nudge(&r->pool->ws, false);
+	}
 	/* No seq bump: the page's data and identity do not change here (an
 	 * optimistic reader's slot re-check sees the removal; the allocator
 	 * bumps seq when it reuses the frame: filemap/optimistic.h). */
 	lpc_file_index_unlock(f);
 	lpc_yield_point(LPC_YP_E7);
 	lpc_page_free_evicted(p);						/* E7 */
-	return EV_EVICTED;
+	return (fl & LPC_PG_WORKINGSET) ? EV_EVICTED_WS : EV_EVICTED;
 unlock:
 	if (leaf)
 		lpc_radix_leaf_unlock(leaf);
@@ -476,19 +491,23 @@ static unsigned evict_batches(struct lpc_reclaim *r, unsigned max_batches, bool 
 	for (b = 0; b < max_batches; b++) {
 		uint64_t start = atomic_fetch_add_explicit(&r->hand, r->batch,
 							   memory_order_relaxed);
-		unsigned got = 0;
+		uint32_t clock = lpc_pool_ws_clock(&c->ws);
+		unsigned got = 0, got_ws = 0;
 
 		lpc_rcu_read_lock();
 		for (uint32_t i = 0; i < r->batch; i++) {
 			struct lpc_page *p = &c->pages[(start + i) % c->nframes];
-			int rc = evict_one(r, p, &kick, spare_ra, t);
+			int rc = evict_one(r, p, &kick, spare_ra, clock, t);
 
-			if (rc == EV_EVICTED)
+			if (rc == EV_EVICTED_WS)
+				got_ws++;
+			if (rc == EV_EVICTED || rc == EV_EVICTED_WS)
 				got++;
 			else if (rc >= 0)
 				skipped[rc]++;
 		}
 		lpc_rcu_read_unlock();
+		lpc_pool_ws_advance(&c->ws, got, got_ws);
 		evicted += got;
 	}
 	if (kick) /* E8, outside the read sections: it takes the flusher's mutex */

@@ -39,17 +39,43 @@
 #include "core/thread.h"
 #include "page/pool.h"
 
-/* CLOCK2 keeps at least this share of the frames active (percent): an active
- * page that was not referenced since the hand last passed is demoted only
- * while the active count is above it. */
-#define LPC_ACTIVE_TARGET_PCT 50
+/* CLOCK2's active target: an active page that was not referenced since the
+ * hand last passed is demoted only while the active count is above it.  The
+ * inactive pages are the rest: where a new page must be hit again to stay,
+ * and where readahead's pages wait for their reader.  The target moves with
+ * refaults (page/workingset.h), between
+ *  - its start and upper bound: LPC_ACTIVE_MAX_PCT of the frames, less
+ *    where the inactive side would not hold LPC_INACTIVE_RA_WINDOWS of
+ *    readahead's largest windows (two streams, each with its window in use
+ *    and the next one read ahead) or twice the frames the reclaimer keeps
+ *    free (`high`: a small cache's watermarks are a large share of it, and
+ *    with the free frames and the active ones leaving no inactive page, a
+ *    sweep evicts nothing and lets every active page go: evict.c
+ *    demote_all), never below LPC_ACTIVE_FLOOR_PCT
+ *    (lpc_reclaim_active_max);
+ *  - and LPC_ACTIVE_MIN_PCT of the frames.
+ * Without a shadow table (no memory for it) the target stays at
+ * LPC_ACTIVE_FLOOR_PCT.
+ *
+ * Why start high: in `lpcbench read` scan-mix (Zipf readers of a hot set
+ * that filled the cache first, then a scanner reading the file ahead), half
+ * the frames active let the scanner take a third of the hot set (hit ratio
+ * 0.56-0.64, the kernel's 0.70-0.73), and 87.5 % kept it (0.81-0.82).  A
+ * fixed high target, though, kept an idle hot set for ever and never
+ * learned a new working set (tests/attack_target): refaults bring it down
+ * where the inactive side is too small.  The kernel's balance likewise
+ * grows with memory (mm/vmscan.c, inactive_is_low) and shifts with
+ * refaults (mm/workingset.c). */
+#define LPC_ACTIVE_MAX_PCT 90
+#define LPC_ACTIVE_FLOOR_PCT 50
+#define LPC_ACTIVE_MIN_PCT 10
+#define LPC_INACTIVE_RA_WINDOWS 4
 
 struct lpc_reclaim {
 	/* Read-mostly: set at init. */
 	struct lpc_pool *pool;
 	int policy;              /* enum lpc_reclaim_policy */
 	uint32_t batch;          /* descriptors per batch of the hand */
-	uint32_t active_target;  /* CLOCK2: frames kept active */
 	uint32_t low, high;      /* watermarks of the shared free list */
 	uint32_t ra_high;        /* a refill for readahead alone stops here:
 				  * high plus the largest window
@@ -95,9 +121,15 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 /* Sizes the refill readahead asks for (spare_ra): up to `high` plus
  * `window` frames (readahead's largest window), at most high plus an eighth
  * of the frames, so that the window a stream's next marker reads finds its
- * frames free (reclaimer.c, "Readahead's wake").  Context: cache creation,
- * after lpc_reclaim_init, before any allocation. */
+ * frames free (reclaimer.c, "Readahead's wake"); and CLOCK2's active
+ * target's bounds with it (lpc_reclaim_active_max).  Context: cache
+ * creation, after lpc_reclaim_init, before any allocation. */
 void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window);
+
+/* The upper bound of CLOCK2's active target for a pool of `nframes` whose
+ * readahead windows reach `window` frames (0: readahead off) and whose
+ * reclaimer keeps `high` frames free: see LPC_ACTIVE_MAX_PCT. */
+uint32_t lpc_reclaim_active_max(uint32_t nframes, uint32_t window, uint32_t high);
 
 /* Stops and joins the background reclaimer if it runs; a later wake starts
  * it again.  Context: no lock held; not the reclaimer itself. */

@@ -153,6 +153,20 @@ static unsigned evict_cb(void *arg, unsigned max_batches, struct lpc_tcache *t)
 	return lpc_reclaim_evict(arg, max_batches, t);
 }
 
+/* CLOCK2's target bounds (reclaim.h): from the floor to the max with a
+ * shadow table, fixed at the floor without one. */
+static void set_target_bounds(struct lpc_reclaim *r, uint32_t window)
+{
+	uint32_t n = r->pool->nframes;
+	uint32_t floor = (uint32_t)((uint64_t)n * LPC_ACTIVE_FLOOR_PCT / 100);
+
+	if (!r->pool->ws.shadow)
+		lpc_pool_ws_set_bounds(&r->pool->ws, floor, floor);
+	else
+		lpc_pool_ws_set_bounds(&r->pool->ws, (uint32_t)((uint64_t)n * LPC_ACTIVE_MIN_PCT / 100),
+				  lpc_reclaim_active_max(n, window, r->high));
+}
+
 static void wake_cb(void *arg, bool ra)
 {
 	lpc_reclaim_wake(arg, ra);
@@ -171,13 +185,19 @@ void lpc_reclaim_init(struct lpc_reclaim *r, struct lpc_pool *pool, int policy,
 	r->pool = pool;
 	r->policy = policy;
 	r->batch = n < 256 ? (n / 4 ? n / 4 : 1) : 64;
-	r->active_target = (uint32_t)((uint64_t)n * LPC_ACTIVE_TARGET_PCT / 100);
 	/* Low: 1/64 of the frames, at least two batches, at most 1/8. */
 	r->low = n / 64 > 2 * r->batch ? n / 64 : 2 * r->batch;
 	if (r->low > n / 8)
 		r->low = n / 8 ? n / 8 : 1;
 	r->high = 2 * r->low <= n / 4 ? 2 * r->low : r->low + 1;
 	r->ra_high = r->high;
+	/* Shadows for CLOCK2 only; without memory for them, a fixed target
+	 * (reclaim.h).  The bounds are set again with readahead's window. */
+	if (policy == LPC_RECLAIM_CLOCK2)
+		(void)lpc_pool_ws_init(&pool->ws, n, true);
+	else
+		(void)lpc_pool_ws_init(&pool->ws, n, false);
+	set_target_bounds(r, 0);
 	atomic_init(&r->hand, 0);
 	atomic_init(&r->demote_all, false);
 	atomic_init(&r->empty_batches, 0);
@@ -201,6 +221,22 @@ void lpc_reclaim_set_ra_window(struct lpc_reclaim *r, uint32_t window)
 	uint32_t cap = r->pool->nframes / 8;
 
 	r->ra_high = r->high + (window < cap ? window : cap);
+	set_target_bounds(r, window);
+}
+
+uint32_t lpc_reclaim_active_max(uint32_t nframes, uint32_t window, uint32_t high)
+{
+	uint64_t n = nframes;
+	uint64_t inactive = n * (100 - LPC_ACTIVE_MAX_PCT) / 100;
+	uint64_t ra = (uint64_t)window * LPC_INACTIVE_RA_WINDOWS;
+
+	if (ra > inactive)
+		inactive = ra;
+	if (2 * (uint64_t)high > inactive)
+		inactive = 2 * (uint64_t)high;
+	if (inactive > n * (100 - LPC_ACTIVE_FLOOR_PCT) / 100)
+		inactive = n * (100 - LPC_ACTIVE_FLOOR_PCT) / 100;
+	return (uint32_t)(n - inactive);
 }
 
 static uint32_t free_frames(struct lpc_pool *c)

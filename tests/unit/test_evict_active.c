@@ -107,7 +107,7 @@ static void race(struct lpc_file *f)
 	pthread_t ht;
 
 	/* Promotions and demotions both: the target below the hot set. */
-	c->reclaim.active_target = 16;
+	atomic_store(&c->pool.ws.target, 16);
 #if LPC_DEBUG
 	REQUIRE(lpc_yield_arm("E3P,A,B,FD2", 0.5, tst_seed) == 0, "arm");
 #endif
@@ -131,6 +131,7 @@ static void run(const char *path, int mode)
 	struct lpc_tcache *t;
 	struct lpc_file *f;
 	struct lpc_page *held;
+	uint32_t target;
 	char what[64];
 
 	c = tst_cache_create(NFRAMES * PS, PS, LPC_IO_SYNC, mode);
@@ -165,13 +166,14 @@ static void run(const char *path, int mode)
 
 	/* Demotion, then eviction: the target 0, sweeps until none is left. */
 	activate(f, 32, 32);
-	c->reclaim.active_target = 0;
+	target = lpc_pool_ws_target(&c->pool.ws);
+	atomic_store(&c->pool.ws.target, 0);
 	for (int i = 0; i < 8; i++)
 		lpc_reclaim_evict(&c->reclaim, c->pool.nframes / c->reclaim.batch + 1, t);
 	CHECK_EQ(atomic_load(&c->pool.nactive), 0u, "%s: every page demoted", m);
 	snprintf(what, sizeof(what), "%s: demote and evict", m);
 	census(what);
-	c->reclaim.active_target = (uint32_t)((uint64_t)c->pool.nframes * LPC_ACTIVE_TARGET_PCT / 100);
+	atomic_store(&c->pool.ws.target, target);
 
 	/* The race, then the last close with pages active. */
 	race(f);

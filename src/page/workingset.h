@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * workingset.h - refaults: a shadow entry for each page eviction takes out,
+ * and CLOCK2's active target, which refaults move (workingset.c).
+ *
+ * CLOCK2 (reclaim/evict.c, "Policy") keeps its active pages while their
+ * count is at most the active target, and evicts inactive pages that were
+ * not hit again since they came in.  A fixed target is wrong for some
+ * workload whatever its value: half the frames let a scanner reading ahead
+ * at device speed take a third of a Zipf hot set away; nine tenths kept an
+ * idle hot set for ever, so that a loop over a fifth of the cache never hit
+ * (tests/attack_target).  The target here starts high and moves with what
+ * eviction got wrong, as the kernel's refault distances (mm/workingset.c)
+ * and ARC's ghost lists do:
+ *  - a page evicted from the inactive side that is missed again within
+ *    `window` evictions (the frame count: a "refault") would have hit had
+ *    the inactive side been larger: the target goes down;
+ *  - the same for a page that had been active (promoted, then demoted and
+ *    evicted: LPC_PG_WORKINGSET) says the active side was too small: up;
+ *  - a page read ahead and evicted before its first use says the inactive
+ *    side did not hold readahead's windows: down.
+ * Each step is weighted as ARC weighs a ghost hit: by how many recent
+ * evictions were of the other kind per one of its own (at least 1, at most
+ * a sixteenth of the window).  A scanner makes nearly every eviction one of
+ * a page never active, so one refault of a page that had been active
+ * counts for many of the scan's, and the hot set keeps its share; where
+ * the evictions are of active pages that nobody hits any more, a loop's
+ * refaults bring the target down quickly.
+ * A refaulting page also starts REFERENCED, so the hand's next pass
+ * promotes it: a loop larger than the inactive side gets in.  A scan's
+ * pages are never missed again, so a scan moves nothing by itself.
+ *
+ * The shadow table: one 64-bit word per slot, a power of two at least the
+ * frame count, indexed by a hash of (file, page index); a word holds 31 bits
+ * of the hash (the fingerprint, low bit forced so that no entry is 0), the
+ * WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
+ * per batch of the hand) at the eviction.  An eviction overwrites its slot
+ * (the older shadow is forgotten: a bounded table is as much history as is
+ * worth keeping, `window`); a miss that finds its fingerprint clears the
+ * slot with a CAS, so one eviction counts one refault at most.
+ *
+ * Concurrency.  Every access is a relaxed atomic on one word (the table,
+ * the clock, the target), and no decision about data or identity depends on
+ * it: a shadow is a hint.  A collision, a lost or a stale shadow, or two
+ * threads' updates of the target in either order only change which pages
+ * start REFERENCED and where demotion stops, never what a read returns or
+ * whether a dirty page is kept (the evictor's checks, E1-E8, are
+ * unchanged).  What must hold is that the target stays within [min, max]:
+ * it is changed only by a CAS loop that computes the clamped value from the
+ * one it replaces (lpc_pool_ws_nudge), so concurrent nudges cannot push it past a
+ * bound (a fetch_add then a clamp could; tests/model/ws_target.pml, with
+ * that broken variant).
+ *
+ * Cost.  Nothing on a hit.  On a miss, one relaxed load of `live` until the
+ * first eviction; then one load of a shadow word (a cache miss, beside the
+ * miss's own read).  On an eviction, one relaxed store.  The table is
+ * calloc'd: its memory is paid as evictions touch it, 8 to 16 bytes per
+ * frame (0.2-0.4 % of a 4 KiB frame).
+ */
+#ifndef LPC_PAGE_WORKINGSET_H
+#define LPC_PAGE_WORKINGSET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/compiler.h"
+
+struct lpc_pool;
+
+struct lpc_workingset {
+	/* Read-mostly: set at init (min, max by the reclaimer's init). */
+	_Atomic uint64_t *shadow; /* [mask + 1]; NULL: no shadows (CLOCK, no memory) */
+	uint64_t mask;
+	uint32_t window;          /* evictions a shadow counts for: the frames */
+	uint32_t min, max;        /* the target's bounds */
+	/* Set (relaxed) by the first shadow stored: until then a miss does
+	 * not look in the table. */
+	_Atomic bool live;
+	/* Evictions so far (mod 2^32), advanced once per batch of the hand;
+	 * and recent evictions, all and those of pages that had been active
+	 * (both halved when `all` passes the window): how many shadows of
+	 * each kind a refault was drawn from (lpc_pool_ws_refault's weight). */
+	_Atomic uint32_t clock lpc_cacheline_aligned;
+	_Atomic uint32_t recent_all, recent_active;
+	/* CLOCK2's active target, in [min, max]: lpc_pool_ws_nudge only. */
+	_Atomic uint32_t target;
+	/* Refaults seen, and of them those of a page that had been active. */
+	_Atomic uint64_t refaults, refaults_active;
+};
+
+/* Sets ws up for a pool of nframes; with_table false: no shadows (policy
+ * CLOCK), the target fixed.  Return: 0 or -ENOMEM.  Context: pool init. */
+int lpc_pool_ws_init(struct lpc_workingset *ws, uint32_t nframes, bool with_table);
+void lpc_pool_ws_destroy(struct lpc_workingset *ws);
+
+/* The target's bounds and its start (the upper bound).  Context: cache
+ * creation, before any allocation (reclaim/reclaimer.c). */
+void lpc_pool_ws_set_bounds(struct lpc_workingset *ws, uint32_t min, uint32_t max);
+
+/* The key of (file, index): file_id is the file's lpc_file ws_id. */
+static inline uint64_t lpc_pool_ws_key(uint64_t file_id, uint64_t index)
+{
+	uint64_t x = file_id ^ (index * 0x9e3779b97f4a7c15ull);
+
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 29;
+	return x;
+}
+
+/* A stable id for a file from its device and inode. */
+static inline uint64_t lpc_pool_ws_file_id(uint64_t dev, uint64_t ino)
+{
+	return lpc_pool_ws_key(dev * 0xff51afd7ed558ccdull, ino);
+}
+
+/* The evictor took page `key` out (reclaim/evict.c E6); workingset: it had
+ * been active.  clock: the batch's lpc_pool_ws_clock. */
+void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingset, uint32_t clock);
+
+/* The clock for a batch, and its advance by the batch's evictions. */
+static inline uint32_t lpc_pool_ws_clock(struct lpc_workingset *ws)
+{
+	return atomic_load_explicit(&ws->clock, memory_order_relaxed);
+}
+
+void lpc_pool_ws_advance(struct lpc_workingset *ws, uint32_t evicted, uint32_t evicted_active);
+
+/* A demand miss of `key` is about to insert its page: true if it refaults
+ * (a shadow within the window: the target moved, and the page should start
+ * REFERENCED).  Context: any; a relaxed load when no page was evicted yet. */
+bool lpc_pool_ws_refault(struct lpc_workingset *ws, uint64_t key);
+
+/* Moves the target up (the active side was too small) or down (the
+ * inactive side) by one refault's weight, clamped to [min, max]. */
+void lpc_pool_ws_nudge(struct lpc_workingset *ws, bool up);
+
+static inline uint32_t lpc_pool_ws_target(const struct lpc_workingset *ws)
+{
+	return atomic_load_explicit(&ws->target, memory_order_relaxed);
+}
+
+#endif /* LPC_PAGE_WORKINGSET_H */

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_workingset.c - refaults and CLOCK2's active target (page/
+ * workingset.h, reclaim/reclaim.h LPC_ACTIVE_MAX_PCT):
+ *  1. the shadow table: a refault within the window is seen once, moves
+ *     the target down (a page that was never active) or up (one that was,
+ *     WORKINGSET), and is weighted by the recent evictions of the other
+ *     kind; a shadow too old, or of another page, is no refault; the target
+ *     never leaves its bounds;
+ *  2. the bounds: the upper one from the frames, readahead's window and the
+ *     free watermark; a cache starts there; CLOCK keeps no shadows;
+ *  3. a hot set larger than half the cache stays cached while a scan four
+ *     times the cache passes (the start high: with half the frames as a
+ *     fixed target, a third of it went);
+ *  4. an idle hot set of 85 % of the cache gives way to a loop over 30 % of
+ *     it within a few passes (refaults bring the target down: with a fixed
+ *     90 % target the loop never hit, tests/attack_target).
+ * 3 and 4 run one thread over the null backend, readahead off, with the
+ * background reclaimer running, so only its timing varies; the bounds
+ * asserted have wide margins (the figures are printed).
+ *
+ * Usage: test_workingset [--seed N]     Exit: 0 pass, 1 fail, 77 skip.
+ */
+#include "../common/lpc_test.h"
+#include "cache/cache.h"
+#include "page/workingset.h"
+#include "reclaim/reclaim.h"
+
+#define PS 4096u
+#define NFRAMES 16384u /* 64 MiB: the upper bound is 90 % here */
+
+static void test_table(void)
+{
+	struct lpc_workingset ws;
+	uint64_t a = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 7), b = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 8);
+
+	REQUIRE(lpc_pool_ws_init(&ws, 64, true) == 0, "ws init");
+	lpc_pool_ws_set_bounds(&ws, 10, 50);
+	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "starts at the upper bound");
+	CHECK(!lpc_pool_ws_refault(&ws, a), "no shadow yet: no refault");
+
+	/* A page never active, evicted and missed again: down by 1 (no
+	 * eviction counted yet: the weight's floor). */
+	lpc_pool_ws_evicted(&ws, a, false, lpc_pool_ws_clock(&ws));
+	lpc_pool_ws_advance(&ws, 1, 0);
+	CHECK(!lpc_pool_ws_refault(&ws, b) || (a & ws.mask) != (b & ws.mask),
+	      "another page's miss is no refault");
+	CHECK(lpc_pool_ws_refault(&ws, a), "a refault");
+	CHECK_EQ(lpc_pool_ws_target(&ws), 49u, "down by one");
+	CHECK(!lpc_pool_ws_refault(&ws, a), "one eviction, one refault");
+	CHECK_EQ((uint64_t)ws.refaults, 1u, "refaults counted");
+
+	/* An active page's: up, weighted by the other kind's evictions (3 of
+	 * 4 recent evictions were never active: weight 3). */
+	lpc_pool_ws_advance(&ws, 3, 1);
+	lpc_pool_ws_evicted(&ws, a, true, lpc_pool_ws_clock(&ws));
+	CHECK(lpc_pool_ws_refault(&ws, a), "an active page's refault");
+	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "up by 3, clamped at the upper bound");
+	CHECK_EQ((uint64_t)ws.refaults_active, 1u, "counted as an active page's");
+
+	/* Too old: more evictions since than the window (the frames). */
+	lpc_pool_ws_evicted(&ws, a, false, lpc_pool_ws_clock(&ws));
+	lpc_pool_ws_advance(&ws, 65, 0);
+	CHECK(!lpc_pool_ws_refault(&ws, a), "a shadow older than the window is no refault");
+	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "and moves nothing");
+
+	/* The lower bound holds whatever the weights. */
+	for (int i = 0; i < 200; i++)
+		lpc_pool_ws_nudge(&ws, false);
+	CHECK_EQ(lpc_pool_ws_target(&ws), 10u, "clamped at the lower bound");
+	lpc_pool_ws_destroy(&ws);
+
+	/* No table: never a refault, whatever was evicted. */
+	REQUIRE(lpc_pool_ws_init(&ws, 64, false) == 0, "ws init without table");
+	lpc_pool_ws_evicted(&ws, a, false, 0);
+	CHECK(!lpc_pool_ws_refault(&ws, a), "no table: no refault");
+	lpc_pool_ws_destroy(&ws);
+}
+
+static void test_bounds(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+
+	/* 90 % of the frames, unless the inactive side must hold four of
+	 * readahead's windows or twice `high`; never under half. */
+	CHECK_EQ(lpc_reclaim_active_max(16384, 0, 512), 14746u, "90 %%");
+	CHECK_EQ(lpc_reclaim_active_max(65536, 2048, 2048), 57344u, "four 8 MiB windows");
+	CHECK_EQ(lpc_reclaim_active_max(1024, 0, 256), 512u, "twice high, never under half");
+	CHECK_EQ(lpc_reclaim_active_max(64, 64, 16), 32u, "never under half");
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (uint64_t)NFRAMES * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
+	CHECK(c->pool.ws.shadow != NULL, "CLOCK2 keeps shadows");
+	CHECK_EQ(lpc_pool_ws_target(&c->pool.ws), c->pool.ws.max, "the target starts at its upper bound");
+	CHECK_EQ(c->pool.ws.max,
+		 lpc_reclaim_active_max(NFRAMES, c->files.ra_max, c->reclaim.high), "upper bound");
+	CHECK_EQ(c->pool.ws.min, NFRAMES * LPC_ACTIVE_MIN_PCT / 100, "lower bound");
+	tst_cache_destroy(c);
+	cfg.reclaim_policy = LPC_RECLAIM_CLOCK;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
+	CHECK(c->pool.ws.shadow == NULL, "CLOCK keeps no shadows");
+	tst_cache_destroy(c);
+}
+
+static struct lpc_cache *cache_null(void)
+{
+	struct lpc_config cfg;
+	struct lpc_cache *c;
+
+	lpc_config_init(&cfg);
+	cfg.cache_bytes = (uint64_t)NFRAMES * PS;
+	cfg.page_size = PS;
+	cfg.io_backend = LPC_IO_NULL;
+	cfg.readahead_kb = LPC_READAHEAD_OFF;
+	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
+	return c;
+}
+
+static void get(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+
+	REQUIRE(lpc_page_get(f, index, 0, &p) == 0, "get %" PRIu64, index);
+	lpc_page_put(p);
+}
+
+/* Whether index is cached (a lookup that counts as a hit), then got. */
+static bool touch(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+	int rc = lpc_page_find(f, index, &p);
+
+	if (rc == 0) {
+		lpc_page_put(p);
+		return true;
+	}
+	REQUIRE(rc == -ENOENT || rc == -EAGAIN, "find %" PRIu64 " = %d", index, rc);
+	get(f, index);
+	return false;
+}
+
+/* 3: hot set H = 70 % of the cache, uniform; four scanned pages per hot
+ * read, over pages [8N, 12N) again and again. */
+static void test_scan_keeps_hot_set(const char *path)
+{
+	const uint64_t H = NFRAMES * 7 / 10;
+	struct lpc_cache *c = cache_null();
+	struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
+	uint64_t rng = tst_seed, scan = 8 * NFRAMES, hits = 0, reads = 0;
+
+	for (uint64_t i = 0; i < 30 * H; i++) {
+		bool hit = touch(f, tst_rnd(&rng) % H);
+
+		if (i >= 25 * H) {
+			reads++;
+			hits += hit;
+		}
+		for (int k = 0; k < 4; k++) {
+			get(f, scan++);
+			if (scan == 12 * NFRAMES)
+				scan = 8 * NFRAMES;
+		}
+	}
+	printf("scan beside a hot set of 70 %%: hit ratio %.3f; target %u of [%u, %u], "
+	       "refaults %" PRIu64 "\n",
+	       (double)hits / (double)reads, lpc_pool_ws_target(&c->pool.ws), c->pool.ws.min,
+	       c->pool.ws.max, (uint64_t)c->pool.ws.refaults);
+	/* Half the frames as a fixed target: about 0.75 (all of the active
+	 * side and a share of the inactive one). */
+	CHECK((double)hits / (double)reads >= 0.9, "the hot set stays cached beside a scan: %.3f",
+	      (double)hits / (double)reads);
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
+/* 4: A = 85 % of the cache hit until promoted, then idle; a loop over
+ * B = 30 % of it. */
+static void test_idle_hot_set_gives_way(const char *path)
+{
+	const uint64_t A = NFRAMES * 85 / 100, B = NFRAMES * 3 / 10;
+	struct lpc_cache *c = cache_null();
+	struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
+	uint64_t rng = tst_seed ^ 0x77, cold = 4 * NFRAMES;
+	double last = 0;
+
+	for (int round = 0; round < 8; round++)
+		for (uint64_t k = 0; k < 2 * A; k++) {
+			get(f, tst_rnd(&rng) % A);
+			if (k % 4 == 0) {
+				get(f, cold++);
+				if (cold == 8 * NFRAMES)
+					cold = 4 * NFRAMES;
+			}
+		}
+	for (int pass = 0; pass < 8; pass++) {
+		uint64_t hits = 0;
+
+		for (uint64_t i = 0; i < B; i++)
+			hits += touch(f, 2 * NFRAMES + i);
+		last = (double)hits / (double)B;
+		printf("loop over 30 %% beside an idle 85 %%: pass %d hit ratio %.3f, target %u\n",
+		       pass, last, lpc_pool_ws_target(&c->pool.ws));
+	}
+	CHECK(last >= 0.95, "the idle hot set gave way to the loop: last pass %.3f", last);
+	CHECK(lpc_pool_ws_target(&c->pool.ws) < c->pool.ws.max, "refaults moved the target down");
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
+int main(int argc, char **argv)
+{
+	char path[600];
+
+	tst_init(argc, argv, 120);
+	tst_require_tmpdir();
+	test_table();
+	test_bounds();
+	REQUIRE(tst_make_sparse("ws", 12ull * NFRAMES * PS, path, sizeof(path)) == 0);
+	test_scan_keeps_hot_set(path);
+	test_idle_hot_set_gives_way(path);
+	return tst_finish();
+}
