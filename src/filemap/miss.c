@@ -253,11 +253,9 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	/* M2's write section ends with the data in place (release), before
 	 * UPTODATE is published by the unlock's release. */
 	lpc_page_seq_write_end(p);
-	/* A refault (page/workingset.h) starts REFERENCED: the hand's next
-	 * pass promotes it. */
-	lpc_page_unlock_set(p, LPC_PG_UPTODATE |
-				       (lpc_pool_ws_refault(&c->ws, lpc_pool_ws_key(f->ws_id, index))
-						? LPC_PG_REFERENCED : 0));
+	/* A refault moves CLOCK2's active target (page/workingset.h). */
+	(void)lpc_pool_ws_refault(c, lpc_pool_ws_key(f->ws_id, index));
+	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 	return 0;

@@ -288,12 +288,14 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 /* U4's frames of a run: iov[k] = page k's frame, each page's read begun
  * (rule FRAME-FREED-IN-FLIGHT). */
 /* U5's flags for page `index` of a run: a page read ahead enters RA; a page
- * asked for that refaults (page/workingset.h) REFERENCED, as miss.c's M5. */
+ * asked for is looked up among the shadows, as miss.c's M5 (a refault moves
+ * CLOCK2's active target: page/workingset.h). */
 static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, bool ahead)
 {
 	if (ahead)
 		return LPC_PG_RA;
-	return lpc_pool_ws_refault(&f->pool->ws, lpc_pool_ws_key(f->ws_id, index)) ? LPC_PG_REFERENCED : 0;
+	(void)lpc_pool_ws_refault(f->pool, lpc_pool_ws_key(f->ws_id, index));
+	return 0;
 }
 
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)

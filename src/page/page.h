@@ -64,6 +64,11 @@
  *              the evictor under the file's index lock and the page's leaf
  *              lock (AC1-AC3); cleared by the deferred free (alloc.c),
  *              which keeps pool->nactive exact (rule ACTIVE-COUNT)
+ *   WORKINGSET promoted since it came in: set with ACTIVE by the evictor's
+ *              promotion (AC2), kept by a demotion, cleared with every flag
+ *              when the frame is handed out again; read at the eviction
+ *              (E6), whose shadow says whether the page had been active
+ *              (page/workingset.h)
  *   REMOVED    taken out of its index by a truncate-like removal (the last
  *              close, a failed read) while someone still holds it: its file
  *              may be freed under it, so the evictor never follows p->file

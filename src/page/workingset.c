@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "page/pool.h"
 #include "page/workingset.h"
 
 /* A word: fingerprint (31 bits) | WORKINGSET (1) | clock (32). */
@@ -71,11 +72,12 @@ void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingse
 		atomic_store_explicit(&ws->live, true, memory_order_relaxed);
 }
 
-bool lpc_pool_ws_refault(struct lpc_workingset *ws, uint64_t key)
+bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key)
 {
+	struct lpc_workingset *ws = &c->ws;
 	_Atomic uint64_t *slot;
 	uint64_t word;
-	uint32_t distance;
+	uint32_t distance, nactive, span;
 
 	if (!atomic_load_explicit(&ws->live, memory_order_relaxed))
 		return false;
@@ -87,9 +89,19 @@ bool lpc_pool_ws_refault(struct lpc_workingset *ws, uint64_t key)
 	if (!atomic_compare_exchange_strong_explicit(slot, &word, 0, memory_order_relaxed,
 						     memory_order_relaxed))
 		return false;
+	/* Would it have stayed, had the other side given way?  A page never
+	 * active: if the inactive side had had the active pages' frames too;
+	 * one that had been: if the active side had had the inactive ones'.
+	 * Further back, no split of this cache would have kept it: no sign
+	 * either way (a loop over more than the cache, for one). */
 	distance = lpc_pool_ws_clock(ws) - (uint32_t)word;
-	if (distance > ws->window)
-		return false; /* too long ago: no sign that the cache was misshared */
+	nactive = atomic_load_explicit(&c->nactive, memory_order_relaxed);
+	if (word & WS_ACTIVE_BIT)
+		span = c->nframes > nactive ? c->nframes - nactive : 0;
+	else
+		span = nactive;
+	if (distance > span)
+		return false;
 	atomic_fetch_add_explicit(&ws->refaults, 1, memory_order_relaxed);
 	if (word & WS_ACTIVE_BIT)
 		atomic_fetch_add_explicit(&ws->refaults_active, 1, memory_order_relaxed);

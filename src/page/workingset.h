@@ -12,11 +12,16 @@
  * (tests/attack_target).  The target here starts high and moves with what
  * eviction got wrong, as the kernel's refault distances (mm/workingset.c)
  * and ARC's ghost lists do:
- *  - a page evicted from the inactive side that is missed again within
- *    `window` evictions (the frame count: a "refault") would have hit had
- *    the inactive side been larger: the target goes down;
- *  - the same for a page that had been active (promoted, then demoted and
- *    evicted: LPC_PG_WORKINGSET) says the active side was too small: up;
+ *  - a page evicted from the inactive side that is missed again within as
+ *    many evictions as there are active pages (a "refault": the kernel's
+ *    refault distance test) would have hit had the active side given its
+ *    frames to the inactive one: the target goes down;
+ *  - a page that had been active (promoted, then demoted and evicted:
+ *    LPC_PG_WORKINGSET), missed again within as many evictions as there
+ *    are inactive pages, would have hit had the active side taken the
+ *    inactive one's frames: up.
+ *  Further back, no split of this cache would have kept the page (a loop
+ *  over more than the cache): no refault, no sign either way.
  *  - a page read ahead and evicted before its first use says the inactive
  *    side did not hold readahead's windows: down.
  * Each step is weighted as ARC weighs a ghost hit: by how many recent
@@ -26,9 +31,15 @@
  * counts for many of the scan's, and the hot set keeps its share; where
  * the evictions are of active pages that nobody hits any more, a loop's
  * refaults bring the target down quickly.
- * A refaulting page also starts REFERENCED, so the hand's next pass
- * promotes it: a loop larger than the inactive side gets in.  A scan's
- * pages are never missed again, so a scan moves nothing by itself.
+ * A scan's pages are never missed again, so a scan moves nothing by itself.
+ * A refaulting page starts as any miss's, inactive and not REFERENCED: only
+ * hits promote.  (Starting it REFERENCED, as ARC moves a ghost hit to its
+ * frequency list, made a moving working set feed itself: its refaulting
+ * pages were promoted, demoted unhit within a pass into a small inactive
+ * side, evicted, and refaulted as pages that had been active, which held
+ * the target at its top while the idle old set kept its frames; and a loop
+ * over the cache beside a hot set promoted its own pages over the hot set's.
+ * tests/attack_ws.)
  *
  * The shadow table: one 64-bit word per slot, a power of two at least the
  * frame count, indexed by a hash of (file, page index); a word holds 31 bits
@@ -42,10 +53,9 @@
  * Concurrency.  Every access is a relaxed atomic on one word (the table,
  * the clock, the target), and no decision about data or identity depends on
  * it: a shadow is a hint.  A collision, a lost or a stale shadow, or two
- * threads' updates of the target in either order only change which pages
- * start REFERENCED and where demotion stops, never what a read returns or
- * whether a dirty page is kept (the evictor's checks, E1-E8, are
- * unchanged).  What must hold is that the target stays within [min, max]:
+ * threads' updates of the target in either order only change where
+ * demotion stops, never what a read returns or whether a dirty page is
+ * kept (the evictor's checks, E1-E8, are unchanged).  What must hold is that the target stays within [min, max]:
  * it is changed only by a CAS loop that computes the clamped value from the
  * one it replaces (lpc_pool_ws_nudge), so concurrent nudges cannot push it past a
  * bound (a fetch_add then a clamp could; tests/model/ws_target.pml, with
@@ -53,9 +63,12 @@
  *
  * Cost.  Nothing on a hit.  On a miss, one relaxed load of `live` until the
  * first eviction; then one load of a shadow word (a cache miss, beside the
- * miss's own read).  On an eviction, one relaxed store.  The table is
- * calloc'd: its memory is paid as evictions touch it, 8 to 16 bytes per
- * frame (0.2-0.4 % of a 4 KiB frame).
+ * miss's own read).  A refault writes shared lines: a CAS on the shadow's
+ * slot, and on the line of the target and the refault counts, one or two
+ * adds and the target's CAS (only where it changes).  On an eviction, one
+ * relaxed store; per batch of the hand, two or three adds on the clock's
+ * line.  The table is calloc'd: its memory is paid as evictions touch it,
+ * 8 to 16 bytes per frame (0.2-0.4 % of a 4 KiB frame).
  */
 #ifndef LPC_PAGE_WORKINGSET_H
 #define LPC_PAGE_WORKINGSET_H
@@ -83,8 +96,10 @@ struct lpc_workingset {
 	 * each kind a refault was drawn from (lpc_pool_ws_refault's weight). */
 	_Atomic uint32_t clock lpc_cacheline_aligned;
 	_Atomic uint32_t recent_all, recent_active;
-	/* CLOCK2's active target, in [min, max]: lpc_pool_ws_nudge only. */
-	_Atomic uint32_t target;
+	/* CLOCK2's active target, in [min, max]: lpc_pool_ws_nudge only; on
+	 * its own line, which only refaults write (the clock's is the
+	 * evictors'). */
+	_Atomic uint32_t target lpc_cacheline_aligned;
 	/* Refaults seen, and of them those of a page that had been active. */
 	_Atomic uint64_t refaults, refaults_active;
 };
@@ -127,10 +142,10 @@ static inline uint32_t lpc_pool_ws_clock(struct lpc_workingset *ws)
 
 void lpc_pool_ws_advance(struct lpc_workingset *ws, uint32_t evicted, uint32_t evicted_active);
 
-/* A demand miss of `key` is about to insert its page: true if it refaults
- * (a shadow within the window: the target moved, and the page should start
- * REFERENCED).  Context: any; a relaxed load when no page was evicted yet. */
-bool lpc_pool_ws_refault(struct lpc_workingset *ws, uint64_t key);
+/* A demand miss of `key` read its page: true if it refaults (its shadow
+ * within the span of its kind: counted, the target moved).  Context: any; a
+ * relaxed load when no page was evicted yet. */
+bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key);
 
 /* Moves the target up (the active side was too small) or down (the
  * inactive side) by one refault's weight, clamped to [min, max]. */

@@ -132,8 +132,7 @@
  * MR1, the new page starts REFERENCED, or a page read ahead loses RA; a
  * policy nudge, as E1's own clear of REFERENCED on a frame reused since
  * its loads: filemap/optimistic.h.)
- *  CLOCK2 (default): new pages are inactive, REFERENCED clear (but a
- *  refault's: page/workingset.h).
+ *  CLOCK2 (default): new pages are inactive, REFERENCED clear.
  *    inactive, !REFERENCED -> evict, leaving a shadow (E6)
  *    inactive,  REFERENCED -> promote: set ACTIVE and WORKINGSET, clear
  *                             REFERENCED (E3)

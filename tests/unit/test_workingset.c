@@ -2,11 +2,12 @@
 /*
  * test_workingset.c - refaults and CLOCK2's active target (page/
  * workingset.h, reclaim/reclaim.h LPC_ACTIVE_MAX_PCT):
- *  1. the shadow table: a refault within the window is seen once, moves
- *     the target down (a page that was never active) or up (one that was,
- *     WORKINGSET), and is weighted by the recent evictions of the other
- *     kind; a shadow too old, or of another page, is no refault; the target
- *     never leaves its bounds;
+ *  1. the shadow table: a refault is seen once, moves the target down (a
+ *     page that was never active, missed again within as many evictions
+ *     as there are active pages) or up (one that was, WORKINGSET, within
+ *     as many as there are inactive pages), and is weighted by the recent
+ *     evictions of the other kind; a shadow further back, or of another
+ *     page, is no refault; the target never leaves its bounds;
  *  2. the bounds: the upper one from the frames, readahead's window and the
  *     free watermark; a cache starts there; CLOCK keeps no shadows;
  *  3. a hot set larger than half the cache stays cached while a scan four
@@ -31,50 +32,62 @@
 
 static void test_table(void)
 {
-	struct lpc_workingset ws;
-	uint64_t a = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 7), b = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 8);
+	static struct lpc_pool pool; /* nframes, nactive and ws alone are used */
+	struct lpc_workingset *ws = &pool.ws;
+	uint64_t a = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 7);
+	uint64_t b = lpc_pool_ws_key(lpc_pool_ws_file_id(1, 2), 8);
 
-	REQUIRE(lpc_pool_ws_init(&ws, 64, true) == 0, "ws init");
-	lpc_pool_ws_set_bounds(&ws, 10, 50);
-	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "starts at the upper bound");
-	CHECK(!lpc_pool_ws_refault(&ws, a), "no shadow yet: no refault");
+	pool.nframes = 64;
+	atomic_store(&pool.nactive, 40); /* 24 inactive */
+	REQUIRE(lpc_pool_ws_init(ws, 64, true) == 0, "ws init");
+	lpc_pool_ws_set_bounds(ws, 10, 50);
+	CHECK_EQ(lpc_pool_ws_target(ws), 50u, "starts at the upper bound");
+	CHECK(!lpc_pool_ws_refault(&pool, a), "no shadow yet: no refault");
 
 	/* A page never active, evicted and missed again: down by 1 (no
 	 * eviction counted yet: the weight's floor). */
-	lpc_pool_ws_evicted(&ws, a, false, lpc_pool_ws_clock(&ws));
-	lpc_pool_ws_advance(&ws, 1, 0);
-	CHECK(!lpc_pool_ws_refault(&ws, b) || (a & ws.mask) != (b & ws.mask),
+	lpc_pool_ws_evicted(ws, a, false, lpc_pool_ws_clock(ws));
+	lpc_pool_ws_advance(ws, 1, 0);
+	CHECK(!lpc_pool_ws_refault(&pool, b) || (a & ws->mask) != (b & ws->mask),
 	      "another page's miss is no refault");
-	CHECK(lpc_pool_ws_refault(&ws, a), "a refault");
-	CHECK_EQ(lpc_pool_ws_target(&ws), 49u, "down by one");
-	CHECK(!lpc_pool_ws_refault(&ws, a), "one eviction, one refault");
-	CHECK_EQ((uint64_t)ws.refaults, 1u, "refaults counted");
+	CHECK(lpc_pool_ws_refault(&pool, a), "a refault");
+	CHECK_EQ(lpc_pool_ws_target(ws), 49u, "down by one");
+	CHECK(!lpc_pool_ws_refault(&pool, a), "one eviction, one refault");
+	CHECK_EQ((uint64_t)ws->refaults, 1u, "refaults counted");
 
 	/* An active page's: up, weighted by the other kind's evictions (3 of
 	 * 4 recent evictions were never active: weight 3). */
-	lpc_pool_ws_advance(&ws, 3, 1);
-	lpc_pool_ws_evicted(&ws, a, true, lpc_pool_ws_clock(&ws));
-	CHECK(lpc_pool_ws_refault(&ws, a), "an active page's refault");
-	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "up by 3, clamped at the upper bound");
-	CHECK_EQ((uint64_t)ws.refaults_active, 1u, "counted as an active page's");
+	lpc_pool_ws_advance(ws, 3, 1);
+	lpc_pool_ws_evicted(ws, a, true, lpc_pool_ws_clock(ws));
+	CHECK(lpc_pool_ws_refault(&pool, a), "an active page's refault");
+	CHECK_EQ(lpc_pool_ws_target(ws), 50u, "up by 3, clamped at the upper bound");
+	CHECK_EQ((uint64_t)ws->refaults_active, 1u, "counted as an active page's");
 
-	/* Too old: more evictions since than the window (the frames). */
-	lpc_pool_ws_evicted(&ws, a, false, lpc_pool_ws_clock(&ws));
-	lpc_pool_ws_advance(&ws, 65, 0);
-	CHECK(!lpc_pool_ws_refault(&ws, a), "a shadow older than the window is no refault");
-	CHECK_EQ(lpc_pool_ws_target(&ws), 50u, "and moves nothing");
+	/* Too far back: a page never active, more evictions since than
+	 * active pages (40); one that had been, more than inactive pages
+	 * (24), though fewer than active ones. */
+	lpc_pool_ws_evicted(ws, a, false, lpc_pool_ws_clock(ws));
+	lpc_pool_ws_advance(ws, 41, 0);
+	CHECK(!lpc_pool_ws_refault(&pool, a), "past the active pages' span: no refault");
+	lpc_pool_ws_evicted(ws, a, false, lpc_pool_ws_clock(ws));
+	lpc_pool_ws_advance(ws, 40, 0);
+	CHECK(lpc_pool_ws_refault(&pool, a), "within it: a refault");
+	lpc_pool_ws_evicted(ws, a, true, lpc_pool_ws_clock(ws));
+	lpc_pool_ws_advance(ws, 25, 0);
+	CHECK(!lpc_pool_ws_refault(&pool, a), "an active page's, past the inactive pages' span");
+	CHECK_EQ((uint64_t)ws->refaults, 3u, "those two were not counted");
 
 	/* The lower bound holds whatever the weights. */
 	for (int i = 0; i < 200; i++)
-		lpc_pool_ws_nudge(&ws, false);
-	CHECK_EQ(lpc_pool_ws_target(&ws), 10u, "clamped at the lower bound");
-	lpc_pool_ws_destroy(&ws);
+		lpc_pool_ws_nudge(ws, false);
+	CHECK_EQ(lpc_pool_ws_target(ws), 10u, "clamped at the lower bound");
+	lpc_pool_ws_destroy(ws);
 
 	/* No table: never a refault, whatever was evicted. */
-	REQUIRE(lpc_pool_ws_init(&ws, 64, false) == 0, "ws init without table");
-	lpc_pool_ws_evicted(&ws, a, false, 0);
-	CHECK(!lpc_pool_ws_refault(&ws, a), "no table: no refault");
-	lpc_pool_ws_destroy(&ws);
+	REQUIRE(lpc_pool_ws_init(ws, 64, false) == 0, "ws init without table");
+	lpc_pool_ws_evicted(ws, a, false, 0);
+	CHECK(!lpc_pool_ws_refault(&pool, a), "no table: no refault");
+	lpc_pool_ws_destroy(ws);
 }
 
 static void test_bounds(void)
