@@ -287,15 +287,19 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 
 /* U4's frames of a run: iov[k] = page k's frame, each page's read begun
  * (rule FRAME-FREED-IN-FLIGHT). */
-/* U5's flags for page `index` of a run: a page read ahead enters RA; a page
- * asked for is looked up among the shadows, as miss.c's M5 (a refault moves
- * CLOCK2's active target: page/workingset.h). */
-static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, bool ahead)
+/* U5's flags for page k of a run at `index` whose first nr pages were asked
+ * for: a page read ahead (k >= nr) enters RA, a later page of the caller's
+ * range (0 < k < nr) FRESH: neither is used yet, and the caller's first use
+ * must not count as a second (page.h, lpc_page_mark_referenced).  Every
+ * page is looked up among the shadows, as miss.c's M5 (a refault moves
+ * CLOCK2's active target: page/workingset.h): a file read again through
+ * readahead refaults as one read by demand does. */
+static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, uint64_t k, uint64_t nr)
 {
-	if (ahead)
+	(void)lpc_pool_ws_refault(f->pool, lpc_pool_ws_key(f->ws_id, index + k));
+	if (k >= nr)
 		return LPC_PG_RA;
-	(void)lpc_pool_ws_refault(f->pool, lpc_pool_ws_key(f->ws_id, index));
-	return 0;
+	return k ? LPC_PG_FRESH : 0;
 }
 
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
@@ -447,7 +451,7 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 		lpc_page_seq_write_end(pages[k]);
 		/* A read-ahead page: RA until its first use, in the same
 		 * release (its marker, if any, was set at U3). */
-		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index + k, k >= nr));
+		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index, k, nr));
 	}
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */

@@ -47,6 +47,13 @@ void lpc_page_ra_used(struct lpc_page *p)
 		lpc_count(t, LPC_C_RA_USED);
 }
 
+/* A page's first use after a demand run read it for a later page of its
+ * caller's range: page.h, lpc_page_mark_referenced. */
+void lpc_page_fresh_used(struct lpc_page *p)
+{
+	atomic_fetch_and_explicit(&p->flags, ~LPC_PG_FRESH, memory_order_relaxed);
+}
+
 LPC_EXPORT void *lpc_page_data(const struct lpc_page *p)
 {
 	return p ? lpc_page_frame(p) : NULL;

@@ -69,6 +69,11 @@
  *              when the frame is handed out again; read at the eviction
  *              (E6), whose shadow says whether the page had been active
  *              (page/workingset.h)
+ *   RA, RA_MARK  readahead's (filemap/readahead.c): a page read ahead and
+ *              not used yet, and the async marker (the enum below)
+ *   FRESH      read by a demand run for a later page of its caller's range,
+ *              not used yet (run.c U5): its first use clears it rather than
+ *              setting REFERENCED (lpc_page_mark_referenced)
  *   REMOVED    taken out of its index by a truncate-like removal (the last
  *              close, a failed read) while someone still holds it: its file
  *              may be freed under it, so the evictor never follows p->file
@@ -116,6 +121,10 @@ enum lpc_page_flag {
 	 * shadow that says so, and a refault of it says the active side was
 	 * too small (page/workingset.h). */
 	LPC_PG_WORKINGSET = 1u << 12,
+	/* Read by a demand run for the pages after its first (run.c U5), not
+	 * used yet: the caller's own lookup of each, its first use, clears
+	 * it instead of setting REFERENCED (lpc_page_mark_referenced). */
+	LPC_PG_FRESH = 1u << 13,
 };
 
 struct lpc_page {
@@ -380,17 +389,24 @@ static inline void lpc_page_mark_removed(struct lpc_page *p)
 /* A read-ahead page's first use (page.c): clears RA, counts ra_used. */
 void lpc_page_ra_used(struct lpc_page *p);
 
+/* A FRESH page's first use: clears FRESH (page.c). */
+void lpc_page_fresh_used(struct lpc_page *p);
+
 /* Sets REFERENCED only when clear: a hit writes no shared line but ref.  A
- * page read ahead (RA) is never REFERENCED before its first use, so that use
- * comes here: it is the read a miss would have made, which sets no
- * REFERENCED either, so it only clears RA (lpc_page_ra_used).  Otherwise a
- * scan that reads ahead would set REFERENCED on every page it reads, and
- * CLOCK2 would promote the scan over the hot set. */
+ * page read ahead (RA), or read by a demand run for a later page of the
+ * caller's range (FRESH), is never REFERENCED before its first use, so that
+ * use comes here: it is the read a miss would have made, which sets no
+ * REFERENCED either, so it only clears RA (lpc_page_ra_used) or FRESH.
+ * Otherwise a scan that reads ahead, or reads several pages per call, would
+ * set REFERENCED on every page it reads, and CLOCK2 would promote the scan
+ * over the hot set. */
 static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
 {
 	if (!(flags & LPC_PG_REFERENCED)) {
 		if (unlikely(flags & LPC_PG_RA))
 			lpc_page_ra_used(p);
+		else if (unlikely(flags & LPC_PG_FRESH))
+			lpc_page_fresh_used(p);
 		else
 			atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED,
 						 memory_order_relaxed);

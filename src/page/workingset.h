@@ -24,6 +24,8 @@
  *  over more than the cache): no refault, no sign either way.
  *  - a page read ahead and evicted before its first use says the inactive
  *    side did not hold readahead's windows: down.
+ * Every page a miss reads is looked up, those read ahead too: a file read
+ * again through readahead refaults as one read again by demand does.
  * Each step is weighted as ARC weighs a ghost hit: by how many recent
  * evictions were of the other kind per one of its own (at least 1, at most
  * a sixteenth of the window).  A scanner makes nearly every eviction one of
@@ -46,8 +48,8 @@
  * of the hash (the fingerprint, low bit forced so that no entry is 0), the
  * WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
  * per batch of the hand) at the eviction.  An eviction overwrites its slot
- * (the older shadow is forgotten: a bounded table is as much history as is
- * worth keeping, `window`); a miss that finds its fingerprint clears the
+ * (the older shadow is forgotten: a refault counts only within a cache's
+ * worth of evictions anyway, and the table holds about that many); a miss that finds its fingerprint clears the
  * slot with a CAS, so one eviction counts one refault at most.
  *
  * Concurrency.  Every access is a relaxed atomic on one word (the table,
@@ -85,7 +87,8 @@ struct lpc_workingset {
 	/* Read-mostly: set at init (min, max by the reclaimer's init). */
 	_Atomic uint64_t *shadow; /* [mask + 1]; NULL: no shadows (CLOCK, no memory) */
 	uint64_t mask;
-	uint32_t window;          /* evictions a shadow counts for: the frames */
+	uint32_t window;          /* the frames: when the recent counts halve, and
+				   * the largest step (ws_weight) */
 	uint32_t min, max;        /* the target's bounds */
 	/* Set (relaxed) by the first shadow stored: until then a miss does
 	 * not look in the table. */
@@ -97,8 +100,8 @@ struct lpc_workingset {
 	_Atomic uint32_t clock lpc_cacheline_aligned;
 	_Atomic uint32_t recent_all, recent_active;
 	/* CLOCK2's active target, in [min, max]: lpc_pool_ws_nudge only; on
-	 * its own line, which only refaults write (the clock's is the
-	 * evictors'). */
+	 * its own line, written by refaults and by an eviction of a page read
+	 * ahead and never used (the clock's line is the evictors' per batch). */
 	_Atomic uint32_t target lpc_cacheline_aligned;
 	/* Refaults seen, and of them those of a page that had been active. */
 	_Atomic uint64_t refaults, refaults_active;

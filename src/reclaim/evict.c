@@ -142,7 +142,9 @@
  *                             refaults: reclaim.h), or after a whole sweep
  *                             that evicted nothing (demote_all: the
  *                             inactive pages are gone), else keep
- *    A sequential scan's pages are never referenced again: they are evicted
+ *    A sequential scan's pages are never referenced again (their first use
+ *    after readahead or a demand run read them clears RA or FRESH instead:
+ *    page/page.h, lpc_page_mark_referenced): they are evicted
  *    at first sight, and the hot set, active, stays.  The active count
  *    (pool->nactive) is kept by the evictor and by the deferred free of an
  *    active page (page/alloc.c), never by the hit path.

@@ -16,7 +16,10 @@
  *  4. an idle hot set of 85 % of the cache gives way to a loop over 30 % of
  *     it within a few passes (refaults bring the target down: with a fixed
  *     90 % target the loop never hit, tests/attack_target).
- * 3 and 4 run one thread over the null backend, readahead off, with the
+ *  5. a one-time scan of 128 KiB lpc_pread calls promotes none of its pages
+ *     (a demand run's later pages are FRESH until the call uses them);
+ *  6. 4 again with the loop read through readahead (its pages refault too).
+ * 3 to 6 run one thread over the null backend, readahead off unless said, with the
  * background reclaimer running, so only its timing varies; the bounds
  * asserted have wide margins (the figures are printed).
  *
@@ -119,7 +122,8 @@ static void test_bounds(void)
 	tst_cache_destroy(c);
 }
 
-static struct lpc_cache *cache_null(void)
+/* ra_max_kb: 0 readahead off, else on with windows up to that. */
+static struct lpc_cache *cache_null_ra(uint32_t ra_max_kb)
 {
 	struct lpc_config cfg;
 	struct lpc_cache *c;
@@ -128,9 +132,17 @@ static struct lpc_cache *cache_null(void)
 	cfg.cache_bytes = (uint64_t)NFRAMES * PS;
 	cfg.page_size = PS;
 	cfg.io_backend = LPC_IO_NULL;
-	cfg.readahead_kb = LPC_READAHEAD_OFF;
+	if (ra_max_kb)
+		cfg.readahead_max_kb = ra_max_kb;
+	else
+		cfg.readahead_kb = LPC_READAHEAD_OFF;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0, "cache");
 	return c;
+}
+
+static struct lpc_cache *cache_null(void)
+{
+	return cache_null_ra(0);
 }
 
 static void get(struct lpc_file *f, uint64_t index)
@@ -224,6 +236,66 @@ static void test_idle_hot_set_gives_way(const char *path)
 	tst_cache_destroy(c);
 }
 
+/* 5: one sequential pass of 128 KiB lpc_pread calls over 4x the cache,
+ * readahead off and on: no page is read twice, so none is promoted (a
+ * demand run's later pages are FRESH until the call's own lookup). */
+static void test_pread_scan_promotes_nothing(const char *path)
+{
+	static char buf[128 << 10];
+
+	for (int ra = 0; ra < 2; ra++) {
+		struct lpc_cache *c = cache_null_ra(ra ? 512 : 0);
+		struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
+
+		for (uint64_t off = 0; off < 4ull * NFRAMES * PS; off += sizeof(buf))
+			REQUIRE(lpc_pread(f, buf, sizeof(buf), off) == (ssize_t)sizeof(buf),
+				"pread at %" PRIu64, off);
+		CHECK_EQ(atomic_load(&c->pool.nactive), 0u,
+			 "a one-time pread scan (readahead %s) promoted none of its pages",
+			 ra ? "on" : "off");
+		CHECK_EQ(lpc_file_close(f), 0);
+		tst_cache_destroy(c);
+	}
+}
+
+/* 6: as 4, the loop read by 128 KiB lpc_pread calls through readahead
+ * (windows of 512 KiB, so that the upper bound is 90 %): the pages read
+ * ahead refault too. */
+static void test_idle_hot_set_gives_way_ra(const char *path)
+{
+	const uint64_t A = NFRAMES * 85 / 100, B = NFRAMES * 3 / 10;
+	struct lpc_cache *c = cache_null_ra(512);
+	struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
+	uint64_t rng = tst_seed ^ 0x99, cold = 4 * NFRAMES;
+	static char buf[128 << 10];
+	struct lpc_stats s0, s1;
+
+	for (int round = 0; round < 8; round++)
+		for (uint64_t k = 0; k < 2 * A; k++) {
+			get(f, tst_rnd(&rng) % A);
+			if (k % 4 == 0) {
+				get(f, cold++);
+				if (cold == 8 * NFRAMES)
+					cold = 4 * NFRAMES;
+			}
+		}
+	for (int pass = 0; pass < 8; pass++) {
+		lpc_stats(c, &s0);
+		for (uint64_t off = 2ull * NFRAMES * PS; off < (2 * NFRAMES + B) * PS; off += sizeof(buf))
+			REQUIRE(lpc_pread(f, buf, sizeof(buf), off) == (ssize_t)sizeof(buf),
+				"pread at %" PRIu64, off);
+		lpc_stats(c, &s1);
+		printf("readahead loop over 30 %% beside an idle 85 %%: pass %d read %" PRIu64
+		       " pages, target %u\n",
+		       pass, s1.read_pages - s0.read_pages, lpc_pool_ws_target(&c->pool.ws));
+	}
+	CHECK(s1.read_pages - s0.read_pages <= B / 20,
+	      "the idle hot set gave way to the loop read ahead: last pass read %" PRIu64 " of %" PRIu64,
+	      s1.read_pages - s0.read_pages, B);
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	char path[600];
@@ -235,5 +307,7 @@ int main(int argc, char **argv)
 	REQUIRE(tst_make_sparse("ws", 12ull * NFRAMES * PS, path, sizeof(path)) == 0);
 	test_scan_keeps_hot_set(path);
 	test_idle_hot_set_gives_way(path);
+	test_pread_scan_promotes_nothing(path);
+	test_idle_hot_set_gives_way_ra(path);
 	return tst_finish();
 }
