@@ -169,6 +169,12 @@ struct lpc_thread {
 	bool registered;         /* with RCU, until the thread exits (lpc's key) */
 	bool urcu_own;           /* ... and lpc made that registration (below) */
 	bool scoped;             /* with RCU for one call (lpc_rcu_scope_enter) */
+	/* The page inside which this thread's last lpc_pread ended (not at
+	 * its end), or NULL: a read that starts there continues it and does
+	 * not mark the page again (filemap/read.c, "Continuation").  Compared,
+	 * never followed. */
+	const void *cont_file;
+	uint64_t cont_index;
 };
 
 extern __thread struct lpc_thread lpc_self;

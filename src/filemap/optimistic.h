@@ -122,12 +122,15 @@ static inline void lpc_debug_optimistic_check(struct lpc_file *f, struct lpc_pag
 /*
  * O2-O5 for page `index` of f: runs fn(frame, page_size, arg) on the page's frame and
  * says whether what it saw was one stable version of the cached page.
- * Inline so that lpc_pread's copy is inlined into it.  Return: true if
- * valid; the caller counts and falls back.  Context: inside an RCU read
- * section (O1) of a registered thread; lockless mode only.
+ * Inline so that lpc_pread's copy is inlined into it.  Return: the page
+ * if valid, not marked for the policy yet (lpc_filemap_mark_seen), or NULL:
+ * the caller counts and falls back.  Context: inside an RCU read section
+ * (O1) of a registered thread; lockless mode only.
  */
-static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, uint64_t index,
-							  lpc_page_read_fn *fn, void *arg)
+static lpc_always_inline struct lpc_page *lpc_filemap_read_optimistic_page(struct lpc_file *f,
+									 uint64_t index,
+									 lpc_page_read_fn *fn,
+									 void *arg)
 {
 	void *_Atomic const *slot;
 	struct lpc_page *p;
@@ -139,7 +142,7 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 	lpc_yield_point(LPC_YP_O2);
 	p = lpc_radix_lookup(&f->tree, index, &slot);			/* O2 */
 	if (unlikely(!p))
-		return false;
+		return NULL;
 	lpc_yield_point(LPC_YP_O3);
 	s1 = atomic_load_explicit(&p->seq, memory_order_acquire);	/* O3 */
 	flags = atomic_load_explicit(&p->flags, memory_order_relaxed);
@@ -148,7 +151,7 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 	if (unlikely((s1 & 1) || (flags & (LPC_PG_UPTODATE | LPC_PG_RA_MARK)) != LPC_PG_UPTODATE ||
 		     atomic_load_explicit(&p->file, memory_order_relaxed) != f ||
 		     atomic_load_explicit(&p->index, memory_order_relaxed) != index))
-		return false;
+		return NULL;
 #if LPC_DEBUG
 	removals = atomic_load_explicit(&p->dbg_removals, memory_order_acquire);
 #endif
@@ -159,16 +162,36 @@ static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, ui
 	lpc_yield_point(LPC_YP_O5);
 	if (unlikely(atomic_load_explicit(&p->seq, memory_order_relaxed) != s1 ||
 		     atomic_load_explicit(slot, memory_order_relaxed) != p))
-		return false;
+		return NULL;
 #if LPC_DEBUG
 	lpc_debug_optimistic_check(f, p, index, slot, removals);
 #endif
-	/* Re-loaded rather than kept across fn: one register less to save.
-	 * No reference is held: if a miss of its remover's thread reused the
-	 * frame since O5 (page/alloc.c MR1), the mark lands on that new page
-	 * (REFERENCED set, or RA taken and counted as used): a policy nudge,
-	 * never data (reclaim/evict.c, "Policy"). */
+	return p;
+}
+
+/*
+ * The use of a page an optimistic read saw (after O5).  Its flags are
+ * re-loaded rather than kept across fn: one register less to save.  No
+ * reference is held: if a miss of its remover's thread reused the frame
+ * since O5 (page/alloc.c MR1), the mark lands on that new page (REFERENCED
+ * set, or RA or FRESH taken): a policy nudge, never data (reclaim/evict.c,
+ * "Policy").
+ */
+static lpc_always_inline void lpc_filemap_mark_seen(struct lpc_page *p)
+{
 	lpc_page_mark_referenced(p, atomic_load_explicit(&p->flags, memory_order_relaxed));
+}
+
+/* O2-O5 and the use's mark: lpc_filemap_read_optimistic_page, then
+ * lpc_filemap_mark_seen.  Return: true if valid. */
+static lpc_always_inline bool lpc_filemap_read_optimistic(struct lpc_file *f, uint64_t index,
+							  lpc_page_read_fn *fn, void *arg)
+{
+	struct lpc_page *p = lpc_filemap_read_optimistic_page(f, index, fn, arg);
+
+	if (!p)
+		return false;
+	lpc_filemap_mark_seen(p);
 	return true;
 }
 

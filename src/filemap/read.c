@@ -124,6 +124,39 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
 }
 
 /*
+ * Continuation.  A scan in calls smaller than a page, or of a size that is
+ * not a multiple of it, reads a page in several calls; each call after the
+ * first would be a hit that marks the page REFERENCED, and CLOCK2 would
+ * promote a one-time scan's pages over the hot set.  So, as the kernel's
+ * filemap_read does with a descriptor's previous position, a call that
+ * starts inside the page where this thread's last call ended (not at its
+ * end) does not mark that page: lpc_self.cont_file and cont_index, set by
+ * a call that ends inside a page, cleared by one that ends on a boundary.
+ * Per thread, since lpc has no descriptor: another thread's read of the
+ * page marks it as usual.  Cost on a hit: two thread-local loads, and a
+ * store only for a call that ends inside a page or follows one that did.
+ * What it may cost the policy: a thread whose next call, with none in
+ * between, reads on in the page where its last one stopped is taken for a
+ * scan, and that page misses one mark; the kernel's rule has the same
+ * blind spot per descriptor.
+ */
+static lpc_always_inline bool pread_marks(const struct lpc_file *f, uint64_t index)
+{
+	return lpc_self.cont_file != f || lpc_self.cont_index != index;
+}
+
+/* The call ended inside page `index` (inside) or on a boundary. */
+static lpc_always_inline void pread_ended(const struct lpc_file *f, uint64_t index, bool inside)
+{
+	if (inside) {
+		lpc_self.cont_file = f;
+		lpc_self.cont_index = index;
+	} else if (lpc_self.cont_file) {
+		lpc_self.cont_file = NULL;
+	}
+}
+
+/*
  * lpc_pread in full: any range, LOCKED mode, a thread's first call, the
  * fallback.  `tried`: the caller's optimistic try of the first page failed
  * (it is not tried again: one try per page).  Out of line, so that the
@@ -136,6 +169,7 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 	uint64_t size;
 	size_t done = 0;
 	size_t mask;
+	bool cont;
 
 	if (unlikely(!f || (!buf && len)))
 		return -EINVAL;
@@ -157,6 +191,7 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 		len = (size_t)(size - off);
 
 	mask = f->pool->page_size - 1;
+	cont = !pread_marks(f, off >> f->page_shift);
 	while (done < len) {
 		uint64_t pos = off + done;
 		uint64_t index = pos >> f->page_shift;
@@ -173,7 +208,12 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 				bool ok;
 
 				lpc_rcu_read_lock();			/* O1 */
-				ok = lpc_filemap_read_optimistic(f, index, pread_copy, &a);
+				struct lpc_page *seen;
+
+				seen = lpc_filemap_read_optimistic_page(f, index, pread_copy, &a);
+				ok = seen != NULL;
+				if (ok && !(cont && !done))
+					lpc_filemap_mark_seen(seen);
 				lpc_rcu_read_unlock();			/* O6 */
 				if (likely(ok)) {
 					lpc_count(t, LPC_C_OPT_HITS);
@@ -205,6 +245,7 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 		}
 		done += n;
 	}
+	pread_ended(f, (off + done) >> f->page_shift, (off + done) & mask);
 	return (ssize_t)done;
 }
 
@@ -218,6 +259,7 @@ static __attribute__((noinline)) ssize_t pread_slow(struct lpc_file *f, void *bu
 LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct pread_copy a;
+	struct lpc_page *p;
 	uint64_t size;
 	size_t ps;
 
@@ -233,10 +275,18 @@ LPC_EXPORT ssize_t lpc_pread(struct lpc_file *f, void *buf, size_t len, uint64_t
 	if (unlikely(len - 1 >= ps - a.pgoff || off >= size || len > size - off))
 		return pread_slow(f, buf, len, off, false);
 	lpc_rcu_read_lock();							/* O1 */
-	if (unlikely(!lpc_filemap_read_optimistic(f, off >> f->page_shift, pread_copy, &a))) {
+	p = lpc_filemap_read_optimistic_page(f, off >> f->page_shift, pread_copy, &a);
+	if (unlikely(!p)) {
 		lpc_rcu_read_unlock();						/* O6 */
 		return pread_slow(f, buf, len, off, true);
 	}
+	/* The use's mark, unless it continues this thread's last call (above,
+	 * "Continuation"): REFERENCED tested first, so a hot page's hit loads
+	 * nothing more. */
+	if (!(atomic_load_explicit(&p->flags, memory_order_relaxed) & LPC_PG_REFERENCED) &&
+	    pread_marks(f, off >> f->page_shift))
+		lpc_filemap_mark_seen(p);
+	pread_ended(f, off >> f->page_shift, a.pgoff + len != ps);
 	/* Counted inside the section, as lpc_page_read does.  lpc_self.cur is
 	 * still f's block: only this thread changes it. */
 	lpc_count(lpc_self.cur, LPC_C_OPT_HITS);

@@ -90,8 +90,10 @@
  * that page alone, so one bad page fails no other page of its request, and
  * no waiter of another page learns its error; the caller learns page 0's
  * result only, and its own next page is a new miss.  Pages 1.. keep only
- * the index's reference (and a stream's, W2's `held`) and are not marked
- * referenced: the caller's next lookup of each does that, as for any page.
+ * the index's reference (and a stream's, W2's `held`) and enter FRESH
+ * (those the caller asked for) or RA: the caller's next lookup of each is
+ * their first use, which clears the flag and does not mark them referenced
+ * (page.h, lpc_page_mark_referenced).
  */
 #include <errno.h>
 #include <stdlib.h>

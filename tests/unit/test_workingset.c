@@ -253,9 +253,56 @@ static void test_pread_scan_promotes_nothing(const char *path)
 		CHECK_EQ(atomic_load(&c->pool.nactive), 0u,
 			 "a one-time pread scan (readahead %s) promoted none of its pages",
 			 ra ? "on" : "off");
+		/* Calls of 1000 bytes: each page is read by four or five calls
+		 * in a row, the first of which marks it at most (filemap/read.c,
+		 * "Continuation"). */
+		for (uint64_t off = 4ull * NFRAMES * PS; off < 6ull * NFRAMES * PS; off += 1000)
+			REQUIRE(lpc_pread(f, buf, 1000, off) == 1000, "pread at %" PRIu64, off);
+		CHECK_EQ(atomic_load(&c->pool.nactive), 0u,
+			 "a one-time scan in 1000-byte calls (readahead %s) promoted none of its pages",
+			 ra ? "on" : "off");
 		CHECK_EQ(lpc_file_close(f), 0);
 		tst_cache_destroy(c);
 	}
+}
+
+/* The flags of page index of f, without a lookup that would mark it. */
+static uint32_t flags_of(struct lpc_file *f, uint64_t index)
+{
+	struct lpc_page *p;
+	uint32_t fl;
+
+	lpc_rcu_read_lock();
+	p = lpc_radix_lookup(&f->tree, index, NULL);
+	fl = p ? lpc_page_flags(p) : 0;
+	lpc_rcu_read_unlock();
+	REQUIRE(p, "page %" PRIu64 " cached", index);
+	return fl;
+}
+
+/* 5b: a read of part of a page that goes on where the thread's last call
+ * stopped does not mark it; one after a call elsewhere does. */
+static void test_subpage_rereads_mark(const char *path)
+{
+	struct lpc_cache *c = cache_null();
+	struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
+	char buf[100];
+
+	REQUIRE(lpc_pread(f, buf, 100, 5 * PS) == 100, "read X");
+	REQUIRE(lpc_pread(f, buf, 100, 5 * PS + 100) == 100, "read on in X");
+	REQUIRE(lpc_pread(f, buf, 100, 5 * PS + 200) == 100, "read on in X");
+	CHECK(!(flags_of(f, 5) & LPC_PG_REFERENCED), "X read in a row: not marked");
+	REQUIRE(lpc_pread(f, buf, 100, 9 * PS) == 100, "read Y");
+	REQUIRE(lpc_pread(f, buf, 100, 5 * PS + 300) == 100, "read X again");
+	CHECK(flags_of(f, 5) & LPC_PG_REFERENCED, "X read again after Y: marked");
+	/* A call that ends on a page boundary forgets where the last one
+	 * stopped. */
+	REQUIRE(lpc_pread(f, buf, 100, 11 * PS) == 100, "read Z");
+	REQUIRE(lpc_pread(f, buf, 100, 14 * PS - 100) == 100, "read W's last bytes");
+	REQUIRE(lpc_pread(f, buf, 100, 11 * PS + 100) == 100, "read Z again");
+	CHECK(flags_of(f, 11) & LPC_PG_REFERENCED, "Z read again after a call elsewhere: marked");
+	CHECK_EQ(lpc_file_close(f), 0);
+	tst_cache_destroy(c);
 }
 
 /* 6: as 4, the loop read by 128 KiB lpc_pread calls through readahead
@@ -308,6 +355,7 @@ int main(int argc, char **argv)
 	test_scan_keeps_hot_set(path);
 	test_idle_hot_set_gives_way(path);
 	test_pread_scan_promotes_nothing(path);
+	test_subpage_rereads_mark(path);
 	test_idle_hot_set_gives_way_ra(path);
 	return tst_finish();
 }
