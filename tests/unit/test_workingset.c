@@ -31,7 +31,11 @@
 #include "reclaim/reclaim.h"
 
 #define PS 4096u
+#if defined(__SANITIZE_THREAD__)
+#define NFRAMES 4096u  /* 16 MiB, within the watchdog under TSan: 87.5 % */
+#else
 #define NFRAMES 16384u /* 64 MiB: the upper bound is 90 % here */
+#endif
 
 static void test_table(void)
 {
@@ -176,6 +180,11 @@ static void test_scan_keeps_hot_set(const char *path)
 	struct lpc_cache *c = cache_null();
 	struct lpc_file *f = tst_file_open(c, path, O_RDONLY);
 	uint64_t rng = tst_seed, scan = 8 * NFRAMES, hits = 0, reads = 0;
+
+	/* Direct reclaim only: this thread's allocations evict, so the run is
+	 * the same for a seed whatever the build's speed (with the background
+	 * reclaimer, an ASan build once kept 0.856). */
+	lpc_reclaim_retire(&c->reclaim);
 
 	for (uint64_t i = 0; i < 30 * H; i++) {
 		bool hit = touch(f, tst_rnd(&rng) % H);

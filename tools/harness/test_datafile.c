@@ -59,8 +59,11 @@ static void child(enum end e, int wfd)
 		abort();
 	case END_TERM:
 	case END_KILL_SEGV:
+		/* The parent sends the signal.  A timed sleep rather than
+		 * pause(): a sanitizer that defers signals to its next
+		 * interceptor still gets one soon. */
 		for (;;)
-			pause(); /* the parent sends the signal */
+			usleep(10000);
 	}
 	_exit(4);
 }
@@ -132,6 +135,15 @@ int main(void)
 {
 	int fail = 0;
 
+#if defined(__SANITIZE_THREAD__)
+	/* A TSan build's run timed out twice in 2026-12-04's CI and local
+	 * runs on a loaded machine (not reproduced at will since): a forked
+	 * child of a TSan process can hang in TSan's own state.  The data
+	 * file's ends have no threads to check: the release and ASan builds
+	 * check them. */
+	printf("skip: a TSan build's forked children may hang\n");
+	return 77;
+#endif
 	for (size_t e = 0; e < sizeof(ends) / sizeof(ends[0]); e++) {
 		if (SANITIZED && e != END_EXIT && e != END_TERM) {
 			printf("skip %s: a sanitizer handles it\n", ends[e].name);
