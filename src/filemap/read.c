@@ -129,16 +129,23 @@ static int read_around(struct lpc_file *f, uint64_t index, void *dst, size_t pgo
  * first would be a hit that marks the page REFERENCED, and CLOCK2 would
  * promote a one-time scan's pages over the hot set.  So, as the kernel's
  * filemap_read does with a descriptor's previous position, a call that
- * starts inside the page where this thread's last call ended (not at its
- * end) does not mark that page: lpc_self.cont_file and cont_index, set by
- * a call that ends inside a page, cleared by one that ends on a boundary.
- * Per thread, since lpc has no descriptor: another thread's read of the
- * page marks it as usual.  Cost on a hit: two thread-local loads, and a
- * store only for a call that ends inside a page or follows one that did.
- * What it may cost the policy: a thread whose next call, with none in
- * between, reads on in the page where its last one stopped is taken for a
- * scan, and that page misses one mark; the kernel's rule has the same
- * blind spot per descriptor.
+ * starts inside the page where this thread's last lpc_pread ended (not at
+ * its end) does not mark that page: lpc_self.cont_file and cont_index, set
+ * by a call that ends inside a page, cleared by one that ends on a
+ * boundary.  Cost on a hit: two thread-local loads, and a store only for a
+ * call that ends inside a page or follows one that did.
+ * Where it does not reach (tests/attack_cont):
+ *  - only the optimistic read skips the mark: in LOCKED mode, and for a
+ *    page whose optimistic try failed, the locked lookup marks as before;
+ *  - it is per thread and remembers one page, where the kernel keeps a
+ *    position per open file: a thread that interleaves two scans (two
+ *    files, two parts of one), or a scan whose calls alternate between
+ *    threads, still marks every page;
+ *  - only lpc_pread sets or clears it: a thread's lpc_page_get or
+ *    lpc_page_read in between does not end a continuation, and its next
+ *    lpc_pread that reads on in the page misses that page's mark (so does
+ *    a record read again, or the next record of the page, with no call in
+ *    between: the kernel's blind spot too).
  */
 static lpc_always_inline bool pread_marks(const struct lpc_file *f, uint64_t index)
 {
