@@ -49,19 +49,22 @@
  * WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
  * per batch of the hand) at the eviction.  An eviction overwrites its slot
  * (the older shadow is forgotten: a refault counts only within a cache's
- * worth of evictions anyway, and the table holds about that many); a miss that finds its fingerprint clears the
- * slot with a CAS, so one eviction counts one refault at most.
+ * worth of evictions anyway, and the table holds about that many); a miss
+ * that finds its fingerprint clears the slot with a CAS, so one eviction
+ * counts one refault at most.
  *
  * Concurrency.  Every access is a relaxed atomic on one word (the table,
  * the clock, the target), and no decision about data or identity depends on
  * it: a shadow is a hint.  A collision, a lost or a stale shadow, or two
  * threads' updates of the target in either order only change where
  * demotion stops, never what a read returns or whether a dirty page is
- * kept (the evictor's checks, E1-E8, are unchanged).  What must hold is that the target stays within [min, max]:
- * it is changed only by a CAS loop that computes the clamped value from the
- * one it replaces (lpc_pool_ws_nudge), so concurrent nudges cannot push it past a
- * bound (a fetch_add then a clamp could; tests/model/ws_target.pml, with
- * that broken variant).
+ * kept (the evictor's checks, E1-E8, are unchanged).  What must hold is
+ * that the target stays within [min, max] (rule WS-TARGET-BOUNDS, checked
+ * where it is read: lpc_pool_ws_target): it is changed only by a CAS loop
+ * that computes the clamped value from the one it replaces
+ * (lpc_pool_ws_nudge), so concurrent nudges cannot push it past a bound (a
+ * fetch_add then a clamp could; tests/model/ws_target.pml, with that broken
+ * variant).
  *
  * Cost.  Nothing on a hit.  On a miss, one relaxed load of `live` until the
  * first eviction; then one load of a shadow word (a cache miss, beside the
@@ -80,6 +83,7 @@
 #include <stdint.h>
 
 #include "core/compiler.h"
+#include "core/debug.h"
 
 struct lpc_pool;
 
@@ -154,9 +158,17 @@ bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key);
  * inactive side) by one refault's weight, clamped to [min, max]. */
 void lpc_pool_ws_nudge(struct lpc_workingset *ws, bool up);
 
+/* The target, as the evictor reads it (reclaim/evict.c, at each look at
+ * the active count).  Rule WS-TARGET-BOUNDS (LPC_DEBUG): it is within
+ * [min, max] whenever anyone reads it (lpc_pool_ws_nudge's clamp; a store
+ * that bypassed it, or a clamp broken by a race, fires here). */
 static inline uint32_t lpc_pool_ws_target(const struct lpc_workingset *ws)
 {
-	return atomic_load_explicit(&ws->target, memory_order_relaxed);
+	uint32_t t = atomic_load_explicit(&ws->target, memory_order_relaxed);
+
+	lpc_debug_check(t >= ws->min && t <= ws->max, "WS-TARGET-BOUNDS", NULL,
+			"active target %u outside [%u, %u]", t, ws->min, ws->max);
+	return t;
 }
 
 #endif /* LPC_PAGE_WORKINGSET_H */

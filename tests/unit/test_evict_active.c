@@ -106,7 +106,9 @@ static void race(struct lpc_file *f)
 	uint64_t rng = tst_seed ^ 0x5a5a;
 	pthread_t ht;
 
-	/* Promotions and demotions both: the target below the hot set. */
+	/* Promotions and demotions both: the target below the hot set (and
+	 * its lower bound with it: rule WS-TARGET-BOUNDS). */
+	c->pool.ws.min = 0;
 	atomic_store(&c->pool.ws.target, 16);
 #if LPC_DEBUG
 	REQUIRE(lpc_yield_arm("E3P,A,B,FD2", 0.5, tst_seed) == 0, "arm");
@@ -167,6 +169,7 @@ static void run(const char *path, int mode)
 	/* Demotion, then eviction: the target 0, sweeps until none is left. */
 	activate(f, 32, 32);
 	target = lpc_pool_ws_target(&c->pool.ws);
+	c->pool.ws.min = 0; /* rule WS-TARGET-BOUNDS */
 	atomic_store(&c->pool.ws.target, 0);
 	for (int i = 0; i < 8; i++)
 		lpc_reclaim_evict(&c->reclaim, c->pool.nframes / c->reclaim.batch + 1, t);
