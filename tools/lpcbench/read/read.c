@@ -94,7 +94,6 @@
 
 struct rworker {
 	alignas(BENCH_CACHELINE) uint64_t rng[RV_NR];
-	uint64_t scan_pos[RV_NR];
 	unsigned char *buf;
 	int iofd; /* /proc/thread-self/io, opened by the worker itself */
 	/* The last slice: */
@@ -141,6 +140,14 @@ struct rctx {
 	enum read_workload w;
 	enum read_variant v;
 	unsigned readers;
+	/* scan-mix's one sequential reader per variant: where it goes on at
+	 * its next slice, whatever the row (the reader count).  One position
+	 * a variant, not one a worker: the scanner of each row is another
+	 * worker, and three scanners at three positions of their own would
+	 * each read again, a slice or two later, what the row before had
+	 * just read (a loop over about the cache, not a scan); only the slice's
+	 * scanner thread touches it. */
+	uint64_t scan_pos[RV_NR];
 	/* the kernel side: a forked child in a memory cgroup (kchild.h) */
 	struct kchild kc;
 	bool have_cg;
@@ -257,14 +264,14 @@ loop_random(const struct rctx *x, struct rworker *wk, enum read_variant v,
 }
 
 static __attribute__((noinline)) uint64_t
-loop_scan(const struct rctx *x, struct rworker *wk, enum read_variant v,
+loop_scan(struct rctx *x, struct rworker *wk, enum read_variant v,
 	  const _Atomic unsigned *stop)
 {
 	uint64_t ops = 0;
 
 	do {
 		for (unsigned i = 0; i < READ_BATCH; i++) {
-			uint32_t page = (uint32_t)(wk->scan_pos[v]++ % x->nr_pages);
+			uint32_t page = (uint32_t)(x->scan_pos[v]++ % x->nr_pages);
 
 			if (unlikely(read_one(x, wk, v, true, page)))
 				return ops;
