@@ -9,6 +9,7 @@
  *  - two streams interleaved on one file each keep their own window;
  *  - strided, backward and random access read nothing ahead;
  *  - readahead off (LPC_READAHEAD_OFF): one read per page;
+ *  - the default largest window by the cache's size;
  *  - read-ahead pages evicted unused count in ra_wasted, and the stream's
  *    next window is half its last;
  *  - lpc_fadvise: RANDOM (nothing ahead), SEQUENTIAL (the largest window at
@@ -268,6 +269,32 @@ static void t_off(void)
 	CHECK_EQ(d.ra_windows + d.ra_pages, 0);
 	CHECK_EQ(lpc_file_close(t.f), 0);
 	tst_cache_destroy(c);
+}
+
+/* readahead_max_kb 0: 1/8 of the cache up to 8 MiB, then 1/16 of it up to
+ * 16 MiB, at least 512 KiB (cache.c, LPC_READAHEAD_MAX_KB_DEFAULT). */
+static void t_default_window(void)
+{
+	static const struct { uint64_t cache_mib; uint32_t kb; } want[] = {
+		{ 2, 512 }, { 32, 4096 }, { 64, 8192 }, { 128, 8192 }, { 192, 12288 },
+		{ 256, 16384 }, { 384, 16384 },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct lpc_config cfg;
+		struct lpc_cache *c = NULL;
+
+		lpc_config_init(&cfg);
+		cfg.cache_bytes = (size_t)(want[i].cache_mib << 20);
+		cfg.page_size = PS;
+		cfg.io_backend = LPC_IO_NULL;
+		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache of %" PRIu64 " MiB",
+			want[i].cache_mib);
+		CHECK_EQ(c->files.ra_max, want[i].kb / (PS >> 10),
+			 "largest window of a %" PRIu64 " MiB cache", want[i].cache_mib);
+		CHECK_EQ(c->files.ra_init, 128 / (PS >> 10), "first window: 128 KiB");
+		tst_cache_destroy(c);
+	}
 }
 
 /* Pages read ahead then evicted unused: ra_wasted; the next window halves. */
@@ -980,6 +1007,7 @@ int main(int argc, char **argv)
 	TST_RUN(t_two_streams());
 	TST_RUN(t_no_stream());
 	TST_RUN(t_off());
+	TST_RUN(t_default_window());
 	TST_RUN(t_wasted());
 	TST_RUN(t_fadvise());
 	TST_RUN(t_willneed_split());
