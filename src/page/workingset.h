@@ -27,12 +27,14 @@
  * Every page a miss reads is looked up, those read ahead too: a file read
  * again through readahead refaults as one read again by demand does.  So a
  * stream that reads again what another stream read shortly before is a
- * loop here, as it is: three scanners a slice apart beside Zipf readers
- * (lpcbench read's scan-mix before its rows shared one scanner) brought
- * the target down, and the readers kept 0.57 of their reads where one
- * scanner leaves them 0.83, while the scanners read more than twice the
- * kernel's pages.  Counting for readahead only the shadows readahead left
- * (an experiment) changed neither figure, and was not kept.
+ * loop here, as it is: three scanners of one file at positions of their
+ * own beside Zipf readers (lpcbench read's scan-mix before its rows shared
+ * one scanner; a third of lpc's scanned pages were read again within a
+ * cache's worth of pages: tests/attack_scanmix) brought the target down,
+ * and the readers kept 0.57 of their reads where one scanner leaves them
+ * 0.83, while the scanners read 1.5-2.1x the kernel's pages.  Counting for
+ * readahead only the shadows readahead left (an experiment) changed
+ * neither figure, and was not kept.
  * Each step is weighted as ARC weighs a ghost hit: by how many recent
  * evictions were of the other kind per one of its own (at least 1, at most
  * a sixteenth of the window).  A scanner makes nearly every eviction one of

@@ -947,25 +947,37 @@ static void break_active_count(void)
 }
 
 /* WS-TARGET-BOUNDS: a writer that bypassed lpc_pool_ws_nudge's clamp
- * stores an active target above its upper bound; the evictor reads it (an
- * active page it may demote: above_target) and the read fires. */
-static void break_ws_target_bounds(void)
+ * stores an active target past one of its bounds; the evictor reads it (an
+ * active page it may demote: above_target) and the read fires.  Both
+ * bounds: two entries of the rule below. */
+static void break_ws_target(bool above)
 {
 	struct lpc_workingset *ws = &cache->pool.ws;
 	struct lpc_tcache *t;
 	struct lpc_page *p;
 
-	REQUIRE(ws->max > 0, "CLOCK2 has a target");
+	REQUIRE(ws->min > 0 && ws->max > ws->min, "CLOCK2 has a target with room below");
 	/* Page 0 hit twice: REFERENCED, promoted by the hand's first pass. */
 	for (int i = 0; i < 3; i++) {
 		REQUIRE(lpc_page_get(file, 0, 0, &p) == 0, "get page 0");
 		lpc_page_put(p);
 	}
-	atomic_store_explicit(&ws->target, ws->max + 1, memory_order_relaxed);
+	atomic_store_explicit(&ws->target, above ? ws->max + 1 : ws->min - 1,
+			      memory_order_relaxed);
 	t = lpc_tcache(&cache->pool.owner);
 	REQUIRE(t, "thread block");
 	for (int i = 0; i < 64; i++)
 		lpc_reclaim_evict(&cache->reclaim, 4, t);
+}
+
+static void break_ws_target_above(void)
+{
+	break_ws_target(true);
+}
+
+static void break_ws_target_below(void)
+{
+	break_ws_target(false);
 }
 
 /* A name space over a fresh directory holding one file, "x", looked up
@@ -1064,7 +1076,8 @@ static const struct {
 	{ "OPTIMISTIC-NOT-IN-INDEX", break_optimistic_in_index },
 	{ "EVICT-SLOT", break_evict_slot },
 	{ "ACTIVE-COUNT", break_active_count },
-	{ "WS-TARGET-BOUNDS", break_ws_target_bounds },
+	{ "WS-TARGET-BOUNDS", break_ws_target_above },
+	{ "WS-TARGET-BOUNDS", break_ws_target_below },
 	{ "RUN-FRAME-IN-FLIGHT", break_run_frame_in_flight },
 	{ "FRAME-FREED-IN-FLIGHT", break_frame_freed_in_flight },
 	{ "TRUNC-PAST-END", break_trunc_past_end },

@@ -143,10 +143,10 @@ struct rctx {
 	/* scan-mix's one sequential reader per variant: where it goes on at
 	 * its next slice, whatever the row (the reader count).  One position
 	 * a variant, not one a worker: the scanner of each row is another
-	 * worker, and three scanners at three positions of their own would
-	 * each read again, a slice or two later, what the row before had
-	 * just read (a loop over about the cache, not a scan); only the slice's
-	 * scanner thread touches it. */
+	 * worker, and three scanners at three positions of their own read
+	 * again pages another had read within a cache's worth of pages
+	 * (partly a loop, not a scan); only the slice's scanner thread
+	 * touches it. */
 	uint64_t scan_pos[RV_NR];
 	/* the kernel side: a forked child in a memory cgroup (kchild.h) */
 	struct kchild kc;
