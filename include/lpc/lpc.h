@@ -415,9 +415,8 @@ struct lpc_config {
 	 * stand); 0 means the default */
 	uint32_t readahead_kb;     /* a sequential stream's first window; 128;
 				    * LPC_READAHEAD_OFF: no readahead at all */
-	uint32_t readahead_max_kb; /* its largest window; 1/8 of cache_bytes
-				    * up to 8 MiB, then 1/16 of it up to
-				    * 16 MiB, at least 512 KiB (measured with
+	uint32_t readahead_max_kb; /* its largest window; 1/8 of cache_bytes,
+				    * within 512 KiB .. 8 MiB (measured with
 				    * lpcbench scan); at least one page;
 				    * one read I/O covers at most 4 MiB, or this
 				    * when set below it (a miss's run of absent
@@ -565,7 +564,7 @@ void lpc_config_init(struct lpc_config *cfg);
  * than 2^32 pages, an unknown backend or mode, or non-zero reserved fields;
  * -ENOMEM when the cache or its arena cannot be allocated or mapped.
  * readahead_kb, readahead_max_kb: 0 is the default (128 KiB; 1/8 of
- * cache_bytes up to 8 MiB, then 1/16 of it up to 16 MiB, at least 512 KiB); less
+ * cache_bytes within 512 KiB .. 8 MiB); less
  * than a page is one page; a first window above the largest is the largest.
  * alloc_wait_ms and reclaim_policy: 0 is the default (1000 ms; CLOCK2); a
  * policy other than LPC_RECLAIM_CLOCK2 or LPC_RECLAIM_CLOCK is -EINVAL.

@@ -33,9 +33,8 @@
 #ifndef LPC_READ_MAX_KB_DEFAULT
 #define LPC_READ_MAX_KB_DEFAULT 4096u
 #endif
-/* The largest window (readahead_max_kb's default): 1/8 of the cache up to
- * LPC_READAHEAD_MAX_KB_KNEE, then 1/16 of it up to this; never less than
- * LPC_READAHEAD_MAX_KB_MIN (a window never
+/* The largest window (readahead_max_kb's default): 1/8 of the cache, but
+ * no less than LPC_READAHEAD_MAX_KB_MIN nor more than this (a window never
  * takes more than the free frames: run.c U2; the reclaimer's refill for
  * readahead makes room for one, reclaimer.c ra_high).  8 MiB: the kernel's
  * read_ahead_kb on the virtio disk lpc is measured on, and the best of
@@ -47,18 +46,16 @@
  * 8 MiB 0.83-3.36; 2 scanners: 0.82-1.15, 0.32-1.10, 0.79-1.05, 1.14-2.00,
  * 1.55-5.63.  A larger window needs more free frames kept (reclaimer.c caps
  * the room at an eighth of the cache; a quarter is readahead's share, Q5),
- * and lowers CLOCK2's active share (four windows are kept inactive:
- * reclaim.h, lpc_reclaim_active_max).  At a 256 MiB cache (a 1 GiB file),
- * 16 MiB against 8 MiB, four interleaved pairs of runs, 1 scanner at
- * 128 KiB calls, lpc/kernel: lpc_uring 1.06-1.17 against 0.89-1.09,
- * lpc_sync 1.08-1.11 against 0.93-1.03 (2 scanners: 0.99-1.05 against
- * 0.99-1.13); lpcbench read's scan-mix the same (0.826-0.829 against
- * 0.826-0.834).  Half the cache's eighth above the knee keeps a 128 MiB
- * cache's window at 8 MiB, and its active share at three quarters. */
+ * and lowers CLOCK2's active maximum (four windows are kept inactive:
+ * reclaim.h, lpc_reclaim_active_max).  16 MiB above a 128 MiB cache (tried:
+ * 1/16 of it past 8 MiB) lifted one scanner in 128 KiB calls at 256 MiB
+ * from 0.89-1.09x the kernel to 1.06-1.17x, but with the active maximum at
+ * 75 % instead of 87.5 % a scan took 3-21 % of the hits of a hot set of
+ * 76-87 % of a 192-384 MiB cache, which kept them all before
+ * (tests/attack_rawin): not kept. */
 #define LPC_READAHEAD_MAX_KB_MIN 512u
-#define LPC_READAHEAD_MAX_KB_KNEE 8192u
 #ifndef LPC_READAHEAD_MAX_KB_DEFAULT
-#define LPC_READAHEAD_MAX_KB_DEFAULT 16384u
+#define LPC_READAHEAD_MAX_KB_DEFAULT 8192u
 #endif
 /* A stream's first window (readahead_kb's default): the kernel's default. */
 #define LPC_READAHEAD_KB_DEFAULT 128u
@@ -142,19 +139,11 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 			run = kb;
 		run = (run << 10) >> c->pool.page_shift;
 		c->files.run_max = run < 1 ? 1 : run > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV : (uint32_t)run;
-		/* The largest window: 1/8 of the cache up to 8 MiB, then 1/16
-		 * of it up to 16 MiB; at least 512 KiB. */
+		/* The largest window: 1/8 of the cache, within [512 KiB, 8 MiB]. */
 		if (!kb) {
-			uint64_t cache_kb = (uint64_t)(cfg->cache_bytes >> 10);
-
-			kb = cache_kb / 8;
-			if (kb > LPC_READAHEAD_MAX_KB_KNEE) {
-				kb = cache_kb / 16;
-				if (kb < LPC_READAHEAD_MAX_KB_KNEE)
-					kb = LPC_READAHEAD_MAX_KB_KNEE;
-				if (kb > LPC_READAHEAD_MAX_KB_DEFAULT)
-					kb = LPC_READAHEAD_MAX_KB_DEFAULT;
-			}
+			kb = (uint64_t)(cfg->cache_bytes >> 10) / 8;
+			if (kb > LPC_READAHEAD_MAX_KB_DEFAULT)
+				kb = LPC_READAHEAD_MAX_KB_DEFAULT;
 			if (kb < LPC_READAHEAD_MAX_KB_MIN)
 				kb = LPC_READAHEAD_MAX_KB_MIN;
 		}

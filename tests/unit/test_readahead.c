@@ -271,13 +271,15 @@ static void t_off(void)
 	tst_cache_destroy(c);
 }
 
-/* readahead_max_kb 0: 1/8 of the cache up to 8 MiB, then 1/16 of it up to
- * 16 MiB, at least 512 KiB (cache.c, LPC_READAHEAD_MAX_KB_DEFAULT). */
+/* readahead_max_kb 0: 1/8 of the cache within 512 KiB .. 8 MiB (cache.c,
+ * LPC_READAHEAD_MAX_KB_DEFAULT): the floor, the eighth, the cap from a
+ * 64 MiB cache on (96 MiB: 8 MiB, not 12), and in pages of another size. */
 static void t_default_window(void)
 {
-	static const struct { uint64_t cache_mib; uint32_t kb; } want[] = {
-		{ 2, 512 }, { 32, 4096 }, { 64, 8192 }, { 128, 8192 }, { 192, 12288 },
-		{ 256, 16384 }, { 384, 16384 },
+	static const struct { uint64_t cache_kib; uint32_t page; uint32_t kb; } want[] = {
+		{ 2048, 4096, 512 },    { 32768, 4096, 4096 },  { 65536, 4096, 8192 },
+		{ 66560, 4096, 8192 },  { 98304, 4096, 8192 },  { 131072, 4096, 8192 },
+		{ 262144, 4096, 8192 }, { 98304, 16384, 8192 }, { 24576, 16384, 3072 },
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -285,14 +287,14 @@ static void t_default_window(void)
 		struct lpc_cache *c = NULL;
 
 		lpc_config_init(&cfg);
-		cfg.cache_bytes = (size_t)(want[i].cache_mib << 20);
-		cfg.page_size = PS;
+		cfg.cache_bytes = (size_t)(want[i].cache_kib << 10);
+		cfg.page_size = want[i].page;
 		cfg.io_backend = LPC_IO_NULL;
-		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache of %" PRIu64 " MiB",
-			want[i].cache_mib);
-		CHECK_EQ(c->files.ra_max, want[i].kb / (PS >> 10),
-			 "largest window of a %" PRIu64 " MiB cache", want[i].cache_mib);
-		CHECK_EQ(c->files.ra_init, 128 / (PS >> 10), "first window: 128 KiB");
+		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache of %" PRIu64 " KiB",
+			want[i].cache_kib);
+		CHECK_EQ(c->files.ra_max, (uint64_t)want[i].kb * 1024 / want[i].page,
+			 "largest window of a %" PRIu64 " KiB cache, pages of %u",
+			 want[i].cache_kib, want[i].page);
 		tst_cache_destroy(c);
 	}
 }
