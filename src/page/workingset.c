@@ -16,9 +16,12 @@
 /* The largest step of the target on one refault: a sixteenth of the window. */
 #define WS_STEP_MAX_DIV 16
 
+/* The group's hash bits, and the page's place in its group: in a table
+ * of fewer than a group's slots two pages of one group share a slot. */
 static uint64_t ws_fp(uint64_t key)
 {
-	return (key >> WS_FP_SHIFT) | 1; /* never 0: 0 is an empty slot */
+	return ((key >> WS_FP_SHIFT) ^ ((key & LPC_WS_GROUP_MASK) << 1)) |
+	       1; /* never 0: 0 is an empty slot */
 }
 
 int lpc_pool_ws_init(struct lpc_workingset *ws, uint32_t nframes, bool with_table)

@@ -53,8 +53,10 @@
  * tests/attack_ws.)
  *
  * The shadow table: one 64-bit word per slot, a power of two at least the
- * frame count, indexed by a hash of (file, page index); a word holds 31 bits
- * of the hash (the fingerprint, low bit forced so that no entry is 0), the
+ * frame count, indexed by a hash of (file, page index) that keeps a file's
+ * groups of eight neighbouring pages on one line (lpc_pool_ws_key); a word
+ * holds 31 bits of the hash (the fingerprint, with the page's place in its
+ * group folded in and the low bit forced so that no entry is 0), the
  * WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
  * per batch of the hand) at the eviction.  An eviction overwrites its slot
  * (the older shadow is forgotten: a refault counts only within a cache's
@@ -77,7 +79,10 @@
  *
  * Cost.  Nothing on a hit.  On a miss, one relaxed load of `live` until the
  * first eviction; then one load of a shadow word (a cache miss, beside the
- * miss's own read).  A refault writes shared lines: a CAS on the shadow's
+ * miss's own read, shared by the neighbours of its group: readahead's
+ * lookups of a window's pages in order, and a scan's evictions, which the
+ * hand takes in frame order, and a window's frames are mostly in file
+ * order, run.c).  A refault writes shared lines: a CAS on the shadow's
  * slot, and on the line of the target and the refault counts, one or two
  * adds and the target's CAS (only where it changes).  On an eviction, one
  * relaxed store; per batch of the hand, two or three adds on the clock's
@@ -129,10 +134,15 @@ void lpc_pool_ws_destroy(struct lpc_workingset *ws);
  * creation, before any allocation (reclaim/reclaimer.c). */
 void lpc_pool_ws_set_bounds(struct lpc_workingset *ws, uint32_t min, uint32_t max);
 
-/* The key of (file, index): file_id is the file's lpc_file ws_id. */
-static inline uint64_t lpc_pool_ws_key(uint64_t file_id, uint64_t index)
+/* Pages of a file whose shadows share a line of the table: a group of
+ * 2^LPC_WS_GROUP_SHIFT neighbours (8 words, 64 bytes). */
+#define LPC_WS_GROUP_SHIFT 3
+#define LPC_WS_GROUP_MASK ((1ull << LPC_WS_GROUP_SHIFT) - 1)
+
+/* Two words mixed into one well-spread word. */
+static inline uint64_t lpc_pool_ws_mix(uint64_t a, uint64_t b)
 {
-	uint64_t x = file_id ^ (index * 0x9e3779b97f4a7c15ull);
+	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
 
 	x ^= x >> 31;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -140,10 +150,21 @@ static inline uint64_t lpc_pool_ws_key(uint64_t file_id, uint64_t index)
 	return x;
 }
 
+/* The key of (file, index): file_id is the file's lpc_file ws_id.  The
+ * group's hash, with the page's place in its group in the low bits, so
+ * that neighbours take neighbouring slots of one line (the table's slot
+ * is key & mask): a scan evicts and readahead looks up runs of
+ * neighbours, one cache miss per eight pages, not per page ("Cost"). */
+static inline uint64_t lpc_pool_ws_key(uint64_t file_id, uint64_t index)
+{
+	return (lpc_pool_ws_mix(file_id, index >> LPC_WS_GROUP_SHIFT) & ~LPC_WS_GROUP_MASK) |
+	       (index & LPC_WS_GROUP_MASK);
+}
+
 /* A stable id for a file from its device and inode. */
 static inline uint64_t lpc_pool_ws_file_id(uint64_t dev, uint64_t ino)
 {
-	return lpc_pool_ws_key(dev * 0xff51afd7ed558ccdull, ino);
+	return lpc_pool_ws_mix(dev * 0xff51afd7ed558ccdull, ino);
 }
 
 /* The evictor took page `key` out (reclaim/evict.c E6); workingset: it had

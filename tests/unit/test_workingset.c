@@ -97,6 +97,45 @@ static void test_table(void)
 	lpc_pool_ws_destroy(ws);
 }
 
+/*
+ * A file's eight neighbouring pages keep their shadows on one line of the
+ * table (lpc_pool_ws_key: a scan's evictions and readahead's lookups take
+ * one cache miss per group), and in a table smaller than a group, where
+ * two of them share a slot, one's shadow is still not the other's refault.
+ */
+static void test_groups(void)
+{
+	static struct lpc_pool pool;
+	struct lpc_workingset *ws = &pool.ws;
+	uint64_t id = lpc_pool_ws_file_id(3, 4);
+
+	for (uint64_t g = 0; g < 4; g++) {
+		uint64_t first = lpc_pool_ws_key(id, 8 * g);
+
+		CHECK_EQ(first & LPC_WS_GROUP_MASK, 0u, "a group starts a line");
+		for (uint64_t i = 1; i < 8; i++)
+			CHECK_EQ(lpc_pool_ws_key(id, 8 * g + i), first + i,
+				 "a neighbour takes the next word of its group's line");
+		CHECK(lpc_pool_ws_key(id, 8 * g + 8) >> LPC_WS_GROUP_SHIFT !=
+			      first >> LPC_WS_GROUP_SHIFT,
+		      "the next group is hashed apart");
+	}
+	CHECK(lpc_pool_ws_key(lpc_pool_ws_file_id(3, 5), 0) != lpc_pool_ws_key(id, 0),
+	      "another file's page 0 is another key");
+
+	pool.nframes = 4;
+	atomic_store(&pool.nactive, 2);
+	REQUIRE(lpc_pool_ws_init(ws, 4, true) == 0, "ws init");
+	CHECK_EQ(ws->mask, 3u, "a table of four slots");
+	lpc_pool_ws_set_bounds(ws, 1, 3);
+	lpc_pool_ws_evicted(ws, lpc_pool_ws_key(id, 0), false, lpc_pool_ws_clock(ws));
+	lpc_pool_ws_advance(ws, 1, 0);
+	CHECK(!lpc_pool_ws_refault(&pool, lpc_pool_ws_key(id, 4)),
+	      "page 4 shares page 0's slot, not its fingerprint");
+	CHECK(lpc_pool_ws_refault(&pool, lpc_pool_ws_key(id, 0)), "page 0's own refault");
+	lpc_pool_ws_destroy(ws);
+}
+
 static void test_bounds(void)
 {
 	struct lpc_config cfg;
@@ -359,6 +398,7 @@ int main(int argc, char **argv)
 	tst_init(argc, argv, 120);
 	tst_require_tmpdir();
 	test_table();
+	test_groups();
 	test_bounds();
 	REQUIRE(tst_make_sparse("ws", 12ull * NFRAMES * PS, path, sizeof(path)) == 0);
 	test_scan_keeps_hot_set(path);
