@@ -418,7 +418,7 @@ struct lpc_config {
 	uint32_t readahead_max_kb; /* its largest window; 1/8 of cache_bytes,
 				    * within 512 KiB .. 8 MiB (measured with
 				    * lpcbench scan); at least one page;
-				    * one read I/O covers at most 4 MiB, or this
+				    * one read I/O covers at most 2 MiB, or this
 				    * when set below it (a miss's run of absent
 				    * pages, a window's run) */
 	/* writes (lpc_pwrite, writeback, fsync); 0 means the default */
@@ -838,7 +838,7 @@ int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len);
  * its block cannot be allocated.
  * Context: may sleep; WILLNEED takes no frame by eviction and returns once
  * its reads are started (in LPC_LOOKUP_LOCKED mode it reads in the calling
- * thread, one read I/O per run of up to 4 MiB); while the readahead
+ * thread, one read I/O per run of up to 2 MiB); while the readahead
  * threads' queue is full, or their reads hold a quarter of the frames, it
  * starts no more and the rest of the range is read on demand; DONTNEED as
  * lpc_invalidate.  Not from a signal handler.

@@ -18,7 +18,7 @@
 /* One read I/O's cap: the largest request lpc makes, LPC_IO_MAX_IOV 4 KiB
  * pages (the kernel's max_sectors_kb is 128 KiB - 4 MiB and its readahead
  * sends up to read_ahead_kb at once; the device split does the rest).
- * 4 MiB: the best of 1, 2 and 4 MiB in `lpcbench scan --rounds 5` (64 MiB
+ * It was 4 MiB, the best of 1, 2 and 4 MiB in `lpcbench scan --rounds 5` (64 MiB
  * cache, 256 MiB file, two runs each, interleaved with main's build, a
  * machine at load 8-15: ratios noisy), lpc_uring/kernel medians at 4, 16,
  * 128 KiB calls, 1 scanner: 1.96, 0.85, 1.18 (1 MiB), 1.79, 1.08, 0.73
@@ -29,9 +29,26 @@
  * a run's frames were then descending, and a virtio disk (max_segments
  * 254) split every request into pieces of at most 1016 KiB, so the cap
  * set how many pieces went out together, not their size; since, a 4 MiB
- * run of adjacent frames is one request. */
+ * run of adjacent frames is one request.  Measured again with ordered
+ * frames on a quiet machine (`lpcbench scan --cache-mb 256`, a 1 GiB
+ * file; calls with each cap interleaved, LPC_READ_MAX_KB_DEFAULT set
+ * through a temporary environment override, not kept), 2 MiB won, and is the default.  One
+ * scanner, 128 KiB calls, five calls of `--variants lpc_uring,lpc_sync,
+ * kernel --calls 128 --threads 1 --rounds 5` per cap: lpc_uring/kernel
+ * medians 1.06-1.10 with 2 MiB runs against 0.94-1.02 with 4 MiB,
+ * lpc_sync 1.04-1.19 against 0.88-1.04; three full runs: 1 scanner at 4, 16, 128 KiB
+ * 1.12-1.21, 1.08-1.15, 0.97-1.09 against 1.06-1.15, 0.97-1.04,
+ * 0.94-1.03; 2 scanners about even (0.93-1.09 against 0.89-1.22 in
+ * four calls of `--calls 4,128 --threads 2 --rounds 3`).  The block
+ * layer's own counts (/sys/block/vda/stat): a 2 MiB request completed in
+ * 2.8-3.1 ms, a 4 MiB one in 3.8-5.8 ms, so a reader waiting on the
+ * first run of a window has its pages sooner while the next run is at the
+ * device.  A 2 MiB run is also one registered 2 MiB chunk of the arena
+ * when its frames are (one READ_FIXED, io/uring.c); a 4 MiB one was
+ * always two or more.  CPU per MiB: within the noise (101-198 us against
+ * 99-203). */
 #ifndef LPC_READ_MAX_KB_DEFAULT
-#define LPC_READ_MAX_KB_DEFAULT 4096u
+#define LPC_READ_MAX_KB_DEFAULT 2048u
 #endif
 /* The largest window (readahead_max_kb's default): 1/8 of the cache, but
  * no less than LPC_READAHEAD_MAX_KB_MIN nor more than this (a window never
@@ -133,7 +150,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 		uint64_t kb = cfg->readahead_max_kb;
 		uint64_t pages, run;
 
-		/* A run's cap: 4 MiB, or readahead_max_kb when set below it. */
+		/* A run's cap: 2 MiB, or readahead_max_kb when set below it. */
 		run = LPC_READ_MAX_KB_DEFAULT;
 		if (kb && kb < run)
 			run = kb;

@@ -273,7 +273,9 @@ static void t_off(void)
 
 /* readahead_max_kb 0: 1/8 of the cache within 512 KiB .. 8 MiB (cache.c,
  * LPC_READAHEAD_MAX_KB_DEFAULT): the floor, the eighth, the cap from a
- * 64 MiB cache on (96 MiB: 8 MiB, not 12), and in pages of another size. */
+ * 64 MiB cache on (96 MiB: 8 MiB, not 12), and in pages of another size;
+ * and one read I/O's cap (LPC_READ_MAX_KB_DEFAULT, 2 MiB, or
+ * readahead_max_kb when set below it). */
 static void t_default_window(void)
 {
 	static const struct { uint64_t cache_kib; uint32_t page; uint32_t kb; } want[] = {
@@ -295,6 +297,21 @@ static void t_default_window(void)
 		CHECK_EQ(c->files.ra_max, (uint64_t)want[i].kb * 1024 / want[i].page,
 			 "largest window of a %" PRIu64 " KiB cache, pages of %u",
 			 want[i].cache_kib, want[i].page);
+		CHECK_EQ(c->files.run_max, (uint64_t)2048 * 1024 / want[i].page,
+			 "one read I/O's cap, 2 MiB, in pages of %u", want[i].page);
+		tst_cache_destroy(c);
+	}
+	/* readahead_max_kb set below 2 MiB caps a run too. */
+	{
+		struct lpc_config cfg;
+		struct lpc_cache *c = NULL;
+
+		lpc_config_init(&cfg);
+		cfg.cache_bytes = 64u << 20;
+		cfg.readahead_max_kb = 1024;
+		cfg.io_backend = LPC_IO_NULL;
+		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache with a 1 MiB window");
+		CHECK_EQ(c->files.run_max, 256u, "a run of 1 MiB");
 		tst_cache_destroy(c);
 	}
 }
