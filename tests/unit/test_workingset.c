@@ -98,41 +98,63 @@ static void test_table(void)
 }
 
 /*
- * A file's eight neighbouring pages keep their shadows on one line of the
- * table (lpc_pool_ws_key: a scan's evictions and readahead's lookups take
- * one cache miss per group), and in a table smaller than a group, where
- * two of them share a slot, one's shadow is still not the other's refault.
+ * A file's eight neighbouring pages keep their shadows in the eight slots
+ * of one line of the table (lpc_pool_ws_key: a scan's evictions and
+ * readahead's lookups take one cache miss per group), in an order of the
+ * group's own, so that pages that all have the same place in their groups
+ * (one-page files, a stride of 8 pages) still spread over every slot; and
+ * in a table smaller than a group, where two of them share a slot, one's
+ * shadow is still not the other's refault.
  */
 static void test_groups(void)
 {
 	static struct lpc_pool pool;
 	struct lpc_workingset *ws = &pool.ws;
 	uint64_t id = lpc_pool_ws_file_id(3, 4);
+	unsigned places = 0, strided = 0;
 
 	for (uint64_t g = 0; g < 4; g++) {
-		uint64_t first = lpc_pool_ws_key(id, 8 * g);
+		uint64_t line = lpc_pool_ws_key(id, 8 * g) & ~LPC_WS_GROUP_MASK;
+		unsigned seen = 0;
 
-		CHECK_EQ(first & LPC_WS_GROUP_MASK, 0u, "a group starts a line");
-		for (uint64_t i = 1; i < 8; i++)
-			CHECK_EQ(lpc_pool_ws_key(id, 8 * g + i), first + i,
-				 "a neighbour takes the next word of its group's line");
+		for (uint64_t i = 0; i < 8; i++) {
+			uint64_t k = lpc_pool_ws_key(id, 8 * g + i);
+
+			CHECK_EQ(k & ~LPC_WS_GROUP_MASK, line, "a neighbour shares its group's line");
+			seen |= 1u << (k & LPC_WS_GROUP_MASK);
+		}
+		CHECK_EQ(seen, 0xffu, "the eight neighbours take the line's eight slots");
 		CHECK(lpc_pool_ws_key(id, 8 * g + 8) >> LPC_WS_GROUP_SHIFT !=
-			      first >> LPC_WS_GROUP_SHIFT,
+			      line >> LPC_WS_GROUP_SHIFT,
 		      "the next group is hashed apart");
 	}
 	CHECK(lpc_pool_ws_key(lpc_pool_ws_file_id(3, 5), 0) != lpc_pool_ws_key(id, 0),
 	      "another file's page 0 is another key");
+	/* Page 0 of 64 one-page files, and every eighth page of one file:
+	 * every place of a line is used, not one (tests/attack_runcap). */
+	for (uint64_t n = 0; n < 64; n++) {
+		places |= 1u << (lpc_pool_ws_key(lpc_pool_ws_file_id(9, n), 0) & LPC_WS_GROUP_MASK);
+		strided |= 1u << (lpc_pool_ws_key(id, 8 * n) & LPC_WS_GROUP_MASK);
+	}
+	CHECK_EQ(places, 0xffu, "one-page files spread over a line's eight slots");
+	CHECK_EQ(strided, 0xffu, "a stride of eight pages spreads over a line's eight slots");
 
 	pool.nframes = 4;
 	atomic_store(&pool.nactive, 2);
 	REQUIRE(lpc_pool_ws_init(ws, 4, true) == 0, "ws init");
 	CHECK_EQ(ws->mask, 3u, "a table of four slots");
 	lpc_pool_ws_set_bounds(ws, 1, 3);
-	lpc_pool_ws_evicted(ws, lpc_pool_ws_key(id, 0), false, lpc_pool_ws_clock(ws));
-	lpc_pool_ws_advance(ws, 1, 0);
-	CHECK(!lpc_pool_ws_refault(&pool, lpc_pool_ws_key(id, 4)),
-	      "page 4 shares page 0's slot, not its fingerprint");
-	CHECK(lpc_pool_ws_refault(&pool, lpc_pool_ws_key(id, 0)), "page 0's own refault");
+	for (uint64_t i = 1; i < 8; i++) {
+		uint64_t a = lpc_pool_ws_key(id, 0), b = lpc_pool_ws_key(id, i);
+
+		if ((a & ws->mask) != (b & ws->mask))
+			continue; /* only the pair that shares page 0's slot */
+		lpc_pool_ws_evicted(ws, a, false, lpc_pool_ws_clock(ws));
+		lpc_pool_ws_advance(ws, 1, 0);
+		CHECK(!lpc_pool_ws_refault(&pool, b),
+		      "page %" PRIu64 " shares page 0's slot, not its fingerprint", i);
+		CHECK(lpc_pool_ws_refault(&pool, a), "page 0's own refault");
+	}
 	lpc_pool_ws_destroy(ws);
 }
 
