@@ -15,8 +15,8 @@
 #define LPC_MIN_PAGE 512u
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
-/* One read I/O's cap: the largest request lpc makes, LPC_IO_MAX_IOV 4 KiB
- * pages (the kernel's max_sectors_kb is 128 KiB - 4 MiB and its readahead
+/* One read I/O's cap: the largest request lpc makes, 2 MiB, at most
+ * LPC_IO_MAX_IOV pages (the kernel's max_sectors_kb is 128 KiB - 4 MiB and its readahead
  * sends up to read_ahead_kb at once; the device split does the rest).
  * It was 4 MiB, the best of 1, 2 and 4 MiB in `lpcbench scan --rounds 5` (64 MiB
  * cache, 256 MiB file, two runs each, interleaved with main's build, a
