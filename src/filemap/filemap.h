@@ -285,7 +285,16 @@ struct lpc_wb;
  * is a run of a window whose pages are inserted LOCKED (run.c U1-U3, by the
  * thread that hit the marker) and whose read (U4-U5) a readahead thread
  * makes.  At most LPC_RA_THREADS threads, and at most LPC_RA_PER_FILE of
- * them reading one file's jobs at once. */
+ * them reading one file's jobs at once.  The queue bounds jobs, not pages
+ * (Q5's share does): a window's cached pages split it into runs (run.c
+ * W1), and in lpcbench read's scan-mix, where a quarter of the file's
+ * pages are the readers' cached hot set, a window made hundreds of jobs of
+ * three or four pages, and most marker windows ended at a full queue (2285
+ * of 2430).  512 slots (an experiment, not kept) cut them to 116 of 451
+ * and sped the scanner by 0-10 % (183-204 against 160-191 kpages/s), but
+ * the readers lost 10-15 % of their reads/s and their hot set 0.004-0.015
+ * of its hit ratio (0.815-0.826 against 0.829-0.834; two interleaved runs
+ * each, readers 1 and 2): the bigger windows took the device from them. */
 #define LPC_RA_QUEUE 64
 #define LPC_RA_THREADS 8
 #define LPC_RA_PER_FILE 4

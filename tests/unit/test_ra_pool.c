@@ -17,8 +17,9 @@
  *   hol2        two slow files, four one-page windows each (LPC_RA_PER_FILE),
  *               then a fast file's WILLNEED and pread: the fast read does
  *               not wait behind the slow files' readahead.
- *   willneed    a WILLNEED of 80 MiB of a slow file (more runs than
- *               LPC_RA_QUEUE) returns 0 while every read is held.
+ *   willneed    a WILLNEED of 80 MiB of a slow file (more than
+ *               readahead's share of its 256 MiB cache) returns 0 while
+ *               every read is held.
  *   frames      a WILLNEED of a slow file's 4 MiB in a 4 MiB cache, then a
  *               fast file's lpc_pin of 2 MiB (512 pages): all 512 pinned
  *               (readahead's frames in flight are capped).
@@ -281,7 +282,7 @@ static void story_willneed(int backend)
 	w.f = tst_file_open(c, pa, O_RDONLY);
 	gate_hold(pa);
 	ok = call_within(&call, 3000);
-	CHECK(ok, "WILLNEED of 80 MiB (more runs than the queue holds) waited for the device");
+	CHECK(ok, "WILLNEED of 80 MiB (more than readahead's share) waited for the device");
 	CHECK(gate_wait_entered(1, 2000) >= 1, "its reads are held");
 	gate_open();
 	pthread_join(call.th, NULL);
