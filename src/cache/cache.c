@@ -16,37 +16,37 @@
 #define LPC_MAX_PAGE (2u << 20)
 #define LPC_ALLOC_WAIT_MS_DEFAULT 1000u
 /* One read I/O's cap: the largest request lpc makes, 2 MiB, at most
- * LPC_IO_MAX_IOV pages (the kernel's max_sectors_kb is 128 KiB - 4 MiB and its readahead
- * sends up to read_ahead_kb at once; the device split does the rest).
- * It was 4 MiB, the best of 1, 2 and 4 MiB in `lpcbench scan --rounds 5` (64 MiB
- * cache, 256 MiB file, two runs each, interleaved with main's build, a
- * machine at load 8-15: ratios noisy), lpc_uring/kernel medians at 4, 16,
- * 128 KiB calls, 1 scanner: 1.96, 0.85, 1.18 (1 MiB), 1.79, 1.08, 0.73
- * (2 MiB), 2.84, 1.32, 0.97 (4 MiB); 2 scanners: 1.30, 0.80, 0.73; 1.66,
- * 0.69, 0.60; 1.23, 0.75, 0.66; and lpc_uring's CPU per MiB 0.37-0.45 ms
- * (1 MiB), 0.26-0.37 (2 MiB), 0.22-0.28 (4 MiB): a quarter of the
- * requests for the same bytes.  Measured before run.c's run_order_frames:
- * a run's frames were then descending, and a virtio disk (max_segments
- * 254) split every request into pieces of at most 1016 KiB, so the cap
- * set how many pieces went out together, not their size; since, a 4 MiB
- * run of adjacent frames is one request.  Measured again with ordered
- * frames on a quiet machine (`lpcbench scan --cache-mb 256`, a 1 GiB
- * file; calls with each cap interleaved, LPC_READ_MAX_KB_DEFAULT set
- * through a temporary environment override, not kept), 2 MiB won, and is the default.  One
- * scanner, 128 KiB calls, five calls of `--variants lpc_uring,lpc_sync,
+ * LPC_IO_MAX_IOV pages (the kernel's max_sectors_kb is 128 KiB - 4 MiB and
+ * its readahead sends up to read_ahead_kb at once; the device split does the
+ * rest).  It was 4 MiB, the best of 1, 2 and 4 MiB in `lpcbench scan
+ * --rounds 5` (64 MiB cache, 256 MiB file, two runs each, interleaved with
+ * main's build, a machine at load 8-15: ratios noisy), lpc_uring/kernel
+ * medians at 4, 16, 128 KiB calls, 1 scanner: 1.96, 0.85, 1.18 (1 MiB),
+ * 1.79, 1.08, 0.73 (2 MiB), 2.84, 1.32, 0.97 (4 MiB); 2 scanners: 1.30,
+ * 0.80, 0.73; 1.66, 0.69, 0.60; 1.23, 0.75, 0.66; and lpc_uring's CPU per
+ * MiB 0.37-0.45 ms (1 MiB), 0.26-0.37 (2 MiB), 0.22-0.28 (4 MiB): a quarter
+ * of the requests for the same bytes.  Measured before run.c's
+ * run_order_frames: a run's frames were then descending, and a virtio disk
+ * (max_segments 254) split every request into pieces of at most 1016 KiB, so
+ * the cap set how many pieces went out together, not their size; since,
+ * a 4 MiB run of adjacent frames is one request.  Measured again with ordered
+ * frames on a quiet machine (`lpcbench scan --cache-mb 256`, a 1 GiB file;
+ * calls with each cap interleaved, LPC_READ_MAX_KB_DEFAULT set through a
+ * temporary environment override, not kept), 2 MiB won, and is the default.
+ * One scanner, 128 KiB calls, five calls of `--variants lpc_uring,lpc_sync,
  * kernel --calls 128 --threads 1 --rounds 5` per cap: lpc_uring/kernel
- * medians 1.06-1.10 with 2 MiB runs against 0.94-1.02 with 4 MiB,
- * lpc_sync 1.04-1.19 against 0.88-1.04; three full runs: 1 scanner at 4, 16, 128 KiB
- * 1.12-1.21, 1.08-1.15, 0.97-1.09 against 1.06-1.15, 0.97-1.04,
- * 0.94-1.03; 2 scanners about even (0.93-1.09 against 0.89-1.22 in
- * four calls of `--calls 4,128 --threads 2 --rounds 3`).  The block
- * layer's own counts (/sys/block/vda/stat): a 2 MiB request completed in
- * 2.8-3.1 ms, a 4 MiB one in 3.8-5.8 ms, so a reader waiting on the
- * first run of a window has its pages sooner while the next run is at the
- * device.  A 2 MiB run is also one registered 2 MiB chunk of the arena
- * when its frames are (one READ_FIXED, io/uring.c); a 4 MiB one was
- * always two or more.  CPU per MiB: within the noise (101-198 us against
- * 99-203). */
+ * medians 1.06-1.10 with 2 MiB runs against 0.94-1.02 with 4 MiB, lpc_sync
+ * 1.04-1.19 against 0.88-1.04; three full runs: 1 scanner at 4, 16, 128 KiB
+ * 1.12-1.21, 1.08-1.15, 0.97-1.09 against 1.06-1.15, 0.97-1.04, 0.94-1.03;
+ * 2 scanners about even (0.93-1.09 against 0.89-1.22 in four calls of
+ * `--calls 4,128 --threads 2 --rounds 3`; the review's five pairs: 1.00-1.02
+ * of the 4 MiB figure, tests/attack_runcap).  The block layer's own counts
+ * (/sys/block/vda/stat): a 2 MiB request completed in 2.8-3.1 ms, a 4 MiB
+ * one in 3.8-5.8 ms, so a reader waiting on the first run of a window has
+ * its pages sooner while the next run is at the device.  A 2 MiB run is also
+ * one registered 2 MiB chunk of the arena when its frames are (one
+ * READ_FIXED, io/uring.c); a 4 MiB one was always two or more.  CPU per MiB:
+ * within the noise (101-198 us against 99-203). */
 #ifndef LPC_READ_MAX_KB_DEFAULT
 #define LPC_READ_MAX_KB_DEFAULT 2048u
 #endif
