@@ -278,10 +278,17 @@ static void t_off(void)
  * readahead_max_kb when set below it). */
 static void t_default_window(void)
 {
-	static const struct { uint64_t cache_kib; uint32_t page; uint32_t kb; } want[] = {
-		{ 2048, 4096, 512 },    { 32768, 4096, 4096 },  { 65536, 4096, 8192 },
-		{ 66560, 4096, 8192 },  { 98304, 4096, 8192 },  { 131072, 4096, 8192 },
-		{ 262144, 4096, 8192 }, { 98304, 16384, 8192 }, { 24576, 16384, 3072 },
+	/* set: lpc_config.readahead_max_kb (0: the default); kb: the largest
+	 * window and run_kb one read I/O's cap it gives. */
+	static const struct {
+		uint64_t cache_kib;
+		uint32_t page, set, kb, run_kb;
+	} want[] = {
+		{ 2048, 4096, 0, 512, 2048 },	  { 32768, 4096, 0, 4096, 2048 },
+		{ 65536, 4096, 0, 8192, 2048 },	  { 66560, 4096, 0, 8192, 2048 },
+		{ 98304, 4096, 0, 8192, 2048 },	  { 131072, 4096, 0, 8192, 2048 },
+		{ 262144, 4096, 0, 8192, 2048 },  { 98304, 16384, 0, 8192, 2048 },
+		{ 24576, 16384, 0, 3072, 2048 },  { 65536, 4096, 1024, 1024, 1024 },
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -291,27 +298,16 @@ static void t_default_window(void)
 		lpc_config_init(&cfg);
 		cfg.cache_bytes = (size_t)(want[i].cache_kib << 10);
 		cfg.page_size = want[i].page;
+		cfg.readahead_max_kb = want[i].set;
 		cfg.io_backend = LPC_IO_NULL;
 		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache of %" PRIu64 " KiB",
 			want[i].cache_kib);
 		CHECK_EQ(c->files.ra_max, (uint64_t)want[i].kb * 1024 / want[i].page,
-			 "largest window of a %" PRIu64 " KiB cache, pages of %u",
-			 want[i].cache_kib, want[i].page);
-		CHECK_EQ(c->files.run_max, (uint64_t)2048 * 1024 / want[i].page,
-			 "one read I/O's cap, 2 MiB, in pages of %u", want[i].page);
-		tst_cache_destroy(c);
-	}
-	/* readahead_max_kb set below 2 MiB caps a run too. */
-	{
-		struct lpc_config cfg;
-		struct lpc_cache *c = NULL;
-
-		lpc_config_init(&cfg);
-		cfg.cache_bytes = 64u << 20;
-		cfg.readahead_max_kb = 1024;
-		cfg.io_backend = LPC_IO_NULL;
-		REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c, "cache with a 1 MiB window");
-		CHECK_EQ(c->files.run_max, 256u, "a run of 1 MiB");
+			 "largest window of a %" PRIu64 " KiB cache, pages of %u, set %u",
+			 want[i].cache_kib, want[i].page, want[i].set);
+		CHECK_EQ(c->files.run_max, (uint64_t)want[i].run_kb * 1024 / want[i].page,
+			 "one read I/O's cap, %u KiB, in pages of %u", want[i].run_kb,
+			 want[i].page);
 		tst_cache_destroy(c);
 	}
 }

@@ -111,7 +111,7 @@ static void test_groups(void)
 	static struct lpc_pool pool;
 	struct lpc_workingset *ws = &pool.ws;
 	uint64_t id = lpc_pool_ws_file_id(3, 4);
-	unsigned places = 0, strided = 0;
+	unsigned places = 0, strided = 0, shared;
 
 	for (uint64_t g = 0; g < 4; g++) {
 		uint64_t line = lpc_pool_ws_key(id, 8 * g) & ~LPC_WS_GROUP_MASK;
@@ -144,6 +144,7 @@ static void test_groups(void)
 	REQUIRE(lpc_pool_ws_init(ws, 4, true) == 0, "ws init");
 	CHECK_EQ(ws->mask, 3u, "a table of four slots");
 	lpc_pool_ws_set_bounds(ws, 1, 3);
+	shared = 0;
 	for (uint64_t i = 1; i < 8; i++) {
 		uint64_t a = lpc_pool_ws_key(id, 0), b = lpc_pool_ws_key(id, i);
 
@@ -154,7 +155,9 @@ static void test_groups(void)
 		CHECK(!lpc_pool_ws_refault(&pool, b),
 		      "page %" PRIu64 " shares page 0's slot, not its fingerprint", i);
 		CHECK(lpc_pool_ws_refault(&pool, a), "page 0's own refault");
+		shared++;
 	}
+	CHECK_EQ(shared, 1u, "one page of the group shares page 0's slot of four");
 	lpc_pool_ws_destroy(ws);
 }
 
