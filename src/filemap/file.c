@@ -287,6 +287,8 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 	fs->locked_lookup = locked_lookup;
 	fs->run_max = 1;
 	fs->ra_init = fs->ra_max = 0;
+	fs->run_bridge = 0;
+	fs->discard = NULL;
 	lpc_ra_worker_init(fs);
 	fs->flush = NULL;
 	fs->wb = NULL;
@@ -301,6 +303,7 @@ void lpc_files_init(struct lpc_files *fs, struct lpc_pool *pool, struct lpc_io *
 void lpc_files_destroy(struct lpc_files *fs)
 {
 	lpc_ra_worker_destroy(fs);
+	free(fs->discard);
 	pthread_cond_destroy(&fs->wb_idle);
 	pthread_cond_destroy(&fs->close_done);
 	pthread_mutex_destroy(&fs->lock);

@@ -79,8 +79,10 @@
  *   Q5 readahead's share, counted in pages, strictly: the pages locked by
  *      reads lpc starts ahead of demand (the queued and running jobs,
  *      w->npages, and the runs reserved but not queued: being built, or
- *      read by their caller, w->respages) never exceed a quarter of the
- *      frames together.  Before U1-U3 insert a run, its window reserves
+ *      read by their caller, w->respages; a run's holes, run.c U1, count
+ *      as its pages there, so the bound holds with room to spare) never
+ *      exceed a quarter of the frames together.  Before U1-U3 insert a
+ *      run, its window reserves
  *      (lpc_ra_reserve, under w->lock) at most what is left of the share,
  *      nframes / 4 - npages - respages, and caps the run at what it was
  *      granted (run.c W1); a grant of 0 ends the window.  The grant moves
@@ -309,9 +311,11 @@ static void ra_read(struct lpc_ra_worker *w, struct lpc_ra_job **jobs, unsigned 
 	/* The page locks pass to this thread with the jobs (Q1). */
 	for (unsigned i = 0; i < nj; i++)
 		for (uint64_t k = 0; k < jobs[i]->n; k++)
-			atomic_store_explicit(&jobs[i]->pages[k]->dbg_owner, lpc_debug_tid(),
-					      memory_order_relaxed);
-	lpc_debug_page_locks += (int)n;
+			if (jobs[i]->pages[k]) {
+				atomic_store_explicit(&jobs[i]->pages[k]->dbg_owner,
+						      lpc_debug_tid(), memory_order_relaxed);
+				lpc_debug_page_locks++;
+			}
 #endif
 	lpc_filemap_ra_finish_batch(jobs, nj, t); /* frees them */
 	pthread_mutex_lock(&w->lock);
@@ -435,13 +439,16 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted)
 		w->npages += j->n;
 		f->ra_inflight++;
 #if LPC_DEBUG
-		lpc_debug_page_locks -= (int)j->n; /* the threads' from here */
+		for (unsigned k = 0; k < j->n; k++)
+			lpc_debug_page_locks -= j->pages[k] != NULL; /* the threads' from here */
 		/* Nobody's until a thread takes the job: the submitter may
 		 * wait for one of these locks meanwhile (a truncate after a pin
 		 * that fired the marker), and a thread unlocks it (Q2), so
 		 * that wait is not LOCK-RECURSIVE. */
 		for (unsigned k = 0; k < j->n; k++)
-			atomic_store_explicit(&j->pages[k]->dbg_owner, 0, memory_order_relaxed);
+			if (j->pages[k]) /* not a hole (run.c U1) */
+				atomic_store_explicit(&j->pages[k]->dbg_owner, 0,
+						      memory_order_relaxed);
 #endif
 		ok = true;
 		wake = w->nidle && ra_pick(w) >= 0;

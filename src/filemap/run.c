@@ -10,7 +10,21 @@
  *   U1 the run: at most nr pages, the cache's run_max (one request's size
  *      cap) and LPC_IO_MAX_IOV, and never past lpc's end of file; probe the
  *      index for pages 1.. (no reference taken, nothing relied on: a page
- *      present now ends the run, one inserted later is met at U3)
+ *      present now ends the run, one inserted later is met at U3).  A
+ *      readahead run (nr 0) bridges instead: a page present within its
+ *      first files->run_bridge pages does not end it when an absent page
+ *      follows within that reach.  Those pages are holes: not the run's
+ *      (pages[k] NULL), nothing of them touched (no reference, no lock, no
+ *      flag: they may be evicted, written, truncated meanwhile), their
+ *      bytes read into files->discard, a buffer that is no page's frame
+ *      and whose bytes nobody reads, so a hole's page never sees the
+ *      request's bytes (no stale data over new data); a run begins and
+ *      ends with a page of its own.  Holes add no step to the protocol: a
+ *      run's pages are what they were, fewer requests read them.  So a
+ *      window that a cached hot set splits into runs of a few pages is a
+ *      few requests, not hundreds (cache.c LPC_RUN_BRIDGE_KB).  io_uring
+ *      reads a run with holes with READV (the discard buffer is not
+ *      registered)
  *   U2 M1 for every page of the run before any insert, so that no frame is
  *      allocated (direct reclaim, a grace period) while this thread holds a
  *      locked page in the index or the LOCKED-mode rwlock; page 0 with the
@@ -171,6 +185,40 @@ void lpc_filemap_order_frames(struct lpc_page **pages, uint64_t n)
 	run_order_frames(pages, n);
 }
 
+/* U1's holes of a bridged run: bit k set, page index + k was cached at
+ * the probe (pages[k] NULL from U2 on). */
+#define RUN_HOLE_WORDS (LPC_IO_MAX_IOV / 64)
+static bool run_hole(const uint64_t *holes, uint64_t k)
+{
+	return holes[k / 64] >> (k % 64) & 1;
+}
+
+/* U2's order (run_order_frames) for a run with holes: the frames are
+ * gathered to the front, ordered, and put back into the slots that are
+ * not holes, from the back (page j's frame never moves forward). */
+static void run_order_frames_holes(struct lpc_page **pages, uint64_t n, const uint64_t *holes)
+{
+	uint64_t m = 0, j;
+
+	for (uint64_t k = 0; k < n; k++)
+		if (pages[k])
+			pages[m++] = pages[k];
+	run_order_frames(pages, m);
+	j = m;
+	for (uint64_t k = n; k-- > 0;)
+		pages[k] = run_hole(holes, k) ? NULL : pages[--j];
+}
+
+/* The pages of a run of n slots, holes (NULL) not counted. */
+static uint64_t run_pages(struct lpc_page *const *pages, uint64_t n)
+{
+	uint64_t m = 0;
+
+	for (uint64_t k = 0; k < n; k++)
+		m += pages[k] != NULL;
+	return m;
+}
+
 /* run_start's mark for a window's first run: its first page inserted. */
 #define RUN_MARK_FIRST (UINT64_MAX - 1)
 
@@ -186,7 +234,8 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	struct lpc_pool *c = f->pool;
 	size_t ps = c->page_size;
 	uint64_t index = *indexp;
-	uint64_t size, end, n, k;
+	uint64_t size, end, n, k, last, nholes = 0;
+	uint64_t holes[RUN_HOLE_WORDS];
 	int rc = 0;
 	uint64_t t0;
 
@@ -219,10 +268,25 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	}
 	if (n == 0)
 		n = 1;
-	for (k = 1; k < n; k++)
-		if (lpc_filemap_present(f, index + k))
+	/* U1's probe.  A readahead run (nr 0) bridges: a page cached within
+	 * its first run_bridge pages is a hole, not a page of the run (nothing
+	 * of it is touched: no reference, no lock; the request reads its bytes
+	 * into files->discard), so one request reads what a cached hot set
+	 * split into runs of a few pages (cache.c LPC_RUN_BRIDGE_KB).  A run
+	 * never ends in a hole. */
+	memset(holes, 0, ((n + 63) / 64) * sizeof(holes[0]));
+	last = 0;
+	for (k = 1; k < n; k++) {
+		if (!lpc_filemap_present(f, index + k)) {
+			last = k;
+			continue;
+		}
+		if (nr || k >= f->files->run_bridge)
 			break;
-	n = k;
+		holes[k / 64] |= (uint64_t)1 << (k % 64);
+		nholes++;
+	}
+	n = last + 1;
 
 	/* U2: demand pages wait as the caller's flags say (page 0) or not at
 	 * all; read-ahead pages take only free frames above the pool's
@@ -233,6 +297,10 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	for (k = 0; k < n; k++) {
 		unsigned fl = k == 0 ? alloc_flags : alloc_flags | LPC_ALLOC_NOWAIT;
 
+		if (run_hole(holes, k)) {
+			pages[k] = NULL;
+			continue;
+		}
 		if (k >= nr)
 			fl |= LPC_ALLOC_NOWAIT | LPC_ALLOC_NORECLAIM;
 		rc = lpc_page_alloc_frame(c, fl | LPC_ALLOC_MISS, &pages[k]);
@@ -242,9 +310,13 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	lpc_count_add(t, LPC_C_MISS_NS_ALLOC, lpc_clock_ns() - t0);
 	if (k == 0)
 		return nr ? rc : 0;
-	n = k;
+	for (n = k; !pages[n - 1]; n--)
+		; /* no run ends in a hole (page 0 is none) */
 	rc = 0;
-	run_order_frames(pages, n);
+	if (nholes)
+		run_order_frames_holes(pages, n, holes);
+	else
+		run_order_frames(pages, n);
 
 	/* U3.  The marker is set before the insert, never after it: a reader
 	 * that finds the page in flight sees RA_MARK already and starts the
@@ -254,6 +326,8 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	if (mark == RUN_MARK_FIRST)
 		mark = index;
 	for (k = 0; k < n; k++) {
+		if (!pages[k])
+			continue;
 		lpc_filemap_prep_miss(f, pages[k], index + k);
 		if (index + k == mark)
 			atomic_fetch_or_explicit(&pages[k]->flags, LPC_PG_RA_MARK,
@@ -264,11 +338,14 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 		pthread_rwlock_rdlock(&f->tree_rwlock); /* held to U5 */
 	t0 = lpc_clock_ns();
 	for (k = 0; k < n; k++)
-		if (lpc_filemap_insert(f, index + k, pages[k]))
+		if (pages[k] && lpc_filemap_insert(f, index + k, pages[k]))
 			break;
 	lpc_count_add(t, LPC_C_MISS_NS_INSERT, lpc_clock_ns() - t0);
 	for (uint64_t j = k; j < n; j++)
-		lpc_filemap_unprep_miss(pages[j]);
+		if (pages[j])
+			lpc_filemap_unprep_miss(pages[j]);
+	while (k > 0 && !pages[k - 1])
+		k--; /* the run ends before a hole (and the page that failed) */
 	n = k;
 	if (n == 0) {
 		if (f->locked_lookup)
@@ -276,7 +353,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 		return nr ? -EEXIST : 0;
 	}
 #if LPC_DEBUG
-	lpc_debug_page_locks += (int)n; /* M2's locks, each ending at U5 */
+	lpc_debug_page_locks += (int)run_pages(pages, n); /* M2's locks, each ending at U5 */
 #endif
 	*np = n;
 	return 0;
@@ -307,8 +384,12 @@ static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, uint64_t k,
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
 {
 	for (uint64_t k = 0; k < n; k++) {
-		iov[k].iov_base = lpc_page_frame(pages[k]);
 		iov[k].iov_len = f->pool->page_size;
+		if (!pages[k]) {
+			iov[k].iov_base = f->files->discard; /* a hole (U1) */
+			continue;
+		}
+		iov[k].iov_base = lpc_page_frame(pages[k]);
 		lpc_page_debug_read_begin(pages[k]);
 	}
 }
@@ -348,27 +429,30 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 {
 	size_t ps = f->pool->page_size;
 	ssize_t res[LPC_IO_MAX_IOV];
-	uint64_t k, whole, from, size;
+	uint64_t k, whole, from, size, npg;
 	bool failed = false;
 
 	for (k = 0; k < n; k++)
-		lpc_page_debug_read_end(pages[k]);
+		if (pages[k])
+			lpc_page_debug_read_end(pages[k]);
 	lpc_yield_point(LPC_YP_M4D);
 #if LPC_DEBUG
 	for (k = 0; k < n; k++)
-		lpc_debug_check(atomic_load_explicit(&pages[k]->ref, memory_order_relaxed) >= 1 &&
-					atomic_load_explicit(&pages[k]->file, memory_order_relaxed) == f &&
-					atomic_load_explicit(&pages[k]->index, memory_order_relaxed) ==
-						index + k &&
-					(lpc_page_flags(pages[k]) & LPC_PG_LOCKED),
+		lpc_debug_check(!pages[k] || /* a hole: no page */
+					(atomic_load_explicit(&pages[k]->ref, memory_order_relaxed) >= 1 &&
+					 atomic_load_explicit(&pages[k]->file, memory_order_relaxed) == f &&
+					 atomic_load_explicit(&pages[k]->index, memory_order_relaxed) ==
+						 index + k &&
+					 (lpc_page_flags(pages[k]) & LPC_PG_LOCKED)),
 				"RUN-FRAME-IN-FLIGHT", pages[k],
 				"a frame read into by a run is no longer its locked page (f, index + %llu)",
 				(unsigned long long)k);
 #endif
+	npg = run_pages(pages, n); /* holes not counted (U1) */
 	lpc_count(t, LPC_C_READS);
-	lpc_count_add(t, LPC_C_READ_PAGES, n);
-	if (n > nr)
-		lpc_count_add(t, LPC_C_RA_PAGES, n - nr);
+	lpc_count_add(t, LPC_C_READ_PAGES, npg);
+	if (npg > nr)
+		lpc_count_add(t, LPC_C_RA_PAGES, npg - nr);
 	if (fellback)
 		lpc_count(t, LPC_C_DIRECT_FALLBACKS);
 
@@ -388,6 +472,10 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 	for (k = 0; k < n; k++) {
 		uint64_t off = k * ps;
 
+		if (!pages[k]) {
+			res[k] = RUN_DROPPED; /* a hole: its bytes were discarded */
+			continue;
+		}
 		if (k < whole) {
 			res[k] = (uint64_t)r <= off ? 0
 				 : (ssize_t)((uint64_t)r - off > ps ? ps : (uint64_t)r - off);
@@ -458,7 +546,7 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
 	for (k = 0; k < n; k++) {
-		if (res[k] >= 0)
+		if (res[k] >= 0 || !pages[k])
 			continue;
 		lpc_filemap_delete(f, pages[k], index + k);
 		lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
@@ -468,7 +556,8 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 	/* Our references: page 0's to the caller when it asked for it and it
 	 * is good. */
 	for (k = nr ? 1 : 0; k < n; k++)
-		lpc_page_release(pages[k]);
+		if (pages[k])
+			lpc_page_release(pages[k]);
 	if (nr == 0)
 		return 0;
 	if (res[0] < 0) {
@@ -675,7 +764,8 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 	 * readahead's share (ra_worker.c Q5: at most what is left of a quarter
 	 * of the frames, counted in pages, with a queue slot when the threads
 	 * will read it), and U1 (nr 0) caps the run at what was granted, at
-	 * the next cached page and at run_max; a run granted nothing or that
+	 * the next cached page (bridged over a few: U1's holes) and at
+	 * run_max (the holes count in the grant); a run granted nothing or that
 	 * gets no frame ends the window (readahead reads less, never waits:
 	 * U2).  W2 each run is a job for the readahead threads (ra_worker.c
 	 * Q0-Q2: its grant becomes the job's, what it did not use given back),
@@ -738,7 +828,7 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 			break;
 		}
 		mark = mark_first && total == 0 ? i : UINT64_MAX;
-		total += n;
+		total += run_pages(pages, n);
 		start = i + n;
 		if (held) {
 			/* W2's holds (stream.c ST4 b): the run's pages are
@@ -749,6 +839,8 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 			 * ref 1 only).  A plain increment: the run's own
 			 * reference keeps the page from being frozen. */
 			for (uint64_t k = 0; k < n; k++) {
+				if (!pages[k])
+					continue; /* a hole: cached, as a page skipped */
 				atomic_fetch_add_explicit(&pages[k]->ref, 1, memory_order_relaxed);
 				held[i + k - base] = pages[k];
 			}

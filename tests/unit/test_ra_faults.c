@@ -551,6 +551,109 @@ static void t_short_window_kept(int mode)
 	tst_cache_destroy(c);
 }
 
+/* The bridge (run.c U1): a page cached within the first run_bridge (B)
+ * pages of a readahead run does not end it; the request reads that page's
+ * bytes into the discard buffer.  Cached before the window: page 2
+ * (written by lpc), page 5, page B + 3, page e + 3 and [e + B - 1,
+ * e + B + 2) (e = B + 4, the second run's first page).  The storage's bytes
+ * of pages 5 and e + 3 are then changed behind lpc's back, so a request
+ * that wrote a hole's bytes into its page (not the discard buffer) would
+ * show there.  WILLNEED over the file: three requests, [0, B + 3) over 2
+ * and 5, [e, e + B - 1) over e + 3, and [e + B + 2, 128); every cached
+ * page keeps lpc's bytes; after lpc_fsync the file holds page 2's.  With
+ * `eio`, one request fails (the first that reaches the device; several
+ * threads read the runs): its pages are dropped, never failed (nobody
+ * asked for them), the cached pages it bridged are untouched, and reading
+ * the file again gets every byte. */
+static void t_bridge(int mode, bool eio)
+{
+	struct lpc_cache *c = mk_cache(1024, mode);
+	const uint64_t np = 128;
+	unsigned char *buf = malloc(np * PS), *want = malloc(np * PS), *other = malloc(PS);
+	struct lpc_stats s0, d;
+	uint64_t b, e, run[3][2], cached_hole[7];
+	unsigned failed_runs = 0;
+	struct tfile t;
+	int fd;
+
+	REQUIRE(buf && want && other);
+	mk_file(c, &t, np * PS, O_RDWR);
+	b = t.f->files->run_bridge;
+	REQUIRE(b >= 6 && 2 * b + 8 < np, "run_bridge %" PRIu64 " pages", b);
+	e = b + 4;
+	memcpy(cached_hole, (uint64_t[7]){ 2, 5, b + 3, e + 3, e + b - 1, e + b, e + b + 1 },
+	       sizeof(cached_hole));
+	memcpy(run, (uint64_t[3][2]){ { 0, b + 3 }, { e, e + b - 1 }, { e + b + 2, np } },
+	       sizeof(run));
+	tst_file_bytes(t.e.salt, 0, want, np * PS);
+	/* The cached pages, read with readahead off (no window yet). */
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_RANDOM), 0);
+	for (unsigned k = 1; k < 7; k++)
+		CHECK_EQ(lpc_pread(t.f, buf, PS, cached_hole[k] * PS), PS);
+	memset(want + 2 * PS, 0x5c, PS);
+	CHECK_EQ(lpc_pwrite(t.f, want + 2 * PS, PS, 2 * PS), PS);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_NORMAL), 0);
+	fd = open(t.path, O_WRONLY);
+	REQUIRE(fd >= 0);
+	memset(other, 0xd1, PS);
+	REQUIRE(pwrite(fd, other, PS, 5 * PS) == PS && pwrite(fd, other, PS, (e + 3) * PS) == PS);
+	close(fd);
+	if (eio) {
+		struct lpc_io_fault flt = { .ops = LPC_IO_READ, .file_id = t.e.id, .count = 1,
+					    .err = EIO };
+
+		REQUIRE(lpc_io_fault_set(&c->io, &flt) == 0);
+	}
+	lpc_stats(c, &s0);
+	CHECK_EQ(lpc_fadvise(t.f, 0, 0, LPC_FADV_WILLNEED), 0);
+	quiesce_bounded(t.f);
+	lpc_io_fault_set(&c->io, NULL);
+	lpc_stats(c, &d);
+	CHECK_EQ(d.reads - s0.reads, 3, "three requests, two of them over cached pages");
+	CHECK_EQ(d.read_pages - s0.read_pages, np - 7, "holes are not counted as pages read");
+	CHECK_EQ(d.read_errors - s0.read_errors, eio ? 1 : 0);
+	for (unsigned k = 0; k < 7; k++)
+		CHECK(cached(t.f, cached_hole[k]), "page %" PRIu64 " (cached before) cached",
+		      cached_hole[k]);
+	for (unsigned r = 0; r < 3; r++) {
+		unsigned in = 0, all = 0;
+
+		for (uint64_t i = run[r][0]; i < run[r][1]; i++) {
+			bool hole = false;
+
+			for (unsigned k = 0; k < 7; k++)
+				hole |= cached_hole[k] == i;
+			if (hole)
+				continue;
+			all++;
+			in += cached(t.f, i);
+		}
+		CHECK(in == all || (eio && in == 0), "run [%" PRIu64 ", %" PRIu64 "): %u of %u cached",
+		      run[r][0], run[r][1], in, all);
+		failed_runs += in == 0;
+	}
+	CHECK_EQ(failed_runs, eio ? 1 : 0, "the failed request's run dropped, the others cached");
+	memset(buf, 0xee, np * PS);
+	CHECK_EQ(lpc_pread(t.f, buf, np * PS, 0), (long long)(np * PS));
+	{
+		int64_t x = tst_first_diff(buf, want, np * PS);
+
+		CHECK(x < 0, "byte %lld (page %lld): 0x%02x, want 0x%02x", (long long)x,
+		      (long long)(x / PS), x < 0 ? 0 : buf[x], x < 0 ? 0 : want[x]);
+	}
+	CHECK_EQ(lpc_fsync(t.f), 0);
+	fd = open(t.path, O_RDONLY);
+	REQUIRE(fd >= 0);
+	CHECK(pread(fd, buf, 5 * PS, 0) == 5 * PS && tst_first_diff(buf, want, 5 * PS) < 0,
+	      "the file's pages 0-4 after lpc_fsync: page 2 lpc's");
+	close(fd);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+	free(buf);
+	free(want);
+	free(other);
+}
+
 /* Joins th within `secs`; a thread still running then fails the test. */
 static void join_within(pthread_t th, int secs, const char *what)
 {
@@ -916,6 +1019,8 @@ int main(int argc, char **argv)
 		TST_RUN(t_trunc_in_flight(mode));
 		TST_RUN(t_short_window_kept(mode));
 		TST_RUN(t_trunc_held(mode));
+		TST_RUN(t_bridge(mode, false));
+		TST_RUN(t_bridge(mode, true));
 	}
 	TST_RUN(t_ra_reserve());
 	TST_RUN(t_no_head_of_line());
