@@ -1109,11 +1109,7 @@ void lpc_stats(struct lpc_cache *c, struct lpc_stats *out);
  *  BK3 Frames: off is a multiple of the cache's page size; iov[k] is the
  *      frame of page off / page size + k, iov_len the page size, iov_base
  *      aligned to the page size (a frame, or a bounce buffer aligned so);
- *      1 <= iovcnt <= 1024.  In a read that lpc starts ahead of demand,
- *      the iovec of a page that lpc caches already points to a discard
- *      buffer instead, which several iovecs of the read may share and
- *      whose bytes lpc never uses (one request over a window that a few
- *      cached pages split).  One exception: when lpc completes a short
+ *      1 <= iovcnt <= 1024.  One exception: when lpc completes a short
  *      write (below), the rest starts where the backend stopped.  The
  *      operation must not keep a pointer to the frames after it returns.
  *  BK4 Results: bytes transferred (never more than asked: lpc takes more as

@@ -135,6 +135,9 @@ static void lpc_thread_exit(void *arg)
 	self->blocks = NULL;
 	self->cur = NULL;
 	self->cur_id = 0;
+	free(self->scratch);
+	self->scratch = NULL;
+	self->scratch_len = 0;
 	if (scope || (self->registered && self->urcu_own))
 		urcu_memb_unregister_thread();
 	self->registered = false;
@@ -158,6 +161,24 @@ static bool thread_key_get(void)
 	}
 	pthread_mutex_unlock(&lpc_thread_key_lock);
 	return made;
+}
+
+void *lpc_thread_scratch(size_t len)
+{
+	struct lpc_thread *self = &lpc_self;
+	void *p;
+
+	if (likely(self->scratch_len >= len))
+		return self->scratch;
+	if (!self->registered)
+		return NULL; /* no exit to free it */
+	p = aligned_alloc(len, len);
+	if (!p)
+		return NULL;
+	free(self->scratch);
+	self->scratch = p;
+	self->scratch_len = len;
+	return p;
 }
 
 int lpc_thread_register(void)

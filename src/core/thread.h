@@ -175,6 +175,9 @@ struct lpc_thread {
 	 * never followed. */
 	const void *cont_file;
 	uint64_t cont_index;
+	/* lpc_thread_scratch's buffer (freed at thread exit) and its size. */
+	void *scratch;
+	size_t scratch_len;
 };
 
 extern __thread struct lpc_thread lpc_self;
@@ -185,6 +188,13 @@ void lpc_towner_init(struct lpc_towner *o, void (*thread_exit)(struct lpc_tcache
 /* Registers this thread with RCU until it exits.  Return: 0; -ENOMEM if
  * lpc has no pthread key (the process ran out) or cannot set it. */
 int lpc_thread_register(void);
+
+/* This thread's scratch buffer of at least len bytes, aligned to len (a
+ * power of two), kept until the thread exits (a registered thread's: its
+ * exit frees it); NULL when it cannot be had.  Only this thread writes it
+ * (filemap/run.c: a readahead run's holes).  Context: a registered
+ * thread. */
+void *lpc_thread_scratch(size_t len);
 
 /* Counts an event of a thread that has no block (straight into the
  * retired sums).  Context: not lpc_threads_lock. */

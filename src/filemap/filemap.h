@@ -367,9 +367,10 @@ struct lpc_files {
 	uint32_t ra_init, ra_max;
 	/* A readahead run's bridge (run.c U1): a page cached within its first
 	 * run_bridge pages does not end it (0: every cached page does); the
-	 * request reads that page's bytes into `discard` (one page-sized,
-	 * page-aligned buffer of no page, whose bytes nobody reads).  Set
-	 * with run_max. */
+	 * request reads that page's bytes into the reading thread's discard
+	 * buffer, or into `discard` (one page-sized, page-aligned buffer of no
+	 * page, whose bytes nobody reads) when that thread has none.  Set with
+	 * run_max. */
 	uint32_t run_bridge;
 	void *discard;
 	struct lpc_ra_worker ra;

@@ -16,15 +16,17 @@
  *      follows within that reach.  Those pages are holes: not the run's
  *      (pages[k] NULL), nothing of them touched (no reference, no lock, no
  *      flag: they may be evicted, written, truncated meanwhile), their
- *      bytes read into files->discard, a buffer that is no page's frame
- *      and whose bytes nobody reads, so a hole's page never sees the
- *      request's bytes (no stale data over new data); a run begins and
- *      ends with a page of its own.  Holes add no step to the protocol: a
- *      run's pages are what they were, fewer requests read them.  So a
- *      window that a cached hot set splits into runs of a few pages is a
- *      few requests, not hundreds (cache.c LPC_RUN_BRIDGE_KB).  io_uring
- *      reads a run with holes with READV (the discard buffer is not
- *      registered)
+ *      bytes read into a discard buffer (the reading thread's own,
+ *      lpc_thread_scratch; the cache's files->discard if it has none),
+ *      which is no page's frame and whose bytes nobody reads, so a hole's
+ *      page never sees the request's bytes (no stale data over new data);
+ *      a run begins and ends with a page of its own.  Holes add no step to
+ *      the protocol: a run's pages are what they were, fewer requests read
+ *      them.  So a window that a cached hot set splits into runs of a few
+ *      pages is a few requests, not hundreds (cache.c LPC_RUN_BRIDGE_KB).
+ *      io_uring reads a run with holes with READV (the discard buffer is
+ *      not registered); a file over a user backend never bridges
+ *      (run_start says why)
  *   U2 M1 for every page of the run before any insert, so that no frame is
  *      allocated (direct reclaim, a grace period) while this thread holds a
  *      locked page in the index or the LOCKED-mode rwlock; page 0 with the
@@ -271,9 +273,11 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	/* U1's probe.  A readahead run (nr 0) bridges: a page cached within
 	 * its first run_bridge pages is a hole, not a page of the run (nothing
 	 * of it is touched: no reference, no lock; the request reads its bytes
-	 * into files->discard), so one request reads what a cached hot set
-	 * split into runs of a few pages (cache.c LPC_RUN_BRIDGE_KB).  A run
-	 * never ends in a hole. */
+	 * into a discard buffer: run_iov), so one request reads what a cached
+	 * hot set split into runs of a few pages (cache.c LPC_RUN_BRIDGE_KB).  A run
+	 * never ends in a hole.  Not over a user backend: its reads write with
+	 * the CPU, maybe from several threads at once (read_batch), and two
+	 * runs' writes into the one discard buffer would race. */
 	memset(holes, 0, ((n + 63) / 64) * sizeof(holes[0]));
 	last = 0;
 	for (k = 1; k < n; k++) {
@@ -281,7 +285,7 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 			last = k;
 			continue;
 		}
-		if (nr || k >= f->files->run_bridge)
+		if (nr || k >= f->files->run_bridge || f->io.user)
 			break;
 		holes[k / 64] |= (uint64_t)1 << (k % 64);
 		nholes++;
@@ -383,10 +387,20 @@ static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, uint64_t k,
 
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
 {
+	void *discard = NULL;
+
 	for (uint64_t k = 0; k < n; k++) {
 		iov[k].iov_len = f->pool->page_size;
 		if (!pages[k]) {
-			iov[k].iov_base = f->files->discard; /* a hole (U1) */
+			/* A hole (U1): this thread's discard buffer, written by
+			 * its own reads only (two threads' reads into one
+			 * buffer would be a data race, if a harmless one);
+			 * the cache's when this thread has none. */
+			if (!discard)
+				discard = lpc_thread_scratch(f->pool->page_size);
+			if (!discard)
+				discard = f->files->discard;
+			iov[k].iov_base = discard;
 			continue;
 		}
 		iov[k].iov_base = lpc_page_frame(pages[k]);
