@@ -176,17 +176,24 @@ static _Atomic bool unregistered_said;
  * calls, which TSan does not see, so a ring made where a closed one was
  * mapped (a later thread's, or a later cache's) looks as if its first SQE
  * writes raced with the old ring's last ones.  A release on ring_tsan_token
- * after each close and an acquire on it after each make tell TSan that every
- * close comes before the makes that follow it, as the kernel's unmap and map
- * do.  (Nothing else joins them: the two rings have different owners.) */
+ * before each close's unmap and an acquire on it after each make tell TSan
+ * that every close comes before the makes that follow it, as the kernel's
+ * unmap and map do.  (Nothing else joins them: the two rings have different
+ * owners.) */
 static char ring_tsan_token;
 
 static void ring_free(void *arg)
 {
 	struct uring *r = arg;
 
-	io_uring_queue_exit(&r->ring);
+	/* Before the unmap, not after: a ring made at this address once the
+	 * unmap is done must find the release already there.  Released after
+	 * it, a thread that mapped its new ring in between acquired first,
+	 * and TSan took its SQE writes for a race with this ring's
+	 * (test_read_run under TSan, about one run in four: a getter
+	 * thread's ring, then a readahead thread's at the same address). */
 	lpc_tsan_release(&ring_tsan_token);
+	io_uring_queue_exit(&r->ring);
 	free(r->have);
 	free(r);
 }
