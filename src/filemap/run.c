@@ -197,7 +197,8 @@ static bool run_hole(const uint64_t *holes, uint64_t k)
 
 /* U2's order (run_order_frames) for a run with holes: the frames are
  * gathered to the front, ordered, and put back into the slots that are
- * not holes, from the back (page j's frame never moves forward). */
+ * not holes, from the back (in place: the j-th frame goes to a slot at j
+ * or after it, never over a frame not yet moved). */
 static void run_order_frames_holes(struct lpc_page **pages, uint64_t n, const uint64_t *holes)
 {
 	uint64_t m = 0, j;
@@ -274,10 +275,11 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 	 * its first run_bridge pages is a hole, not a page of the run (nothing
 	 * of it is touched: no reference, no lock; the request reads its bytes
 	 * into a discard buffer: run_iov), so one request reads what a cached
-	 * hot set split into runs of a few pages (cache.c LPC_RUN_BRIDGE_KB).  A run
-	 * never ends in a hole.  Not over a user backend: its reads write with
-	 * the CPU, maybe from several threads at once (read_batch), and two
-	 * runs' writes into the one discard buffer would race. */
+	 * hot set split into runs of a few pages (cache.c LPC_RUN_BRIDGE_KB).
+	 * A run never ends in a hole.  Not over a user backend: its reads
+	 * write with the CPU, maybe from several threads at once for one
+	 * batch (read_batch), and two requests' writes into the reading
+	 * thread's one discard buffer would race. */
 	memset(holes, 0, ((n + 63) / 64) * sizeof(holes[0]));
 	last = 0;
 	for (k = 1; k < n; k++) {
