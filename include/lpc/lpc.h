@@ -177,7 +177,10 @@
  *  H.5 Scan resistance (the default policy, LPC_RECLAIM_CLOCK2): pages read
  *      once are evicted before pages that were hit since they came in, so a
  *      sequential pass over a file larger than the cache does not flush a
- *      hot set (tests/unit/test_evict_scan.c).
+ *      hot set (tests/unit/test_evict_scan.c).  Such a pass also drops the
+ *      pages it used once behind itself (ra_dropped), and its lpc_pread
+ *      hits do not count as a second use (lpc(7) "Reclaim";
+ *      tests/unit/test_drop_behind.c).
  *
  * I. Pins (lpc_pin, lpc_unpin, lpc_pin_iov; tests/unit/test_pin.c: i1_...)
  *  I.1 All or nothing: lpc_pin returns every page covering the range (cut at
@@ -549,6 +552,11 @@ struct lpc_stats {
 				   * grace_period_ns / grace_periods is the
 				   * cost of one on this machine (membarrier's
 				   * IPIs to the process's other CPUs) */
+	/* drop-behind (lpc(7) "Reclaim"): a sequential stream over a file
+	 * larger than the cache takes the pages it used once, a window behind
+	 * its reader, out of the cache itself, and reads its next windows
+	 * into their frames */
+	uint64_t ra_dropped;      /* pages so dropped */
 };
 
 /*

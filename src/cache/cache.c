@@ -184,6 +184,7 @@ LPC_EXPORT int lpc_cache_create(const struct lpc_config *cfg, struct lpc_cache *
 			run = kb;
 		run = (run << 10) >> c->pool.page_shift;
 		c->files.run_max = run < 1 ? 1 : run > LPC_IO_MAX_IOV ? LPC_IO_MAX_IOV : (uint32_t)run;
+		c->files.ra_drop = true; /* readahead.c A5 */
 		/* A readahead run's bridge over cached pages (run.c U1). */
 		run = (LPC_RUN_BRIDGE_KB << 10) >> c->pool.page_shift;
 		if (run > 1) {
@@ -386,6 +387,7 @@ LPC_EXPORT void lpc_stats_v03(struct lpc_cache *c, struct lpc_stats *out)
 	out->ra_pages = cnt[LPC_C_RA_PAGES];
 	out->ra_used = cnt[LPC_C_RA_USED];
 	out->ra_wasted = cnt[LPC_C_RA_WASTED];
+	out->ra_dropped = cnt[LPC_C_RA_DROPPED];
 	out->wpin_fast = cnt[LPC_C_WPIN_FAST];
 	out->wpin_slow = cnt[LPC_C_WPIN_SLOW];
 	out->wpin_dirtied = cnt[LPC_C_WPIN_DIRTIED];

@@ -81,6 +81,7 @@ enum lpc_counter {
 	LPC_C_RA_PAGES,   /* pages read ahead (beyond what the call asked for) */
 	LPC_C_RA_USED,    /* read-ahead pages later used (their first hit) */
 	LPC_C_RA_WASTED,  /* read-ahead pages evicted unused */
+	LPC_C_RA_DROPPED, /* used-once pages dropped behind a stream (readahead.c A5) */
 	/* write pins (writeback/wpin.c) */
 	LPC_C_WPIN_FAST,   /* lpc_pin(LPC_PIN_WRITE) calls served by the fast path */
 	LPC_C_WPIN_SLOW,   /* ... that took the slow path */
@@ -175,6 +176,13 @@ struct lpc_thread {
 	 * never followed. */
 	const void *cont_file;
 	uint64_t cont_index;
+	/* The file and byte where this thread's last lpc_pread ended, and the
+	 * bytes its calls read in a row up to there: a call that goes on from
+	 * there is a bulk read (filemap/read.c, "Bulk reads").  Compared,
+	 * never followed. */
+	const void *seq_file;
+	uint64_t seq_end;
+	uint64_t seq_bytes;
 	/* lpc_thread_scratch's buffer (freed at thread exit) and its size. */
 	void *scratch;
 	size_t scratch_len;

@@ -171,10 +171,18 @@ struct lpc_file {
 				  * 0: an empty slot */
 		uint32_t seen;   /* a candidate's: consecutive misses, each
 				  * starting where the last ended */
+		uint64_t behind; /* a stream's: where its next drop-behind
+				  * starts, and ra_drop_refaults at its last
+				  * one (readahead.c A5) */
+		uint64_t refaults_seen;
 	} ra_streams[LPC_RA_STREAMS], ra_cands[LPC_RA_CANDS];
 	uint64_t ra_clock;
 	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
 	_Atomic bool ra_thrash;
+	/* Pages a stream read again soon after a drop-behind took them
+	 * (run.c U5; relaxed: a hint): while it grows, streams do not drop
+	 * (readahead.c A5). */
+	_Atomic uint64_t ra_drop_refaults;
 	unsigned ra_inflight; /* windows queued or being read by the
 			       * readahead threads; under files->ra.lock
 			       * (ra_worker.c) */
@@ -373,6 +381,10 @@ struct lpc_files {
 	 * run_max. */
 	uint32_t run_bridge;
 	void *discard;
+	/* Streams drop their used-once pages behind them (readahead.c A5);
+	 * set by the cache, cleared only by tests that look at eviction or
+	 * the reclaimer's refill alone, before the first open. */
+	bool ra_drop;
 	struct lpc_ra_worker ra;
 	/* Look-ahead pages the cache's read streams may hold referenced
 	 * (stream.c ST6: credits they took, each stream at most its
@@ -644,6 +656,17 @@ int lpc_filemap_insert(struct lpc_file *f, uint64_t index, struct lpc_page *p);
  * Context: no index lock held.
  */
 bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index);
+
+/*
+ * Drop-behind (readahead.c A5): removes f's pages at [first, end) that were
+ * used once (remove.c DROP_KEEP), are clean, unlocked and held by nobody,
+ * as lpc_invalidate would, and keeps their frames for this thread's next
+ * misses (page/alloc.c OD1-OD2, MR1) or hands them to pending.  Counted in
+ * ra_dropped.  Return: the pages dropped.  Context: t is f's thread block;
+ * no page lock, index lock, ra_lock or read section held.
+ */
+uint64_t lpc_filemap_drop_behind(struct lpc_file *f, uint64_t first, uint64_t end,
+				 struct lpc_tcache *t);
 
 /* Removes every page (last close).  Context: nobody else uses f. */
 void lpc_filemap_remove_all(struct lpc_file *f);

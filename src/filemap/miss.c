@@ -253,9 +253,14 @@ static int filemap_read_page(struct lpc_file *f, struct lpc_page *p, uint64_t in
 	/* M2's write section ends with the data in place (release), before
 	 * UPTODATE is published by the unlock's release. */
 	lpc_page_seq_write_end(p);
-	/* A refault moves CLOCK2's active target (page/workingset.h). */
-	(void)lpc_pool_ws_refault(c, lpc_pool_ws_key(f->ws_id, index));
-	lpc_page_unlock_set(p, LPC_PG_UPTODATE);
+	/* A refault moves CLOCK2's active target (page/workingset.h), and
+	 * says the page was used before (REFAULTED: page.h); not one of a
+	 * page a stream dropped: the stream used it, not this reader. */
+	lpc_page_unlock_set(p, LPC_PG_UPTODATE |
+				       (lpc_pool_ws_refault(c, lpc_pool_ws_key(f->ws_id, index)) ==
+						LPC_WS_REFAULT
+						? LPC_PG_REFAULTED
+						: 0));
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at M3 */
 	return 0;

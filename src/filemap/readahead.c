@@ -94,6 +94,33 @@
  * on the submitter); when no thread can take a run, or in LOCKED mode, the
  * marker's reader reads it itself (counted in ra_windows, not ra_async).
  *
+ *   A5 drop-behind: over a file larger than the cache (what the stream
+ *      reads now is evicted before a loop could come back to it anyway),
+ *      A2's thread first takes the stream's used-once pages out of the
+ *      cache, from where its last drop ended (slot.behind) to one window
+ *      behind the marker (ra_behind: [behind, index - size), size the
+ *      last window's, so a reader a little behind the marker, or a call
+ *      still copying, finds its pages), with lpc_invalidate's removal
+ *      (remove.c: clean, unlocked, held by nobody), of only the pages read
+ *      ahead and used once since (ONCE), not referenced again nor promoted
+ *      (remove.c drop_rule).  Their frames stay with this thread
+ *      (page/alloc.c OD1-OD2) and the window read next takes them at once
+ *      (MR1: a miss's frame needs no grace period), so a scan feeds itself
+ *      and the clock hand turns for the other readers' misses alone; else
+ *      a faster scanner evicted the hot set's new pages sooner (lpcbench
+ *      read, scan-mix: the readers' hit ratio fell as the scanner's
+ *      speed rose).  The kernel keeps a scan's pages until its LRU gets to
+ *      them (FADV_NOREUSE aside).  Pages of the range that others use
+ *      stay: a hit on them set REFERENCED (a bulk read's does not:
+ *      read.c), a cached page the stream did not read has no ONCE.
+ *      No step of its own against lookups, writers or eviction: the
+ *      removal is lpc_invalidate's, A-C (lookup.c, tests/model/
+ *      spec_get.pml; its fast delete FD1-FD3 under the leaf lock,
+ *      tests/model/leaf_lock.pml), and the flags only choose which pages
+ *      it tries.  Its rules (tests/unit/test_drop_behind.c): DROP-USED-ONCE,
+ *      a page referenced again, promoted, or not read for the stream
+ *      stays; DROP-BEHIND, the last window behind the marker stays.
+ *      Counted in ra_dropped; files->ra_drop off (tests): none
  * Memory: read-ahead pages take only free frames (run.c U2, NORECLAIM),
  * enter unreferenced and inactive (CLOCK2 evicts them first unless used),
  * with RA set until their first hit or write (page/page.c
@@ -133,6 +160,7 @@ void lpc_ra_init(struct lpc_file *f)
 	f->ra_clock = 0;
 	atomic_store_explicit(&f->ra_advice, LPC_FADV_NORMAL, memory_order_relaxed);
 	atomic_store_explicit(&f->ra_thrash, false, memory_order_relaxed);
+	atomic_store_explicit(&f->ra_drop_refaults, 0, memory_order_relaxed);
 }
 
 /* A4: room for the stream's next window.  A window takes free frames
@@ -203,6 +231,43 @@ static void ra_room_grow(struct lpc_file *f)
 		atomic_store_explicit(&f->pool->ra_room, share, memory_order_relaxed);
 }
 
+/* A5: a stream starts at index: nothing behind it to drop yet.  Context:
+ * f->ra_lock. */
+static void ra_behind_start(struct lpc_file *f, struct lpc_ra_stream *s, uint64_t index)
+{
+	s->behind = index;
+	s->refaults_seen = atomic_load_explicit(&f->ra_drop_refaults, memory_order_relaxed);
+}
+
+/* A5: the pages of stream s to drop behind its reader, which is at index
+ * (the marker of its last window, [s->next - s->size, s->next)): those from
+ * where its last drop ended (s->behind) to one window behind the marker,
+ * when the file (eof pages) is larger than the cache, and no stream of the
+ * file read a dropped page again since this stream's last drop (a loop: its
+ * pages are left to the evictor, whose refaults tell whether they belong
+ * to the working set).  Moves s->behind past them.  Return: how many, from
+ * *from.  Context: f->ra_lock. */
+static uint64_t ra_behind(struct lpc_file *f, struct lpc_ra_stream *s, uint64_t index,
+			  uint64_t eof, uint64_t *from)
+{
+	uint64_t end, refaults;
+
+	if (!f->files->ra_drop || eof <= f->pool->nframes || index < s->size)
+		return 0;
+	end = index - s->size;
+	if (end <= s->behind)
+		return 0;
+	refaults = atomic_load_explicit(&f->ra_drop_refaults, memory_order_relaxed);
+	if (refaults != s->refaults_seen) {
+		s->refaults_seen = refaults;
+		s->behind = end;
+		return 0;
+	}
+	*from = s->behind;
+	s->behind = end;
+	return end - *from;
+}
+
 static struct lpc_ra_stream *ra_oldest(struct lpc_ra_stream *v, unsigned n)
 {
 	struct lpc_ra_stream *o = &v[0];
@@ -265,10 +330,12 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 			*cand = (struct lpc_ra_stream){ .next = UINT64_MAX };
 		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
 		s->size = 0;
+		ra_behind_start(f, s, index);
 	}
 	if (!s) {
 		/* SEQUENTIAL: every miss is a stream, at the largest window. */
 		s = ra_oldest(f->ra_streams, LPC_RA_STREAMS);
+		ra_behind_start(f, s, index);
 	}
 	/* S1, within the stream's part of the share (ra_worker.c QS2) */
 	size = advice == LPC_FADV_SEQUENTIAL ? f->files->ra_max : ra_next_size(f, s->size);
@@ -289,7 +356,7 @@ uint64_t lpc_ra_on_miss(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_
 void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 {
 	struct lpc_ra_stream *s = NULL;
-	uint64_t start, got, stop;
+	uint64_t start, got, stop, eof, drop, drop_from = 0;
 	unsigned queued;
 	uint32_t size;
 	bool split;
@@ -318,18 +385,25 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 		       ? f->files->ra_max
 		       : ra_next_size(f, s->size);
 	start = s->next;
-	if (start >= (atomic_load_explicit(&f->size, memory_order_acquire) + f->pool->page_size - 1) >>
-			     f->page_shift) {
+	eof = (atomic_load_explicit(&f->size, memory_order_acquire) + f->pool->page_size - 1) >>
+	      f->page_shift;
+	if (start >= eof) {
 		/* The stream reached the end of the file: no window (nor
 		 * activity: QS1 stops counting it). */
 		pthread_mutex_unlock(&f->ra_lock);
 		return;
 	}
 	size = ra_fair(f, s, start, size, &split); /* QS2: its part of the share */
+	drop = ra_behind(f, s, index, eof, &drop_from);			/* A5 */
 	s->size = size;
 	s->next = start + size;
 	s->stamp = ++f->ra_clock;
 	pthread_mutex_unlock(&f->ra_lock);
+	/* A5 before the window: its frames are then the dropped pages' (this
+	 * thread's own, page/alloc.c MR1), so a scan takes none from the
+	 * shared list and makes the reclaimer evict nothing. */
+	if (drop)
+		lpc_filemap_drop_behind(f, drop_from, drop_from + drop, t);
 	/* The pages are inserted here, locked; the readahead threads read
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
 	 * mode, or no thread to take a run: read here. */

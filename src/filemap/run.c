@@ -375,16 +375,41 @@ static int run_start(struct lpc_file *f, uint64_t *indexp, uint64_t nr, uint64_t
 /* U5's flags for page k of a run at `index` whose first nr pages were asked
  * for: a page read ahead (k >= nr) enters RA, a later page of the caller's
  * range (0 < k < nr) FRESH: neither is used yet, and the caller's first use
- * must not count as a second (page.h, lpc_page_mark_referenced).  Every
+ * must not count as a second (page.h, lpc_page_mark_referenced); with a
+ * marker, the pages asked for are ONCE besides (below); a page that
+ * refaults is REFAULTED, never ONCE.  Every
  * page is looked up among the shadows, as miss.c's M5 (a refault moves
  * CLOCK2's active target: page/workingset.h): a file read again through
  * readahead refaults as one read by demand does. */
-static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, uint64_t k, uint64_t nr)
+static uint32_t run_unlock_flags(struct lpc_file *f, uint64_t index, uint64_t k, uint64_t nr,
+				 uint64_t mark)
 {
-	(void)lpc_pool_ws_refault(f->pool, lpc_pool_ws_key(f->ws_id, index + k));
+	int refault = lpc_pool_ws_refault(f->pool, lpc_pool_ws_key(f->ws_id, index + k));
+	bool stream = k >= nr || mark != UINT64_MAX;
+	uint32_t fl;
+
+	/* A stream read again a page a stream dropped a moment ago: a loop,
+	 * whose streams stop dropping (readahead.c A5, ra_behind), and whose
+	 * pages were used before.  A demand read of such a page is no reuse
+	 * (the stream used it, not this reader): as miss.c M5. */
+	if (refault == LPC_WS_REFAULT_DROPPED) {
+		if (stream)
+			atomic_fetch_add_explicit(&f->ra_drop_refaults, 1, memory_order_relaxed);
+		else
+			refault = LPC_WS_NO_REFAULT;
+	}
+	fl = refault ? LPC_PG_REFAULTED : 0;
 	if (k >= nr)
-		return LPC_PG_RA;
-	return k ? LPC_PG_FRESH : 0;
+		return fl | LPC_PG_RA;
+	fl |= k ? LPC_PG_FRESH : 0;
+	/* A miss that continues or starts a stream (readahead.c S1-S2: it
+	 * reads ahead, so it has a marker): its own pages are the stream's
+	 * too, used once by this call, what a drop behind the stream may
+	 * take (A5), as the pages read ahead are once used; not a page that
+	 * refaulted (page.h REFAULTED). */
+	if (mark != UINT64_MAX && !refault)
+		fl |= LPC_PG_ONCE;
+	return fl;
 }
 
 static void run_iov(struct lpc_file *f, struct lpc_page **pages, uint64_t n, struct iovec *iov)
@@ -557,7 +582,7 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 		lpc_page_seq_write_end(pages[k]);
 		/* A read-ahead page: RA until its first use, in the same
 		 * release (its marker, if any, was set at U3). */
-		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index, k, nr));
+		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index, k, nr, mark));
 	}
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */

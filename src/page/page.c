@@ -34,13 +34,22 @@ LPC_EXPORT void lpc_page_put(struct lpc_page *p)
 	lpc_page_release(p);
 }
 
-/* A read-ahead page's first use: page.h, lpc_page_mark_referenced. */
+/* A read-ahead page's first use: page.h, lpc_page_mark_referenced; it
+ * becomes ONCE unless it refaulted. */
 void lpc_page_ra_used(struct lpc_page *p)
 {
 	struct lpc_tcache *t;
 
-	if (!(atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA, memory_order_relaxed) & LPC_PG_RA))
+	uint32_t old = atomic_fetch_and_explicit(&p->flags, ~LPC_PG_RA, memory_order_relaxed);
+
+	if (!(old & LPC_PG_RA))
 		return;
+	/* Only the thread that cleared RA: a second RMW, once per page read
+	 * ahead.  A drop-behind that loaded the flags between the two skips
+	 * the page (neither RA nor ONCE yet: not taken), a policy miss.  Not
+	 * a page that refaulted: it was used before. */
+	if (!(old & LPC_PG_REFAULTED))
+		atomic_fetch_or_explicit(&p->flags, LPC_PG_ONCE, memory_order_relaxed);
 	/* The thread reads through this cache: its block is current. */
 	t = lpc_self.cur_id == p->pool->owner.id ? lpc_self.cur : NULL;
 	if (t)

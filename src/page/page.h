@@ -74,6 +74,10 @@
  *   FRESH      read by a demand run for a later page of its caller's range,
  *              not used yet (run.c U5): its first use clears it rather than
  *              setting REFERENCED (lpc_page_mark_referenced)
+ *   ONCE       read for a stream (ahead, or by its miss) and used once since:
+ *              what a stream's drop-behind may take (filemap/readahead.c A5)
+ *   REFAULTED  read again soon after its eviction, or by a stream soon after
+ *              a drop (a refault): never ONCE, and a bulk read's hit marks it
  *   REMOVED    taken out of its index by a truncate-like removal (the last
  *              close, a failed read) while someone still holds it: its file
  *              may be freed under it, so the evictor never follows p->file
@@ -125,6 +129,20 @@ enum lpc_page_flag {
 	 * used yet: the caller's own lookup of each, its first use, clears
 	 * it instead of setting REFERENCED (lpc_page_mark_referenced). */
 	LPC_PG_FRESH = 1u << 13,
+	/* Read for a stream and used once since: set by lpc_page_ra_used as
+	 * it clears RA, and at the read's unlock on the pages a stream's miss
+	 * asked for (run.c U5).  A page a stream may drop behind its reader
+	 * (filemap/readahead.c A5) unless it was referenced again, promoted
+	 * or dirtied.  Cleared when the frame is handed out again. */
+	LPC_PG_ONCE = 1u << 14,
+	/* Read again soon after its eviction (a refault: page/workingset.h),
+	 * or by a stream soon after a stream dropped it (set at the read's
+	 * unlock, miss.c M5, run.c U5): used before, not once, so a stream
+	 * never drops it, and a bulk read's hit marks it as any hit does (a
+	 * loop over part of a file larger than the cache becomes a working
+	 * set, as it would without drop-behind).  Cleared when the frame is
+	 * handed out again. */
+	LPC_PG_REFAULTED = 1u << 15,
 };
 
 struct lpc_page {
@@ -411,6 +429,22 @@ static inline void lpc_page_mark_referenced(struct lpc_page *p, uint32_t flags)
 			atomic_fetch_or_explicit(&p->flags, LPC_PG_REFERENCED,
 						 memory_order_relaxed);
 	}
+}
+
+/* A bulk read's use (filemap/read.c, "Bulk reads"): the first use of a
+ * page read ahead or by a demand run, as lpc_page_mark_referenced, but
+ * never a second: REFERENCED is left as it is; except on a page that
+ * refaulted (REFAULTED), which any use marks. */
+static inline void lpc_page_mark_bulk(struct lpc_page *p, uint32_t flags)
+{
+	if (unlikely(flags & LPC_PG_REFAULTED)) {
+		lpc_page_mark_referenced(p, flags);
+		return;
+	}
+	if (unlikely(flags & LPC_PG_RA))
+		lpc_page_ra_used(p);
+	else if (unlikely(flags & LPC_PG_FRESH))
+		lpc_page_fresh_used(p);
 }
 
 /* Puts a published page whose ref is 0 on the pending list (alloc.c).

@@ -10,8 +10,9 @@
 #include "page/pool.h"
 #include "page/workingset.h"
 
-/* A word: fingerprint (31 bits) | WORKINGSET (1) | clock (32). */
-#define WS_FP_SHIFT 33
+/* A word: fingerprint (30 bits) | DROPPED (1) | WORKINGSET (1) | clock (32). */
+#define WS_FP_SHIFT 34
+#define WS_DROPPED_BIT (1ull << 33)
 #define WS_ACTIVE_BIT (1ull << 32)
 /* The largest step of the target on one refault: a sixteenth of the window. */
 #define WS_STEP_MAX_DIV 16
@@ -64,10 +65,8 @@ void lpc_pool_ws_set_bounds(struct lpc_workingset *ws, uint32_t min, uint32_t ma
 	atomic_store_explicit(&ws->target, max, memory_order_relaxed);
 }
 
-void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingset, uint32_t clock)
+static void ws_store(struct lpc_workingset *ws, uint64_t key, uint64_t word)
 {
-	uint64_t word = ws_fp(key) << WS_FP_SHIFT | (workingset ? WS_ACTIVE_BIT : 0) | clock;
-
 	if (!ws->shadow)
 		return;
 	atomic_store_explicit(&ws->shadow[key & ws->mask], word, memory_order_relaxed);
@@ -75,7 +74,17 @@ void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingse
 		atomic_store_explicit(&ws->live, true, memory_order_relaxed);
 }
 
-bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key)
+void lpc_pool_ws_dropped(struct lpc_workingset *ws, uint64_t key, uint32_t clock)
+{
+	ws_store(ws, key, ws_fp(key) << WS_FP_SHIFT | WS_DROPPED_BIT | clock);
+}
+
+void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingset, uint32_t clock)
+{
+	ws_store(ws, key, ws_fp(key) << WS_FP_SHIFT | (workingset ? WS_ACTIVE_BIT : 0) | clock);
+}
+
+int lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key)
 {
 	struct lpc_workingset *ws = &c->ws;
 	_Atomic uint64_t *slot;
@@ -83,33 +92,45 @@ bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key)
 	uint32_t distance, nactive, span;
 
 	if (!atomic_load_explicit(&ws->live, memory_order_relaxed))
-		return false;
+		return LPC_WS_NO_REFAULT;
 	slot = &ws->shadow[key & ws->mask];
 	word = atomic_load_explicit(slot, memory_order_relaxed);
 	if (!word || word >> WS_FP_SHIFT != ws_fp(key))
-		return false;
+		return LPC_WS_NO_REFAULT;
 	/* One eviction, one refault: the miss that clears it counts it. */
 	if (!atomic_compare_exchange_strong_explicit(slot, &word, 0, memory_order_relaxed,
 						     memory_order_relaxed))
-		return false;
+		return LPC_WS_NO_REFAULT;
 	/* Would it have stayed, had the other side given way?  A page never
 	 * active: if the inactive side had had the active pages' frames too;
 	 * one that had been: if the active side had had the inactive ones'.
 	 * Further back, no split of this cache would have kept it: no sign
-	 * either way (a loop over more than the cache, for one). */
+	 * either way (a loop over more than the cache, for one).  A page a
+	 * stream dropped behind it (DROPPED): if it had been left to the
+	 * evictor, within a cache's worth of turnover (filemap/readahead.c
+	 * A5 guessed wrong: a loop over part of a file larger than the
+	 * cache).  It says nothing of the split, so it moves no target: the
+	 * page is kept from the next drops (REFAULTED, page/page.h), and the
+	 * evictor's own refaults decide the split from there.  (Moving it as
+	 * a page never active's would let Zipf readers that miss pages a
+	 * scanner dropped a moment ago shrink the hot set's side.) */
 	distance = lpc_pool_ws_clock(ws) - (uint32_t)word;
 	nactive = atomic_load_explicit(&c->nactive, memory_order_relaxed);
-	if (word & WS_ACTIVE_BIT)
+	if (word & WS_DROPPED_BIT)
+		span = c->nframes;
+	else if (word & WS_ACTIVE_BIT)
 		span = c->nframes > nactive ? c->nframes - nactive : 0;
 	else
 		span = nactive;
 	if (distance > span)
-		return false;
+		return LPC_WS_NO_REFAULT;
+	if (word & WS_DROPPED_BIT)
+		return LPC_WS_REFAULT_DROPPED;
 	atomic_fetch_add_explicit(&ws->refaults, 1, memory_order_relaxed);
 	if (word & WS_ACTIVE_BIT)
 		atomic_fetch_add_explicit(&ws->refaults_active, 1, memory_order_relaxed);
 	lpc_pool_ws_nudge(ws, word & WS_ACTIVE_BIT);
-	return true;
+	return LPC_WS_REFAULT;
 }
 
 void lpc_pool_ws_advance(struct lpc_workingset *ws, uint32_t evicted, uint32_t evicted_active)

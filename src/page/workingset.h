@@ -55,9 +55,10 @@
  * The shadow table: one 64-bit word per slot, a power of two at least the
  * frame count, indexed by a hash of (file, page index) that keeps a file's
  * groups of eight neighbouring pages on one line (lpc_pool_ws_key); a word
- * holds 31 bits of the hash (the fingerprint, with the page's place in its
- * group folded in and the low bit forced so that no entry is 0), the
- * WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
+ * holds 30 bits of the hash (the fingerprint, with the page's place in its
+ * group folded in and the low bit forced so that no entry is 0), a DROPPED
+ * bit (a stream's drop-behind took it, not the evictor:
+ * lpc_pool_ws_dropped), the WORKINGSET bit, and the eviction clock (evictions so far, 32 bits, taken
  * per batch of the hand) at the eviction.  An eviction overwrites its slot
  * (the older shadow is forgotten: a refault counts only within a cache's
  * worth of evictions anyway, and the table holds about that many); a miss
@@ -178,6 +179,13 @@ static inline uint64_t lpc_pool_ws_file_id(uint64_t dev, uint64_t ino)
  * been active.  clock: the batch's lpc_pool_ws_clock. */
 void lpc_pool_ws_evicted(struct lpc_workingset *ws, uint64_t key, bool workingset, uint32_t clock);
 
+/* A stream dropped page `key` behind its reader (filemap/readahead.c A5):
+ * its shadow says so, and a refault of it counts within a cache's worth of
+ * turnover (the evictor would have kept it that long), whatever the split.
+ * clock: as lpc_pool_ws_evicted's; the dropper advances the clock by its
+ * drops as the evictor does by its evictions. */
+void lpc_pool_ws_dropped(struct lpc_workingset *ws, uint64_t key, uint32_t clock);
+
 /* The clock for a batch, and its advance by the batch's evictions. */
 static inline uint32_t lpc_pool_ws_clock(struct lpc_workingset *ws)
 {
@@ -186,10 +194,13 @@ static inline uint32_t lpc_pool_ws_clock(struct lpc_workingset *ws)
 
 void lpc_pool_ws_advance(struct lpc_workingset *ws, uint32_t evicted, uint32_t evicted_active);
 
-/* A demand miss of `key` read its page: true if it refaults (its shadow
- * within the span of its kind: counted, the target moved).  Context: any; a
+/* A demand miss of `key` read its page: whether it refaults (its shadow
+ * within the span of its kind: counted, the target moved; a dropped page's
+ * moves nothing).  Return: LPC_WS_NO_REFAULT (0), LPC_WS_REFAULT, or
+ * LPC_WS_REFAULT_DROPPED (its shadow was a drop-behind's).  Context: any; a
  * relaxed load when no page was evicted yet. */
-bool lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key);
+enum { LPC_WS_NO_REFAULT, LPC_WS_REFAULT, LPC_WS_REFAULT_DROPPED };
+int lpc_pool_ws_refault(struct lpc_pool *c, uint64_t key);
 
 /* Moves the target up (the active side was too small) or down (the
  * inactive side) by one refault's weight, clamped to [min, max]. */

@@ -54,6 +54,10 @@
  *    its flusher and its reclaimer did meanwhile, until its lpc_page_put;
  *    no file's byte changes (every read is checked); lpc_page_mark_dirty of
  *    it, locked, is -EINVAL and changes nothing.
+ *  - a sequential scan (lpc_pread in calls of one size, each where the last
+ *    ended): every call as lpc_pread's above; over a file larger than the
+ *    cache its stream drops the pages behind it (readahead.c A5), which
+ *    never changes a byte read (the count of pages dropped is printed).
  *  - lpc_stats (F.1, the only thread is quiet): lookups == hits + misses,
  *    frames constant, frames_free and dirty_pages at most frames, and the
  *    counts of this thread's calls exact (writes, fsyncs, invalidated,
@@ -334,7 +338,7 @@ static void cfg_print(const struct mcfg *c, FILE *out)
 enum opk {
 	OP_PWRITE, OP_PREAD, OP_GET, OP_FIND, OP_PUT, OP_DIRTY, OP_PAGE_READ, OP_TRUNC,
 	OP_FSYNC, OP_INVAL, OP_PIN, OP_UNPIN, OP_REOPEN, OP_OPEN2, OP_OPEN_TRUNC, OP_STATS,
-	OP_FADVISE, OP_WPIN, OP_BATCH, OP_STREAM, OP_PRIVATE, OP_N
+	OP_FADVISE, OP_WPIN, OP_BATCH, OP_STREAM, OP_PRIVATE, OP_SCAN, OP_N
 };
 
 static const unsigned op_weight[OP_N] = {
@@ -342,7 +346,7 @@ static const unsigned op_weight[OP_N] = {
 	[OP_DIRTY] = 5,	  [OP_PAGE_READ] = 5, [OP_TRUNC] = 5, [OP_FSYNC] = 5, [OP_INVAL] = 4,
 	[OP_PIN] = 5,	  [OP_UNPIN] = 4, [OP_REOPEN] = 2, [OP_OPEN2] = 2, [OP_OPEN_TRUNC] = 1,
 	[OP_STATS] = 2,	  [OP_FADVISE] = 5, [OP_WPIN] = 5, [OP_BATCH] = 4, [OP_STREAM] = 4,
-	[OP_PRIVATE] = 4,
+	[OP_PRIVATE] = 4, [OP_SCAN] = 3,
 };
 
 /* One call: its kind, its file, and raw random parameters that the call
@@ -429,6 +433,10 @@ struct run {
 };
 
 static bool no_closed_dirty; /* --no-closed-dirty: see usage */
+/* Pages the streams of a variant's sequences dropped behind them (OP_SCAN
+ * over a file larger than the cache: readahead.c A5), printed with its
+ * calls: the part that they ran at all. */
+static uint64_t model_dropped;
 
 static bool fail(struct run *r, const char *fmt, ...)
 {
@@ -695,7 +703,7 @@ static const char *const op_name[OP_N] = {
 	[OP_REOPEN] = "a reopen", [OP_OPEN2] = "a second open", [OP_OPEN_TRUNC] = "an O_TRUNC open",
 	[OP_STATS] = "lpc_stats", [OP_FADVISE] = "lpc_fadvise", [OP_WPIN] = "a write pin",
 	[OP_BATCH] = "lpc_page_get_batch", [OP_STREAM] = "a read stream",
-	[OP_PRIVATE] = "lpc_page_alloc or its put",
+	[OP_PRIVATE] = "lpc_page_alloc or its put", [OP_SCAN] = "a sequential scan",
 };
 
 /* One call, then the private pages' bytes checked. */
@@ -741,6 +749,37 @@ static bool apply_one(struct run *r, const struct op *o)
 			return fail(r, "lpc_pread(off %llu, len %zu) = %zd, want %zu (size %llu)",
 				    (unsigned long long)off, len, n, want, (unsigned long long)m->size);
 		return check_bytes(r, m, off, r->buf, want, "lpc_pread");
+	}
+	case OP_SCAN: {
+		/* A sequential reader: lpc_pread in calls of one size (a
+		 * page, part of one, or a few pages) from where it starts to
+		 * the end of the file, or three caches' worth: its misses
+		 * make a stream, whose markers read the next windows and
+		 * drop the pages behind it over a file larger than the cache
+		 * (readahead.c A5); its calls past 256 KiB are bulk reads
+		 * (read.c).  Every call checked as OP_PREAD's. */
+		static const size_t div[4] = { 1, 2, 3, 1 };
+		size_t csz = o->b % 4 == 3 ? 3 * ps : ps / div[o->b % 4] + (o->b % 4 == 2);
+		uint64_t left = 3ull * cfg->frames * ps;
+
+		off = o->a % 2 ? (o->a >> 8) % (maxpages + 1) * ps : (o->a >> 8) % (cfg->maxb + 1);
+		say(r, "scan(f%u, off %llu, calls of %zu)\n", fi, (unsigned long long)off, csz);
+		for (;;) {
+			size_t want = off >= m->size ? 0
+						     : (size_t)(m->size - off < csz ? m->size - off : csz);
+
+			n = lpc_pread(f, r->buf, csz, off);
+			if (n != (ssize_t)want)
+				return fail(r, "scan: lpc_pread(off %llu, len %zu) = %zd, want %zu (size %llu)",
+					    (unsigned long long)off, csz, n, want,
+					    (unsigned long long)m->size);
+			if (!check_bytes(r, m, off, r->buf, want, "scan: lpc_pread"))
+				return false;
+			if (!want || left <= want)
+				return true;
+			off += want;
+			left -= want;
+		}
 	}
 	case OP_GET:
 	case OP_FIND: {
@@ -1457,6 +1496,12 @@ static long run_ops(const struct mcfg *cfg, const struct op *ops, size_t n, bool
 		model_remove(m->path);
 		free(m->ref);
 	}
+	{
+		struct lpc_stats st;
+
+		lpc_stats(r->c, &st);
+		model_dropped += st.ra_dropped;
+	}
 	rc = lpc_cache_destroy(r->c);
 	if (rc != 0 && bad < 0) {
 		fail(r, "lpc_cache_destroy = %d", rc);
@@ -2152,9 +2197,11 @@ int main(int argc, char **argv)
 					done += ran;
 					seqs++;
 				}
-				printf("%s %s page %zu: %llu calls in %lu sequences%s\n",
+				printf("%s %s page %zu: %llu calls in %lu sequences, %llu pages dropped behind streams%s\n",
 				       bname(cfg.backend), lookup_name(cfg.lookup), cfg.ps,
-				       (unsigned long long)done, seqs, failed ? ": FAILED" : "");
+				       (unsigned long long)done, seqs, (unsigned long long)model_dropped,
+				       failed ? ": FAILED" : "");
+				model_dropped = 0;
 				if (!failed)
 					atomic_fetch_add(&tst_passed, 1);
 			}

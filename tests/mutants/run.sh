@@ -79,6 +79,13 @@
 #                  scan would flush the hot set: rule RA-INACTIVE, named by
 #                  tests/unit/test_readahead.c; SCAN-RESISTANCE by
 #                  test_evict_scan)
+#   drop-referenced  remove.c: a drop behind a stream takes pages referenced
+#                  again since their first use (rule DROP-USED-ONCE, named by
+#                  tests/unit/test_drop_behind.c)
+#   drop-no-slack  readahead.c: A5 drops up to the marker, not a window
+#                  behind it (rule DROP-BEHIND, test_drop_behind)
+#   bulk-marks     read.c: a bulk read marks what it hits REFERENCED (rule
+#                  BULK-READ, test_drop_behind)
 #   ra-share-twice  ra_worker.c: QS1 never finds a stream's own entry in
 #                  the active streams (each sizing takes another: the stream
 #                  counted twice, every window halved; rule RA-SHARE, named
@@ -182,7 +189,10 @@ mutants=(
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
-	'ra-referenced|src/filemap/run.c|s@(k >= nr ? LPC_PG_RA : 0) |@(k >= nr ? LPC_PG_REFERENCED : 0) | /* MUTANT */@'
+	'ra-referenced|src/filemap/run.c|s@^\t\treturn LPC_PG_RA;@\t\treturn LPC_PG_REFERENCED; /* MUTANT */@'
+	'drop-referenced|src/filemap/remove.c|s@\.keep = INVAL_BUSY | LPC_PG_REFERENCED | @.keep = INVAL_BUSY | /* MUTANT */ @'
+	'drop-no-slack|src/filemap/readahead.c|s@^\tend = index - s->size;@\tend = index; /* MUTANT: no window behind */@'
+	'bulk-marks|src/filemap/read.c|s@^\t\tlpc_page_mark_bulk(p, @\t\tlpc_page_mark_referenced(p, /* MUTANT */ @'
 	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
@@ -225,7 +235,7 @@ mutants=(
 # lingers (131 s by run.sh at load 20), so it is full-only too.
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
-	free-in-flight pending-tail-stale seg-split-count
+	free-in-flight pending-tail-stale seg-split-count drop-referenced drop-no-slack bulk-marks
 	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
 	stream-twice stream-bound stream-close-keeps stream-share handle-no-park
 	no-p4 pin-plain-inc evict-check-then-store dirty-late no-redirty opt-no-slot-check
@@ -254,6 +264,9 @@ declare -A killer=(
 	[ra-share-twice]='^unit\.test_readahead$'
 	[leaf-no-dead]='^unit\.test_radix(_shift2)?$'
 	[active-no-leaf-lock]='^regress\.regress_active_invalidate$'
+	[drop-referenced]='^unit\.test_drop_behind$'
+	[drop-no-slack]='^unit\.test_drop_behind$'
+	[bulk-marks]='^unit\.test_drop_behind$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -649,6 +649,9 @@ static void t_full_cache_windows(void)
 	cfg.io_backend = LPC_IO_NULL;
 	cfg.readahead_max_kb = MAXW * PS / 1024;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c);
+	/* The reclaimer's refill alone: no drop behind the scan, which would
+	 * feed its windows itself (readahead.c A5; test_drop_behind.c). */
+	c->files.ra_drop = false;
 	mk_file(c, &t, PAGES);
 	for (uint64_t i = 0; i < PAGES; i++) {
 		bool mark = flags_of(t.f, i) & LPC_PG_RA_MARK;
@@ -713,6 +716,9 @@ static void t_two_streams_room(void)
 	cfg.io_backend = LPC_IO_NULL;
 	cfg.readahead_max_kb = MAXW * PS / 1024;
 	REQUIRE(lpc_cache_create(&cfg, &c) == 0 && c);
+	/* The reclaimer's refill alone: no drop behind the scan, which would
+	 * feed its windows itself (readahead.c A5; test_drop_behind.c). */
+	c->files.ra_drop = false;
 	mk_file(c, &t, PAGES);
 	for (uint64_t k = 0; k < HALF; k += TURN) {
 		if (k == FR / 2) /* both streams past their ramps */

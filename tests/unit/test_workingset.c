@@ -84,6 +84,25 @@ static void test_table(void)
 	CHECK(!lpc_pool_ws_refault(&pool, a), "an active page's, past the inactive pages' span");
 	CHECK_EQ((uint64_t)ws->refaults, 3u, "those two were not counted");
 
+	/* A page a stream dropped (filemap/readahead.c A5): a refault within
+	 * a cache's worth of turnover (64) whatever the split, said apart,
+	 * not counted, the target left alone. */
+	{
+		uint32_t target = lpc_pool_ws_target(ws);
+		uint64_t refaults = ws->refaults;
+
+		lpc_pool_ws_dropped(ws, a, lpc_pool_ws_clock(ws));
+		lpc_pool_ws_advance(ws, 60, 0);
+		CHECK_EQ(lpc_pool_ws_refault(&pool, a), LPC_WS_REFAULT_DROPPED,
+			 "a dropped page, 60 turned over since (more than the 40 active)");
+		CHECK_EQ(lpc_pool_ws_target(ws), target, "a dropped page's refault moves nothing");
+		CHECK_EQ((uint64_t)ws->refaults, refaults, "nor is counted");
+		lpc_pool_ws_dropped(ws, a, lpc_pool_ws_clock(ws));
+		lpc_pool_ws_advance(ws, 65, 0);
+		CHECK_EQ(lpc_pool_ws_refault(&pool, a), LPC_WS_NO_REFAULT,
+			 "a dropped page, past a cache's worth");
+	}
+
 	/* The lower bound holds whatever the weights. */
 	for (int i = 0; i < 200; i++)
 		lpc_pool_ws_nudge(ws, false);
@@ -406,8 +425,9 @@ static void test_idle_hot_set_gives_way_ra(const char *path)
 				"pread at %" PRIu64, off);
 		lpc_stats(c, &s1);
 		printf("readahead loop over 30 %% beside an idle 85 %%: pass %d read %" PRIu64
-		       " pages, target %u\n",
-		       pass, s1.read_pages - s0.read_pages, lpc_pool_ws_target(&c->pool.ws));
+		       " pages, dropped %" PRIu64 ", evicted %" PRIu64 ", target %u\n",
+		       pass, s1.read_pages - s0.read_pages, s1.ra_dropped - s0.ra_dropped,
+		       s1.evictions - s0.evictions, lpc_pool_ws_target(&c->pool.ws));
 	}
 	CHECK(s1.read_pages - s0.read_pages <= B / 20,
 	      "the idle hot set gave way to the loop read ahead: last pass read %" PRIu64 " of %" PRIu64,
