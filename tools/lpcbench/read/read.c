@@ -934,6 +934,8 @@ static void run_phase(struct rctx *x, enum read_workload w, struct read_results 
 		e->ra_pages = st.ra_pages;
 		e->ra_used = st.ra_used;
 		e->ra_wasted = st.ra_wasted;
+		e->ra_dropped = st.ra_dropped;
+		e->evictions = st.evictions;
 		lpc_close(x);
 	}
 }

@@ -72,7 +72,7 @@ struct read_phase_end {
 	uint64_t clk_frames, clk_free, clk_evictions; /* lpc_clock's (both) */
 	uint64_t cg_usage, cg_file, cg_anon; /* the cgroup's, after the rounds */
 	/* lpc's readahead over the phase (warm-up included; lpc_stats) */
-	uint64_t ra_pages, ra_used, ra_wasted;
+	uint64_t ra_pages, ra_used, ra_wasted, ra_dropped, evictions;
 };
 
 struct read_results {

@@ -514,8 +514,10 @@ static void print_scan(const struct rep *rp)
 
 		if (e->ran && e->ra_pages)
 			printf("  lpc's readahead over the phase: %" PRIu64 " pages read ahead, %.3f of them used,"
-			       " %" PRIu64 " evicted unused\n",
-			       e->ra_pages, (double)e->ra_used / (double)e->ra_pages, e->ra_wasted);
+			       " %" PRIu64 " evicted unused; %" PRIu64 " pages dropped behind the scanner,"
+			       " %" PRIu64 " evicted\n",
+			       e->ra_pages, (double)e->ra_used / (double)e->ra_pages, e->ra_wasted,
+			       e->ra_dropped, e->evictions);
 	}
 	printf("\n");
 }
