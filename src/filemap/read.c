@@ -177,7 +177,9 @@ static lpc_always_inline void pread_ended(const struct lpc_file *f, uint64_t ind
  * ended, and the run so far is at least PREAD_BULK_BYTES) over a file
  * larger than the cache is a bulk read: its hits clear RA or FRESH as any
  * first use does, and never set REFERENCED (lpc_page_mark_bulk).  A page
- * the hot set reads again is still marked by that read.
+ * the hot set reads again is still marked by that read.  Only with
+ * CLOCK2's shadows, as drop-behind (readahead.c A5): they are what tells a
+ * loop's pages (REFAULTED, which any hit marks) from a scan's.
  * State, per thread (lpc_self: compared, never followed): seq_file and
  * seq_end, the file and byte where this thread's last lpc_pread ended, and
  * seq_bytes, how many bytes its calls read in a row up to there.  Cost on a
@@ -194,7 +196,8 @@ static lpc_always_inline void pread_ended(const struct lpc_file *f, uint64_t ind
 static lpc_always_inline bool pread_bulk(const struct lpc_file *f, uint64_t off, uint64_t size)
 {
 	return lpc_self.seq_file == f && lpc_self.seq_end == off &&
-	       lpc_self.seq_bytes >= PREAD_BULK_BYTES && (size >> f->page_shift) > f->pool->nframes;
+	       lpc_self.seq_bytes >= PREAD_BULK_BYTES && (size >> f->page_shift) > f->pool->nframes &&
+	       f->pool->ws.shadow;
 }
 
 /* The call [off, off + done) ended: the run goes on, or starts here. */

@@ -96,6 +96,9 @@
  *
  *   A5 drop-behind: over a file larger than the cache (what the stream
  *      reads now is evicted before a loop could come back to it anyway),
+ *      with CLOCK2's shadows (page/workingset.h: without them no loop is
+ *      seen, and plain CLOCK's hand clears the REFERENCED that keeps a
+ *      page others use, leaving ONCE alone: tests/attack_drop),
  *      A2's thread first takes the stream's used-once pages out of the
  *      cache, from where its last drop ended (slot.behind) to one window
  *      behind the marker (ra_behind: [behind, index - size), size the
@@ -242,7 +245,8 @@ static void ra_behind_start(struct lpc_file *f, struct lpc_ra_stream *s, uint64_
 /* A5: the pages of stream s to drop behind its reader, which is at index
  * (the marker of its last window, [s->next - s->size, s->next)): those from
  * where its last drop ended (s->behind) to one window behind the marker,
- * when the file (eof pages) is larger than the cache, and no stream of the
+ * when the file (eof pages) is larger than the cache, the cache has
+ * shadows (CLOCK2), and no stream of the
  * file read a dropped page again since this stream's last drop (a loop: its
  * pages are left to the evictor, whose refaults tell whether they belong
  * to the working set).  Moves s->behind past them.  Return: how many, from
@@ -252,7 +256,8 @@ static uint64_t ra_behind(struct lpc_file *f, struct lpc_ra_stream *s, uint64_t 
 {
 	uint64_t end, refaults;
 
-	if (!f->files->ra_drop || eof <= f->pool->nframes || index < s->size)
+	if (!f->files->ra_drop || !f->pool->ws.shadow || eof <= f->pool->nframes ||
+	    index < s->size)
 		return 0;
 	end = index - s->size;
 	if (end <= s->behind)

@@ -241,11 +241,12 @@ static void inval_chain(struct lpc_file *f, const struct remove_rule *rule, stru
 
 /*
  * Removes the pages of f at [first, last] that the rule takes and that
- * nobody holds, and frees them (C).  Return: how many.  Context: no page
+ * nobody holds, and frees them (C).  Return: how many; *pended: how many of
+ * them went to pending (the rest stay with this thread).  Context: no page
  * lock, index lock or read section held; the thread has its block.
  */
 static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
-			     const struct remove_rule *rule)
+			     const struct remove_rule *rule, uint64_t *pended)
 {
 	void *pages[GANG];
 	uint64_t idx[GANG];
@@ -253,6 +254,8 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 	uint32_t k = 0, clock = lpc_pool_ws_clock(&f->pool->ws);
 	uint64_t dropped = 0;
 	unsigned n, seen = 0;
+
+	*pended = 0;
 
 	/* A gang at a time under the index lock; the freed frames go to
 	 * pending in chains of up to INVAL_CHAIN pages, one take of the free
@@ -319,8 +322,10 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 			/* C: kept for this thread's next misses (seed
 			 * 002's loop reads the range again; a stream's next
 			 * window), or pending. */
-			if (k && !lpc_page_keep_removed_chain(f->pool, head, tail, k))
+			if (k && !lpc_page_keep_removed_chain(f->pool, head, tail, k)) {
 				lpc_page_free_removed_chain(f->pool, head, tail, k);
+				*pended += k;
+			}
 			lpc_rcu_read_unlock();
 			if (rule->shadow) {
 				lpc_pool_ws_advance(&f->pool->ws, k, 0);
@@ -336,18 +341,13 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 		}
 		first = idx[n - 1] + 1;
 	}
-	/* The frames wait on pending for a grace period: the reclaimer's
-	 * drain takes a batch's worth at once (no call_rcu, whose thread
-	 * sleeps 10 ms after each batch: reclaim/reclaimer.c). */
-	if (dropped)
-		lpc_page_pending_kick(f->pool);
 	return dropped;
 }
 
 LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 {
 	struct lpc_tcache *t;
-	uint64_t first, last, dropped;
+	uint64_t first, last, dropped, pended;
 
 	if (unlikely(!f))
 		return -EINVAL;
@@ -360,7 +360,12 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		last = UINT64_MAX;
 	else
 		last = (off + len - 1) >> f->page_shift;
-	dropped = remove_range(f, first, last, &inval_rule);
+	dropped = remove_range(f, first, last, &inval_rule, &pended);
+	/* The frames wait on pending for a grace period: the reclaimer's
+	 * drain takes a batch's worth at once (no call_rcu, whose thread
+	 * sleeps 10 ms after each batch: reclaim/reclaimer.c). */
+	if (dropped)
+		lpc_page_pending_kick(f->pool);
 	/* After every page was looked at, release (stream.c ST5): a stream
 	 * that loads the new count (acquire) took its later references after
 	 * this walk, which therefore skipped no page because of them; one
@@ -376,11 +381,16 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 uint64_t lpc_filemap_drop_behind(struct lpc_file *f, uint64_t first, uint64_t end,
 				 struct lpc_tcache *t)
 {
-	uint64_t dropped;
+	uint64_t dropped, pended;
 
 	if (end <= first)
 		return 0;
-	dropped = remove_range(f, first, end - 1, &drop_rule);
+	dropped = remove_range(f, first, end - 1, &drop_rule, &pended);
+	/* Only frames that went to pending need the reclaimer: those kept
+	 * are this thread's next window's (once a window, it woke the
+	 * reclaimer for nothing). */
+	if (pended)
+		lpc_page_pending_kick(f->pool);
 	if (dropped)
 		lpc_count_add(t, LPC_C_RA_DROPPED, dropped);
 	return dropped;

@@ -189,7 +189,7 @@ mutants=(
 	'no-y3|src/writeback/writeback.c|s@^\twait_writeback_all(f);\t\t\t\t\t\t/\* Y3 \*/@\t(void)wait_writeback_all; /* MUTANT: no Y3 */@'
 	'open-no-revive|src/filemap/file.c|s@^\tif (f) {\t*/\* ZA \*/@\tif (f \&\& f->closing)\n\t\tf = NULL; /* MUTANT: no revival */\n\tif (f) {@'
 	'close-unlink-early|src/filemap/file.c|s@^\tf->closing = true;\(\t*/\* Z1 \*/\)$@\tf->closing = true;\1\n\tfor (pp = \&c->head; *pp != f; pp = \&(*pp)->next)\n\t\t;\n\t*pp = f->next; /* MUTANT: unlink at Z1 */@;s@^\tfor (pp = \&c->head; \*pp != f; pp = \&(\*pp)->next)$@\tfor (pp = \&f->next; 0;) /* MUTANT: not at Z5 */@'
-	'ra-referenced|src/filemap/run.c|s@^\t\treturn LPC_PG_RA;@\t\treturn LPC_PG_REFERENCED; /* MUTANT */@'
+	'ra-referenced|src/filemap/run.c|s@^\t\treturn fl | LPC_PG_RA;@\t\treturn fl | LPC_PG_REFERENCED; /* MUTANT */@'
 	'drop-referenced|src/filemap/remove.c|s@\.keep = INVAL_BUSY | LPC_PG_REFERENCED | @.keep = INVAL_BUSY | /* MUTANT */ @'
 	'drop-no-slack|src/filemap/readahead.c|s@^\tend = index - s->size;@\tend = index; /* MUTANT: no window behind */@'
 	'bulk-marks|src/filemap/read.c|s@^\t\tlpc_page_mark_bulk(p, @\t\tlpc_page_mark_referenced(p, /* MUTANT */ @'

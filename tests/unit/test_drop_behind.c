@@ -20,6 +20,7 @@
  *  - a loop over part of a file larger than the cache: its second pass
  *    re-reads what the first dropped (refaults), so its stream stops
  *    dropping and the third pass reads from the cache;
+ *  - plain CLOCK (no shadows): no drop, and the scan's hits mark;
  *  - files->ra_drop off: no drop, the scan leaves through eviction.
  * Every byte read is checked (the null backend's pattern; the sync file's
  * own bytes).
@@ -36,6 +37,8 @@
 
 static int nfile;
 
+static int policy = LPC_RECLAIM_CLOCK2;
+
 static struct lpc_cache *mk_cache_of(unsigned frames, int backend, int lookup, bool drop)
 {
 	struct lpc_config cfg;
@@ -48,6 +51,7 @@ static struct lpc_cache *mk_cache_of(unsigned frames, int backend, int lookup, b
 	cfg.io_backend = backend;
 	cfg.lookup_mode = lookup;
 	cfg.readahead_max_kb = MAXW * PS / 1024;
+	cfg.reclaim_policy = policy;
 	rc = lpc_cache_create(&cfg, &c);
 	REQUIRE(rc == 0 && c, "lpc_cache_create = %d", rc);
 	c->files.ra_drop = drop; /* before the first open */
@@ -340,6 +344,34 @@ static void t_loop(void)
 	tst_cache_destroy(c);
 }
 
+/* Plain CLOCK (no shadows: a loop could not be told from a scan, and its
+ * hand clears the REFERENCED that keeps a page others use): no drop, and a
+ * scan's hits mark as usual. */
+static void t_clock(void)
+{
+	struct lpc_cache *c;
+	const uint64_t late = 1000;
+	struct lpc_page *pl;
+	struct lpc_stats s;
+	struct tf t;
+
+	policy = LPC_RECLAIM_CLOCK;
+	c = mk_cache(LPC_IO_NULL, LPC_LOOKUP_LOCKLESS, true);
+	policy = LPC_RECLAIM_CLOCK2;
+	mk_file(c, &t, PAGES);
+	REQUIRE(lpc_page_get(t.f, late, 0, &pl) == 0);
+	for (uint64_t i = 0; i < PAGES; i++)
+		read_page(&t, i);
+	lpc_ra_quiesce(t.f);
+	lpc_stats(c, &s);
+	CHECK_EQ(s.ra_dropped, 0, "CLOCK: no drop-behind");
+	CHECK(flags_of(t.f, late) & LPC_PG_REFERENCED, "CLOCK: the scan's hit marked page %" PRIu64,
+	      late);
+	lpc_page_put(pl);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	tst_cache_destroy(c);
+}
+
 /* Drop-behind off: the scan leaves through eviction, none dropped. */
 static void t_off(void)
 {
@@ -369,6 +401,7 @@ int main(int argc, char **argv)
 	TST_RUN(t_fits());
 	TST_RUN(t_bulk_hits());
 	TST_RUN(t_loop());
+	TST_RUN(t_clock());
 	TST_RUN(t_off());
 	return tst_finish();
 }
