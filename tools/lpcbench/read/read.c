@@ -928,7 +928,7 @@ static void run_phase(struct rctx *x, enum read_workload w, struct read_results 
 		e->cg_anon = memcg_stat(&x->kc.cg, x->kc.cg.version == 1 ? "rss" : "anon");
 	}
 	if (x->cache) {
-		struct lpc_stats st;
+		struct lpc_stats st = { 0 }; /* a library before 0.3 fills fewer fields */
 
 		lpc_stats(x->cache, &st);
 		e->ra_pages = st.ra_pages;
