@@ -105,8 +105,9 @@
  *      last window's, so a reader a little behind the marker, or a call
  *      still copying, finds its pages), with lpc_invalidate's removal
  *      (remove.c: clean, unlocked, held by nobody), of only the pages read
- *      ahead and used once since (ONCE), not referenced again nor promoted
- *      (remove.c drop_rule).  Their frames stay with this thread
+ *      for a stream (ahead, or a stream's miss's own) and used once since
+ *      (ONCE), not referenced again, promoted nor refaulted (remove.c
+ *      drop_rule).  Their frames stay with this thread
  *      (page/alloc.c OD1-OD2) and the window read next takes them at once
  *      (MR1: a miss's frame needs no grace period), so a scan feeds itself
  *      and the clock hand turns for the other readers' misses alone; else
@@ -115,7 +116,14 @@
  *      speed rose).  The kernel keeps a scan's pages until its LRU gets to
  *      them (FADV_NOREUSE aside).  Pages of the range that others use
  *      stay: a hit on them set REFERENCED (a bulk read's does not:
- *      read.c), a cached page the stream did not read has no ONCE.
+ *      read.c), a cached page the stream did not read has no ONCE.  A
+ *      loop over part of such a file: each drop leaves a shadow and moves
+ *      the eviction clock (page/workingset.h, DROPPED), a stream's read
+ *      of a page dropped within a cache's turnover counts in
+ *      f->ra_drop_refaults (run.c U5) and marks the page REFAULTED (never
+ *      dropped, marked by any hit), and while that count grows no stream
+ *      of the file drops (ra_behind): the loop's pages are left to the
+ *      evictor, as without drop-behind.
  *      No step of its own against lookups, writers or eviction: the
  *      removal is lpc_invalidate's, A-C (lookup.c, tests/model/
  *      spec_get.pml; its fast delete FD1-FD3 under the leaf lock,

@@ -2,7 +2,7 @@
 /*
  * remove.c - taking pages out of a file's index: a failed read, the last
  * close, lpc_invalidate (clean pages nobody holds), and a stream's drop
- * behind its reader (those of them read ahead and used once:
+ * behind its reader (those of them read for a stream and used once:
  * readahead.c A5).  The protocol against
  * lockless readers is in lookup.c (remover steps A-C; the radix tree's own
  * delete steps inside B are N1-N4, index/radix.c) and tests/model/spec_get.pml.
