@@ -139,9 +139,10 @@ static void t_scan(int lookup)
 	       " dropped, %" PRIu64 " evicted\n",
 	       lookup == LPC_LOOKUP_LOCKED ? "LOCKED" : "lockless", s.read_pages, s.ra_pages,
 	       s.ra_dropped, s.evictions);
-	/* Everything but the first cache's worth (filled before the first
-	 * drop frees anything: the ramp), the last windows and the two
-	 * demand pages that started the stream was dropped. */
+	/* All but a cache's worth at most was dropped: what stays is the
+	 * window behind the reader and those ahead of it, the two demand
+	 * pages that started the stream, and what the first drops left to
+	 * the evictor (a margin). */
 	CHECK(s.ra_dropped >= stop - FR, "%" PRIu64 " dropped of %" PRIu64 " read", s.ra_dropped,
 	      stop);
 	CHECK(s.evictions <= FR, "the scan fed itself: %" PRIu64 " evictions", s.evictions);
