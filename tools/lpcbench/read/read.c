@@ -98,6 +98,7 @@ struct rworker {
 	int iofd; /* /proc/thread-self/io, opened by the worker itself */
 	/* The last slice: */
 	uint64_t reads, io_bytes, majflt, nowait_hits, find_hits;
+	uint64_t run_ns, runq_ns; /* schedstat deltas */
 	uint64_t hit_ticks, miss_ticks, ra_ticks, hit_n, miss_n, ra_n;
 	int err;
 	uint32_t err_page;
@@ -314,14 +315,32 @@ loop_probe(const struct rctx *x, struct rworker *wk, const _Atomic unsigned *sto
 	return ops;
 }
 
+/* This thread's time on a CPU and runnable waiting for one
+ * (/proc/thread-self/schedstat), in ns; zeroes where it cannot be read. */
+static void thread_sched(uint64_t *run, uint64_t *runq)
+{
+	unsigned long long a = 0, b = 0;
+	FILE *fp = fopen("/proc/thread-self/schedstat", "r");
+
+	if (fp) {
+		if (fscanf(fp, "%llu %llu", &a, &b) != 2)
+			a = b = 0;
+		fclose(fp);
+	}
+	*run = a;
+	*runq = b;
+}
+
 static uint64_t read_slice_fn(unsigned id, void *arg, const _Atomic unsigned *stop)
 {
 	struct rctx *x = arg;
 	struct rworker *wk = &x->wk[id];
 	bool seq = x->w == RW_SCAN && id == x->readers;
 	uint64_t io0 = thread_read_bytes(&wk->iofd), flt0 = thread_majflt();
-	uint64_t ops;
+	uint64_t ops, run0 = 0, runq0 = 0;
 
+	if (seq)
+		thread_sched(&run0, &runq0);
 	wk->err = 0;
 	wk->nowait_hits = wk->find_hits = 0;
 	wk->hit_ticks = wk->miss_ticks = wk->ra_ticks = 0;
@@ -335,6 +354,11 @@ static uint64_t read_slice_fn(unsigned id, void *arg, const _Atomic unsigned *st
 	wk->reads = ops;
 	wk->io_bytes = thread_read_bytes(&wk->iofd) - io0;
 	wk->majflt = thread_majflt() - flt0;
+	if (seq) {
+		thread_sched(&wk->run_ns, &wk->runq_ns);
+		wk->run_ns -= run0;
+		wk->runq_ns -= runq0;
+	}
 	return ops;
 }
 
@@ -357,6 +381,8 @@ static int run_local(struct rctx *x, uint64_t slice_ns, struct read_sample *s,
 		if (x->w == RW_SCAN && i == x->readers) {
 			s->scan_reads += wk->reads;
 			s->scan_io_bytes += wk->io_bytes;
+			s->scan_run_ns += wk->run_ns;
+			s->scan_runq_ns += wk->runq_ns;
 			continue;
 		}
 		s->reads += wk->reads;
@@ -775,6 +801,7 @@ static void run_row(struct rctx *x, const struct read_row *row, uint64_t slice_n
 			s->read_around = b.read_around - a.read_around;
 			s->evictions = b.evictions - a.evictions;
 			s->direct_reclaims = b.direct_reclaims - a.direct_reclaims;
+			s->frames_free = b.frames_free;
 			s->ns_alloc = b.miss_ns_alloc - a.miss_ns_alloc;
 			s->ns_evict = b.miss_ns_evict - a.miss_ns_evict;
 			s->ns_insert = b.miss_ns_insert - a.miss_ns_insert;
@@ -799,6 +826,7 @@ static void csv_sample(const struct bench_env *env, unsigned round,
 	} f[] = {
 		{ "reads", s->reads }, { "io_bytes", s->io_bytes }, { "majflt", s->majflt },
 		{ "scan_reads", s->scan_reads }, { "scan_io_bytes", s->scan_io_bytes },
+		{ "scan_run_ns", s->scan_run_ns }, { "scan_runq_ns", s->scan_runq_ns },
 		{ "lpc_hits", s->hits }, { "lpc_misses", s->misses },
 		{ "lpc_read_around", s->read_around }, { "kernel_nowait_hits", s->nowait_hits },
 		{ "lpc_find_hits", s->find_hits },
@@ -936,6 +964,11 @@ static void run_phase(struct rctx *x, enum read_workload w, struct read_results 
 		e->ra_wasted = st.ra_wasted;
 		e->ra_dropped = st.ra_dropped;
 		e->evictions = st.evictions;
+		e->ra_windows = st.ra_windows;
+		e->ra_async = st.ra_async;
+		e->reads = st.reads;
+		e->read_pages = st.read_pages;
+		e->alloc_failures = st.alloc_failures;
 		lpc_close(x);
 	}
 }

@@ -53,9 +53,11 @@ struct read_sample {
 	uint64_t find_hits;   /* lpc, scan-mix: their reads whose page lpc_page_find
 			       found cached just before */
 	uint64_t scan_reads, scan_io_bytes; /* the sequential reader's */
+	uint64_t scan_run_ns, scan_runq_ns; /* ... time on a CPU, and runnable waiting for one */
 	/* lpc_stats deltas over the slice (lpc and probe rows; all threads) */
 	uint64_t hits, misses, read_around;
 	uint64_t evictions, direct_reclaims;
+	uint64_t frames_free; /* lpc_stats' gauge at the slice's end */
 	/* ... and where the misses' time went (lpc_stats miss_ns_*) */
 	uint64_t ns_alloc, ns_evict, ns_insert, ns_read;
 	/* probe: TSC ticks in lpc_pread by outcome, and the counts */
@@ -73,6 +75,7 @@ struct read_phase_end {
 	uint64_t cg_usage, cg_file, cg_anon; /* the cgroup's, after the rounds */
 	/* lpc's readahead over the phase (warm-up included; lpc_stats) */
 	uint64_t ra_pages, ra_used, ra_wasted, ra_dropped, evictions;
+	uint64_t ra_windows, ra_async, reads, read_pages, alloc_failures;
 };
 
 struct read_results {

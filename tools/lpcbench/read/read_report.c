@@ -22,6 +22,12 @@
  *   drecl/rd    lpc_stats direct_reclaims / all reads: allocations that had
  *               to evict for themselves
  *   majflt      the readers' major faults / reads (mmap)
+ *   scan cpu    scan-mix: the scanner thread's time on a CPU / the slice's
+ *               wall time (/proc/thread-self/schedstat); scan runq, its
+ *               time runnable and waiting for a CPU; the rest it slept (on
+ *               a page in flight, in the kernel's read)
+ *   free MiB    scan-mix, lpc: lpc_stats frames_free at the slice's end
+ *               (frames no page holds: what the readers' hot set lacks)
  *   lpc/kernel  kreads/s of lpc / kreads/s of kernel at the same thread count
  * lpc_clock (--policy both) is lpc with plain CLOCK in a second cache: its
  * rows read like lpc's.
@@ -158,6 +164,31 @@ static double f_scan_kreads(const struct rep *rp, unsigned r, int row, int row2)
 	const struct read_sample *s = smp(rp, r, row);
 
 	return s->ps.wall_ns ? (double)s->scan_reads * 1e6 / (double)s->ps.wall_ns : NAN;
+}
+
+/* The scanner's share of the slice on a CPU (NAN where schedstat could not
+ * be read). */
+static double f_scan_cpu(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->ps.wall_ns && s->scan_run_ns ? (double)s->scan_run_ns / (double)s->ps.wall_ns : NAN;
+}
+
+/* ... and runnable, waiting for one. */
+static double f_scan_runq(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return s->ps.wall_ns && s->scan_run_ns ? (double)s->scan_runq_ns / (double)s->ps.wall_ns : NAN;
+}
+
+/* lpc's free frames at the slice's end, in MiB. */
+static double f_free_mib(const struct rep *rp, unsigned r, int row, int row2)
+{
+	const struct read_sample *s = smp(rp, r, row);
+
+	return (double)s->frames_free * (double)rp->res->page_size / 1048576.0;
 }
 
 /* Little's law: threads x wall / reads; a queue depth of `threads`. */
@@ -459,22 +490,25 @@ static void print_scan(const struct rep *rp)
 	struct plot *pl = plot_open(&(struct plot_spec){
 		.name = "read_scan_mix", .title = "lpcbench read scan-mix: hit ratio of the Zipf readers while one thread scans the file",
 		.ylabel = "hot-set hit ratio (cached before the read)", .stitle = "Zipf readers",
-		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,other_hit,kreads_per_s,scan_kreads_per_s,evictions_per_read,direct_reclaims_per_read",
+		.header = "threads,variant,hot_hit,hot_hit_min,hot_hit_max,measure,other_hit,kreads_per_s,scan_kreads_per_s,scan_cpu,scan_runq,free_mib,evictions_per_read,direct_reclaims_per_read",
 		.xcol = 2, .scol = 1, .ycol = 3, .locol = 4, .hicol = 5, .ref = NAN });
-	char a[64], b[64], d[64], f[32], g[32];
+	char a[64], b[64], d[64], f[32], g[32], m[32];
 
 	printf("read scan-mix: T Zipf readers + 1 sequential reader; the readers' (hot set's) hit ratio:\n"
 	       "  the reads whose page was cached just before: lpc by lpc_page_find, kernel by RWF_NOWAIT\n"
 	       "  (storage bytes are no measure here: both charge a reader for readahead of the scanner's);\n"
 	       "  beside it, lpc_stats' hit ratio of all lpc's threads and the kernel's by bytes;\n"
-	       "  lpc's evictions and direct reclaims per read (all threads; sums over the rounds)\n");
+	       "  the scanner's time on a CPU and runnable waiting for one, shares of the slice (the rest it slept);\n"
+	       "  lpc's free frames at the slice's end; lpc's evictions and direct reclaims per read\n"
+	       "  (all threads; sums over the rounds)\n");
 	if (res->policy == BENCH_POLICY_BOTH)
 		printf("  lpc evicts with CLOCK2 (inactive/active), lpc_clock with plain CLOCK, in the same rounds\n");
-	printf("%7s  %-9s %-21s %-7s %-9s %-27s %-9s %-9s %s\n", "readers", "variant", "hot hit",
-	       "by", "other", "readers kreads/s", "scan kr/s", "evict/rd", "drecl/rd");
+	printf("%7s  %-9s %-21s %-7s %-9s %-27s %-9s %-8s %-9s %-8s %-9s %s\n", "readers", "variant",
+	       "hot hit", "by", "other", "readers kreads/s", "scan kr/s", "scan cpu", "scan runq",
+	       "free MiB", "evict/rd", "drecl/rd");
 	for (unsigned i = 0; i < res->nr_rows; i++) {
 		const struct read_row *row = &res->rows[i];
-		struct summary h, k, sk, ev, dr, hl = { NAN, NAN, NAN, 0 };
+		struct summary h, k, sk, sc, sq, fr, ev, dr, hl = { NAN, NAN, NAN, 0 };
 
 		if (row->w != RW_SCAN)
 			continue;
@@ -491,6 +525,10 @@ static void print_scan(const struct rep *rp)
 			  kern ? "hot_hit_ratio_io" : "hit_ratio_lpc_all_threads");
 		k = over(rp, f_kreads, (int)i, -1, "kreads_per_s");
 		sk = over(rp, f_scan_kreads, (int)i, -1, "scan_kreads_per_s");
+		sc = over(rp, f_scan_cpu, (int)i, -1, "scan_cpu_share");
+		sq = over(rp, f_scan_runq, (int)i, -1, "scan_runq_share");
+		fr = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
+			    over(rp, f_free_mib, (int)i, -1, "free_mib");
 		ev = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
 			    over(rp, f_evict, (int)i, -1, "evictions_per_read");
 		dr = kern ? (struct summary){ NAN, NAN, NAN, 0 } :
@@ -501,12 +539,17 @@ static void print_scan(const struct rep *rp)
 		} else {
 			f[0] = g[0] = '\0';
 		}
-		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %-9.1f %-9s %s\n", row->threads,
-		       read_variant_name[row->v], fs(a, sizeof(a), &h, 4, 3),
-		       kern ? "nowait" : "find", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med, f, g);
-		plot_row(pl, "%u,%s,%s,%s,%.4g,%.6g,%.6g,%s,%s", row->threads,
+		if (kern)
+			m[0] = '\0'; /* the kernel's page cache has no such count here */
+		else
+			snprintf(m, sizeof(m), "%.1f", fr.med);
+		printf("%7u  %-9s %-21s %-7s %-9.3f %-27s %-9.1f %-8.2f %-9.2f %-8s %-9s %s\n",
+		       row->threads, read_variant_name[row->v], fs(a, sizeof(a), &h, 4, 3),
+		       kern ? "nowait" : "find", hl.med, fs(b, sizeof(b), &k, 7, 1), sk.med, sc.med,
+		       sq.med, m, f, g);
+		plot_row(pl, "%u,%s,%s,%s,%.4g,%.6g,%.6g,%.3g,%.3g,%s,%s,%s", row->threads,
 			 read_variant_name[row->v], plot_sum(d, sizeof(d), &h),
-			 kern ? "nowait" : "find", hl.med, k.med, sk.med, f, g);
+			 kern ? "nowait" : "find", hl.med, k.med, sk.med, sc.med, sq.med, m, f, g);
 	}
 	plot_close(pl);
 	{
@@ -518,6 +561,12 @@ static void print_scan(const struct rep *rp)
 			       " %" PRIu64 " evicted\n",
 			       e->ra_pages, (double)e->ra_used / (double)e->ra_pages, e->ra_wasted,
 			       e->ra_dropped, e->evictions);
+		if (e->ran && e->reads)
+			printf("  ... %" PRIu64 " windows (%" PRIu64 " started by a marker); %" PRIu64
+			       " read I/Os of all threads, %.1f pages each; %" PRIu64
+			       " allocations found no frame\n",
+			       e->ra_windows, e->ra_async, e->reads,
+			       (double)e->read_pages / (double)e->reads, e->alloc_failures);
 	}
 	printf("\n");
 }
