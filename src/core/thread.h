@@ -82,6 +82,7 @@ enum lpc_counter {
 	LPC_C_RA_USED,    /* read-ahead pages later used (their first hit) */
 	LPC_C_RA_WASTED,  /* read-ahead pages evicted unused */
 	LPC_C_RA_DROPPED, /* used-once pages dropped behind a stream (readahead.c A5) */
+	LPC_C_RA_REFILLS, /* A4's wake-ups of the reclaimer (not in lpc_stats: tests) */
 	/* write pins (writeback/wpin.c) */
 	LPC_C_WPIN_FAST,   /* lpc_pin(LPC_PIN_WRITE) calls served by the fast path */
 	LPC_C_WPIN_SLOW,   /* ... that took the slow path */

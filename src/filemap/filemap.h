@@ -175,6 +175,8 @@ struct lpc_file {
 				  * starts, and ra_drop_refaults at its last
 				  * one (readahead.c A5) */
 		uint64_t refaults_seen;
+		bool fed;        /* a stream's: it drops behind, so it feeds
+				  * its windows itself (readahead.c A4-A5) */
 	} ra_streams[LPC_RA_STREAMS], ra_cands[LPC_RA_CANDS];
 	uint64_t ra_clock;
 	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */

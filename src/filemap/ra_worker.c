@@ -153,8 +153,10 @@
  *      active stores 0 (the lone stream's room, as before); each written
  *      only when it changes.  The reclaimer reads it at each turn of a
  *      refill for readahead, and evicts a quarter of it beyond (reclaimer.c
- *      RF4: one grace period per two windows, not per window).  Only a cut
- *      grows it: streams over a file the
+ *      RF4: one grace period per two windows, not per window).  Not a
+ *      stream that drops behind, which feeds its windows with its own
+ *      drops (readahead.c A4-A5).  Only a cut grows it: streams over a
+ *      file the
  *      cache holds never cut a window, and a refill to the share there
  *      evicted cached pages for frames nobody took (test_readahead
  *      t_many_streams read pages twice).  A hint both ways (relaxed): a

@@ -20,6 +20,10 @@
  *  - a loop over part of a file larger than the cache: its second pass
  *    re-reads what the first dropped (refaults), so its stream stops
  *    dropping and the third pass reads from the cache;
+ *  - a stream that drops feeds itself: once its drops begin, its marker
+ *    windows ask the reclaimer for no refill (readahead.c A4), and the
+ *    streams' room stays 0, with most of the cache held by another file;
+ *    with drop-behind off they do;
  *  - plain CLOCK (no shadows): no drop, and the scan's hits mark;
  *  - files->ra_drop off: no drop, the scan leaves through eviction.
  * Every byte read is checked (the null backend's pattern; the sync file's
@@ -391,6 +395,64 @@ static void t_off(void)
 	tst_cache_destroy(c);
 }
 
+/* A4's refills for readahead (LPC_C_RA_REFILLS: internal, all threads). */
+static uint64_t ra_refills(struct lpc_cache *c)
+{
+	uint64_t cnt[LPC_NR_COUNTERS], tfree;
+
+	lpc_towner_sum(&c->pool.owner, cnt, &tfree);
+	return cnt[LPC_C_RA_REFILLS];
+}
+
+/* A stream that drops feeds its windows with its own drops: once its drops
+ * have begun, none of its marker windows asks the reclaimer to make room
+ * for readahead (readahead.c A4: a refill for it kept free frames that
+ * other readers' pages could have held, lpcbench read's scan-mix), and the
+ * streams' room stays 0.  Most of the cache is held by another file's
+ * pages (unevictable), so the free list stays below A4's room for a
+ * window; without drop-behind the same scan asks for refills (so the
+ * count can fail). */
+static void t_self_fed(bool drop)
+{
+	struct lpc_cache *c = mk_cache(LPC_IO_NULL, LPC_LOOKUP_LOCKLESS, drop);
+	const uint64_t HELD = FR / 2;
+	static struct lpc_page *held[FR];
+	uint64_t before = 0;
+	struct lpc_stats s;
+	struct tf t, other;
+
+	mk_file(c, &t, PAGES);
+	mk_file(c, &other, HELD);
+	CHECK_EQ(lpc_fadvise(other.f, 0, 0, LPC_FADV_RANDOM), 0); /* no window there */
+	for (uint64_t i = 0; i < HELD; i++)
+		REQUIRE(lpc_page_get(other.f, i, 0, &held[i]) == 0);
+	for (uint64_t i = 0; i < PAGES; i++) {
+		read_page(&t, i);
+		if (i == FR)
+			before = ra_refills(c); /* drops began a few windows in */
+	}
+	lpc_ra_quiesce(t.f);
+	lpc_stats(c, &s);
+	printf("  drop %s: %" PRIu64 " dropped, %" PRIu64 " evicted, %" PRIu64
+	       " readahead refills, %" PRIu64 " after page %u\n",
+	       drop ? "on" : "off", s.ra_dropped, s.evictions, ra_refills(c),
+	       ra_refills(c) - before, FR);
+	if (drop) {
+		CHECK(s.ra_dropped >= PAGES - 2 * FR, "%" PRIu64 " dropped", s.ra_dropped);
+		CHECK_EQ(ra_refills(c) - before, 0,
+			 "a stream that drops asked for refills for its windows");
+		CHECK_EQ(atomic_load_explicit(&c->pool.ra_room, memory_order_relaxed), 0);
+	} else {
+		CHECK(ra_refills(c) - before >= (PAGES - FR) / MAXW / 2,
+		      "%" PRIu64 " readahead refills without drops", ra_refills(c) - before);
+	}
+	for (uint64_t i = 0; i < HELD; i++)
+		lpc_page_put(held[i]);
+	CHECK_EQ(lpc_file_close(t.f), 0);
+	CHECK_EQ(lpc_file_close(other.f), 0);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 120);
@@ -402,6 +464,8 @@ int main(int argc, char **argv)
 	TST_RUN(t_fits());
 	TST_RUN(t_bulk_hits());
 	TST_RUN(t_loop());
+	TST_RUN(t_self_fed(true));
+	TST_RUN(t_self_fed(false));
 	TST_RUN(t_clock());
 	TST_RUN(t_off());
 	return tst_finish();
