@@ -175,8 +175,10 @@ struct lpc_file {
 				  * starts, and ra_drop_refaults at its last
 				  * one (readahead.c A5) */
 		uint64_t refaults_seen;
-		bool fed;        /* a stream's: it drops behind, so it feeds
-				  * its windows itself (readahead.c A4-A5) */
+		bool fed;        /* a stream's: its last drop-behind left at
+				  * most half of its range cached, so it
+				  * feeds its windows itself (readahead.c
+				  * A4-A5, ra_fed) */
 	} ra_streams[LPC_RA_STREAMS], ra_cands[LPC_RA_CANDS];
 	uint64_t ra_clock;
 	_Atomic int ra_advice; /* LPC_FADV_NORMAL / SEQUENTIAL / RANDOM */
@@ -543,11 +545,12 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted);
  * (a quarter of the frames, less the pages of the queued and running jobs
  * and those reserved by others), and with `slot` a queue slot too.  Return:
  * the pages granted (the run is capped at them), 0 when refused (the window
- * ends here: readahead reads less, never waits).  A grant is given back by
+ * ends here: readahead reads less, never waits; *queue_full set, when not
+ * NULL, if the share had room and the queue had none).  A grant is given back by
  * lpc_ra_submit (when it queues the run: the run's pages then count as the
  * job's) or by lpc_ra_unreserve with the same pages and slot (the run read
  * by its caller, after its U5, or not built). */
-uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot);
+uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot, bool *queue_full);
 /* QS1-QS2: the largest window stream `key` may read now, so that two
  * windows of every active stream fit readahead's share together: share /
  * (2 x the streams active, key counted), at least 1; UINT32_MAX (no cap)
@@ -565,7 +568,8 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
  * run handed to the readahead threads (async, lockless mode) or read here;
  * RA_MARK on the first page inserted when mark_first (set before its insert).  Return: pages inserted;
  * *queued: runs handed to the threads; *stop: where the window ended early
- * (no free frame, no share left: ra_worker.c Q5, end of file), else end.
+ * (no free frame, no share left: ra_worker.c Q5, end of file), else end;
+ * *queue_cut (when not NULL) set if it ended for want of a queue slot alone.
  * held (NULL: none; stream.c ST4 b): held[k] gets a reference of the
  * caller's on page start + k when this call inserted it, taken before its
  * run is handed to a reader (W2); entries of pages it did not insert are
@@ -573,7 +577,8 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
  * U4-U5 of a job, by any thread; frees the job. */
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued, uint64_t *stop, struct lpc_page **held);
+			       unsigned *queued, uint64_t *stop, struct lpc_page **held,
+			       bool *queue_cut);
 /* readahead.c: the stream whose next window was to start at old_next ended
  * its last window at new_next (no free frame): its next miss there
  * continues it.  Tried only (ra_lock busy: nothing). */
@@ -664,11 +669,13 @@ bool lpc_filemap_delete(struct lpc_file *f, struct lpc_page *p, uint64_t index);
  * used once (remove.c DROP_KEEP), are clean, unlocked and held by nobody,
  * as lpc_invalidate would, and keeps their frames for this thread's next
  * misses (page/alloc.c OD1-OD2, MR1) or hands them to pending.  Counted in
- * ra_dropped.  Return: the pages dropped.  Context: t is f's thread block;
- * no page lock, index lock, ra_lock or read section held.
+ * ra_dropped.  Return: the pages dropped; *kept: those of the range that it
+ * found cached and left (used again, held, dirty, in flight).  Context: t
+ * is f's thread block; no page lock, index lock, ra_lock or read section
+ * held.
  */
 uint64_t lpc_filemap_drop_behind(struct lpc_file *f, uint64_t first, uint64_t end,
-				 struct lpc_tcache *t);
+				 struct lpc_tcache *t, uint64_t *kept);
 
 /* Removes every page (last close).  Context: nobody else uses f. */
 void lpc_filemap_remove_all(struct lpc_file *f);

@@ -154,7 +154,8 @@
  *      only when it changes.  The reclaimer reads it at each turn of a
  *      refill for readahead, and evicts a quarter of it beyond (reclaimer.c
  *      RF4: one grace period per two windows, not per window).  Not a
- *      stream that drops behind, which feeds its windows with its own
+ *      window cut by a full queue alone (Q5 refused the slot, not the
+ *      share), nor one of a stream that feeds its windows with its own
  *      drops (readahead.c A4-A5).  Only a cut grows it: streams over a
  *      file the
  *      cache holds never cut a window, and a refill to the share there
@@ -467,7 +468,7 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted)
 	return ok;
 }
 
-uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
+uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot, bool *queue_full)
 {
 	struct lpc_ra_worker *w = &fs->ra;
 	uint64_t share = fs->pool->nframes / 4, used, got = 0;
@@ -479,6 +480,8 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot)
 		w->respages += got;
 		if (slot && got)
 			w->nres++;
+	} else if (used < share && queue_full) {
+		*queue_full = true;
 	}
 	ra_check_share(fs);
 	pthread_mutex_unlock(&w->lock);

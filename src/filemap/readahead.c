@@ -86,16 +86,19 @@
  *      two windows at the device or unread ahead of the reader, not one
  *      cut to what the last refill happened to leave; a window of a split
  *      stream (ra_worker.c QS2) cut before its end anyway grows the
- *      streams' room to the share (ra_room_grow, QS4).  Neither for a
- *      stream that drops behind (A5, from its first drop until a loop is
- *      seen: slot.fed): it feeds its windows with its own drops (a window
- *      short of them takes free frames as any, or ends early), and a
- *      refill for it kept free frames that the other readers' pages
- *      could have held (lpcbench read, scan-mix, two interleaved runs of
- *      each: 14.5-17.8 k of the 64 k frames free at the slices' ends
- *      with those refills, 5.3-8.2 k without; the readers' hot set at
- *      0.829-0.833 against 0.833-0.845, their reads/s up to 9 % higher,
- *      the scanner's even; tests/unit/test_drop_behind.c t_self_fed)
+ *      streams' room to the share (ra_room_grow, QS4), unless it ended
+ *      for want of a queue slot alone (run.c W1: free frames do not fix
+ *      that; beside a hot set a window is many short runs, and the
+ *      queue ended most of lpcbench read's scan-mix windows).  Neither
+ *      for a stream that feeds itself (slot.fed: its last drop, A5, left
+ *      at most half of its range cached; ra_fed): its windows take the
+ *      frames of its drops (a window short of them takes free frames as
+ *      any, or ends early), and a refill for it kept free frames that the
+ *      other readers' pages could have held (lpcbench read, scan-mix:
+ *      14.5-17.8 k of the 64 k frames free at the slices' ends, and one
+ *      refill for a stream that restarted, its room grown by a full
+ *      queue, evicted 12.9 k pages at once; tests/unit/test_drop_behind.c
+ *      t_self_fed)
  * A2's window is read by the cache's readahead threads (ra_worker.c), one
  * I/O per run of at most run_max pages, several at once, so the reader that
  * hit the marker returns at once and an established scanner finds the next
@@ -195,7 +198,7 @@ void lpc_ra_init(struct lpc_file *f)
  * the streams' room, sparing the pages read ahead and not used yet), while
  * the reader reads this window.  One relaxed load when the reclaimer is
  * already awake.  Counted (LPC_C_RA_REFILLS, tests only); never for a
- * stream that drops behind (the caller's slot.fed). */
+ * stream that feeds itself (the caller's slot.fed). */
 static void ra_refill(struct lpc_file *f, struct lpc_tcache *t)
 {
 	struct lpc_pool *c = f->pool;
@@ -270,8 +273,8 @@ static void ra_behind_start(struct lpc_file *f, struct lpc_ra_stream *s, uint64_
  * shadows (CLOCK2), and no stream of the
  * file read a dropped page again since this stream's last drop (a loop: its
  * pages are left to the evictor, whose refaults tell whether they belong
- * to the working set).  Moves s->behind past them; sets s->fed at a drop,
- * clears it when a loop is seen or the file fits (A4).  Return: how many,
+ * to the working set).  Moves s->behind past them; clears s->fed when a
+ * loop is seen or the file fits (A4; ra_fed sets it).  Return: how many,
  * from *from.  Context: f->ra_lock. */
 static uint64_t ra_behind(struct lpc_file *f, struct lpc_ra_stream *s, uint64_t index,
 			  uint64_t eof, uint64_t *from)
@@ -296,8 +299,26 @@ static uint64_t ra_behind(struct lpc_file *f, struct lpc_ra_stream *s, uint64_t 
 	}
 	*from = s->behind;
 	s->behind = end;
-	s->fed = true;
 	return end - *from;
+}
+
+/* A4-A5: whether the stream whose next window starts at `next` feeds
+ * itself: its last drop left at most half of the range it tried cached
+ * (pages used again, held or dirty stay; a stream none of whose pages can
+ * go asks for refills as before: tests/attack_refill).  Pages of the range
+ * that were gone already (evicted first) count for it: the drops behind
+ * catch up once the refills for the stream stop.  The slot is found again
+ * by its next (the caller's window, not yet cut); one that moved on
+ * meanwhile is left alone. */
+static void ra_fed(struct lpc_file *f, uint64_t next, bool fed)
+{
+	pthread_mutex_lock(&f->ra_lock);
+	for (unsigned i = 0; i < LPC_RA_STREAMS; i++)
+		if (f->ra_streams[i].size && f->ra_streams[i].next == next) {
+			f->ra_streams[i].fed = fed;
+			break;
+		}
+	pthread_mutex_unlock(&f->ra_lock);
 }
 
 static struct lpc_ra_stream *ra_oldest(struct lpc_ra_stream *v, unsigned n)
@@ -391,7 +412,7 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	uint64_t start, got, stop, eof, drop, drop_from = 0;
 	unsigned queued;
 	uint32_t size;
-	bool split, fed;
+	bool split, fed, queue_cut = false;
 
 	if (!f->files->ra_max ||
 	    atomic_load_explicit(&f->ra_advice, memory_order_relaxed) == LPC_FADV_RANDOM)
@@ -435,16 +456,24 @@ void lpc_ra_on_mark(struct lpc_file *f, uint64_t index, struct lpc_tcache *t)
 	/* A5 before the window: its frames are then the dropped pages' (this
 	 * thread's own, page/alloc.c MR1), so a scan takes none from the
 	 * shared list and makes the reclaimer evict nothing. */
-	if (drop)
-		lpc_filemap_drop_behind(f, drop_from, drop_from + drop, t);
+	if (drop) {
+		uint64_t kept;
+
+		lpc_filemap_drop_behind(f, drop_from, drop_from + drop, t, &kept);
+		fed = 2 * kept <= drop;
+		ra_fed(f, start + size, fed);
+	}
 	/* The pages are inserted here, locked; the readahead threads read
 	 * them (ra_worker.c Q0-Q2) and this call returns at once.  LOCKED
 	 * mode, or no thread to take a run: read here. */
-	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop, NULL);
+	got = lpc_filemap_ra_window(f, start, start + size, true, true, t, &queued, &stop, NULL,
+				    &queue_cut);
 	if (stop < start + size) {
 		lpc_ra_cut(f, start + size, stop);
-		if (split && !fed)
-			ra_room_grow(f); /* QS4 */
+		/* QS4: not for a full queue, which frames do not fix (a
+		 * scan beside a hot set: windows of many short runs) */
+		if (split && !fed && !queue_cut)
+			ra_room_grow(f);
 	}
 	if (got) {
 		lpc_count(t, LPC_C_RA_WINDOWS);
@@ -533,7 +562,7 @@ LPC_EXPORT int lpc_fadvise(struct lpc_file *f, uint64_t off, uint64_t len, int a
 		if (n > max)
 			n = max;
 		if (lpc_filemap_ra_window(f, first, first + n, false, true, t, &queued, &stop,
-					  NULL))
+					  NULL, NULL))
 			lpc_count(t, LPC_C_RA_WINDOWS);
 		first += n;
 	}

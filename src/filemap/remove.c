@@ -242,11 +242,12 @@ static void inval_chain(struct lpc_file *f, const struct remove_rule *rule, stru
 /*
  * Removes the pages of f at [first, last] that the rule takes and that
  * nobody holds, and frees them (C).  Return: how many; *pended: how many of
- * them went to pending (the rest stay with this thread).  Context: no page
+ * them went to pending (the rest stay with this thread); *found: the pages
+ * of the range that the index held when it looked.  Context: no page
  * lock, index lock or read section held; the thread has its block.
  */
 static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
-			     const struct remove_rule *rule, uint64_t *pended)
+			     const struct remove_rule *rule, uint64_t *pended, uint64_t *found)
 {
 	void *pages[GANG];
 	uint64_t idx[GANG];
@@ -256,6 +257,7 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 	unsigned n, seen = 0;
 
 	*pended = 0;
+	*found = 0;
 
 	/* A gang at a time under the index lock; the freed frames go to
 	 * pending in chains of up to INVAL_CHAIN pages, one take of the free
@@ -276,6 +278,10 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 		seen += n;
 		if (n && idx[0] <= last) {
 			unsigned slow[GANG], ns = 0, i;
+
+			for (i = 0; i < n && idx[i] <= last; i++)
+				;
+			*found += i;
 
 			/* Lockless mode: each page under its leaf's lock, held
 			 * across the gang's run of pages in that leaf; what
@@ -347,7 +353,7 @@ static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
 LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 {
 	struct lpc_tcache *t;
-	uint64_t first, last, dropped, pended;
+	uint64_t first, last, dropped, pended, found;
 
 	if (unlikely(!f))
 		return -EINVAL;
@@ -360,7 +366,7 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 		last = UINT64_MAX;
 	else
 		last = (off + len - 1) >> f->page_shift;
-	dropped = remove_range(f, first, last, &inval_rule, &pended);
+	dropped = remove_range(f, first, last, &inval_rule, &pended, &found);
 	/* The frames wait on pending for a grace period: the reclaimer's
 	 * drain takes a batch's worth at once (no call_rcu, whose thread
 	 * sleeps 10 ms after each batch: reclaim/reclaimer.c). */
@@ -379,13 +385,15 @@ LPC_EXPORT int lpc_invalidate(struct lpc_file *f, uint64_t off, uint64_t len)
 }
 
 uint64_t lpc_filemap_drop_behind(struct lpc_file *f, uint64_t first, uint64_t end,
-				 struct lpc_tcache *t)
+				 struct lpc_tcache *t, uint64_t *kept)
 {
-	uint64_t dropped, pended;
+	uint64_t dropped, pended, found;
 
+	*kept = 0;
 	if (end <= first)
 		return 0;
-	dropped = remove_range(f, first, end - 1, &drop_rule, &pended);
+	dropped = remove_range(f, first, end - 1, &drop_rule, &pended, &found);
+	*kept = found - dropped;
 	/* Only frames that went to pending need the reclaimer: those kept
 	 * are this thread's next window's (once a window, it woke the
 	 * reclaimer for nothing). */

@@ -639,7 +639,7 @@ int lpc_filemap_read_run(struct lpc_file *f, uint64_t index, uint64_t nr, uint64
 	if (from < stop)
 		rest = lpc_filemap_ra_window(f, from, index + nr + ra,
 					     mark != UINT64_MAX && mark >= index + n, true, t,
-					     &queued, &stop, NULL);
+					     &queued, &stop, NULL, NULL);
 	if (n > nr || rest)
 		lpc_count(t, LPC_C_RA_WINDOWS);
 	if (stop < index + nr + ra)
@@ -734,13 +734,14 @@ static void runs_finish(struct lpc_file *f, const struct run_ref *rr, unsigned n
 
 static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
 			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
-			  struct lpc_filemap_batch *b, struct lpc_page **held);
+			  struct lpc_filemap_batch *b, struct lpc_page **held, bool *queue_cut);
 
 uint64_t lpc_filemap_ra_window(struct lpc_file *f, uint64_t start, uint64_t end,
 			       bool mark_first, bool async, struct lpc_tcache *t,
-			       unsigned *queued, uint64_t *stop, struct lpc_page **held)
+			       unsigned *queued, uint64_t *stop, struct lpc_page **held,
+			       bool *queue_cut)
 {
-	return ra_window(f, start, end, mark_first, async, t, queued, stop, NULL, held);
+	return ra_window(f, start, end, mark_first, async, t, queued, stop, NULL, held, queue_cut);
 }
 
 void lpc_filemap_batch_init(struct lpc_filemap_batch *b, struct lpc_file *f)
@@ -785,13 +786,13 @@ uint64_t lpc_filemap_ra_window_batch(struct lpc_filemap_batch *b, uint64_t start
 
 	if (b->f->locked_lookup || !lpc_io_batches(b->f->iodev, &b->f->io))
 		return lpc_filemap_ra_window(b->f, start, end, false, false, t, &queued, stop,
-					     NULL);
-	return ra_window(b->f, start, end, false, false, t, &queued, stop, b, NULL);
+					     NULL, NULL);
+	return ra_window(b->f, start, end, false, false, t, &queued, stop, b, NULL, NULL);
 }
 
 static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool mark_first,
 			  bool async, struct lpc_tcache *t, unsigned *queued, uint64_t *stop,
-			  struct lpc_filemap_batch *b, struct lpc_page **held)
+			  struct lpc_filemap_batch *b, struct lpc_page **held, bool *queue_cut)
 {
 	struct lpc_page *buf[LPC_IO_MAX_IOV];
 	const uint64_t base = start; /* held[k] is page base + k's */
@@ -840,7 +841,7 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 		if (b && b->nruns &&
 		    (b->nruns == LPC_RUN_BATCH || b->npages + want > LPC_RUN_BATCH_PAGES))
 			lpc_filemap_batch_flush(b, t); /* full: read, then on */
-		got = lpc_ra_reserve(f->files, want, pool);		/* Q5 */
+		got = lpc_ra_reserve(f->files, want, pool, queue_cut);	/* Q5 */
 		if (b && b->nruns && got < want && batch_granted(b) >= want - got) {
 			/* Short of share by no more than this batch's own
 			 * grants: read the batch first (each run gives its
@@ -850,7 +851,7 @@ static uint64_t ra_window(struct lpc_file *f, uint64_t start, uint64_t end, bool
 			 * run shorter, or the window ended). */
 			lpc_ra_unreserve(f->files, got, pool);
 			lpc_filemap_batch_flush(b, t);
-			got = lpc_ra_reserve(f->files, want, pool);
+			got = lpc_ra_reserve(f->files, want, pool, queue_cut);
 		}
 		pages = b ? b->pages + b->npages : buf;
 		if (!got) {

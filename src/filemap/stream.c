@@ -234,7 +234,7 @@ static uint64_t issue_run(struct lpc_file *f, struct lpc_tcache *t, uint64_t s, 
 	unsigned queued;
 
 	count_run(t, held != NULL,
-		  lpc_filemap_ra_window(f, s, e, false, true, t, &queued, &stop, held));
+		  lpc_filemap_ra_window(f, s, e, false, true, t, &queued, &stop, held, NULL));
 	return stop;
 }
 

@@ -23,7 +23,8 @@
  *  - a stream that drops feeds itself: once its drops begin, its marker
  *    windows ask the reclaimer for no refill (readahead.c A4), and the
  *    streams' room stays 0, with most of the cache held by another file;
- *    with drop-behind off they do;
+ *    with drop-behind off they do, and so does a scan whose pages are
+ *    each used twice (none can go);
  *  - plain CLOCK (no shadows): no drop, and the scan's hits mark;
  *  - files->ra_drop off: no drop, the scan leaves through eviction.
  * Every byte read is checked (the null backend's pattern; the sync file's
@@ -404,20 +405,28 @@ static uint64_t ra_refills(struct lpc_cache *c)
 	return cnt[LPC_C_RA_REFILLS];
 }
 
-/* A stream that drops feeds its windows with its own drops: once its drops
- * have begun, none of its marker windows asks the reclaimer to make room
- * for readahead (readahead.c A4: a refill for it kept free frames that
- * other readers' pages could have held, lpcbench read's scan-mix), and the
+enum fed_case {
+	FED_DROP,   /* a scan that drops: it feeds itself */
+	FED_OFF,    /* drop-behind off */
+	FED_TWICE,  /* each page read twice: used again, none can go */
+};
+
+/* A stream that feeds its windows with its own drops: once its drops have
+ * begun, none of its marker windows asks the reclaimer to make room for
+ * readahead (readahead.c A4: a refill for it kept free frames that other
+ * readers' pages could have held, lpcbench read's scan-mix), and the
  * streams' room stays 0.  Most of the cache is held by another file's
  * pages (unevictable), so the free list stays below A4's room for a
- * window; without drop-behind the same scan asks for refills (so the
- * count can fail). */
-static void t_self_fed(bool drop)
+ * window.  Without drop-behind the same scan asks for refills (so the
+ * count can fail), and so does a scan whose pages are each used twice:
+ * its drops leave them all, and it does not feed itself. */
+static void t_self_fed(enum fed_case fc)
 {
-	struct lpc_cache *c = mk_cache(LPC_IO_NULL, LPC_LOOKUP_LOCKLESS, drop);
+	static const char *const name[] = { "drop", "drop off", "used twice" };
+	struct lpc_cache *c = mk_cache(LPC_IO_NULL, LPC_LOOKUP_LOCKLESS, fc != FED_OFF);
 	const uint64_t HELD = FR / 2;
 	static struct lpc_page *held[FR];
-	uint64_t before = 0;
+	uint64_t before = 0, after;
 	struct lpc_stats s;
 	struct tf t, other;
 
@@ -428,23 +437,32 @@ static void t_self_fed(bool drop)
 		REQUIRE(lpc_page_get(other.f, i, 0, &held[i]) == 0);
 	for (uint64_t i = 0; i < PAGES; i++) {
 		read_page(&t, i);
+		if (fc == FED_TWICE)
+			read_page(&t, i); /* not the run's next: a second use */
 		if (i == FR)
 			before = ra_refills(c); /* drops began a few windows in */
 	}
 	lpc_ra_quiesce(t.f);
 	lpc_stats(c, &s);
-	printf("  drop %s: %" PRIu64 " dropped, %" PRIu64 " evicted, %" PRIu64
+	after = ra_refills(c) - before;
+	printf("  %s: %" PRIu64 " dropped, %" PRIu64 " evicted, %" PRIu64
 	       " readahead refills, %" PRIu64 " after page %u\n",
-	       drop ? "on" : "off", s.ra_dropped, s.evictions, ra_refills(c),
-	       ra_refills(c) - before, FR);
-	if (drop) {
+	       name[fc], s.ra_dropped, s.evictions, ra_refills(c), after, FR);
+	switch (fc) {
+	case FED_DROP:
 		CHECK(s.ra_dropped >= PAGES - 2 * FR, "%" PRIu64 " dropped", s.ra_dropped);
-		CHECK_EQ(ra_refills(c) - before, 0,
-			 "a stream that drops asked for refills for its windows");
+		CHECK_EQ(after, 0, "a stream that drops asked for refills for its windows");
 		CHECK_EQ(atomic_load_explicit(&c->pool.ra_room, memory_order_relaxed), 0);
-	} else {
-		CHECK(ra_refills(c) - before >= (PAGES - FR) / MAXW / 2,
-		      "%" PRIu64 " readahead refills without drops", ra_refills(c) - before);
+		break;
+	case FED_OFF:
+		CHECK(after >= (PAGES - FR) / MAXW / 2, "%" PRIu64 " readahead refills without drops",
+		      after);
+		break;
+	case FED_TWICE:
+		CHECK_EQ(s.ra_dropped, 0, "pages used twice were dropped");
+		CHECK(after >= (PAGES - FR) / MAXW / 2,
+		      "%" PRIu64 " readahead refills for a stream that drops nothing", after);
+		break;
 	}
 	for (uint64_t i = 0; i < HELD; i++)
 		lpc_page_put(held[i]);
@@ -464,8 +482,9 @@ int main(int argc, char **argv)
 	TST_RUN(t_fits());
 	TST_RUN(t_bulk_hits());
 	TST_RUN(t_loop());
-	TST_RUN(t_self_fed(true));
-	TST_RUN(t_self_fed(false));
+	TST_RUN(t_self_fed(FED_DROP));
+	TST_RUN(t_self_fed(FED_OFF));
+	TST_RUN(t_self_fed(FED_TWICE));
 	TST_RUN(t_clock());
 	TST_RUN(t_off());
 	return tst_finish();
