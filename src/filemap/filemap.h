@@ -546,7 +546,9 @@ bool lpc_ra_submit(struct lpc_ra_job *j, uint64_t granted);
  * and those reserved by others), and with `slot` a queue slot too.  Return:
  * the pages granted (the run is capped at them), 0 when refused (the window
  * ends here: readahead reads less, never waits; *queue_full set, when not
- * NULL, if the share had room and the queue had none).  A grant is given back by
+ * NULL, if a slot was asked for and the queue alone refused it: the share
+ * had the whole run, and the threads were neither stopping nor unable to
+ * start).  A grant is given back by
  * lpc_ra_submit (when it queues the run: the run's pages then count as the
  * job's) or by lpc_ra_unreserve with the same pages and slot (the run read
  * by its caller, after its U5, or not built). */
@@ -569,7 +571,8 @@ bool lpc_ra_steal(struct lpc_file *f, struct lpc_page *p, struct lpc_tcache *t);
  * RA_MARK on the first page inserted when mark_first (set before its insert).  Return: pages inserted;
  * *queued: runs handed to the threads; *stop: where the window ended early
  * (no free frame, no share left: ra_worker.c Q5, end of file), else end;
- * *queue_cut (when not NULL) set if it ended for want of a queue slot alone.
+ * *queue_cut (when not NULL) set if it ended for want of a queue slot alone
+ * (lpc_ra_reserve's queue_full: the share had the run; frames not tried).
  * held (NULL: none; stream.c ST4 b): held[k] gets a reference of the
  * caller's on page start + k when this call inserted it, taken before its
  * run is handed to a reader (W2); entries of pages it did not insert are

@@ -154,9 +154,10 @@
  *      only when it changes.  The reclaimer reads it at each turn of a
  *      refill for readahead, and evicts a quarter of it beyond (reclaimer.c
  *      RF4: one grace period per two windows, not per window).  Not a
- *      window cut by a full queue alone (Q5 refused the slot, not the
- *      share), nor one of a stream that feeds its windows with its own
- *      drops (readahead.c A4-A5).  Only a cut grows it: streams over a
+ *      window cut by a full queue alone (Q5 refused the slot while the
+ *      share had the whole run; the frames are not looked at), nor one of
+ *      a stream that feeds its windows with its own drops (readahead.c
+ *      A4-A5).  Only a cut grows it: streams over a
  *      file the
  *      cache holds never cut a window, and a refill to the share there
  *      evicted cached pages for frames nobody took (test_readahead
@@ -480,8 +481,8 @@ uint64_t lpc_ra_reserve(struct lpc_files *fs, uint64_t want, bool slot, bool *qu
 		w->respages += got;
 		if (slot && got)
 			w->nres++;
-	} else if (used < share && queue_full) {
-		*queue_full = true;
+	} else if (queue_full && slot && !w->stop && !w->failed && share - used >= want) {
+		*queue_full = true; /* the share had the whole run: the queue alone */
 	}
 	ra_check_share(fs);
 	pthread_mutex_unlock(&w->lock);

@@ -87,8 +87,8 @@
  *      cut to what the last refill happened to leave; a window of a split
  *      stream (ra_worker.c QS2) cut before its end anyway grows the
  *      streams' room to the share (ra_room_grow, QS4), unless it ended
- *      for want of a queue slot alone (run.c W1: free frames do not fix
- *      that; beside a hot set a window is many short runs, and the
+ *      for want of a queue slot alone (run.c W1, with share for the whole
+ *      run: free frames do not fix that; beside a hot set a window is many short runs, and the
  *      queue ended most of lpcbench read's scan-mix windows).  Neither
  *      for a stream that feeds itself (slot.fed: its last drop, A5, left
  *      at most half of its range cached; ra_fed): its windows take the

@@ -243,7 +243,8 @@ static void inval_chain(struct lpc_file *f, const struct remove_rule *rule, stru
  * Removes the pages of f at [first, last] that the rule takes and that
  * nobody holds, and frees them (C).  Return: how many; *pended: how many of
  * them went to pending (the rest stay with this thread); *found: the pages
- * of the range that the index held when it looked.  Context: no page
+ * of the range that the index held when it looked (one the evictor takes
+ * meanwhile counts as found and not removed).  Context: no page
  * lock, index lock or read section held; the thread has its block.
  */
 static uint64_t remove_range(struct lpc_file *f, uint64_t first, uint64_t last,
