@@ -157,9 +157,8 @@
  *      window cut by a full queue alone (Q5 refused the slot while the
  *      share had the whole run; the frames are not looked at), nor one of
  *      a stream that feeds its windows with its own drops (readahead.c
- *      A4-A5).  Only a cut grows it: streams over a
- *      file the
- *      cache holds never cut a window, and a refill to the share there
+ *      A4-A5).  Only a cut grows it: streams over a file the cache
+ *      holds never cut a window, and a refill to the share there
  *      evicted cached pages for frames nobody took (test_readahead
  *      t_many_streams read pages twice).  A hint both ways (relaxed): a
  *      stale room sizes one refill wrongly, never the share's bound (Q5)

@@ -367,7 +367,7 @@ static void break_ra_share(void)
 	pthread_mutex_lock(&fs->ra.lock);
 	fs->ra.npages += fs->pool->nframes / 4 + 1;
 	pthread_mutex_unlock(&fs->ra.lock);
-	(void)lpc_ra_reserve(fs, 1, false);
+	(void)lpc_ra_reserve(fs, 1, false, NULL);
 }
 
 /* RA-SHARE (QS1): a stream counted twice among the active ones, as a

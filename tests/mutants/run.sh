@@ -86,6 +86,8 @@
 #                  behind it (rule DROP-BEHIND, test_drop_behind)
 #   bulk-marks     read.c: a bulk read marks what it hits REFERENCED (rule
 #                  BULK-READ, test_drop_behind)
+#   fed-refills    readahead.c: a stream that feeds itself still asks for
+#                  a refill at each marker (rule SELF-FED, test_drop_behind)
 #   ra-share-twice  ra_worker.c: QS1 never finds a stream's own entry in
 #                  the active streams (each sizing takes another: the stream
 #                  counted twice, every window halved; rule RA-SHARE, named
@@ -193,6 +195,7 @@ mutants=(
 	'drop-referenced|src/filemap/remove.c|s@\.keep = INVAL_BUSY | LPC_PG_REFERENCED | @.keep = INVAL_BUSY | /* MUTANT */ @'
 	'drop-no-slack|src/filemap/readahead.c|s@^\tend = index - s->size;@\tend = index; /* MUTANT: no window behind */@'
 	'bulk-marks|src/filemap/read.c|s@^\t\tlpc_page_mark_bulk(p, @\t\tlpc_page_mark_referenced(p, /* MUTANT */ @'
+	'fed-refills|src/filemap/readahead.c|s@^\tif (!fed)$@\tif (1) /* MUTANT: a fed stream refills */@'
 	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
@@ -236,6 +239,7 @@ mutants=(
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
 	free-in-flight pending-tail-stale seg-split-count drop-referenced drop-no-slack bulk-marks
+	fed-refills
 	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
 	stream-twice stream-bound stream-close-keeps stream-share handle-no-park
 	no-p4 pin-plain-inc evict-check-then-store dirty-late no-redirty opt-no-slot-check
@@ -267,6 +271,7 @@ declare -A killer=(
 	[drop-referenced]='^unit\.test_drop_behind$'
 	[drop-no-slack]='^unit\.test_drop_behind$'
 	[bulk-marks]='^unit\.test_drop_behind$'
+	[fed-refills]='^unit\.test_drop_behind$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -456,7 +456,8 @@ static void t_self_fed(enum fed_case fc)
 	 * refill on every marker gave 23-27 when dropping). */
 	case FED_DROP:
 		CHECK(s.ra_dropped > 0, "nothing dropped");
-		CHECK_EQ(after, 0, "a stream that drops asked for refills for its windows");
+		CHECK_EQ(after, 0,
+			 "rule SELF-FED violated: a stream that drops asked for refills for its windows");
 		CHECK_EQ(atomic_load_explicit(&c->pool.ra_room, memory_order_relaxed), 0);
 		break;
 	case FED_OFF:
