@@ -92,8 +92,9 @@ static lpc_always_inline void copy_bytes(void *dst, const void *src, size_t n)
  * glibc's memcpy (which uses its AVX-512 loop below 8 KiB here), copying a
  * 512 MiB source page by page into a 128 KiB destination, 5 interleaved
  * rounds on the AMD EPYC above; with the copies so, lpcbench scan's
- * lpc_uring/kernel at 128 KiB calls, one scanner, rose from 0.874-0.972 to
- * 0.927-1.001 (4 interleaved runs of each library, defaults).  A one-page
+ * lpc_uring/kernel at 128 KiB calls, one scanner, was 0.927-1.057 against
+ * 0.874-1.280, higher in 6 of 8 interleaved pairs of runs (defaults), and at
+ * 16 KiB calls 1.018-1.391 against 0.949-1.200, higher in all 8.  A one-page
  * hit (lpc_pread's fast path) keeps copy_bytes: its page is more often
  * hot, where copy_avx2 is the faster one.  Only on a CPU with ERMS (fast
  * `rep movsb`); copy_bytes on one without.
