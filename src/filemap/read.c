@@ -29,12 +29,16 @@ struct pread_copy {
 	size_t pgoff, n;
 };
 
-#if defined(__x86_64__) && !LPC_DEBUG
+/* Not under AddressSanitizer: its checks do not see an inline asm's stores
+ * (tests/attack_farcopy, asan_blind).  lpc's ASan variant is an LPC_DEBUG
+ * build anyway. */
+#if defined(__x86_64__) && !LPC_DEBUG && !defined(__SANITIZE_ADDRESS__)
 /*
  * Copies of 2 KiB and more (whole pages, mostly) with 32-byte AVX2 loads and
  * stores, 128 bytes an iteration, where the CPU has AVX2; memcpy otherwise
  * and for the tail.  Why not memcpy: glibc 2.36 copies 4 KiB with `rep
- * movsb` on CPUs with ERMS (its threshold is 2 KiB x vector size / 16), which
+ * movsb` on CPUs with ERMS (above its rep_movsb_threshold: 2112 bytes on
+ * this CPU, which has FSRM; `ld.so --list-diagnostics`), which
  * on the AMD EPYC this was measured on takes 107-112 TSC ticks for a 4 KiB
  * copy from L1/L2 against 91 for this loop (page-aligned source and
  * destination, 31 interleaved rounds; the destination's alignment to 64
@@ -87,11 +91,16 @@ static lpc_always_inline void copy_bytes(void *dst, const void *src, size_t n)
  * Copies for a call of several pages (pread_slow): `rep movsb` for 2 KiB
  * and more.  What such a call copies is mostly not in this CPU's caches: a
  * page the device just wrote (a scan's first use of what readahead read),
- * or one of a cache larger than the L2.  From memory, `rep movsb` took
- * 109-114 ns for a 4 KiB page against 134-158 for copy_avx2 and 171-174 for
- * glibc's memcpy (which uses its AVX-512 loop below 8 KiB here), copying a
- * 512 MiB source page by page into a 128 KiB destination, 5 interleaved
- * rounds on the AMD EPYC above; with the copies so, lpcbench scan's
+ * or one of a cache larger than the L2.  From memory, a bare `rep movsb`
+ * of the 4 KiB took 133-200 ns against 150-229 for glibc's memcpy and
+ * 198-235 for copy_avx2 (3 runs of 5 interleaved rounds of
+ * tests/attack_farcopy/far_copy_ns.c: a 512 MiB source copied page by page
+ * into a 128 KiB destination, on the AMD EPYC above; the bare one was the
+ * fastest in 13 of the 15 rounds).  glibc's memcpy is `rep movsb` too here,
+ * but of the last 4032 bytes, after one 64-byte vector store that aligns
+ * the destination (tests/attack_farcopy, memcpy_path): with both ends
+ * page-aligned, as a frame and most callers' buffers are, that split only
+ * costs.  With the copies so, lpcbench scan's
  * lpc_uring/kernel at 128 KiB calls, one scanner, was 0.927-1.057 against
  * 0.874-1.280, higher in 6 of 8 interleaved pairs of runs (defaults), and at
  * 16 KiB calls 1.018-1.391 against 0.949-1.200, higher in all 8.  A one-page
