@@ -100,13 +100,14 @@ static lpc_always_inline void copy_bytes(void *dst, const void *src, size_t n)
  * but of the last 4032 bytes, after one 64-byte vector store that aligns
  * the destination (tests/attack_farcopy, memcpy_path): with both ends
  * page-aligned, as a frame and most callers' buffers are, that split only
- * costs.  With the copies so, lpcbench scan's
- * lpc_uring/kernel at 128 KiB calls, one scanner, was 0.927-1.057 against
- * 0.874-1.280, higher in 6 of 8 interleaved pairs of runs (defaults), and at
- * 16 KiB calls 1.018-1.391 against 0.949-1.200, higher in all 8.  A one-page
- * hit (lpc_pread's fast path) keeps copy_bytes: its page is more often
- * hot, where copy_avx2 is the faster one.  Only on a CPU with ERMS (fast
- * `rep movsb`); copy_bytes on one without.
+ * costs.  With the copies so, lpcbench scan's lpc_uring/kernel at 128 KiB
+ * calls, one scanner, was 0.927-1.057 against 0.874-1.280, higher in 6 of 8
+ * interleaved pairs of runs (defaults), and at 16 KiB calls 1.018-1.391
+ * against 0.949-1.200, higher in all 8.  A one-page hit (lpc_pread's fast
+ * path) keeps copy_bytes: its page is more often hot, where copy_avx2 is
+ * the faster one (lpcbench lookup's lpc_pread_hot: 100.2-100.3 ns a call,
+ * against 106.4-106.6 with `rep movsb` there; two interleaved runs each).
+ * Only on a CPU with ERMS (fast `rep movsb`); copy_bytes on one without.
  */
 static lpc_always_inline void copy_far(void *dst, const void *src, size_t n)
 {
