@@ -369,31 +369,64 @@ static void lpc_close(struct sctx *x, enum scan_variant v)
 	x->lf[v] = NULL;
 }
 
+/* Opens the file's block device's `rel` (below /sys/dev/block/M:m/, or its
+ * parent's: the file may be on a partition, whose queue/ is the disk's); NULL
+ * if neither exists. */
+static FILE *device_file(const struct sctx *x, const char *rel)
+{
+	struct stat st;
+	char p[160];
+
+	if (stat(x->df.path, &st))
+		return NULL;
+	for (int up = 0; up < 2; up++) {
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/%s%s", major(st.st_dev),
+			 minor(st.st_dev), up ? "../" : "", rel);
+		f = fopen(p, "r");
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
 /* The file's device's read_ahead_kb (the kernel rows' default readahead);
  * -1 if it cannot be found. */
 static long device_readahead_kb(const struct sctx *x)
 {
-	static const char *const rel[] = { "queue/read_ahead_kb", "../queue/read_ahead_kb" };
-	struct stat st;
-	char p[128];
+	FILE *f = device_file(x, "queue/read_ahead_kb");
+	long kb;
 
-	if (stat(x->df.path, &st))
+	if (!f)
 		return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-		FILE *f;
-		long kb;
+	if (fscanf(f, "%ld", &kb) != 1)
+		kb = -1;
+	fclose(f);
+	return kb;
+}
 
-		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/%s", major(st.st_dev),
-			 minor(st.st_dev), rel[i]);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%ld", &kb) != 1)
-			kb = -1;
-		fclose(f);
-		return kb;
-	}
-	return -1;
+/* The device's read counters now (its stat file: reads completed, merged,
+ * sectors, read ticks, ..., io_ticks the tenth field); false if it has none
+ * (tmpfs). */
+static bool device_counters(const struct sctx *x, uint64_t v[4])
+{
+	unsigned long long f[10];
+	FILE *fp = device_file(x, "stat");
+	int n;
+
+	if (!fp)
+		return false;
+	n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+		   &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9]);
+	fclose(fp);
+	if (n != 10)
+		return false;
+	v[0] = f[0]; /* reads completed */
+	v[1] = f[2]; /* sectors read */
+	v[2] = f[3]; /* read ticks, ms */
+	v[3] = f[9]; /* io_ticks, ms */
+	return true;
 }
 
 static void build_rows(struct scan_results *res, bool cg)
@@ -648,7 +681,8 @@ static void lpc_make_cold(struct sctx *x, enum scan_variant v, struct scan_sampl
 static void run_row(struct sctx *x, const struct scan_row *row, struct scan_sample *s)
 {
 	struct lpc_stats a, b;
-	uint64_t err_off = 0;
+	uint64_t err_off = 0, d0[4], d1[4];
+	bool dev;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -666,6 +700,7 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 		datafile_drop(&x->df);
 		s->resident0 = datafile_resident_pages(&x->df);
 	}
+	dev = device_counters(x, d0);
 	if (row->v == SV_KERNEL) {
 		struct scan_cmd c = { SCMD_RUN, row->v, row->scanners, row->call };
 		struct scan_res r;
@@ -701,6 +736,12 @@ static void run_row(struct sctx *x, const struct scan_row *row, struct scan_samp
 			s->gp_ns = b.grace_period_ns - a.grace_period_ns;
 		}
 	}
+	if (dev && device_counters(x, d1)) {
+		s->dev_reads = d1[0] - d0[0];
+		s->dev_sectors = d1[1] - d0[1];
+		s->dev_read_ms = d1[2] - d0[2];
+		s->dev_busy_ms = d1[3] - d0[3];
+	}
 	if (err)
 		die_err(err, "scan: %s, %u scanner%s, %u KiB calls: reading at offset %" PRIu64 "%s",
 			scan_variant_name[row->v], row->scanners, row->scanners > 1 ? "s" : "",
@@ -733,6 +774,15 @@ static void csv_sample(const struct bench_env *env, unsigned round, const struct
 		{ "lpc_grace_periods", (double)s->gp }, { "lpc_grace_period_ns", (double)s->gp_ns },
 	};
 
+	const struct {
+		const char *m;
+		double v;
+	} d[] = { /* the device's, every row */
+		{ "dev_read_requests", (double)s->dev_reads },
+		{ "dev_read_sectors", (double)s->dev_sectors },
+		{ "dev_read_ms", (double)s->dev_read_ms }, { "dev_busy_ms", (double)s->dev_busy_ms },
+	};
+
 	if (!env->csv)
 		return;
 	snprintf(var, sizeof(var), "%s/%uk", scan_variant_name[row->v], row->call >> 10);
@@ -741,6 +791,10 @@ static void csv_sample(const struct bench_env *env, unsigned round, const struct
 			break;
 		k.metric = f[i].m;
 		csv_raw(env->csv, &k, f[i].v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
+		k.metric = d[i].m;
+		csv_raw(env->csv, &k, d[i].v);
 	}
 }
 

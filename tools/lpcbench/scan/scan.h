@@ -56,6 +56,12 @@ struct scan_sample {
 	uint64_t evictions, read_errors;
 	uint64_t gp, gp_ns; /* grace_periods, grace_period_ns: the waits the
 			     * cache's threads took (the reclaimer's drains) */
+	/* The file's block device over the pass (its stat file's deltas,
+	 * every row: Documentation/block/stat.rst); all 0 where it has none */
+	uint64_t dev_reads;   /* read requests completed */
+	uint64_t dev_sectors; /* 512-byte sectors they read */
+	uint64_t dev_read_ms; /* read ticks: the sum of their times at the device */
+	uint64_t dev_busy_ms; /* io_ticks: time with a request in flight */
 };
 
 struct scan_results {

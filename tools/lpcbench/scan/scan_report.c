@@ -21,6 +21,16 @@
  *               the scanners' own landings), and us/GP their mean time
  *               (grace_period_ns / grace_periods): on a VM each one is
  *               membarrier IPIs to the CPUs the scanners run on
+ *   device      the file's block device over the pass, every row (deltas of
+ *               /sys/dev/block/M:m/stat, Documentation/block/stat.rst; the
+ *               whole device's reads, so anything else reading it counts
+ *               too): read requests, their mean KiB (sectors x 512 /
+ *               requests), busy (io_ticks over the pass's wall time: the
+ *               share of it with a request in flight) and in flight (read
+ *               ticks over wall time: the mean number of reads at the device,
+ *               times the mean request: MiB the device had to work on).  The
+ *               ticks are whole milliseconds (jiffies on some kernels) and a
+ *               pass lasts tens: each figure is good to a few percent
  *   lpc/kernel  MB/s of an lpc row over the kernel's at the same scanner
  *               count and call size, in the same round
  *   lpc/direct  ... over direct_1m's (one thread, 1 MiB O_DIRECT calls) in
@@ -111,6 +121,27 @@ static double f_gp(const struct scan_sample *s)
 static double f_us_gp(const struct scan_sample *s)
 {
 	return s->gp ? (double)s->gp_ns / 1e3 / (double)s->gp : NAN;
+}
+
+static double f_dev_reads(const struct scan_sample *s)
+{
+	return (double)s->dev_reads;
+}
+
+static double f_dev_kib(const struct scan_sample *s)
+{
+	return s->dev_reads ? (double)s->dev_sectors / 2.0 / (double)s->dev_reads : NAN;
+}
+
+static double f_dev_busy(const struct scan_sample *s)
+{
+	return s->wall_ns ? (double)s->dev_busy_ms * 1e6 / (double)s->wall_ns : NAN;
+}
+
+static double f_dev_inflight_mib(const struct scan_sample *s)
+{
+	return s->wall_ns ? (double)s->dev_read_ms * 1e6 / (double)s->wall_ns * f_dev_kib(s) / 1024
+			  : NAN;
 }
 
 static struct summary sum_of(const struct scan_results *r, unsigned row, scan_fn f)
@@ -233,6 +264,57 @@ static void print_counters(const struct bench_env *env, const struct scan_result
 	plot_close(pl);
 	printf("  (accuracy: pages read ahead that a call then asked for in the pass; pages read\n"
 	       "   ahead and still cached unused at the pass's end are neither used nor wasted)\n\n");
+}
+
+/* The device's side of each pass (every row): did lpc keep it as busy, with
+ * requests as large, as the kernel did? */
+static void print_device(const struct bench_env *env, const struct scan_results *r)
+{
+	static const struct {
+		const char *metric;
+		scan_fn f;
+	} col[] = {
+		{ "dev_read_requests", f_dev_reads }, { "dev_request_kib", f_dev_kib },
+		{ "dev_busy", f_dev_busy }, { "dev_inflight_mib", f_dev_inflight_mib },
+	};
+	struct plot *pl;
+	bool any = false;
+
+	for (unsigned i = 0; i < r->nr_rows && !any; i++)
+		any = !r->rows[i].skip && sum_of(r, i, f_dev_reads).med > 0;
+	if (!any) {
+		printf("scan: the device per pass: no block device's counters for the file\n\n");
+		return;
+	}
+	pl = plot_open(&(struct plot_spec){
+		.name = "scan_device", .title = "lpcbench scan: the device's mean read request in a cold pass",
+		.ylabel = "KiB per request", .stitle = "variant",
+		.header = "case,scanners,call_kib,variant,requests,request_kib,busy,inflight_mib",
+		.xcol = 1, .scol = 4, .ycol = 6, .logy = false, .ref = NAN });
+	printf("scan: the device per pass (its stat file's deltas; median over %u rounds)\n",
+	       r->rounds);
+	printf("  %8s %9s  %-10s %9s %9s %6s %10s\n", "scanners", "call", "variant", "requests",
+	       "mean KiB", "busy", "in flight");
+	for (unsigned i = 0; i < r->nr_rows; i++) {
+		const struct scan_row *row = &r->rows[i];
+		struct summary s[ARRAY_SIZE(col)];
+
+		if (row->skip)
+			continue;
+		for (size_t c = 0; c < ARRAY_SIZE(col); c++) {
+			s[c] = sum_of(r, i, col[c].f);
+			csv_sum(env, row, scan_variant_name[row->v], col[c].metric, &s[c]);
+		}
+		printf("  %8u %5u KiB  %-10s %9.0f %9.0f %5.0f%% %6.1f MiB\n", row->scanners,
+		       row->call >> 10, scan_variant_name[row->v], s[0].med, s[1].med,
+		       100 * s[2].med, s[3].med);
+		plot_row(pl, "%ux%uk,%u,%u,%s,%.6g,%.6g,%.6g,%.6g", row->scanners, row->call >> 10,
+			 row->scanners, row->call >> 10, scan_variant_name[row->v], s[0].med,
+			 s[1].med, s[2].med, s[3].med);
+	}
+	plot_close(pl);
+	printf("  (in flight: mean reads at the device x mean request; busy: share of the pass\n"
+	       "   with a request at the device)\n\n");
 }
 
 /* One ratio line: printed, in the CSV, in the plot, and judged against goal. */
@@ -360,6 +442,7 @@ void scan_report(const struct bench_env *env, const struct scan_results *res)
 {
 	print_speed(env, res);
 	print_counters(env, res);
+	print_device(env, res);
 	print_goals(env, res);
 	print_backends(env, res);
 	print_cold(res);
