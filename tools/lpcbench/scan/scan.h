@@ -61,7 +61,6 @@ struct scan_sample {
 	uint64_t dev_reads;   /* read requests completed */
 	uint64_t dev_sectors; /* 512-byte sectors they read */
 	uint64_t dev_read_ms; /* read ticks: the sum of their times at the device */
-	uint64_t dev_busy_ms; /* io_ticks: time with a request in flight */
 };
 
 struct scan_results {
