@@ -54,7 +54,7 @@
 	X(O2) X(O3) X(O4) X(O5)              /* optimistic.h: optimistic read */ \
 	X(A) X(B) X(C)                       /* remove.c: remover */             \
 	X(C0) X(C1)                          /* alloc.c: around C, see below */  \
-	X(M1) X(M2) X(M3) X(M4) X(M4D) X(M5) X(M6) /* miss.c, run.c */            \
+	X(M1) X(M2) X(M3) X(M4) X(M4D) X(M5) X(M5R) X(M6) /* miss.c, run.c */      \
 	X(S1) X(S2) X(S3)                    /* alloc.c: private-list owner */   \
 	X(OD5)                               /* alloc.c: own deferred frames */  \
 	X(T1) X(T2) X(T3) X(T4)              /* alloc.c/thread.c: taker */       \

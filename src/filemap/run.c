@@ -63,7 +63,20 @@
  *      no ERROR), the last one zero-filled past it.  Successes are
  *      published first (UPTODATE, unlock), then the LOCKED rwlock is left,
  *      then the others are deleted (the delete takes the write lock there,
- *      as miss.c's M5)
+ *      as miss.c's M5).  (d) The run's reference on each page goes right
+ *      after the page's unlock (page 0's to the caller when it asked for
+ *      it and it is good), not after the whole run: the unlock wakes the
+ *      page's waiter, which may take this thread's CPU (a readahead
+ *      thread beside two scanners on two CPUs), and a run that kept its
+ *      references until it ran again kept every page it had unlocked held
+ *      meanwhile, so the stream's drop behind its reader (readahead.c A5:
+ *      only a page nobody holds goes) left them all to the evictor, and
+ *      the stream counted as not feeding itself (A4's refill; seen as
+ *      test_drop_behind t_self_fed's flaky refills, 64 pages held by a
+ *      descheduled thread; tests/regress/regress_run_release.c, yield
+ *      point M5R).  A page unlocked and still held is safe either way (the
+ *      index holds it too): this is about what a drop or an invalidate
+ *      finds, not about the page's life
  *   U6 a synchronous window whose run ended early: the rest of the window
  *      read ahead (lpc_filemap_read_run, W1-W2)
  * Readahead (readahead.c) adds `ra` pages after the nr the caller asked for,
@@ -571,7 +584,8 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 	/* U5c: successes are published first (UPTODATE, unlock), then the
 	 * LOCKED rwlock is left, then the others are deleted (the delete
 	 * takes the write lock there, as miss.c's M5): ERROR only on a page
-	 * whose own read failed. */
+	 * whose own read failed.  Each page's reference goes with its unlock
+	 * (U5d), page 0's to the caller when it asked for it and it is good. */
 	lpc_yield_point(LPC_YP_M5);
 	for (k = 0; k < n; k++) {
 		if (res[k] < 0)
@@ -583,9 +597,12 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 		/* A read-ahead page: RA until its first use, in the same
 		 * release (its marker, if any, was set at U3). */
 		lpc_page_unlock_set(pages[k], LPC_PG_UPTODATE | run_unlock_flags(f, index, k, nr, mark));
+		if (k || !nr)
+			lpc_page_release(pages[k]);
 	}
 	if (f->locked_lookup)
 		pthread_rwlock_unlock(&f->tree_rwlock); /* taken at U3 */
+	lpc_yield_point(LPC_YP_M5R); /* the good pages published (U5d) */
 	for (k = 0; k < n; k++) {
 		if (res[k] >= 0 || !pages[k])
 			continue;
@@ -593,18 +610,12 @@ static int run_done(struct lpc_file *f, uint64_t index, uint64_t nr, uint64_t ma
 		lpc_page_seq_write_end(pages[k]); /* M2's section: nothing here */
 		lpc_page_unlock_set(pages[k], res[k] == -ENXIO || res[k] == RUN_DROPPED
 						      ? 0 : LPC_PG_ERROR);
+		lpc_page_release(pages[k]); /* page 0's too: the caller gets an error */
 	}
-	/* Our references: page 0's to the caller when it asked for it and it
-	 * is good. */
-	for (k = nr ? 1 : 0; k < n; k++)
-		if (pages[k])
-			lpc_page_release(pages[k]);
 	if (nr == 0)
 		return 0;
-	if (res[0] < 0) {
-		lpc_page_release(pages[0]);
+	if (res[0] < 0)
 		return (int)res[0];
-	}
 	*out = pages[0];
 	return 0;
 }

@@ -134,6 +134,7 @@ static void t_scan(int lookup)
 	struct lpc_stats s;
 	struct tf t;
 	const uint64_t stop = PAGES - 4 * MAXW;
+	unsigned far;
 
 	mk_file(c, &t, PAGES);
 	for (uint64_t i = 0; i < stop; i++)
@@ -156,9 +157,15 @@ static void t_scan(int lookup)
 	 * call still copying, finds its pages. */
 	CHECK_EQ(cached_in(t.f, stop - MAXW, stop), MAXW,
 		 "rule DROP-BEHIND violated: the last window behind the reader");
-	/* Far behind: gone (a drop, or an eviction). */
-	CHECK(cached_in(t.f, FR, stop - 3 * MAXW) == 0, "%u pages far behind the reader",
-	      cached_in(t.f, FR, stop - 3 * MAXW));
+	/* Far behind: gone (a drop, or an eviction), but for a page a
+	 * readahead thread still held when the drop came: it drops its
+	 * reference right after the page's unlock (run.c U5d), and the
+	 * unlock's wake-up may take its CPU in between (beside a CPU hog
+	 * one run of this test in 600 kept one page so).  A few at most,
+	 * the file's readahead threads; a drop that misses a range leaves
+	 * hundreds. */
+	far = cached_in(t.f, FR, stop - 3 * MAXW);
+	CHECK(far <= LPC_RA_PER_FILE, "%u pages far behind the reader", far);
 	/* Read again: misses, the right bytes. */
 	for (uint64_t i = FR; i < FR + 8; i++)
 		read_page(&t, i);
