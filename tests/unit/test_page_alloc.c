@@ -3,7 +3,8 @@
  * test_page_alloc.c - private pages (lpc_page_alloc): every frame and then -ENOMEM,
  * aligned, disjoint frames, puts that return them at once; and frames left
  * on other (parked) threads' private lists are still allocated before
- * -ENOMEM.
+ * -ENOMEM; and frames freed as a chain in any order are handed out again
+ * back to back, in the arena's order (page/alloc.c SG0).
  *
  * Files live in a mkdtemp directory under $TMPDIR (else /var/tmp), made and
  * removed by tests/common/lpc_test.h.
@@ -14,6 +15,7 @@
 #include <pthread.h>
 
 #include "../common/lpc_test.h"
+#include "cache/cache.h"
 
 /* --- private pages --- */
 static void t_alloc(size_t ps)
@@ -132,6 +134,52 @@ static void t_hoarded_frames(void)
 	tst_cache_destroy(c);
 }
 
+/* --- SG0: a freed chain comes back out in frame order --- */
+/* Every frame of a cache taken, freed as one chain in a random order (or
+ * in reverse: a private list's order), then taken again: each allocation
+ * gets the frame after the previous one's.  Before SG0 the frames came out
+ * in the order freed, and a run of pages read into them was one stretch
+ * per page (uring.c io_pieces: READV past URING_PIECES stretches). */
+static void t_free_order(bool reverse)
+{
+	enum { N = 512 };
+	struct lpc_cache *c = tst_cache_create(N * 4096, 4096, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
+	static struct lpc_page *pg[N];
+	uint64_t rng = tst_seed;
+	unsigned out = 0;
+
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame %u of %u", i, N);
+	for (unsigned i = N - 1; i > 0; i--) {
+		unsigned j = reverse ? N - 1 - i : (unsigned)(tst_rnd(&rng) % (i + 1));
+		struct lpc_page *x = pg[i];
+
+		if (reverse && j >= i)
+			break;
+		pg[i] = pg[j];
+		pg[j] = x;
+	}
+	/* As a free path hands its chain over (ref 0, not in any list). */
+	for (unsigned i = 0; i < N; i++) {
+		atomic_store_explicit(&pg[i]->ref, 0, memory_order_relaxed);
+		atomic_store_explicit(&pg[i]->flags, 0, memory_order_relaxed);
+#if LPC_DEBUG
+		atomic_store_explicit(&pg[i]->dbg_state, LPC_DBG_FREE, memory_order_relaxed);
+#endif
+		pg[i]->next = i + 1 < N ? pg[i + 1] : NULL;
+	}
+	lpc_page_free_chain(&c->pool, pg[0], pg[N - 1], N);
+	for (unsigned i = 0; i < N; i++)
+		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame %u of %u again", i, N);
+	for (unsigned i = 1; i < N; i++)
+		out += pg[i]->id != pg[i - 1]->id + 1;
+	CHECK_EQ(out, 0, "frames not handed out after the previous one (%s chain freed)",
+		 reverse ? "a reversed" : "a shuffled");
+	for (unsigned i = 0; i < N; i++)
+		lpc_page_put(pg[i]);
+	tst_cache_destroy(c);
+}
+
 int main(int argc, char **argv)
 {
 	tst_init(argc, argv, 100);
@@ -140,5 +188,7 @@ int main(int argc, char **argv)
 	TST_RUN(t_alloc(4096));
 	TST_RUN(t_alloc(512));
 	TST_RUN(t_hoarded_frames());
+	TST_RUN(t_free_order(false));
+	TST_RUN(t_free_order(true));
 	return tst_finish();
 }
