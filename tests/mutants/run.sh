@@ -88,6 +88,12 @@
 #                  BULK-READ, test_drop_behind)
 #   fed-refills    readahead.c: a stream that feeds itself still asks for
 #                  a refill at each marker (rule SELF-FED, test_drop_behind)
+#   run-late-release  run.c: a run drops its references after the whole
+#                  run, not each with its page's unlock (U5d; rule
+#                  RUN-RELEASE, regress_run_release)
+#   frames-unsorted  alloc.c: a freed chain goes to the shared list in the
+#                  order it came (no SG0; rule FRAMES-IN-ORDER,
+#                  test_page_alloc)
 #   ra-share-twice  ra_worker.c: QS1 never finds a stream's own entry in
 #                  the active streams (each sizing takes another: the stream
 #                  counted twice, every window halved; rule RA-SHARE, named
@@ -196,6 +202,8 @@ mutants=(
 	'drop-no-slack|src/filemap/readahead.c|s@^\tend = index - s->size;@\tend = index; /* MUTANT: no window behind */@'
 	'bulk-marks|src/filemap/read.c|s@^\t\tlpc_page_mark_bulk(p, @\t\tlpc_page_mark_referenced(p, /* MUTANT */ @'
 	'fed-refills|src/filemap/readahead.c|s@^\tif (!fed)$@\tif (1) /* MUTANT: a fed stream refills */@'
+	'run-late-release|src/filemap/run.c|s@^\t\tif (k || !nr)$@\t\tif (0) /* MUTANT: no U5d */@;s@^\tif (nr == 0)$@\tfor (k = nr ? 1 : 0; k < n; k++)\n\t\tif (pages[k] \&\& res[k] >= 0)\n\t\t\tlpc_page_release(pages[k]); /* MUTANT: after the run */\n\tif (nr == 0)@'
+	'frames-unsorted|src/page/alloc.c|s@^\tq = head = chain_sort(head);\t*/\* SG0 \*/@\tq = head; (void)chain_sort; /* MUTANT: no SG0 */@'
 	'ra-failed-kept|src/filemap/run.c|s@^\t\tlpc_filemap_delete(f, pages\[k\], index + k);@\t\t(void)0; /* MUTANT: failed run page kept */@'
 	'free-in-flight|src/filemap/run.c|s@^\t\tlpc_page_debug_read_begin(pages\[k\]);@&\n\t\tif (k \&\& k == n - 1) { lpc_filemap_delete(f, pages[k], index + k); lpc_page_release(pages[k]); } /* MUTANT */@'
 	'pending-tail-stale|src/page/alloc.c|s@^\t\tc->pending_tail = tail;@\t\t(void)0; /* MUTANT: stale pending tail */@'
@@ -239,7 +247,7 @@ mutants=(
 full_only=(no-y3 drain-no-grace open-no-revive close-unlink-early size-dirty-first
 	size-raise-unlocked publish-unlocked publish-trust ra-referenced ra-failed-kept
 	free-in-flight pending-tail-stale seg-split-count drop-referenced drop-no-slack bulk-marks
-	fed-refills
+	fed-refills run-late-release frames-unsorted
 	wpin-no-dirty wb-on-wpin wpin-no-stable wpin-no-gate
 	stream-twice stream-bound stream-close-keeps stream-share handle-no-park
 	no-p4 pin-plain-inc evict-check-then-store dirty-late no-redirty opt-no-slot-check
@@ -272,6 +280,8 @@ declare -A killer=(
 	[drop-no-slack]='^unit\.test_drop_behind$'
 	[bulk-marks]='^unit\.test_drop_behind$'
 	[fed-refills]='^unit\.test_drop_behind$'
+	[run-late-release]='^regress\.regress_run_release$'
+	[frames-unsorted]='^unit\.test_page_alloc$'
 )
 
 work=$(mktemp -d /tmp/lpc-mutants.XXXXXX)

@@ -75,7 +75,9 @@ static void story(int backend, int mode)
 	pthread_join(gt, NULL);
 	tst_stop_disarm();
 	CHECK_EQ(dropped, (int)(NPG - 1),
-		 "%s: the pages a run had unlocked were still held by it (run.c U5d)", name);
+		 "rule RUN-RELEASE violated: %s: the pages a run had unlocked were still held "
+		 "by it (run.c U5d)",
+		 name);
 	CHECK(g.rc == (ssize_t)sizeof(g.buf), "%s: G's read: %zd", name, g.rc);
 	CHECK(!memcmp(g.buf, want, sizeof(want)), "%s: G's bytes are the file's", name);
 	CHECK_EQ(lpc_file_close(g.f), 0);

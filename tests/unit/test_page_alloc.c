@@ -173,7 +173,9 @@ static void t_free_order(bool reverse)
 		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame %u of %u again", i, N);
 	for (unsigned i = 1; i < N; i++)
 		out += pg[i]->id != pg[i - 1]->id + 1;
-	CHECK_EQ(out, 0, "frames not handed out after the previous one (%s chain freed)",
+	CHECK_EQ(out, 0,
+		 "rule FRAMES-IN-ORDER violated: frames not handed out after the previous one "
+		 "(%s chain freed)",
 		 reverse ? "a reversed" : "a shuffled");
 	for (unsigned i = 0; i < N; i++)
 		lpc_page_put(pg[i]);
