@@ -461,11 +461,20 @@ static struct lpc_page *chain_cut_run(struct lpc_page **rest)
  * request kind).  Natural merge sort: the chain's ascending and
  * descending stretches (an eviction batch is ascending, a private list
  * descending) are merged in a binary counter of levels, O(n log r) for r
- * stretches, O(n) for a chain already in order; no allocation.  The chain
+ * stretches; no allocation.  A long chain is first dealt into buckets by
+ * frame, slices of its span (chain_sort), and each bucket merged alone:
+ * its descriptors lie together in the array and stay in the caches
+ * through its merges, where over a whole long chain in random order every
+ * step of every merge missed them (65536 shuffled frames: 27-46 ms
+ * against 1 ms for one walk of the chain; tests/attack_frames
+ * att_sortcost).  A chain already in order costs one walk more.  The chain
  * is the caller's alone (SG1), so its order is free to choose: no step of
  * the protocol sees it (tests/model/free_segs.pml models SG1 on).
  */
-static struct lpc_page *chain_sort(struct lpc_page *head)
+#define SORT_SMALL 1024	/* frames: a chain this short is merged as it is */
+#define SORT_BUCKETS 256	/* slices of a longer chain's span, sorted one by one */
+
+static struct lpc_page *chain_sort_block(struct lpc_page *head)
 {
 	struct lpc_page *level[33] = { NULL }, *carry;
 	unsigned top = 0, i;
@@ -487,10 +496,55 @@ static struct lpc_page *chain_sort(struct lpc_page *head)
 	return carry;
 }
 
+/* SG0 over a chain: already in order, as it is; short, chain_sort_block;
+ * else dealt into SORT_BUCKETS buckets by frame (each the frames of one
+ * slice of the chain's span, its descriptors next to each other in the
+ * array: its sort stays in the caches), each sorted, joined in order. */
+static struct lpc_page *chain_sort(struct lpc_page *head)
+{
+	struct lpc_page *bh[SORT_BUCKETS], *bt[SORT_BUCKETS], *q, *out = NULL, **at = &out;
+	uint32_t lo = UINT32_MAX, hi = 0, prev = 0, n = 0, down = 0;
+	uint64_t span;
+
+	for (q = head; q; q = q->next, n++) {
+		lo = q->id < lo ? q->id : lo;
+		hi = q->id > hi ? q->id : hi;
+		down += n && q->id < prev;
+		prev = q->id;
+	}
+	if (!down)
+		return head;
+	if (n <= SORT_SMALL)
+		return chain_sort_block(head);
+	span = (uint64_t)hi - lo + 1;
+	for (unsigned b = 0; b < SORT_BUCKETS; b++)
+		bh[b] = NULL;
+	for (q = head; q;) {
+		struct lpc_page *nx = q->next;
+		unsigned b = (unsigned)((uint64_t)(q->id - lo) * SORT_BUCKETS / span);
+
+		if (bh[b])
+			bt[b]->next = q;
+		else
+			bh[b] = q;
+		bt[b] = q;
+		q = nx;
+	}
+	for (unsigned b = 0; b < SORT_BUCKETS; b++) {
+		if (!bh[b])
+			continue;
+		bt[b]->next = NULL;
+		*at = chain_sort_block(bh[b]);
+		while (*at)
+			at = &(*at)->next;
+	}
+	return out;
+}
+
 void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_page *tail,
 			 uint32_t n)
 {
-	struct lpc_page *first = NULL, *last = NULL, *q, *end = NULL;
+	struct lpc_page *first = NULL, *last = NULL, *q;
 	uint32_t left = n;
 
 #if LPC_DEBUG
@@ -522,7 +576,6 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 		if (left)
 			q = t->next;
 		t->next = NULL;
-		end = t;
 		h->fl.seg_n = k;
 		h->fl.seg_next = NULL;
 		if (last)
@@ -531,8 +584,6 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 			first = h;
 		last = h;
 	}
-	lpc_debug_check(end && !end->next, "PENDING-CHAIN", head,
-			"chain of %u frames to free is shorter", n);
 	if (first)
 		segs_push(c, first, last, n);
 }

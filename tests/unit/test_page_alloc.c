@@ -137,16 +137,18 @@ static void t_hoarded_frames(void)
 /* --- SG0: a freed chain comes back out in frame order --- */
 /* Every frame of a cache taken, freed as one chain in a random order (or
  * in reverse: a private list's order), then taken again: each allocation
- * gets the frame after the previous one's.  Before SG0 the frames came out
+ * gets the frame after the previous one's; a chain of 512 frames is merged
+ * as it is, one of 12288 dealt into buckets first (alloc.c chain_sort).  Before SG0 the frames came out
  * in the order freed, and a run of pages read into them was one stretch
  * per page (uring.c io_pieces: READV past URING_PIECES stretches). */
-static void t_free_order(bool reverse)
+static void t_free_order(bool reverse, bool long_chain)
 {
-	enum { N = 512 };
+	enum { MAXN = 12288 };
+	const unsigned N = long_chain ? MAXN : 512;
 	struct lpc_cache *c = tst_cache_create(N * 4096, 4096, LPC_IO_NULL, LPC_LOOKUP_LOCKLESS);
-	static struct lpc_page *pg[N];
+	static struct lpc_page *pg[MAXN];
 	uint64_t rng = tst_seed;
-	unsigned out = 0;
+	unsigned out = 0, down = 0;
 
 	for (unsigned i = 0; i < N; i++)
 		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame %u of %u", i, N);
@@ -171,12 +173,14 @@ static void t_free_order(bool reverse)
 	lpc_page_free_chain(&c->pool, pg[0], pg[N - 1], N);
 	for (unsigned i = 0; i < N; i++)
 		REQUIRE(lpc_page_alloc(c, &pg[i]) == 0, "frame %u of %u again", i, N);
-	for (unsigned i = 1; i < N; i++)
+	for (unsigned i = 1; i < N; i++) {
 		out += pg[i]->id != pg[i - 1]->id + 1;
+		down += pg[i]->id < pg[i - 1]->id;
+	}
 	CHECK_EQ(out, 0,
 		 "rule FRAMES-IN-ORDER violated: frames not handed out after the previous one "
-		 "(%s chain freed)",
-		 reverse ? "a reversed" : "a shuffled");
+		 "(%u steps back of %u; %s%s chain freed)",
+		 down, N, reverse ? "a reversed" : "a shuffled", long_chain ? " long" : "");
 	for (unsigned i = 0; i < N; i++)
 		lpc_page_put(pg[i]);
 	tst_cache_destroy(c);
@@ -190,7 +194,9 @@ int main(int argc, char **argv)
 	TST_RUN(t_alloc(4096));
 	TST_RUN(t_alloc(512));
 	TST_RUN(t_hoarded_frames());
-	TST_RUN(t_free_order(false));
-	TST_RUN(t_free_order(true));
+	TST_RUN(t_free_order(false, false));
+	TST_RUN(t_free_order(true, false));
+	TST_RUN(t_free_order(false, true));
+	TST_RUN(t_free_order(true, true));
 	return tst_finish();
 }
