@@ -547,6 +547,8 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 	struct lpc_page *first = NULL, *last = NULL, *q;
 	uint32_t left = n;
 
+	if (!n)
+		return;
 #if LPC_DEBUG
 	uint32_t len = 0;
 
@@ -560,8 +562,6 @@ void lpc_page_free_chain(struct lpc_pool *c, struct lpc_page *head, struct lpc_p
 	lpc_debug_check(len == n, "PENDING-CHAIN", head,
 			"chain of %u frames to free is %u long to its tail", n, len);
 #endif
-	if (!n)
-		return;
 	tail->next = NULL;
 	q = head = chain_sort(head);					/* SG0 */
 	/* Segments of at most tbatch frames, cut here, outside free_lock (the
