@@ -138,9 +138,10 @@ static void t_hoarded_frames(void)
 /* Every frame of a cache taken, freed as one chain in a random order (or
  * in reverse: a private list's order), then taken again: each allocation
  * gets the frame after the previous one's; a chain of 512 frames is merged
- * as it is, one of 12288 dealt into buckets first (alloc.c chain_sort).  Before SG0 the frames came out
- * in the order freed, and a run of pages read into them was one stretch
- * per page (uring.c io_pieces: READV past URING_PIECES stretches). */
+ * as it is, one of 12288 dealt into buckets first (alloc.c chain_sort).
+ * Before SG0 the frames came out in the order freed, and a run of pages
+ * read into them was one stretch per page (uring.c io_pieces: READV past
+ * URING_PIECES stretches). */
 static void t_free_order(bool reverse, bool long_chain)
 {
 	enum { MAXN = 12288 };
