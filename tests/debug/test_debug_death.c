@@ -107,6 +107,16 @@ static void break_pending_chain(void)
 	lpc_rcu_read_unlock();
 }
 
+/* PENDING-CHAIN at lpc_page_free_chain: a chain whose count is not its
+ * length to its tail (SG0 sorts n frames from head, SG1 cuts n). */
+static void break_free_chain_count(void)
+{
+	struct lpc_page *p = private_page();
+
+	atomic_store(&p->ref, 0);
+	lpc_page_free_chain(&cache->pool, p, p, 2);
+}
+
 /* SEG-COUNT: a segment of the shared free list whose count is not its
  * chain's length (a split that miscounts the rest: page/alloc.c SP2). */
 static void break_seg_count(void)
@@ -1039,6 +1049,7 @@ static const struct {
 	{ "FREE-FRAME-REF", break_free_ref },
 	{ "FRAME-HANDED-OUT-TWICE", break_handed_twice },
 	{ "PENDING-CHAIN", break_pending_chain },
+	{ "PENDING-CHAIN", break_free_chain_count },
 	{ "SEG-COUNT", break_seg_count },
 	{ "FRAMES-ACCOUNTED", break_frames_accounted },
 	{ "DEFERRED-GRACE", break_deferred_grace },
